@@ -1,0 +1,3 @@
+module github.com/zenmetrics-go/zenmetrics
+
+go 1.26
