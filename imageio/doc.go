@@ -1,0 +1,65 @@
+// Package imageio decodes image files into zenmetrics.Image and writes
+// images back as PNG.
+//
+// # Formats
+//
+// The format is found from the file's first bytes, never from its name.
+//
+//   - PNG, every colour type and bit depth, kept in the file's own channel
+//     layout: gray stays gray, 16-bit stays 16-bit (big-endian), alpha stays
+//     straight (non-premultiplied) exactly as stored. Details below.
+//   - JPEG (baseline and progressive) through Go's image/jpeg: gray files
+//     become Gray8, colour files RGB8. CMYK and YCCK files are refused with
+//     an error wrapping zenmetrics.ErrUnsupported: converting them needs a
+//     colour profile the metrics do not have. See the warning below.
+//   - WebP (lossy, lossy with alpha, lossless) through golang.org/x/image/webp
+//     for the bitstream. Lossy files are converted from Y'CbCr to RGB here,
+//     with libwebp's fixed-point BT.601 arithmetic and its "fancy" chroma
+//     upsampling, so they match what libwebp's dwebp writes (x/image's own
+//     image.YCbCr would be converted with the JPEG full-range matrix, which
+//     is wrong for WebP and washes colours out). A file that declares alpha
+//     becomes RGBA8, any other RGB8. Animated WebP is refused
+//     (ErrUnsupported).
+//
+// Colour metadata (PNG iCCP, gAMA, cHRM, sRGB chunks; WebP ICCP; JPEG ICC
+// APP2) is ignored: samples are taken to be sRGB, as the metrics expect.
+//
+// # PNG layouts
+//
+//	colour type            bit depth   no tRNS   with tRNS
+//	gray                   1,2,4,8     Gray8     GrayA8
+//	gray                   16          Gray16    GrayA16
+//	RGB                    8           RGB8      RGBA8
+//	RGB                    16          RGB16     RGBA16
+//	palette                1,2,4,8     RGB8      RGBA8
+//	gray+alpha             8 / 16      GrayA8 / GrayA16
+//	RGBA                   8 / 16      RGBA8 / RGBA16
+//
+// Gray samples of 1, 2 or 4 bits are scaled to 0..255 by bit replication as
+// libpng's expansion does (1-bit 1 → 255, 2-bit 1 → 85, 4-bit 1 → 17). A
+// tRNS chunk becomes an alpha channel that is 0 where the sample equals the
+// tRNS value and full elsewhere (palette: the tRNS alpha of each entry,
+// full for entries past its end). Palette indices past the end of PLTE read
+// as opaque black, as libpng does. Interlaced files are supported.
+//
+// # JPEG decoding differs from libjxl's tools
+//
+// Go's image/jpeg is not libjpeg-turbo, the decoder that libjxl's tools
+// (ssimulacra2, butteraugli_main) use: it has a different IDCT and no
+// "fancy" (interpolating) chroma upsampling. Decoded pixels differ from
+// libjpeg-turbo's by up to about 40 levels on 4:2:0 files, and SSIMULACRA2
+// scores of .jpg inputs come out lower than libjxl's by roughly 0.8 to 5
+// points. For scores that match the reference tools, decode JPEG files to
+// PNG with libjpeg-turbo first (djpeg, or any libjpeg-turbo based tool) and
+// score the PNGs.
+//
+// # Limits and errors
+//
+// The pixel count is read from the file header and checked against
+// Options.MaxPixels before any pixel buffer is allocated. Every error from
+// Decode, DecodeFile and DecodeFileOptions is a *zenmetrics.InputError
+// naming the file, wrapping zenmetrics.ErrBadInput (corrupt, truncated,
+// unknown, too large) or zenmetrics.ErrUnsupported (a valid file using a
+// feature not supported here); the decoder's own message is kept. A panic
+// inside a decoder is recovered into such an error.
+package imageio

@@ -1,0 +1,155 @@
+package imageio
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"image"
+	"image/png"
+
+	"github.com/zenmetrics-go/zenmetrics"
+)
+
+// PNG colour types (IHDR byte 9).
+const (
+	pngGray      = 0
+	pngRGB       = 2
+	pngPalette   = 3
+	pngGrayAlpha = 4
+	pngRGBA      = 6
+)
+
+// pngHeader is IHDR plus whether a tRNS chunk comes before the image data.
+// image/png loses the colour type (gray+alpha comes back as NRGBA, gray
+// with tRNS as NRGBA, ...), so the layout is decided from these fields.
+type pngHeader struct {
+	width, height int
+	depth, ctype  byte
+	interlace     byte
+	trns          bool
+}
+
+func (p pngHeader) format() zenmetrics.PixelFormat {
+	wide := p.depth == 16
+	switch p.ctype {
+	case pngGray:
+		switch {
+		case wide && p.trns:
+			return zenmetrics.GrayA16
+		case wide:
+			return zenmetrics.Gray16
+		case p.trns:
+			return zenmetrics.GrayA8
+		}
+		return zenmetrics.Gray8
+	case pngRGB:
+		switch {
+		case wide && p.trns:
+			return zenmetrics.RGBA16
+		case wide:
+			return zenmetrics.RGB16
+		case p.trns:
+			return zenmetrics.RGBA8
+		}
+		return zenmetrics.RGB8
+	case pngPalette:
+		if p.trns {
+			return zenmetrics.RGBA8
+		}
+		return zenmetrics.RGB8
+	case pngGrayAlpha:
+		if wide {
+			return zenmetrics.GrayA16
+		}
+		return zenmetrics.GrayA8
+	case pngRGBA:
+		if wide {
+			return zenmetrics.RGBA16
+		}
+		return zenmetrics.RGBA8
+	}
+	return 0
+}
+
+// parsePNGHeader reads IHDR and walks the chunk list up to the first IDAT
+// looking for tRNS. It does not check CRCs or chunk order: image/png does
+// that when it decodes, and a file it refuses is refused either way.
+func parsePNGHeader(data []byte) (pngHeader, error) {
+	var p pngHeader
+	d := data[len(magicPNG):]
+	if len(d) < 8+13 {
+		return p, fmt.Errorf("%w: png: truncated before the end of IHDR (%d bytes)", zenmetrics.ErrBadInput, len(data))
+	}
+	if binary.BigEndian.Uint32(d) != 13 || string(d[4:8]) != "IHDR" {
+		return p, fmt.Errorf("%w: png: first chunk is %q of %d bytes, not a 13-byte IHDR",
+			zenmetrics.ErrBadInput, d[4:8], binary.BigEndian.Uint32(d))
+	}
+	ih := d[8:21]
+	w, h := binary.BigEndian.Uint32(ih[0:4]), binary.BigEndian.Uint32(ih[4:8])
+	if w == 0 || h == 0 || w > 1<<31-1 || h > 1<<31-1 {
+		return p, fmt.Errorf("%w: png: invalid size %dx%d in IHDR", zenmetrics.ErrBadInput, w, h)
+	}
+	p.width, p.height = int(w), int(h)
+	p.depth, p.ctype, p.interlace = ih[8], ih[9], ih[12]
+	ok := false
+	switch p.ctype {
+	case pngGray:
+		ok = p.depth == 1 || p.depth == 2 || p.depth == 4 || p.depth == 8 || p.depth == 16
+	case pngRGB, pngGrayAlpha, pngRGBA:
+		ok = p.depth == 8 || p.depth == 16
+	case pngPalette:
+		ok = p.depth == 1 || p.depth == 2 || p.depth == 4 || p.depth == 8
+	}
+	if !ok {
+		return p, fmt.Errorf("%w: png: invalid colour type %d with bit depth %d", zenmetrics.ErrBadInput, p.ctype, p.depth)
+	}
+	if ih[10] != 0 || ih[11] != 0 || p.interlace > 1 {
+		return p, fmt.Errorf("%w: png: invalid compression/filter/interlace method %d/%d/%d",
+			zenmetrics.ErrBadInput, ih[10], ih[11], p.interlace)
+	}
+	// Walk the chunks that follow IHDR (and its CRC).
+	rest := d[8+13+4:]
+	for len(rest) >= 8 {
+		n := binary.BigEndian.Uint32(rest)
+		typ := string(rest[4:8])
+		if typ == "IDAT" {
+			break
+		}
+		if typ == "tRNS" {
+			p.trns = true
+		}
+		if uint64(n)+12 > uint64(len(rest)) {
+			break // truncated; the decoder will say so
+		}
+		rest = rest[12+n:]
+	}
+	if p.trns && (p.ctype == pngGrayAlpha || p.ctype == pngRGBA) {
+		// image/png refuses this too; say it plainly.
+		return p, fmt.Errorf("%w: png: tRNS chunk in an image that already has an alpha channel", zenmetrics.ErrBadInput)
+	}
+	return p, nil
+}
+
+func decodePNG(data []byte, hd header) (*zenmetrics.Image, error) {
+	img, err := png.Decode(bytes.NewReader(data))
+	if err != nil {
+		return nil, decodeErr("png", err)
+	}
+	b := img.Bounds()
+	if !zeroOrigin(b) || b.Dx() != hd.w || b.Dy() != hd.h {
+		return nil, fmt.Errorf("%w: png decoder returned bounds %v for a %dx%d header", zenmetrics.ErrBadInput, b, hd.w, hd.h)
+	}
+	switch img.(type) {
+	case *image.RGBA, *image.RGBA64:
+		// Premultiplied types only ever hold opaque PNGs; anything with
+		// alpha must come back straight, or samples would be lost.
+		if hd.pf.HasAlpha() {
+			return nil, unexpectedType("png", img, hd.pf)
+		}
+	}
+	im, err := convert(img, hd.pf, true)
+	if err != nil {
+		return nil, unexpectedType("png", img, hd.pf)
+	}
+	return im, nil
+}
