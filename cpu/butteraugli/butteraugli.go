@@ -1,0 +1,314 @@
+// Package butteraugli is the CPU reference implementation of Butteraugli as
+// libjxl v0.12.0's butteraugli_main computes it: the maximum of the distance
+// map (its first output line) and the p-norm it prints (`3-norm:` by
+// default).
+//
+// What butteraugli_main does with its inputs, reproduced here:
+//
+//   - Samples are sRGB-encoded; they are scaled to [0, 1] (v/255 or
+//     v/65535) and decoded to linear light with libjxl's rational
+//     approximation of the sRGB curve. 1.0 is IntensityTarget nits (80 when
+//     unset, butteraugli_main's default for SDR input).
+//   - Gray images become R = G = B.
+//   - When either image has alpha, both are composited onto black and onto
+//     white (mixing straight alpha on the sRGB-encoded values, then decoding
+//     again); each pair is scored, the distance map is the pixelwise
+//     maximum of the two maps, and the reported values come from that map.
+//     An image without alpha is used as it is in both.
+//   - Images narrower or shorter than 8 pixels are not refused: libjxl's
+//     comparator returns an all-zero distance map for them, so Max and the
+//     p-norms are 0. Between 8 and 15 pixels the half-resolution pass is
+//     skipped because the subsampled image is under 8 pixels. No size is
+//     rejected beyond empty images (which fail validation).
+//
+// Precision: the pipeline runs in float32 like libjxl, following its order of
+// operations where it is visible in the source (kernel sums, Malta segment
+// sums, term accumulation order) and its double-precision steps where it uses
+// them (the Malta half-open terms, the mask curves, the sub-resolution mix,
+// the alpha blend, the p-norm sums). Using float64 throughout was not chosen:
+// it moves results away from the reference, whose float32 roundings are part
+// of its numbers. libjxl's SIMD code fuses some multiply-adds, which plain Go
+// float32 arithmetic does not; the resulting last-bit differences stay far
+// below the 1e-3 relative tolerance (see the parity tests).
+//
+// Every stage is parallel over rows and every output value is computed by one
+// goroutine from complete inputs; the only cross-row reduction (the p-norm
+// sums) is kept per row and added in row order. Results are therefore bit
+// identical for any thread count.
+package butteraugli
+
+import (
+	"fmt"
+	"math"
+	"sync"
+
+	"github.com/zenmetrics-go/zenmetrics"
+)
+
+// Config tunes a comparison. The zero value is butteraugli_main's defaults.
+type Config struct {
+	// Threads is the number of goroutines per comparison; 0 means
+	// GOMAXPROCS.
+	Threads int
+	// IntensityTarget is the display luminance in nits of linear 1.0;
+	// 0 (or negative, as butteraugli_main treats it) means 80.
+	IntensityTarget float64
+	// PNorm asks for one more p-norm in Result.PNorm (0: none). The 3-norm
+	// is always computed.
+	PNorm float64
+	// DistMap asks for the per-pixel distance map in Result.DistMap.
+	DistMap bool
+}
+
+// Result of one comparison.
+type Result struct {
+	// Max is the largest value of the distance map (butteraugli_main's
+	// first output line).
+	Max float64
+	// PNorm3 is butteraugli_main's `3-norm:` value.
+	PNorm3 float64
+	// PNorm is the Config.PNorm-norm, when Config.PNorm > 0.
+	PNorm float64
+	// DistMap is the Width×Height distance map, row-major, when
+	// Config.DistMap is set.
+	DistMap       []float32
+	Width, Height int
+}
+
+// minSize is the smallest width and height libjxl's comparator computes a
+// distance map for; below it the map is all zeros.
+const minSize = 8
+
+// Reference is a prepared reference image: its opsin dynamics, frequency
+// bands and masking terms at full and half resolution, computed once and
+// reused by every Score. It is safe for concurrent use.
+type Reference struct {
+	mu        sync.RWMutex
+	released  bool
+	cfg       Config
+	wk        workers
+	intensity float32
+	w, h      int
+	// variants holds one prepared reference for an opaque reference, or
+	// two (composited onto black, onto white) when it has alpha.
+	variants []*variant
+}
+
+// variant is the reference prepared for one background.
+type variant struct {
+	full, sub *level // nil below minSize
+}
+
+func checkConfig(cfg *Config) error {
+	if math.IsNaN(cfg.IntensityTarget) || math.IsInf(cfg.IntensityTarget, 0) {
+		return fmt.Errorf("%w: butteraugli intensity target %v", zenmetrics.ErrBadInput, cfg.IntensityTarget)
+	}
+	if cfg.IntensityTarget <= 0 {
+		cfg.IntensityTarget = 80
+	}
+	if math.IsNaN(cfg.PNorm) || math.IsInf(cfg.PNorm, 0) || cfg.PNorm < 0 {
+		return fmt.Errorf("%w: butteraugli p-norm %v", zenmetrics.ErrBadInput, cfg.PNorm)
+	}
+	return nil
+}
+
+// Prepare does the reference-only half of Butteraugli.
+func Prepare(ref *zenmetrics.Image, cfg Config) (r *Reference, err error) {
+	defer zenmetrics.Recover(&err)
+	if err := checkConfig(&cfg); err != nil {
+		return nil, err
+	}
+	if err := ref.Validate(); err != nil {
+		return nil, err
+	}
+	wk := newWorkers(cfg.Threads)
+	r = &Reference{
+		cfg:       cfg,
+		wk:        wk,
+		intensity: float32(cfg.IntensityTarget),
+		w:         ref.Width,
+		h:         ref.Height,
+	}
+	li := toLinear(wk, ref)
+	if li.alpha == nil {
+		r.variants = []*variant{r.prepareVariant(li.rgb)}
+	} else {
+		for _, bg := range [2]float32{0, 1} {
+			r.variants = append(r.variants, r.prepareVariant(blendOnto(wk, li, bg)))
+		}
+	}
+	return r, nil
+}
+
+func (r *Reference) prepareVariant(rgb image3) *variant {
+	v := &variant{}
+	if r.w < minSize || r.h < minSize {
+		return v
+	}
+	v.full = prepareLevel(r.wk, rgb, r.intensity)
+	sub := subsample2x(r.wk, rgb)
+	if sub[0].w >= minSize && sub[0].h >= minSize {
+		v.sub = prepareLevel(r.wk, sub, r.intensity)
+	}
+	return v
+}
+
+// Release frees the prepared state; Score afterwards returns
+// zenmetrics.ErrReleased. It is idempotent.
+func (r *Reference) Release() {
+	if r == nil {
+		return
+	}
+	r.mu.Lock()
+	r.released = true
+	r.variants = nil
+	r.mu.Unlock()
+}
+
+// Score compares dist with the prepared reference.
+func (r *Reference) Score(dist *zenmetrics.Image) (res Result, err error) {
+	defer zenmetrics.Recover(&err)
+	if r == nil {
+		return Result{}, zenmetrics.ErrReleased
+	}
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	if r.released {
+		return Result{}, zenmetrics.ErrReleased
+	}
+	if err := dist.Validate(); err != nil {
+		return Result{}, err
+	}
+	if dist.Width != r.w || dist.Height != r.h {
+		return Result{}, &zenmetrics.SizeMismatchError{
+			RefWidth: r.w, RefHeight: r.h, DistWidth: dist.Width, DistHeight: dist.Height}
+	}
+	wk := r.wk
+	li := toLinear(wk, dist)
+	var dm plane
+	if len(r.variants) == 1 && li.alpha == nil {
+		dm = r.diffmap(r.variants[0], li.rgb)
+	} else {
+		var maps [2]plane
+		for i, bg := range [2]float32{0, 1} {
+			v := r.variants[min(i, len(r.variants)-1)]
+			maps[i] = r.diffmap(v, blendOnto(wk, li, bg))
+		}
+		dm = maps[0]
+		for i, v := range maps[1].p {
+			dm.p[i] = max(dm.p[i], v)
+		}
+	}
+	res = Result{Width: r.w, Height: r.h}
+	var m float32
+	for _, v := range dm.p {
+		m = max(m, v)
+	}
+	res.Max = float64(m)
+	res.PNorm3 = distanceP(wk, dm, 3)
+	if r.cfg.PNorm > 0 {
+		res.PNorm = distanceP(wk, dm, r.cfg.PNorm)
+	}
+	if r.cfg.DistMap {
+		res.DistMap = dm.p
+	}
+	return res, nil
+}
+
+// diffmap is the distance map of rgb1 against one prepared reference
+// variant: the full-resolution map blended with the half-resolution one.
+func (r *Reference) diffmap(v *variant, rgb1 image3) plane {
+	if v.full == nil {
+		return newPlane(r.w, r.h)
+	}
+	wk := r.wk
+	var sub image3
+	if v.sub != nil {
+		sub = subsample2x(wk, rgb1)
+	}
+	xyb := newImage3(r.w, r.h)
+	opsinDynamics(wk, rgb1, r.intensity, xyb, newImage3(r.w, r.h), newPlane(r.w, r.h))
+	dm := diffmapLevel(wk, v.full, xyb)
+	if v.sub != nil {
+		sw, sh := sub[0].w, sub[0].h
+		sxyb := newImage3(sw, sh)
+		opsinDynamics(wk, sub, r.intensity, sxyb, newImage3(sw, sh), newPlane(sw, sh))
+		sdm := diffmapLevel(wk, v.sub, sxyb)
+		addSupersampled2x(wk, sdm, dm)
+	}
+	return dm
+}
+
+// Compare prepares ref, scores dist against it and releases it.
+func Compare(ref, dist *zenmetrics.Image, cfg Config) (Result, error) {
+	if ref != nil && dist != nil {
+		if err := zenmetrics.CheckSameSize(ref, dist); err != nil {
+			return Result{}, err
+		}
+	}
+	r, err := Prepare(ref, cfg)
+	if err != nil {
+		return Result{}, err
+	}
+	defer r.Release()
+	return r.Score(dist)
+}
+
+// EstimateBytes is the heap a prepared w×h reference plus one Score use at
+// their peak, for an opaque reference (one with alpha keeps two prepared
+// copies: add 70 bytes per pixel).
+func EstimateBytes(w, h int) int64 {
+	if w <= 0 || h <= 0 {
+		return 0
+	}
+	px := int64(w) * int64(h)
+	// Prepared reference: 13 float32 planes at full resolution and 13 at
+	// quarter size (≈ 65 B/px). One Score: the distorted image's linear
+	// planes, XYB and bands, masking, three padded Malta inputs, the two
+	// Malta sums and the map (≈ 24 planes, 96 B/px, plus a quarter of it
+	// for the half-resolution pass, done after the full one).
+	return px*176 + 1<<20
+}
+
+// distanceP is libjxl's ComputeDistanceP: the mean of the p-, 2p- and
+// 4p-power means of the map, summed in double. Per-row sums are combined in
+// row order so the result does not depend on the thread count.
+func distanceP(wk workers, dm plane, p float64) float64 {
+	if dm.w == 0 || dm.h == 0 {
+		return 0
+	}
+	sums := make([][3]float64, dm.h)
+	cube := math.Abs(p-3) < 1e-6
+	wk.rows(dm.h, func(y0, y1 int) {
+		for y := y0; y < y1; y++ {
+			var s [3]float64
+			for _, v := range dm.row(y) {
+				d := float64(v)
+				var d2 float64
+				if cube {
+					d2 = d * (d * d)
+				} else {
+					d2 = math.Pow(d, p)
+				}
+				s[0] += d2
+				d2 *= d2
+				s[1] += d2
+				d2 *= d2
+				s[2] += d2
+			}
+			sums[y] = s
+		}
+	})
+	var tot [3]float64
+	for _, s := range sums {
+		tot[0] += s[0]
+		tot[1] += s[1]
+		tot[2] += s[2]
+	}
+	one := 1.0 / float64(dm.h*dm.w)
+	v := 0.0
+	for i := 0; i < 3; i++ {
+		v += math.Pow(one*tot[i], 1.0/(p*float64(int(1)<<i)))
+	}
+	return v / 3.0
+}

@@ -1,0 +1,237 @@
+package butteraugli
+
+import "math"
+
+// Weights of the error terms.
+const (
+	wMfMalta   = 37.0819870399
+	norm1Mf    = 130262059.556
+	wMfMaltaX  = 8246.75321353
+	norm1MfX   = 1009002.70582
+	wHfMalta   = 18.7237414387
+	norm1Hf    = 4498534.45232
+	wHfMaltaX  = 6923.99476109
+	norm1HfX   = 8051.15833247
+	wUhfMalta  = 1.10039032555
+	norm1Uhf   = 71.7800275169
+	wUhfMaltaX = 173.5
+	norm1UhfX  = 5.0
+)
+
+// wmul: HF X, HF Y, HF B (unused), MF X, MF Y, MF B, LF X, LF Y, LF B.
+var wmul = [9]float64{
+	400.0, 1.50815703118, 0,
+	2150.0, 10.6195433239, 16.2176043152,
+	29.2353797994, 0.844626970982, 0.703646627719,
+}
+
+var (
+	maltaUhf  = [2]maltaWeights{makeMaltaWeights(wUhfMaltaX, wUhfMaltaX, norm1UhfX, false), makeMaltaWeights(wUhfMalta, wUhfMalta, norm1Uhf, false)}
+	maltaHfW  = [2]maltaWeights{makeMaltaWeights(wHfMaltaX, wHfMaltaX, norm1HfX, true), makeMaltaWeights(wHfMalta, wHfMalta, norm1Hf, true)}
+	maltaMfW  = [2]maltaWeights{makeMaltaWeights(wMfMaltaX, wMfMaltaX, norm1MfX, true), makeMaltaWeights(wMfMalta, wMfMalta, norm1Mf, true)}
+	asymGt    [2]float32 // HF asymmetric weights (hf_asymmetry 1: both sides equal)
+	asymLt    [2]float32
+	l2MF      [3]float32
+	l2LF      [3]float32
+	supMixMul = 1.0 - 0.3*float64(float32(0.5))
+)
+
+func init() {
+	for c := 0; c < 2; c++ {
+		// The reference passes wmul[c] as a float argument, then scales by
+		// 0.8 in double before rounding again.
+		w := float64(float32(wmul[c]))
+		asymGt[c] = float32(w * 0.8)
+		asymLt[c] = float32(w * 0.8)
+	}
+	for c := 0; c < 3; c++ {
+		l2MF[c] = float32(wmul[3+c])
+		l2LF[c] = float32(wmul[6+c])
+	}
+}
+
+// level is the reference side of one resolution: everything butteraugli
+// derives from the reference alone.
+type level struct {
+	w, h     int
+	pi       psycho
+	activity plane // blurred masking activity of the reference
+	mAC, mDC plane // mask weights of the AC and DC terms (from the eroded activity)
+}
+
+func prepareLevel(wk workers, rgb image3, intensity float32) *level {
+	w, h := rgb[0].w, rgb[0].h
+	xyb := newImage3(w, h)
+	tmp := newPlane(w, h)
+	opsinDynamics(wk, rgb, intensity, xyb, newImage3(w, h), tmp)
+	lv := &level{w: w, h: h}
+	lv.pi = separateFrequencies(wk, xyb, tmp)
+	lv.activity = newPlane(w, h)
+	maskActivity(wk, &lv.pi, lv.activity, tmp)
+	eroded := tmp
+	fuzzyErosion(wk, lv.activity, eroded)
+	lv.mAC, lv.mDC = newPlane(w, h), newPlane(w, h)
+	wk.rows(h, func(y0, y1 int) {
+		for y := y0; y < y1; y++ {
+			e, a, d := eroded.row(y), lv.mAC.row(y), lv.mDC.row(y)
+			for x, v := range e {
+				a[x] = float32(maskY(float64(v)))
+				d[x] = float32(maskDcY(float64(v)))
+			}
+		}
+	})
+	return lv
+}
+
+// diffmapLevel compares the distorted XYB image (consumed) with the prepared
+// reference level.
+func diffmapLevel(wk workers, lv *level, xyb1 image3) plane {
+	w, h := lv.w, lv.h
+	tmp := newPlane(w, h)
+	p1 := separateFrequencies(wk, xyb1, tmp)
+	act1 := newPlane(w, h)
+	maskActivity(wk, &p1, act1, tmp)
+	p0 := &lv.pi
+
+	// Malta terms of X (c=0) and Y (c=1): UHF, then HF, then MF, summed in
+	// that order per pixel.
+	var acc [2]plane
+	dU, dH, dM := newPadded(w, h), newPadded(w, h), newPadded(w, h)
+	for c := 0; c < 2; c++ {
+		wk.rows(h, func(y0, y1 int) {
+			for y := y0; y < y1; y++ {
+				maltaDiffRow(&maltaUhf[c], p0.uhf[c].row(y), p1.uhf[c].row(y), dU.inner(y))
+				maltaDiffRow(&maltaHfW[c], p0.hf[c].row(y), p1.hf[c].row(y), dH.inner(y))
+				maltaDiffRow(&maltaMfW[c], p0.mf[c].row(y), p1.mf[c].row(y), dM.inner(y))
+			}
+		})
+		out := newPlane(w, h)
+		s := dU.stride
+		wk.rows(h, func(y0, y1 int) {
+			for y := y0; y < y1; y++ {
+				o := out.row(y)
+				i := dU.origin(y)
+				for x := range o {
+					o[x] = maltaHF(dU.p, i+x, s) + maltaLF(dH.p, i+x, s) + maltaLF(dM.p, i+x, s)
+				}
+			}
+		})
+		acc[c] = out
+	}
+
+	res := tmp
+	wk.rows(h, func(y0, y1 int) {
+		for y := y0; y < y1; y++ {
+			a0, a1 := acc[0].row(y), acc[1].row(y)
+			h0x, h1x := p0.hf[0].row(y), p1.hf[0].row(y)
+			h0y, h1y := p0.hf[1].row(y), p1.hf[1].row(y)
+			m0x, m1x := p0.mf[0].row(y), p1.mf[0].row(y)
+			m0y, m1y := p0.mf[1].row(y), p1.mf[1].row(y)
+			m0b, m1b := p0.mf[2].row(y), p1.mf[2].row(y)
+			l0x, l1x := p0.lf[0].row(y), p1.lf[0].row(y)
+			l0y, l1y := p0.lf[1].row(y), p1.lf[1].row(y)
+			l0b, l1b := p0.lf[2].row(y), p1.lf[2].row(y)
+			b0, b1 := lv.activity.row(y), act1.row(y)
+			mac, mdc := lv.mAC.row(y), lv.mDC.row(y)
+			o := res.row(y)
+			for x := range o {
+				ac0 := asymL2(h0x[x], h1x[x], asymGt[0], asymLt[0], a0[x])
+				d := m0x[x] - m1x[x]
+				ac0 = d*d*l2MF[0] + ac0
+
+				ac1 := asymL2(h0y[x], h1y[x], asymGt[1], asymLt[1], a1[x])
+				d = m0y[x] - m1y[x]
+				ac1 = d*d*l2MF[1] + ac1
+				d = b0[x] - b1[x]
+				ac1 += maskToErrMul * d * d
+
+				d = m0b[x] - m1b[x]
+				ac2 := d * d * l2MF[2]
+
+				d = l0x[x] - l1x[x]
+				dc0 := d * d * l2LF[0]
+				d = l0y[x] - l1y[x]
+				dc1 := d * d * l2LF[1]
+				d = l0b[x] - l1b[x]
+				dc2 := d * d * l2LF[2]
+
+				m, md := mac[x], mdc[x]
+				v := (dc0*md + dc1*md + dc2*md) + (ac0*m + ac1*m + ac2*m)
+				o[x] = float32(math.Sqrt(float64(v)))
+			}
+		}
+	})
+	return res
+}
+
+// asymL2 adds to prev the squared HF difference plus half-open penalties
+// for a distorted value that shrank towards zero or overshot.
+func asymL2(v0, v1, wgt, wlt, prev float32) float32 {
+	d := v0 - v1
+	total := d*d*wgt + prev
+	fabs0 := abs32(v0)
+	tooSmall := 0.4 * fabs0
+	tooBig := fabs0
+	var v float32
+	if v0 < 0 {
+		if v1 > -tooSmall {
+			v = v1 + tooSmall
+		} else if v1 < -tooBig {
+			v = -v1 - tooBig
+		}
+	} else {
+		if v1 < tooSmall {
+			v = tooSmall - v1
+		} else if v1 > tooBig {
+			v = v1 - tooBig
+		}
+	}
+	return wlt*(v*v) + total
+}
+
+// subsample2x averages 2×2 blocks (an odd last column or row is averaged
+// over the pixels it has).
+func subsample2x(wk workers, in image3) image3 {
+	w, h := in[0].w, in[0].h
+	sw, sh := (w+1)/2, (h+1)/2
+	out := newImage3(sw, sh)
+	for c := 0; c < 3; c++ {
+		src, dst := in[c], out[c]
+		wk.rows(sh, func(y0, y1 int) {
+			for oy := y0; oy < y1; oy++ {
+				o := dst.row(oy)
+				for _, sy := range [2]int{2 * oy, 2*oy + 1} {
+					if sy >= h {
+						continue
+					}
+					r := src.row(sy)
+					for x, v := range r {
+						o[x/2] += 0.25 * v
+					}
+				}
+				if w&1 != 0 {
+					o[sw-1] *= 2
+				}
+				if h&1 != 0 && oy == sh-1 {
+					for x := range o {
+						o[x] *= 2
+					}
+				}
+			}
+		})
+	}
+	return out
+}
+
+// addSupersampled2x blends the half-resolution map into the full one.
+func addSupersampled2x(wk workers, src, dst plane) {
+	wk.rows(dst.h, func(y0, y1 int) {
+		for y := y0; y < y1; y++ {
+			d, s := dst.row(y), src.row(y/2)
+			for x := range d {
+				v := float32(float64(d[x]) * supMixMul)
+				d[x] = v + 0.5*s[x/2]
+			}
+		}
+	})
+}

@@ -1,0 +1,282 @@
+package butteraugli
+
+import (
+	"math"
+)
+
+// psycho is an XYB image split into frequency bands: ultra-high and high
+// frequencies of X and Y, and medium and low frequencies of X, Y and B.
+type psycho struct {
+	uhf [2]plane
+	hf  [2]plane
+	mf  image3
+	lf  image3
+}
+
+// Band-splitting constants.
+const (
+	lfXMul    = float32(33.832837186260)
+	lfYMul    = float32(14.458268100570)
+	lfBMul    = float32(49.87984651440)
+	lfYToBMul = float32(-0.362267051518)
+
+	removeMfRange = float32(0.29)
+	addMfRange    = float32(0.1)
+	removeHfRange = float32(1.5)
+	addHfRange    = float32(0.132)
+	removeUhfRng  = float32(0.04)
+	maxclampHf    = float32(28.4691806922)
+	maxclampUhf   = float32(5.19175294647)
+	mulYHf        = float32(2.155)
+	mulYUhf       = float32(2.69313763794)
+	maxclampMul   = float32(0.724216145665)
+
+	suppressW = float32(46.0)
+	suppressS = float32(0.653020556257)
+)
+
+// suppressOneMinusS is 1−s computed in double, then rounded.
+var suppressOneMinusS = float32(1.0 - 0.653020556257)
+
+// removeRange pulls values towards zero by w, zeroing [−w, w].
+func removeRange(w, x float32) float32 {
+	if x > w {
+		return x - w
+	}
+	if x < -w {
+		return x + w
+	}
+	return 0
+}
+
+// amplifyRange doubles values inside [−w, w] and shifts the rest by w.
+func amplifyRange(w, x float32) float32 {
+	if x > w {
+		return x + w
+	}
+	if x < -w {
+		return x - w
+	}
+	return x + x
+}
+
+// maximumClamp compresses values beyond ±m.
+func maximumClamp(m, v float32) float32 {
+	if v >= m {
+		return (v-m)*maxclampMul + m
+	}
+	if v < -m {
+		return (v+m)*maxclampMul - m
+	}
+	return v
+}
+
+// separateFrequencies splits xyb (consumed: its planes are reused) into
+// bands.
+func separateFrequencies(wk workers, xyb image3, tmp plane) psycho {
+	w, h := xyb[0].w, xyb[0].h
+	var ps psycho
+	// LF: the blurred image; MF for now: the rest (reusing xyb).
+	for c := 0; c < 3; c++ {
+		ps.lf[c] = newPlane(w, h)
+		blur(wk, kernLF, xyb[c], ps.lf[c], tmp)
+	}
+	wk.rows(h, func(y0, y1 int) {
+		for y := y0; y < y1; y++ {
+			lx, ly, lb := ps.lf[0].row(y), ps.lf[1].row(y), ps.lf[2].row(y)
+			for c := 0; c < 3; c++ {
+				src, lf := xyb[c].row(y), ps.lf[c].row(y)
+				for x := range src {
+					src[x] -= lf[x]
+				}
+			}
+			for x := range lx {
+				b := lfYToBMul*ly[x] + lb[x]
+				lb[x] = b * lfBMul
+				lx[x] *= lfXMul
+				ly[x] *= lfYMul
+			}
+		}
+	})
+	// MF/HF: HF is the residual of MF after another blur.
+	for c := 0; c < 3; c++ {
+		bl := newPlane(w, h)
+		blur(wk, kernHF, xyb[c], bl, tmp)
+		if c == 2 {
+			ps.mf[2] = bl
+			break
+		}
+		hf := xyb[c]
+		wk.rows(h, func(y0, y1 int) {
+			for y := y0; y < y1; y++ {
+				hr, mr := hf.row(y), bl.row(y)
+				for x := range hr {
+					m := mr[x]
+					hr[x] -= m
+					if c == 0 {
+						mr[x] = removeRange(removeMfRange, m)
+					} else {
+						mr[x] = amplifyRange(addMfRange, m)
+					}
+				}
+			}
+		})
+		ps.mf[c] = bl
+		ps.hf[c] = hf
+	}
+	// Red-green contrast is suppressed where the Y contrast is high.
+	wk.rows(h, func(y0, y1 int) {
+		for y := y0; y < y1; y++ {
+			hx, hy := ps.hf[0].row(y), ps.hf[1].row(y)
+			for x := range hx {
+				vy := hy[x]
+				sc := suppressW/(vy*vy+suppressW)*suppressOneMinusS + suppressS
+				hx[x] = sc * hx[x]
+			}
+		}
+	})
+	// HF/UHF.
+	for c := 0; c < 2; c++ {
+		bl := newPlane(w, h)
+		blur(wk, kernUHF, ps.hf[c], bl, tmp)
+		uhf := ps.hf[c]
+		wk.rows(h, func(y0, y1 int) {
+			for y := y0; y < y1; y++ {
+				ur, hr := uhf.row(y), bl.row(y)
+				if c == 0 {
+					for x := range ur {
+						hv := hr[x]
+						uv := ur[x] - hv
+						hr[x] = removeRange(removeHfRange, hv)
+						ur[x] = removeRange(removeUhfRng, uv)
+					}
+				} else {
+					for x := range ur {
+						hv := maximumClamp(maxclampHf, hr[x])
+						uv := maximumClamp(maxclampUhf, ur[x]-hv)
+						ur[x] = uv * mulYUhf
+						hr[x] = amplifyRange(addHfRange, hv*mulYHf)
+					}
+				}
+			}
+		})
+		ps.uhf[c] = uhf
+		ps.hf[c] = bl
+	}
+	return ps
+}
+
+// Masking constants.
+const (
+	maskMul       = float32(6.19424080439)
+	maskBias      = float32(12.61050594197)
+	maskToErrMul  = float32(10.0)
+	maskMulsX     = float32(2.5)
+	maskMulsY     = float32(0.4)
+	maskMulsYUhf  = float32(0.4)
+	intensityHack = float32(0.79079917404) // log(80)/log(255)
+)
+
+// globalScale is 1 / (17.83 × intensityHack), the product taken in float32
+// and the quotient in double, as the reference does.
+var globalScale = func() float32 {
+	a := float32(17.83)
+	t := a * intensityHack
+	return float32(1.0 / float64(t))
+}()
+
+// maskActivity writes the blurred, companded high-frequency activity of ps:
+// the input of butteraugli's visual masking.
+func maskActivity(wk workers, ps *psycho, out, tmp plane) {
+	bias := maskMul * maskBias
+	sqrtBias := float32(math.Sqrt(float64(bias)))
+	wk.rows(out.h, func(y0, y1 int) {
+		for y := y0; y < y1; y++ {
+			hx, hy := ps.hf[0].row(y), ps.hf[1].row(y)
+			ux, uy := ps.uhf[0].row(y), ps.uhf[1].row(y)
+			o := tmp.row(y)
+			for x := range o {
+				xd := (ux[x] + hx[x]) * maskMulsX
+				yd := uy[x]*maskMulsY + hy[x]*maskMulsYUhf
+				m := float32(math.Sqrt(float64(xd*xd + yd*yd)))
+				o[x] = float32(math.Sqrt(float64(maskMul*abs32(m)+bias))) - sqrtBias
+			}
+		}
+	})
+	blur(wk, kernMask, tmp, out, newPlane(out.w, out.h))
+}
+
+// storeMin3 keeps the three smallest values seen, in order.
+func storeMin3(v float32, m0, m1, m2 *float32) {
+	if v < *m2 {
+		if v < *m0 {
+			*m2 = *m1
+			*m1 = *m0
+			*m0 = v
+		} else if v < *m1 {
+			*m2 = *m1
+			*m1 = v
+		} else {
+			*m2 = v
+		}
+	}
+}
+
+// fuzzyErosion replaces each value by a weighted mix of the three smallest
+// among itself and its eight neighbours at distance 3.
+func fuzzyErosion(wk workers, from, to plane) {
+	const step = 3
+	w, h := from.w, from.h
+	wk.rows(h, func(y0, y1 int) {
+		for y := y0; y < y1; y++ {
+			row := from.row(y)
+			out := to.row(y)
+			for x := 0; x < w; x++ {
+				m0 := row[x]
+				m1 := 2 * m0
+				m2 := m1
+				if x >= step {
+					storeMin3(row[x-step], &m0, &m1, &m2)
+					if y >= step {
+						storeMin3(from.row(y - step)[x-step], &m0, &m1, &m2)
+					}
+					if y < h-step {
+						storeMin3(from.row(y + step)[x-step], &m0, &m1, &m2)
+					}
+				}
+				if x < w-step {
+					storeMin3(row[x+step], &m0, &m1, &m2)
+					if y >= step {
+						storeMin3(from.row(y - step)[x+step], &m0, &m1, &m2)
+					}
+					if y < h-step {
+						storeMin3(from.row(y + step)[x+step], &m0, &m1, &m2)
+					}
+				}
+				if y >= step {
+					storeMin3(from.row(y - step)[x], &m0, &m1, &m2)
+				}
+				if y < h-step {
+					storeMin3(from.row(y + step)[x], &m0, &m1, &m2)
+				}
+				out[x] = 0.45*m0 + 0.3*m1 + 0.25*m2
+			}
+		}
+	})
+}
+
+// maskY and maskDcY turn the masking activity into the weights of the AC
+// and DC error terms (double precision, as in the reference).
+func maskY(delta float64) float64 {
+	const offset, scaler, mul = 0.829591754942, 0.451936922203, 2.5485944793
+	c := mul / ((scaler * delta) + offset)
+	r := float64(globalScale) * (1.0 + c)
+	return r * r
+}
+
+func maskDcY(delta float64) float64 {
+	const offset, scaler, mul = 0.20025578522, 3.87449418804, 0.505054525019
+	c := mul / ((scaler * delta) + offset)
+	r := float64(globalScale) * (1.0 + c)
+	return r * r
+}
