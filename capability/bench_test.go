@@ -1,0 +1,319 @@
+package capability
+
+import (
+	"context"
+	"errors"
+	"os"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/zenmetrics-go/zenmetrics"
+)
+
+// fakeBackend costs nsPerPx of wall time per pixel, refuses sizes above
+// maxPx with ErrOutOfMemory, and counts Prepare calls.
+type fakeBackend struct {
+	name     string
+	nsPerPx  float64
+	maxPx    int64 // 0: no limit
+	noModes  map[zenmetrics.Mode]bool
+	metrics  map[zenmetrics.Metric]bool // nil: all
+	prepares atomic.Int64
+}
+
+func (f *fakeBackend) Name() string { return f.name }
+func (f *fakeBackend) Estimate(m zenmetrics.Metric, w, h int, mode zenmetrics.Mode) (int64, bool) {
+	if f.noModes[mode] || (f.metrics != nil && !f.metrics[m]) {
+		return 0, false
+	}
+	return int64(w) * int64(h) * 16, true
+}
+func (f *fakeBackend) Prepare(ctx context.Context, m zenmetrics.Metric, ref *zenmetrics.Image, o zenmetrics.Options) (zenmetrics.Reference, error) {
+	f.prepares.Add(1)
+	if f.maxPx > 0 && ref.Pixels() > f.maxPx {
+		return nil, &zenmetrics.OutOfMemoryError{Backend: f.name, Requested: ref.Pixels() * 16, Free: -1}
+	}
+	return fakeRef{f, ref.Pixels()}, nil
+}
+func (f *fakeBackend) Close() error { return nil }
+
+type fakeRef struct {
+	f  *fakeBackend
+	px int64
+}
+
+func (r fakeRef) Score(ctx context.Context, d *zenmetrics.Image) (zenmetrics.Score, error) {
+	time.Sleep(time.Duration(r.f.nsPerPx * float64(r.px)))
+	return zenmetrics.Score{Value: 1}, nil
+}
+func (r fakeRef) Release() {}
+
+var smallSides = []int{64, 128, 256}
+
+func TestBenchRecordsAndLimits(t *testing.T) {
+	gpu := &fakeBackend{name: "gpu", nsPerPx: 0.01, maxPx: 128 * 128, noModes: map[zenmetrics.Mode]bool{zenmetrics.ModeStripPair: true}}
+	cpu := &fakeBackend{name: "cpu", nsPerPx: 0.5}
+	p := NewProfile(testReport(), time.Now())
+	// A stale OOM cell at a size the bench will show to work is cleared.
+	p.RecordOOM(zenmetrics.SSIMULACRA2, Cell{ClassGPUFull, 64 * 64})
+	cfg := BenchConfig{
+		Metrics: []zenmetrics.Metric{zenmetrics.SSIMULACRA2},
+		Sides:   smallSides,
+		Targets: []BenchTarget{
+			{Class: ClassGPUFull, Backend: gpu, Mode: zenmetrics.ModeFull, RecordVRAM: true},
+			{Class: ClassGPUStripPair, Backend: gpu, Mode: zenmetrics.ModeStripPair, RecordVRAM: true},
+			{Class: ClassCPU, Backend: cpu, MaxPixels: 128 * 128},
+		},
+	}
+	rep, err := Bench(context.Background(), cfg, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Results) != 9 {
+		t.Fatalf("%d results, want 3 targets × 3 sizes", len(rep.Results))
+	}
+	byKey := map[string]BenchResult{}
+	for _, r := range rep.Results {
+		byKey[r.Class+"/"+strconv.Itoa(r.Side)] = r
+	}
+	if r := byKey["gpu_full/128"]; r.NsPerPx <= 0 || r.VRAMMiB != float64(128*128*16)/(1<<20) || len(r.Runs) != 3 {
+		t.Fatalf("gpu_full/128: %+v", r)
+	}
+	if r := byKey["gpu_full/256"]; !errors.Is(r.Err, zenmetrics.ErrOutOfMemory) {
+		t.Fatalf("gpu_full/256 should OOM: %+v", r)
+	}
+	if r := byKey["gpu_strip_pair/64"]; r.Skipped != "unsupported" {
+		t.Fatalf("strip pair: %+v", r)
+	}
+	if r := byKey["cpu/256"]; r.Skipped == "" {
+		t.Fatalf("cpu above its bench size ran: %+v", r)
+	}
+	cells := p.OOMCells(zenmetrics.SSIMULACRA2)
+	if len(cells) != 1 || cells[0] != (Cell{ClassGPUFull, 256 * 256}) {
+		t.Fatalf("cells %+v, want only the new gpu_full@256²", cells)
+	}
+	if s := p.Samples(zenmetrics.SSIMULACRA2, ClassCPU); len(s) != 2 {
+		t.Fatalf("cpu samples %+v", s)
+	}
+	// 2 warm-ups + 3 runs per measured cell; the OOM cell fails at the first.
+	// gpu: 64,128 measured (10) + 256 (1); cpu: 64,128 (10)
+	if n := gpu.prepares.Load(); n != 11 {
+		t.Fatalf("gpu prepares %d, want 11", n)
+	}
+	if n := cpu.prepares.Load(); n != 10 {
+		t.Fatalf("cpu prepares %d, want 10", n)
+	}
+	if p.LastValidated.IsZero() || p.Metric(zenmetrics.SSIMULACRA2).LastMeasured.IsZero() {
+		t.Fatal("timestamps not set")
+	}
+}
+
+func TestBenchSoftTimeLimit(t *testing.T) {
+	slow := &fakeBackend{name: "cpu", nsPerPx: 200} // 64²: ~0.8 ms a run
+	p := NewProfile(testReport(), time.Now())
+	cfg := BenchConfig{
+		Metrics:   []zenmetrics.Metric{zenmetrics.SSIMULACRA2},
+		Sides:     smallSides,
+		Targets:   []BenchTarget{{Class: ClassCPU, Backend: slow}},
+		TimeLimit: 20 * time.Millisecond,
+	}
+	rep, err := Bench(context.Background(), cfg, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 128² predicted ≈ 5 runs × 3.3 ms × 1.2 ≈ 20 ms: over the limit.
+	if rep.Results[0].NsPerPx <= 0 {
+		t.Fatalf("smallest size must run: %+v", rep.Results[0])
+	}
+	for _, r := range rep.Results[1:] {
+		if !strings.HasPrefix(r.Skipped, "time limit") {
+			t.Fatalf("%d² not skipped by the time limit: %+v", r.Side, r)
+		}
+	}
+	if rep.Elapsed > time.Second {
+		t.Fatalf("bench took %v", rep.Elapsed)
+	}
+}
+
+func TestSyntheticPair(t *testing.T) {
+	a, b := SyntheticPair(97, 61, 7)
+	a2, _ := SyntheticPair(97, 61, 7)
+	c, _ := SyntheticPair(97, 61, 8)
+	if string(a.Pix) != string(a2.Pix) {
+		t.Fatal("not deterministic")
+	}
+	if string(a.Pix) == string(c.Pix) {
+		t.Fatal("seed ignored")
+	}
+	if string(a.Pix) == string(b.Pix) {
+		t.Fatal("distorted equals reference")
+	}
+	hist := map[byte]int{}
+	for _, v := range a.Pix {
+		hist[v]++
+	}
+	if len(hist) < 100 {
+		t.Fatalf("only %d distinct sample values: not photo-like", len(hist))
+	}
+	if err := a.Validate(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func warmCfg(dir string, now time.Time, b *fakeBackend) WarmConfig {
+	log, _ := newTestLogger()
+	return WarmConfig{
+		Store:  &Store{Dir: dir},
+		Report: testReport(),
+		Now:    func() time.Time { return now },
+		Logger: log,
+		Bench: BenchConfig{
+			Metrics: []zenmetrics.Metric{zenmetrics.SSIMULACRA2},
+			Sides:   []int{32, 64},
+			Targets: []BenchTarget{{Class: ClassCPU, Backend: b}},
+		},
+	}
+}
+
+func TestWarmBenchesOnlyWhenNeeded(t *testing.T) {
+	dir := t.TempDir()
+	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	b := &fakeBackend{name: "cpu", nsPerPx: 0.1}
+	ctx := context.Background()
+
+	res, err := Warm(ctx, warmCfg(dir, now, b))
+	if err != nil || !res.Benched || res.Reason != StaleMissing {
+		t.Fatalf("first warm: %+v %v", res, err)
+	}
+	if _, err := os.Stat(res.Path); err != nil {
+		t.Fatal(err)
+	}
+	n := b.prepares.Load()
+	res, err = Warm(ctx, warmCfg(dir, now.Add(time.Hour), b))
+	if err != nil || res.Benched || b.prepares.Load() != n {
+		t.Fatalf("second warm re-benched a fresh profile: %+v %v", res, err)
+	}
+	if len(res.Profile.Samples(zenmetrics.SSIMULACRA2, ClassCPU)) != 2 {
+		t.Fatal("loaded profile lost its samples")
+	}
+	cfg := warmCfg(dir, now.Add(time.Hour), b)
+	cfg.Force = true
+	if res, _ = Warm(ctx, cfg); !res.Benched {
+		t.Fatal("force did not bench")
+	}
+	res, _ = Warm(ctx, warmCfg(dir, now.Add(8*24*time.Hour), b))
+	if !res.Benched || res.Reason != StaleAge {
+		t.Fatalf("8-day-old profile: benched=%v reason=%q", res.Benched, res.Reason)
+	}
+	cfg = warmCfg(dir, now.Add(9*24*time.Hour), b)
+	cfg.Validity = 30 * 24 * time.Hour
+	if res, _ = Warm(ctx, cfg); res.Benched {
+		t.Fatal("custom validity ignored")
+	}
+}
+
+func TestWarmCorruptFileWarnsAndRebenches(t *testing.T) {
+	dir := t.TempDir()
+	now := time.Now()
+	b := &fakeBackend{name: "cpu", nsPerPx: 0.1}
+	cfg := warmCfg(dir, now, b)
+	log, lb := newTestLogger()
+	cfg.Logger = log
+	path, _ := cfg.Store.Path(ReportHash(cfg.Report))
+	os.MkdirAll(dir, 0o755)
+	if err := os.WriteFile(path, []byte("schema_version = 1\nmachine_hash = [oops"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res, err := Warm(context.Background(), cfg)
+	if err != nil {
+		t.Fatalf("corrupt profile must not be fatal: %v", err)
+	}
+	if !res.Benched || !errors.Is(res.LoadErr, ErrCorruptProfile) {
+		t.Fatalf("benched=%v loadErr=%v", res.Benched, res.LoadErr)
+	}
+	if !strings.Contains(lb.String(), "level=WARN") || !strings.Contains(lb.String(), "unusable") {
+		t.Fatalf("no warning logged: %s", lb.String())
+	}
+	if _, err := cfg.Store.Load(context.Background(), ReportHash(cfg.Report)); err != nil {
+		t.Fatalf("re-benched profile not saved: %v", err)
+	}
+}
+
+func TestWarmForeignProfileRebenches(t *testing.T) {
+	dir := t.TempDir()
+	now := time.Now()
+	b := &fakeBackend{name: "cpu", nsPerPx: 0.1}
+	cfg := warmCfg(dir, now, b)
+	log, lb := newTestLogger()
+	cfg.Logger = log
+	// Fleet sharing gone wrong: a profile measured elsewhere, renamed to
+	// this machine's file name, with made-up fast numbers.
+	other := testReport()
+	other.GPUs[0].Name = "Much Faster GPU"
+	op := sampleProfile(now)
+	op.GPUs = other.GPUs
+	op.MachineHash = MachineHash(op.CPU, op.GPUs)
+	data, _ := op.Marshal()
+	path, _ := cfg.Store.Path(ReportHash(cfg.Report))
+	os.MkdirAll(dir, 0o755)
+	os.WriteFile(path, data, 0o644)
+	res, err := Warm(context.Background(), cfg)
+	if err != nil || !res.Benched || !errors.Is(res.LoadErr, ErrForeignProfile) {
+		t.Fatalf("foreign profile: benched=%v loadErr=%v err=%v", res.Benched, res.LoadErr, err)
+	}
+	if !strings.Contains(lb.String(), "level=WARN") {
+		t.Fatalf("no warning: %s", lb.String())
+	}
+	if res.Profile.GPUs[0].Name != "Test GPU" {
+		t.Fatalf("new profile kept foreign hardware: %+v", res.Profile.GPUs)
+	}
+	// A correctly shared profile (same hardware) is used as is.
+	b2 := &fakeBackend{name: "cpu", nsPerPx: 0.1}
+	res, err = Warm(context.Background(), warmCfg(dir, now, b2))
+	if err != nil || res.Benched || b2.prepares.Load() != 0 {
+		t.Fatalf("shared profile of identical hardware re-benched: %+v %v", res, err)
+	}
+}
+
+func TestWarmGPUDriverChangeRebenches(t *testing.T) {
+	dir := t.TempDir()
+	now := time.Now()
+	b := &fakeBackend{name: "cpu", nsPerPx: 0.1}
+	cfg := warmCfg(dir, now, b)
+	if _, err := Warm(context.Background(), cfg); err != nil {
+		t.Fatal(err)
+	}
+	cfg2 := warmCfg(dir, now, b)
+	cfg2.Report.GPUs[0].Driver = "2.0.0"
+	res, err := Warm(context.Background(), cfg2)
+	if err != nil || !res.Benched {
+		t.Fatalf("driver update not noticed: %+v %v", res, err)
+	}
+	if res.Profile.GPUs[0].Driver != "2.0.0" {
+		t.Fatal("new profile has the old driver")
+	}
+}
+
+func TestWarmKeepsOOMCellsOfSameMachine(t *testing.T) {
+	dir := t.TempDir()
+	now := time.Now()
+	b := &fakeBackend{name: "cpu", nsPerPx: 0.1}
+	cfg := warmCfg(dir, now, b)
+	res, _ := Warm(context.Background(), cfg)
+	hash := res.Profile.MachineHash
+	err := cfg.Store.Update(context.Background(), hash, func(cur *Profile, _ error) (*Profile, error) {
+		cur.RecordOOM(zenmetrics.SSIMULACRA2, Cell{ClassGPUFull, 1 << 30})
+		return cur, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Force = true
+	res, _ = Warm(context.Background(), cfg)
+	if c := res.Profile.OOMCells(zenmetrics.SSIMULACRA2); len(c) != 1 {
+		t.Fatalf("re-bench forgot the OOM cell: %+v", c)
+	}
+}
