@@ -1,0 +1,256 @@
+package ssim2
+
+import "math"
+
+// The blur is libjxl's recursive Gaussian (tools/gauss_blur.cc, after
+// Charalampidis 2016, "Recursive implementation of the Gaussian filter using
+// truncated cosine functions"): three second-order IIR filters (k = 1, 3, 5)
+// whose outputs are summed, run forwards only, fed with the sum of the two
+// input samples at distance radius on either side. Samples outside the image
+// are zero. It is not a symmetric convolution, and its rounding depends on
+// how libjxl groups the operations, so both passes are reproduced as libjxl
+// executes them:
+//
+//   - horizontally, libjxl computes four outputs at once from powers of the
+//     recurrence (mul_in/mul_prev/mul_prev2 below) in its interior, and one
+//     at a time near the borders;
+//   - vertically, each column runs the plain recurrence.
+//
+// All arithmetic is float32 with fused multiply-adds where libjxl's SIMD code
+// has them.
+
+// gaussLanes is libjxl's JXL_GAUSS_MAX_LANES: the horizontal pass produces
+// this many outputs per step in the image interior.
+const gaussLanes = 4
+
+type gaussian struct {
+	radius int
+	n2, d1 [3]float32
+	// Per filter k and output lane j of a 4-output step: the multiplier of
+	// input sample i (mulIn[k][j-i]), of the previous output (mulPrev) and
+	// of the one before (mulPrev2).
+	mulIn, mulPrev, mulPrev2 [3][4]float32
+}
+
+var blurSigma15 = newGaussian(1.5)
+
+// newGaussian derives the filter constants in float64, as libjxl's
+// CreateRecursiveGaussian does, and rounds them to float32. Products are
+// wrapped in float64() so that Go never fuses them into a multiply-add.
+func newGaussian(sigma float64) *gaussian {
+	g := &gaussian{}
+	radius := math.Round(3.2795*sigma + 0.2546)
+	piDiv2r := math.Pi / (2.0 * radius)
+	omega := [3]float64{piDiv2r, 3.0 * piDiv2r, 5.0 * piDiv2r}
+
+	p1 := +1.0 / math.Tan(0.5*omega[0])
+	p3 := -1.0 / math.Tan(0.5*omega[1])
+	p5 := +1.0 / math.Tan(0.5*omega[2])
+
+	r1 := float64(p1*p1) / math.Sin(omega[0])
+	r3 := float64(-p3*p3) / math.Sin(omega[1])
+	r5 := float64(p5*p5) / math.Sin(omega[2])
+
+	negHalfSigma2 := float64(-0.5*sigma) * sigma
+	recipRadius := 1.0 / radius
+	var rho [3]float64
+	for i := range rho {
+		rho[i] = math.Exp(float64(float64(negHalfSigma2*omega[i])*omega[i])) * recipRadius
+	}
+
+	d13 := float64(p1*r3) - float64(r1*p3)
+	d35 := float64(p3*r5) - float64(r3*p5)
+	d51 := float64(p5*r1) - float64(r5*p1)
+	recipD13 := 1.0 / d13
+	zeta15 := d35 * recipD13
+	zeta35 := d51 * recipD13
+
+	a := inv3x3([3][3]float64{{p1, p3, p5}, {r1, r3, r5}, {zeta15, zeta35, 1}})
+	gamma := [3]float64{
+		1,
+		float64(radius*radius) - float64(sigma*sigma),
+		float64(float64(zeta15*rho[0])+float64(zeta35*rho[1])) + rho[2],
+	}
+	var beta [3]float64
+	for y := 0; y < 3; y++ {
+		e := 0.0
+		for x := 0; x < 3; x++ {
+			e += float64(a[y][x] * gamma[x])
+		}
+		beta[y] = e
+	}
+
+	g.radius = int(radius)
+	for i := 0; i < 3; i++ {
+		n2 := -beta[i] * math.Cos(float64(omega[i]*(radius+1.0)))
+		d1 := -2.0 * math.Cos(omega[i])
+		g.n2[i] = float32(n2)
+		g.d1[i] = float32(d1)
+		d2 := d1 * d1
+		g.mulPrev[i] = [4]float32{
+			float32(-d1),
+			float32(d2 - 1.0),
+			float32(float64(float64(-d2)*d1) + float64(2.0*d1)),
+			float32(float64(float64(d2*d2)-float64(3.0*d2)) + 1.0),
+		}
+		g.mulPrev2[i] = [4]float32{
+			-1.0,
+			float32(d1),
+			float32(-d2 + 1.0),
+			float32(float64(float64(d2*d1)) - float64(2.0*d1)),
+		}
+		g.mulIn[i] = [4]float32{
+			float32(n2),
+			float32(float64(-d1) * n2),
+			float32(float64(d2*n2) - n2),
+			float32(float64(float64(float64(-d2)*d1)*n2) + float64(float64(2.0*d1)*n2)),
+		}
+	}
+	return g
+}
+
+// inv3x3 inverts a 3×3 matrix by cofactors, as libjxl's Inv3x3Matrix.
+func inv3x3(m [3][3]float64) [3][3]float64 {
+	var t [3][3]float64
+	t[0][0] = float64(m[1][1]*m[2][2]) - float64(m[1][2]*m[2][1])
+	t[0][1] = float64(m[0][2]*m[2][1]) - float64(m[0][1]*m[2][2])
+	t[0][2] = float64(m[0][1]*m[1][2]) - float64(m[0][2]*m[1][1])
+	t[1][0] = float64(m[1][2]*m[2][0]) - float64(m[1][0]*m[2][2])
+	t[1][1] = float64(m[0][0]*m[2][2]) - float64(m[0][2]*m[2][0])
+	t[1][2] = float64(m[0][2]*m[1][0]) - float64(m[0][0]*m[1][2])
+	t[2][0] = float64(m[1][0]*m[2][1]) - float64(m[1][1]*m[2][0])
+	t[2][1] = float64(m[0][1]*m[2][0]) - float64(m[0][0]*m[2][1])
+	t[2][2] = float64(m[0][0]*m[1][1]) - float64(m[0][1]*m[1][0])
+	det := float64(float64(m[0][0]*t[0][0])+float64(m[0][1]*t[1][0])) + float64(m[0][2]*t[2][0])
+	idet := 1.0 / det
+	var out [3][3]float64
+	for j := 0; j < 3; j++ {
+		for i := 0; i < 3; i++ {
+			out[j][i] = t[j][i] * idet
+		}
+	}
+	return out
+}
+
+// blurRow runs the horizontal recursive filter over one row. in and out
+// have the same length and must not overlap.
+func (g *gaussian) blurRow(in, out []float32) {
+	xs := len(in)
+	N := g.radius
+	var prev, prev2 [3]float32
+
+	// step computes output n one at a time, with bounds checks, as libjxl
+	// does near the borders.
+	step := func(n int) {
+		var lv, rv float32
+		if l := n - N - 1; l >= 0 {
+			lv = in[l]
+		}
+		if r := n + N - 1; r < xs {
+			rv = in[r]
+		}
+		sum := lv + rv
+		var o [3]float32
+		for k := 0; k < 3; k++ {
+			v := sum * g.mulIn[k][0]
+			v = fma32(g.mulPrev2[k][0], prev2[k], v)
+			v = fma32(g.mulPrev[k][0], prev[k], v)
+			prev2[k] = prev[k]
+			prev[k] = v
+			o[k] = v
+		}
+		if n >= 0 {
+			out[n] = o[0] + (o[1] + o[2])
+		}
+	}
+
+	n := -N + 1
+	firstAligned := (N + 1 + gaussLanes - 1) / gaussLanes * gaussLanes
+	for end := min(firstAligned, xs); n < end; n++ {
+		step(n)
+	}
+	// Interior: four outputs per step from the four input sums s0..s3 and
+	// the last two outputs, each lane j accumulating its own terms.
+	for ; n < xs-N+1-(gaussLanes-1); n += gaussLanes {
+		l := in[n-N-1 : n-N-1+4]
+		r := in[n+N-1 : n+N-1+4]
+		s0, s1, s2, s3 := l[0]+r[0], l[1]+r[1], l[2]+r[2], l[3]+r[3]
+		var o [3][4]float32
+		for k := 0; k < 3; k++ {
+			m := &g.mulIn[k]
+			o0 := s0 * m[0]
+			o1 := s0 * m[1]
+			o2 := s0 * m[2]
+			o3 := s0 * m[3]
+			o1 = fma32(m[0], s1, o1)
+			o2 = fma32(m[1], s1, o2)
+			o3 = fma32(m[2], s1, o3)
+			o2 = fma32(m[0], s2, o2)
+			o3 = fma32(m[1], s2, o3)
+			o3 = fma32(m[0], s3, o3)
+			p2, p1 := prev2[k], prev[k]
+			q2, q1 := &g.mulPrev2[k], &g.mulPrev[k]
+			o0 = fma32(q1[0], p1, fma32(q2[0], p2, o0))
+			o1 = fma32(q1[1], p1, fma32(q2[1], p2, o1))
+			o2 = fma32(q1[2], p1, fma32(q2[2], p2, o2))
+			o3 = fma32(q1[3], p1, fma32(q2[3], p2, o3))
+			prev2[k] = o2
+			prev[k] = o3
+			o[k] = [4]float32{o0, o1, o2, o3}
+		}
+		dst := out[n : n+4]
+		for j := range dst {
+			dst[j] = o[0][j] + (o[1][j] + o[2][j])
+		}
+	}
+	for ; n < xs; n++ {
+		step(n)
+	}
+}
+
+// colBlock is how many columns one vertical-pass task filters side by side.
+const colBlock = 64
+
+// blurCols runs the vertical recursive filter over columns [x0, x1) of a
+// w×h plane (x1−x0 ≤ colBlock), reading in and writing out.
+func (g *gaussian) blurCols(in, out []float32, w, h, x0, x1 int) {
+	N := g.radius
+	nc := x1 - x0
+	var p1, p2 [3][colBlock]float32
+	var sum [colBlock]float32
+	n2, d1 := g.n2, g.d1
+	for n := -N + 1; n < h; n++ {
+		top, bot := n-N-1, n+N-1
+		s := sum[:nc]
+		switch {
+		case top >= 0 && bot < h:
+			t := in[top*w+x0 : top*w+x1]
+			b := in[bot*w+x0 : bot*w+x1]
+			for j := range s {
+				s[j] = t[j] + b[j]
+			}
+		case bot < h:
+			copy(s, in[bot*w+x0:bot*w+x1])
+		case top >= 0:
+			copy(s, in[top*w+x0:top*w+x1])
+		default:
+			clear(s)
+		}
+		var o []float32
+		if n >= 0 {
+			o = out[n*w+x0 : n*w+x1]
+		}
+		a1, a3, a5 := p1[0][:nc], p1[1][:nc], p1[2][:nc]
+		b1, b3, b5 := p2[0][:nc], p2[1][:nc], p2[2][:nc]
+		for j, sv := range s {
+			y1 := fma32(n2[0], sv, -fma32(d1[0], a1[j], b1[j]))
+			y3 := fma32(n2[1], sv, -fma32(d1[1], a3[j], b3[j]))
+			y5 := fma32(n2[2], sv, -fma32(d1[2], a5[j], b5[j]))
+			b1[j], b3[j], b5[j] = a1[j], a3[j], a5[j]
+			a1[j], a3[j], a5[j] = y1, y3, y5
+			if o != nil {
+				o[j] = y1 + (y3 + y5)
+			}
+		}
+	}
+}

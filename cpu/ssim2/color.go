@@ -1,0 +1,270 @@
+package ssim2
+
+import (
+	"math"
+	"sync"
+
+	"github.com/zenmetrics-go/zenmetrics"
+)
+
+// fma32 is a float32 fused multiply-add, a*b+c rounded once, as the SIMD
+// code of libjxl (highway MulAdd on AVX2/AVX-512) computes it. The product
+// of two float32 values is exact in float64, so only the final addition
+// rounds before the conversion to float32 (a double rounding that differs
+// from a true single rounding only when the float64 sum lands exactly
+// halfway between two float32 values, far below this package's tolerance).
+func fma32(a, b, c float32) float32 {
+	return float32(float64(a)*float64(b) + float64(c))
+}
+
+// srgbToLinear decodes one sRGB sample (nominally 0..1) exactly as libjxl's
+// colour management does it for sRGB → linear sRGB: the rational
+// polynomial, Horner's scheme with fused multiply-adds, float32 division.
+func srgbToLinear(x float32) float32 {
+	neg := x < 0
+	if neg {
+		x = -x
+	}
+	var v float32
+	if x > srgbThresh {
+		p := srgbP[4]
+		q := srgbQ[4]
+		for i := 3; i >= 0; i-- {
+			p = fma32(p, x, srgbP[i])
+			q = fma32(q, x, srgbQ[i])
+		}
+		v = p / q
+	} else {
+		v = x * srgbLowDivInv
+	}
+	if neg {
+		v = -v
+	}
+	return v
+}
+
+// Samples are turned into floats as libjxl's PNG path does: sample × (1/max)
+// in float32, where 1/max itself is a float32.
+var (
+	scale8  = float32(1) / float32(255)
+	scale16 = float32(1) / float32(65535)
+)
+
+// Lookup tables from integer sample to linear light, built on first use.
+var (
+	lut8Once, lut16Once sync.Once
+	lut8                []float32
+	lut16               []float32
+)
+
+func linearLUT8() []float32 {
+	lut8Once.Do(func() {
+		lut8 = make([]float32, 256)
+		for i := range lut8 {
+			lut8[i] = srgbToLinear(float32(i) * scale8)
+		}
+	})
+	return lut8
+}
+
+func linearLUT16() []float32 {
+	lut16Once.Do(func() {
+		lut16 = make([]float32, 65536)
+		for i := range lut16 {
+			lut16[i] = srgbToLinear(float32(i) * scale16)
+		}
+	})
+	return lut16
+}
+
+// opaque reports whether every alpha sample of im is at its maximum (or im
+// has no alpha). Blending an opaque pixel gives back its colour exactly
+// (a·c + (1−a)·bg with a = 1 is c), so such images can skip blending.
+func opaque(im *zenmetrics.Image) bool {
+	f := im.Format
+	if !f.HasAlpha() {
+		return true
+	}
+	ch := f.Channels()
+	bps := f.BytesPerSample()
+	for y := 0; y < im.Height; y++ {
+		row := im.Row(y)
+		if bps == 1 {
+			for i := ch - 1; i < len(row); i += ch {
+				if row[i] != 0xff {
+					return false
+				}
+			}
+		} else {
+			for i := (ch - 1) * 2; i < len(row); i += ch * 2 {
+				if row[i] != 0xff || row[i+1] != 0xff {
+					return false
+				}
+			}
+		}
+	}
+	return true
+}
+
+// toLinear converts rows [y0, y1) of im to three linear-light planes of
+// width im.Width. With blend set, each colour sample c is first composited
+// over the grey background bg with its alpha a as libjxl's ssimulacra2
+// tool does it: on the sRGB-encoded values, c' = a·c + (1−a)·bg, in
+// float32 without fused operations, and only then decoded to linear.
+// Grey images fill all three planes with the same values, as libjxl stores
+// grey images as three equal planes.
+func toLinear(im *zenmetrics.Image, blend bool, bg float32, dst *[3][]float32, y0, y1 int) {
+	f := im.Format
+	ch := f.Channels()
+	gray := f.IsGray()
+	w := im.Width
+	if f.BytesPerSample() == 1 {
+		lut := linearLUT8()
+		for y := y0; y < y1; y++ {
+			row := im.Row(y)
+			r, g, b := dst[0][y*w:(y+1)*w], dst[1][y*w:(y+1)*w], dst[2][y*w:(y+1)*w]
+			for x := 0; x < w; x++ {
+				p := row[x*ch : x*ch+ch]
+				if blend {
+					a := float32(p[ch-1]) * scale8
+					r[x] = blendLinear(float32(p[0])*scale8, a, bg)
+					if gray {
+						g[x], b[x] = r[x], r[x]
+					} else {
+						g[x] = blendLinear(float32(p[1])*scale8, a, bg)
+						b[x] = blendLinear(float32(p[2])*scale8, a, bg)
+					}
+					continue
+				}
+				if gray {
+					v := lut[p[0]]
+					r[x], g[x], b[x] = v, v, v
+				} else {
+					r[x], g[x], b[x] = lut[p[0]], lut[p[1]], lut[p[2]]
+				}
+			}
+		}
+		return
+	}
+	lut := linearLUT16()
+	for y := y0; y < y1; y++ {
+		row := im.Row(y)
+		r, g, b := dst[0][y*w:(y+1)*w], dst[1][y*w:(y+1)*w], dst[2][y*w:(y+1)*w]
+		for x := 0; x < w; x++ {
+			p := row[x*ch*2 : (x+1)*ch*2]
+			s0 := int(p[0])<<8 | int(p[1])
+			if blend {
+				a := float32(int(p[(ch-1)*2])<<8|int(p[(ch-1)*2+1])) * scale16
+				r[x] = blendLinear(float32(s0)*scale16, a, bg)
+				if gray {
+					g[x], b[x] = r[x], r[x]
+				} else {
+					s1 := int(p[2])<<8 | int(p[3])
+					s2 := int(p[4])<<8 | int(p[5])
+					g[x] = blendLinear(float32(s1)*scale16, a, bg)
+					b[x] = blendLinear(float32(s2)*scale16, a, bg)
+				}
+				continue
+			}
+			if gray {
+				v := lut[s0]
+				r[x], g[x], b[x] = v, v, v
+			} else {
+				s1 := int(p[2])<<8 | int(p[3])
+				s2 := int(p[4])<<8 | int(p[5])
+				r[x], g[x], b[x] = lut[s0], lut[s1], lut[s2]
+			}
+		}
+	}
+}
+
+// blendLinear composites an encoded sample c with alpha a over bg and
+// decodes the result. The explicit float32 conversions keep each product
+// rounded on its own (no fused multiply-add), as in libjxl's scalar code.
+func blendLinear(c, a, bg float32) float32 {
+	v := float32(a*c) + float32(float32(1-a)*bg)
+	return srgbToLinear(v)
+}
+
+// cubeRootAndAdd returns cbrt(x) + add computed as libjxl's CubeRootAndAdd
+// does: an exponent-bit initial guess for x^(-1/3), three Newton steps, a
+// final refinement, then x^(-2/3)·x. x must not be negative.
+func cubeRootAndAdd(x, add float32) float32 {
+	xa3 := third * x
+	m1 := int32(math.Float32bits(x))
+	var m2 int32
+	if m1 != 0 {
+		m2 = 0x54800000 - (m1>>23)*0x002AAAAA
+	}
+	r := math.Float32frombits(uint32(m2))
+	for i := 0; i < 3; i++ {
+		r2 := r * r
+		r = fma32(-xa3, float32(r2*r2), float32(fourThird*r))
+	}
+	r2 := r * r
+	r = fma32(third, fma32(-x, float32(r2*r2), r), r)
+	r2 = r * r
+	return fma32(r2, x, add)
+}
+
+// toXYB converts rows [y0, y1) of three linear planes (width w) to
+// SSIMULACRA2's positive XYB and stores them in dst: libjxl's opsin
+// absorbance (fused multiply-adds, bias, clamp at zero), cube root,
+// X = (L−M)/2, Y = (L+M)/2, B = S; then X·14+0.42, Y+0.01, (B−Y)+0.55.
+// dst may alias lin only if a caller wants the linear values gone; the
+// pipeline here always keeps them separate.
+func toXYB(lin, dst *[3][]float32, w, y0, y1 int) {
+	for y := y0; y < y1; y++ {
+		o := y * w
+		r, g, b := lin[0][o:o+w], lin[1][o:o+w], lin[2][o:o+w]
+		dx, dy, db := dst[0][o:o+w], dst[1][o:o+w], dst[2][o:o+w]
+		for x := 0; x < w; x++ {
+			rv, gv, bv := r[x], g[x], b[x]
+			m0 := fma32(opsinM00, rv, fma32(opsinM01, gv, fma32(opsinM02, bv, opsinBias)))
+			m1 := fma32(opsinM10, rv, fma32(opsinM11, gv, fma32(opsinM12, bv, opsinBias)))
+			m2 := fma32(opsinM20, rv, fma32(opsinM21, gv, fma32(opsinM22, bv, opsinBias)))
+			if !(m0 > 0) {
+				m0 = 0
+			}
+			if !(m1 > 0) {
+				m1 = 0
+			}
+			if !(m2 > 0) {
+				m2 = 0
+			}
+			m0 = cubeRootAndAdd(m0, negBiasCbrt)
+			m1 = cubeRootAndAdd(m1, negBiasCbrt)
+			m2 = cubeRootAndAdd(m2, negBiasCbrt)
+			xv := 0.5 * float32(m0-m1)
+			yv := 0.5 * float32(m0+m1)
+			dx[x] = float32(xv*posXMul) + posXAdd
+			dy[x] = yv + posYAdd
+			db[x] = float32(m2-yv) + posBAdd
+		}
+	}
+}
+
+// downsample2 halves three planes (w×h) into dst ((w+1)/2 × (h+1)/2) for
+// output rows [oy0, oy1): each output is the mean of a 2×2 box, edge pixels
+// repeated for odd sizes, summed in libjxl's order (row by row) in float32.
+func downsample2(src, dst *[3][]float32, w, h, oy0, oy1 int) {
+	ow := (w + 1) / 2
+	for c := 0; c < 3; c++ {
+		s, d := src[c], dst[c]
+		for oy := oy0; oy < oy1; oy++ {
+			y0 := 2 * oy
+			y1 := min(y0+1, h-1)
+			r0 := s[y0*w : y0*w+w]
+			r1 := s[y1*w : y1*w+w]
+			out := d[oy*ow : oy*ow+ow]
+			for ox := range out {
+				x0 := 2 * ox
+				x1 := min(x0+1, w-1)
+				sum := r0[x0] + r0[x1]
+				sum += r1[x0]
+				sum += r1[x1]
+				out[ox] = sum * 0.25
+			}
+		}
+	}
+}
