@@ -1,0 +1,820 @@
+package webgpu
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+	"unsafe"
+
+	zenmetrics "github.com/zenmetrics-go/zenmetrics"
+	"github.com/zenmetrics-go/zenmetrics/gpu/wgpu"
+)
+
+// GPU is the device as seen from inside Do: every method runs WebGPU calls
+// and must only be called from the closure Do runs. Objects it returns
+// (modules, pipelines, buffers) belong to the device and may be kept across
+// Do calls, but are likewise only used inside Do.
+type GPU struct {
+	d   *Device
+	ctx context.Context
+
+	modules   map[string]*Module
+	pipelines map[string]*Pipeline
+	bindings  map[string]wgpu.BindGroup
+	bindByBuf map[*Buffer][]string
+	pool      map[poolKey][]*Buffer
+	poolBytes int64
+	nextID    uint64
+	live      map[*Buffer]struct{}
+	querySet  wgpu.QuerySet
+	queryCap  uint32
+}
+
+type poolKey struct {
+	size  uint64
+	usage wgpu.BufferUsage
+}
+
+func newGPU(d *Device) *GPU {
+	return &GPU{d: d, modules: map[string]*Module{}, pipelines: map[string]*Pipeline{},
+		bindings: map[string]wgpu.BindGroup{}, bindByBuf: map[*Buffer][]string{}, pool: map[poolKey][]*Buffer{}, live: map[*Buffer]struct{}{}}
+}
+
+// Context is the ctx of the Do call running now: long closures may check it
+// between submits.
+func (g *GPU) Context() context.Context { return g.ctx }
+
+// Device is the device this GPU belongs to.
+func (g *GPU) Device() *Device { return g.d }
+
+// Limits are the device limits.
+func (g *GPU) Limits() *wgpu.Limits { return &g.d.limits }
+
+// HasFeature reports whether the device was created with f.
+func (g *GPU) HasFeature(f wgpu.FeatureName) bool { return g.d.features[f] }
+
+// Raw exposes the native handles for what the helpers do not cover.
+func (g *GPU) Raw() (wgpu.Instance, wgpu.Device, wgpu.Queue) { return g.d.inst, g.d.dev, g.d.queue }
+
+func (g *GPU) run(ctx context.Context, fn func(*GPU) error) (err error) {
+	if err := g.d.lostErr(); err != nil {
+		return err
+	}
+	g.ctx = ctx
+	defer func() { g.ctx = nil }()
+	dev := g.d.dev
+	dev.PushErrorScope(wgpu.ErrorFilterInternal)
+	dev.PushErrorScope(wgpu.ErrorFilterOutOfMemory)
+	dev.PushErrorScope(wgpu.ErrorFilterValidation)
+	fnErr := func() (err error) {
+		defer zenmetrics.Recover(&err)
+		return fn(g)
+	}()
+	var scopeErrs []error
+	for i := 0; i < 3; i++ {
+		if e := g.popScope("Do", 0); e != nil {
+			scopeErrs = append(scopeErrs, e)
+		}
+	}
+	g.d.inst.ProcessEvents()
+	if lost := g.d.lostErr(); lost != nil {
+		return lost
+	}
+	if fnErr != nil {
+		return fnErr
+	}
+	if len(scopeErrs) > 0 {
+		return errors.Join(scopeErrs...)
+	}
+	return g.d.takeUncaptured()
+}
+
+// popScope pops one error scope and types its error.
+func (g *GPU) popScope(op string, requested int64) error {
+	var (
+		status wgpu.PopErrorScopeStatus
+		typ    wgpu.ErrorType
+		msg    string
+	)
+	f := g.d.dev.PopErrorScope(wgpu.CallbackModeWaitAnyOnly, func(s wgpu.PopErrorScopeStatus, t wgpu.ErrorType, m string) {
+		status, typ, msg = s, t, m
+	})
+	if err := waitFuture(g.d.inst, f, "popErrorScope"); err != nil {
+		return err
+	}
+	if status != wgpu.PopErrorScopeStatusSuccess {
+		if lost := g.d.lostErr(); lost != nil {
+			return lost
+		}
+		return fmt.Errorf("webgpu: popErrorScope: %s: %s", status, msg)
+	}
+	return g.d.scopeError(op, typ, msg, requested)
+}
+
+// ---------------------------------------------------------------- modules
+
+// Module is a compiled WGSL shader module.
+type Module struct {
+	h     wgpu.ShaderModule
+	label string
+	// Messages holds the compiler's warnings/info (errors fail compilation).
+	Messages []string
+}
+
+// Module compiles WGSL once per distinct source (cached); compilation
+// errors come back as *ValidationError with the compiler's messages.
+func (g *GPU) Module(label, source string) (*Module, error) {
+	if m := g.modules[source]; m != nil {
+		return m, nil
+	}
+	dev := g.d.dev
+	dev.PushErrorScope(wgpu.ErrorFilterValidation)
+	h := dev.CreateShaderModuleWGSL(label, source)
+	var msgs []string
+	hasErr := false
+	f := h.GetCompilationInfo(wgpu.CallbackModeWaitAnyOnly, func(s wgpu.CompilationInfoRequestStatus, info *wgpu.CompilationInfo) {
+		for _, m := range info.List() {
+			if m.Type == wgpu.CompilationMessageTypeError {
+				hasErr = true
+			}
+			msgs = append(msgs, fmt.Sprintf("%s:%d:%d: %s: %s", label, m.LineNum, m.LinePos, m.Type, m.Message.String()))
+		}
+	})
+	waitErr := waitFuture(g.d.inst, f, "getCompilationInfo")
+	scopeErr := g.popScope(fmt.Sprintf("compile %q", label), 0)
+	if waitErr != nil || scopeErr != nil || hasErr || h == 0 {
+		if h != 0 {
+			h.Release()
+		}
+		var ve *ValidationError
+		switch {
+		case errors.As(scopeErr, &ve):
+			ve.Compilation = msgs
+			return nil, ve
+		case scopeErr != nil:
+			return nil, scopeErr
+		case waitErr != nil:
+			return nil, waitErr
+		}
+		return nil, &ValidationError{Op: fmt.Sprintf("compile %q", label), Message: strings.Join(msgs, "\n"), Compilation: msgs}
+	}
+	m := &Module{h: h, label: label, Messages: msgs}
+	g.modules[source] = m
+	return m, nil
+}
+
+// ---------------------------------------------------------------- pipelines
+
+// Constants are values for WGSL `override` declarations (by name or id).
+type Constants map[string]float64
+
+// BindingKind is the type of one buffer binding in an explicit layout.
+type BindingKind uint8
+
+const (
+	// Storage is var<storage, read_write>.
+	Storage BindingKind = iota
+	// ReadOnly is var<storage, read>.
+	ReadOnly
+	// Uniform is var<uniform>.
+	Uniform
+)
+
+// PipelineSpec describes a compute pipeline.
+type PipelineSpec struct {
+	Module    *Module
+	Entry     string
+	Constants Constants
+	// Layout gives explicit bind group layouts: Layout[group][binding].
+	// Pipelines with equal layouts can share bind groups. nil: automatic
+	// layout, derived from the shader (bind groups then fit only this
+	// pipeline).
+	Layout [][]BindingKind
+}
+
+// Pipeline is a compute pipeline.
+type Pipeline struct {
+	h       wgpu.ComputePipeline
+	label   string
+	layouts []wgpu.BindGroupLayout // per group; filled lazily for automatic layouts
+	layout  wgpu.PipelineLayout
+	auto    bool
+}
+
+// Pipeline creates (or returns the cached) pipeline for entry with the given
+// override constants and an automatic layout.
+func (g *GPU) Pipeline(m *Module, entry string, c Constants) (*Pipeline, error) {
+	return g.ComputePipeline(PipelineSpec{Module: m, Entry: entry, Constants: c})
+}
+
+// ComputePipeline creates (or returns the cached) pipeline for spec.
+func (g *GPU) ComputePipeline(spec PipelineSpec) (*Pipeline, error) {
+	if spec.Module == nil {
+		return nil, errors.New("webgpu: ComputePipeline: nil module")
+	}
+	key := pipelineKey(spec)
+	if p := g.pipelines[key]; p != nil {
+		return p, nil
+	}
+	label := spec.Module.label + ":" + spec.Entry
+	names := make([]string, 0, len(spec.Constants))
+	for k := range spec.Constants {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	consts := make([]wgpu.ConstantEntry, len(names))
+	for i, k := range names {
+		consts[i] = wgpu.ConstantEntry{Key: wgpu.MakeStringView(k), Value: spec.Constants[k]}
+	}
+	dev := g.d.dev
+	dev.PushErrorScope(wgpu.ErrorFilterValidation)
+	p := &Pipeline{label: label, auto: spec.Layout == nil}
+	if spec.Layout != nil {
+		for gi, group := range spec.Layout {
+			entries := make([]wgpu.BindGroupLayoutEntry, len(group))
+			for bi, k := range group {
+				bt := wgpu.BufferBindingTypeStorage
+				switch k {
+				case ReadOnly:
+					bt = wgpu.BufferBindingTypeReadOnlyStorage
+				case Uniform:
+					bt = wgpu.BufferBindingTypeUniform
+				}
+				entries[bi] = wgpu.BindGroupLayoutEntry{Binding: uint32(bi), Visibility: wgpu.ShaderStageCompute,
+					Buffer: wgpu.BufferBindingLayout{Type: bt}}
+			}
+			desc := &wgpu.BindGroupLayoutDescriptor{Label: wgpu.MakeStringView(fmt.Sprintf("%s/group%d", label, gi)),
+				EntryCount: uintptr(len(entries))}
+			if len(entries) > 0 {
+				desc.Entries = &entries[0]
+			}
+			p.layouts = append(p.layouts, dev.CreateBindGroupLayout(desc))
+			runtime.KeepAlive(entries)
+		}
+		pld := &wgpu.PipelineLayoutDescriptor{Label: wgpu.MakeStringView(label), BindGroupLayoutCount: uintptr(len(p.layouts))}
+		if len(p.layouts) > 0 {
+			pld.BindGroupLayouts = &p.layouts[0]
+		}
+		p.layout = dev.CreatePipelineLayout(pld)
+		runtime.KeepAlive(p.layouts)
+	}
+	desc := &wgpu.ComputePipelineDescriptor{
+		Label:  wgpu.MakeStringView(label),
+		Layout: p.layout,
+		Compute: wgpu.ComputeState{Module: spec.Module.h, EntryPoint: wgpu.MakeStringView(spec.Entry),
+			ConstantCount: uintptr(len(consts))},
+	}
+	if len(consts) > 0 {
+		desc.Compute.Constants = &consts[0]
+	}
+	p.h = dev.CreateComputePipeline(desc)
+	runtime.KeepAlive(consts)
+	if err := g.popScope(fmt.Sprintf("create pipeline %q", label), 0); err != nil {
+		p.release()
+		return nil, err
+	}
+	g.pipelines[key] = p
+	return p, nil
+}
+
+func pipelineKey(s PipelineSpec) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%p|%s|", s.Module, s.Entry)
+	names := make([]string, 0, len(s.Constants))
+	for k := range s.Constants {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	for _, k := range names {
+		b.WriteString(k)
+		b.WriteByte('=')
+		b.WriteString(strconv.FormatFloat(s.Constants[k], 'g', -1, 64))
+		b.WriteByte(',')
+	}
+	if s.Layout != nil {
+		fmt.Fprintf(&b, "|%v", s.Layout)
+	}
+	return b.String()
+}
+
+func (p *Pipeline) groupLayout(group uint32) wgpu.BindGroupLayout {
+	for uint32(len(p.layouts)) <= group {
+		p.layouts = append(p.layouts, 0)
+	}
+	if p.layouts[group] == 0 && p.auto {
+		p.layouts[group] = p.h.GetBindGroupLayout(group)
+	}
+	return p.layouts[group]
+}
+
+func (p *Pipeline) release() {
+	for _, l := range p.layouts {
+		if l != 0 {
+			l.Release()
+		}
+	}
+	p.layouts = nil
+	if p.layout != 0 {
+		p.layout.Release()
+	}
+	if p.h != 0 {
+		p.h.Release()
+	}
+}
+
+// ---------------------------------------------------------------- buffers
+
+// Usage is a buffer usage mask (wgpu.BufferUsage*).
+type Usage = wgpu.BufferUsage
+
+// Buffer is a GPU buffer.
+type Buffer struct {
+	h      wgpu.Buffer
+	size   uint64 // as requested (rounded up to 4 bytes); bindings use it
+	usage  Usage
+	id     uint64
+	pooled bool
+	free   bool
+	g      *GPU
+}
+
+// Size is the buffer's size in bytes (as requested, rounded up to 4).
+func (b *Buffer) Size() int64 { return int64(b.size) }
+
+// Handle is the native buffer.
+func (b *Buffer) Handle() wgpu.Buffer { return b.h }
+
+// NewBuffer creates a buffer (not pooled) under an OutOfMemory error scope:
+// an allocation failure or a size beyond maxBufferSize returns
+// *zenmetrics.OutOfMemoryError.
+func (g *GPU) NewBuffer(size int64, usage Usage, label string) (*Buffer, error) {
+	if size <= 0 {
+		return nil, fmt.Errorf("webgpu: buffer size %d: %w", size, zenmetrics.ErrBadInput)
+	}
+	sz := (uint64(size) + 3) &^ 3
+	if sz > g.d.limits.MaxBufferSize {
+		return nil, &zenmetrics.OutOfMemoryError{Backend: g.d.name, Requested: size, Free: -1,
+			Detail: fmt.Sprintf("exceeds maxBufferSize %d", g.d.limits.MaxBufferSize)}
+	}
+	dev := g.d.dev
+	dev.PushErrorScope(wgpu.ErrorFilterOutOfMemory)
+	h := dev.CreateBuffer(&wgpu.BufferDescriptor{Label: wgpu.MakeStringView(label), Usage: usage, Size: sz})
+	if err := g.popScope(fmt.Sprintf("create buffer %q", label), size); err != nil {
+		if h != 0 {
+			h.Destroy()
+			h.Release()
+		}
+		return nil, err
+	}
+	if h == 0 {
+		return nil, &zenmetrics.OutOfMemoryError{Backend: g.d.name, Requested: size, Free: -1, Detail: "wgpuDeviceCreateBuffer returned NULL"}
+	}
+	g.nextID++
+	b := &Buffer{h: h, size: sz, usage: usage, id: g.nextID, g: g}
+	g.live[b] = struct{}{}
+	return b, nil
+}
+
+// Acquire returns a pooled buffer of exactly this size (rounded up to 4)
+// and usage, creating one only when the pool has none free. Give it back
+// with Release; in steady state nothing is allocated.
+func (g *GPU) Acquire(size int64, usage Usage) (*Buffer, error) {
+	if size <= 0 {
+		return nil, fmt.Errorf("webgpu: buffer size %d: %w", size, zenmetrics.ErrBadInput)
+	}
+	k := poolKey{(uint64(size) + 3) &^ 3, usage}
+	if l := g.pool[k]; len(l) > 0 {
+		b := l[len(l)-1]
+		g.pool[k] = l[:len(l)-1]
+		g.poolBytes -= int64(b.size)
+		b.free = false
+		return b, nil
+	}
+	b, err := g.NewBuffer(size, usage, "pooled")
+	if err != nil {
+		return nil, err
+	}
+	b.pooled = true
+	return b, nil
+}
+
+// Storage acquires a pooled storage buffer (Storage|CopySrc|CopyDst).
+func (g *GPU) Storage(size int64) (*Buffer, error) {
+	return g.Acquire(size, wgpu.BufferUsageStorage|wgpu.BufferUsageCopySrc|wgpu.BufferUsageCopyDst)
+}
+
+// Uniform acquires a pooled uniform buffer (Uniform|CopyDst).
+func (g *GPU) Uniform(size int64) (*Buffer, error) {
+	return g.Acquire(size, wgpu.BufferUsageUniform|wgpu.BufferUsageCopyDst)
+}
+
+// Release gives a pooled buffer back to the pool (destroys others). Work
+// already submitted that uses it is unaffected.
+func (b *Buffer) Release() {
+	if b == nil || b.h == 0 || b.free {
+		return
+	}
+	if !b.pooled {
+		b.Destroy()
+		return
+	}
+	b.free = true
+	k := poolKey{b.size, b.usage}
+	b.g.pool[k] = append(b.g.pool[k], b)
+	b.g.poolBytes += int64(b.size)
+}
+
+// Destroy frees the buffer's memory now and drops bind groups using it.
+func (b *Buffer) Destroy() {
+	if b == nil || b.h == 0 {
+		return
+	}
+	g := b.g
+	for _, k := range g.bindByBuf[b] {
+		if bg, ok := g.bindings[k]; ok {
+			bg.Release()
+			delete(g.bindings, k)
+		}
+	}
+	delete(g.bindByBuf, b)
+	delete(g.live, b)
+	b.h.Destroy()
+	b.h.Release()
+	b.h = 0
+}
+
+// PoolBytes is the size of the free buffers held in the pool.
+func (g *GPU) PoolBytes() int64 { return g.poolBytes }
+
+// TrimPool destroys every free pooled buffer.
+func (g *GPU) TrimPool() {
+	for k, l := range g.pool {
+		for _, b := range l {
+			b.Destroy()
+		}
+		delete(g.pool, k)
+	}
+	g.poolBytes = 0
+}
+
+// Write copies data into b at off through the queue (ordered before any
+// later Submit). Sizes that are not a multiple of 4 are zero-padded.
+func (g *GPU) Write(b *Buffer, off int64, data []byte) {
+	if len(data) == 0 {
+		return
+	}
+	if len(data)%4 != 0 {
+		p := make([]byte, (len(data)+3)&^3)
+		copy(p, data)
+		data = p
+	}
+	g.d.queue.WriteBuffer(b.h, uint64(off), data)
+}
+
+// WriteSlice writes a slice of plain numbers (float32, uint32, ...) into b.
+func WriteSlice[T any](g *GPU, b *Buffer, off int64, s []T) {
+	if len(s) == 0 {
+		return
+	}
+	var z T
+	g.Write(b, off, unsafe.Slice((*byte)(unsafe.Pointer(&s[0])), len(s)*int(unsafe.Sizeof(z))))
+	runtime.KeepAlive(s)
+}
+
+// bindGroup returns the cached bind group of p's group for these buffers
+// (whole buffers, bindings 0..n-1).
+func (g *GPU) bindGroup(p *Pipeline, group uint32, bufs []*Buffer) wgpu.BindGroup {
+	layout := p.groupLayout(group)
+	var kb strings.Builder
+	fmt.Fprintf(&kb, "%x", uintptr(layout))
+	for _, b := range bufs {
+		fmt.Fprintf(&kb, ",%d", b.id)
+	}
+	key := kb.String()
+	if bg, ok := g.bindings[key]; ok {
+		return bg
+	}
+	entries := make([]wgpu.BindGroupEntry, len(bufs))
+	for i, b := range bufs {
+		entries[i] = wgpu.BindGroupEntry{Binding: uint32(i), Buffer: b.h, Offset: 0, Size: b.size}
+	}
+	desc := &wgpu.BindGroupDescriptor{Label: wgpu.MakeStringView(p.label), Layout: layout, EntryCount: uintptr(len(entries))}
+	if len(entries) > 0 {
+		desc.Entries = &entries[0]
+	}
+	bg := g.d.dev.CreateBindGroup(desc)
+	runtime.KeepAlive(entries)
+	g.bindings[key] = bg
+	for _, b := range bufs {
+		g.bindByBuf[b] = append(g.bindByBuf[b], key)
+	}
+	return bg
+}
+
+// ---------------------------------------------------------------- encoding
+
+// Encoder records dispatches and copies into one command buffer.
+// Consecutive dispatches share a compute pass.
+type Encoder struct {
+	g     *GPU
+	enc   wgpu.CommandEncoder
+	pass  wgpu.ComputePassEncoder
+	reads []*Readback
+	// timestamps
+	timedNext  string
+	timedNames []string
+	tsResolve  *Buffer
+	tsRead     *Readback
+	submitted  bool
+}
+
+// Encoder starts a command encoder.
+func (g *GPU) Encoder() *Encoder {
+	return &Encoder{g: g, enc: g.d.dev.CreateCommandEncoder(nil)}
+}
+
+func (e *Encoder) beginPass() {
+	if e.pass != 0 {
+		return
+	}
+	var desc *wgpu.ComputePassDescriptor
+	if e.timedNext != "" {
+		i := uint32(len(e.timedNames))
+		desc = &wgpu.ComputePassDescriptor{TimestampWrites: &wgpu.PassTimestampWrites{
+			QuerySet: e.g.querySet, BeginningOfPassWriteIndex: 2 * i, EndOfPassWriteIndex: 2*i + 1}}
+		e.timedNames = append(e.timedNames, e.timedNext)
+		e.timedNext = ""
+	}
+	e.pass = e.enc.BeginComputePass(desc)
+}
+
+func (e *Encoder) endPass() {
+	if e.pass != 0 {
+		e.pass.End()
+		e.pass.Release()
+		e.pass = 0
+	}
+}
+
+// Dispatch records one dispatch of p with bufs bound whole to group 0
+// (binding i = bufs[i]); the bind group is cached.
+func (e *Encoder) Dispatch(p *Pipeline, x, y, z uint32, bufs ...*Buffer) {
+	e.DispatchGroups(p, x, y, z, bufs)
+}
+
+// DispatchGroups is Dispatch with several bind groups: groups[i] binds to
+// group i.
+func (e *Encoder) DispatchGroups(p *Pipeline, x, y, z uint32, groups ...[]*Buffer) {
+	e.beginPass()
+	e.pass.SetPipeline(p.h)
+	for gi, bufs := range groups {
+		e.pass.SetBindGroup(uint32(gi), e.g.bindGroup(p, uint32(gi), bufs), nil)
+	}
+	e.pass.DispatchWorkgroups(x, y, z)
+}
+
+// DispatchIndirect dispatches with the workgroup counts read from three
+// u32s at off in indirect (which needs wgpu.BufferUsageIndirect).
+func (e *Encoder) DispatchIndirect(p *Pipeline, indirect *Buffer, off int64, bufs ...*Buffer) {
+	e.beginPass()
+	e.pass.SetPipeline(p.h)
+	e.pass.SetBindGroup(0, e.g.bindGroup(p, 0, bufs), nil)
+	e.pass.DispatchWorkgroupsIndirect(indirect.h, uint64(off))
+}
+
+// Copy records a buffer-to-buffer copy (offsets and size multiples of 4).
+func (e *Encoder) Copy(src *Buffer, srcOff int64, dst *Buffer, dstOff int64, n int64) {
+	e.endPass()
+	e.enc.CopyBufferToBuffer(src.h, uint64(srcOff), dst.h, uint64(dstOff), uint64(n))
+}
+
+// Clear records zero-filling all of b.
+func (e *Encoder) Clear(b *Buffer) {
+	e.endPass()
+	e.enc.ClearBuffer(b.h, 0, b.size)
+}
+
+// Readback is data copied out of a buffer by a submitted encoder.
+type Readback struct {
+	g       *GPU
+	staging *Buffer
+	n       int64
+	done    bool
+}
+
+// ReadBack records a copy of n bytes of b at off into a pooled staging
+// buffer; after Submit, Readback.Read returns them.
+func (e *Encoder) ReadBack(b *Buffer, off, n int64) (*Readback, error) {
+	e.endPass()
+	n4 := (n + 3) &^ 3
+	st, err := e.g.Acquire(n4, wgpu.BufferUsageMapRead|wgpu.BufferUsageCopyDst)
+	if err != nil {
+		return nil, err
+	}
+	e.enc.CopyBufferToBuffer(b.h, uint64(off), st.h, 0, uint64(n4))
+	r := &Readback{g: e.g, staging: st, n: n}
+	e.reads = append(e.reads, r)
+	return r, nil
+}
+
+// Timestamps reports whether timed passes record real GPU times.
+func (g *GPU) Timestamps() bool { return g.d.features[wgpu.FeatureTimestampQuery] }
+
+const maxTimedPasses = 64
+
+// TimedPass ends the current pass; the next dispatches go into a new pass
+// whose GPU start/end times are recorded under label (when the device has
+// TimestampQuery; otherwise a no-op). Read them after Submit with PassTimes.
+func (e *Encoder) TimedPass(label string) {
+	e.endPass()
+	if !e.g.Timestamps() || len(e.timedNames) >= maxTimedPasses {
+		return
+	}
+	if e.g.querySet == 0 {
+		e.g.queryCap = 2 * maxTimedPasses
+		e.g.querySet = e.g.d.dev.CreateQuerySet(&wgpu.QuerySetDescriptor{
+			Label: wgpu.MakeStringView("timestamps"), Type: wgpu.QueryTypeTimestamp, Count: e.g.queryCap})
+	}
+	e.timedNext = label
+}
+
+// Submit finishes the command buffer and submits it.
+func (e *Encoder) Submit() error {
+	if e.submitted {
+		return errors.New("webgpu: encoder submitted twice")
+	}
+	e.endPass()
+	if n := uint32(len(e.timedNames)); n > 0 {
+		size := int64(n) * 2 * 8
+		rs, err := e.g.Acquire(size, wgpu.BufferUsageQueryResolve|wgpu.BufferUsageCopySrc)
+		if err != nil {
+			return err
+		}
+		e.tsResolve = rs
+		e.enc.ResolveQuerySet(e.g.querySet, 0, 2*n, rs.h, 0)
+		if e.tsRead, err = e.ReadBack(rs, 0, size); err != nil {
+			return err
+		}
+	}
+	cmd := e.enc.Finish(nil)
+	e.g.d.queue.Submit([]wgpu.CommandBuffer{cmd})
+	cmd.Release()
+	e.enc.Release()
+	e.enc = 0
+	e.submitted = true
+	return nil
+}
+
+// PassTime is the GPU time of one timed pass.
+type PassTime struct {
+	Label      string
+	BeginNS    uint64 // raw timestamps, nanoseconds
+	EndNS      uint64
+	DurationNS float64
+}
+
+// PassTimes maps the timestamps of a submitted encoder's timed passes.
+func (e *Encoder) PassTimes() ([]PassTime, error) {
+	if e.tsRead == nil {
+		return nil, nil
+	}
+	ts := make([]uint64, 2*len(e.timedNames))
+	if err := ReadSlice(e.tsRead, ts); err != nil {
+		return nil, err
+	}
+	e.tsResolve.Release()
+	out := make([]PassTime, len(e.timedNames))
+	for i, l := range e.timedNames {
+		b, en := ts[2*i], ts[2*i+1]
+		out[i] = PassTime{Label: l, BeginNS: b, EndNS: en, DurationNS: float64(int64(en - b))}
+	}
+	return out, nil
+}
+
+// Read waits for the data and copies it into dst (len(dst) >= n); the
+// staging buffer goes back to the pool.
+func (r *Readback) Read(dst []byte) error {
+	if r.done {
+		return errors.New("webgpu: Readback read twice")
+	}
+	r.done = true
+	defer r.staging.Release()
+	n4 := uintptr((r.n + 3) &^ 3)
+	var (
+		status wgpu.MapAsyncStatus
+		msg    string
+	)
+	f := r.staging.h.MapAsync(wgpu.MapModeRead, 0, n4, wgpu.CallbackModeWaitAnyOnly, func(s wgpu.MapAsyncStatus, m string) {
+		status, msg = s, m
+	})
+	if err := waitFuture(r.g.d.inst, f, "mapAsync"); err != nil {
+		return err
+	}
+	if status != wgpu.MapAsyncStatusSuccess {
+		if lost := r.g.d.lostErr(); lost != nil {
+			return lost
+		}
+		return fmt.Errorf("webgpu: mapAsync: %s: %s", status, msg)
+	}
+	p := r.staging.h.GetConstMappedRange(0, n4)
+	if p == nil {
+		r.staging.h.Unmap()
+		return errors.New("webgpu: GetConstMappedRange returned NULL")
+	}
+	copy(dst, unsafe.Slice((*byte)(p), r.n))
+	r.staging.h.Unmap()
+	return nil
+}
+
+// ReadSlice reads a Readback into a slice of plain numbers.
+func ReadSlice[T any](r *Readback, dst []T) error {
+	if len(dst) == 0 {
+		return r.Read(nil)
+	}
+	var z T
+	return r.Read(unsafe.Slice((*byte)(unsafe.Pointer(&dst[0])), len(dst)*int(unsafe.Sizeof(z))))
+}
+
+// Read copies len(dst) bytes of b at off to dst (one submit + map).
+func (g *GPU) Read(b *Buffer, off int64, dst []byte) error {
+	e := g.Encoder()
+	r, err := e.ReadBack(b, off, int64(len(dst)))
+	if err != nil {
+		e.Discard()
+		return err
+	}
+	if err := e.Submit(); err != nil {
+		return err
+	}
+	return r.Read(dst)
+}
+
+// Discard drops an encoder without submitting it.
+func (e *Encoder) Discard() {
+	e.endPass()
+	for _, r := range e.reads {
+		r.staging.Release()
+	}
+	if e.enc != 0 {
+		e.enc.Release()
+		e.enc = 0
+	}
+}
+
+// WaitIdle waits until the queue has finished all submitted work.
+func (g *GPU) WaitIdle() error {
+	var (
+		status wgpu.QueueWorkDoneStatus
+		msg    string
+	)
+	f := g.d.queue.OnSubmittedWorkDone(wgpu.CallbackModeWaitAnyOnly, func(s wgpu.QueueWorkDoneStatus, m string) {
+		status, msg = s, m
+	})
+	if err := waitFuture(g.d.inst, f, "onSubmittedWorkDone"); err != nil {
+		return err
+	}
+	if status != wgpu.QueueWorkDoneStatusSuccess {
+		if lost := g.d.lostErr(); lost != nil {
+			return lost
+		}
+		return fmt.Errorf("webgpu: onSubmittedWorkDone: %s: %s", status, msg)
+	}
+	return nil
+}
+
+// Groups returns ceil(n / size), the workgroup count covering n items.
+func Groups(n, size int) uint32 {
+	if n <= 0 {
+		return 0
+	}
+	return uint32((n + size - 1) / size)
+}
+
+func (g *GPU) releaseAll() {
+	for k, bg := range g.bindings {
+		bg.Release()
+		delete(g.bindings, k)
+	}
+	g.bindByBuf = map[*Buffer][]string{}
+	for k, p := range g.pipelines {
+		p.release()
+		delete(g.pipelines, k)
+	}
+	for k, m := range g.modules {
+		m.h.Release()
+		delete(g.modules, k)
+	}
+	g.TrimPool()
+	for b := range g.live {
+		b.Destroy()
+	}
+	if g.querySet != 0 {
+		g.querySet.Destroy()
+		g.querySet.Release()
+		g.querySet = 0
+	}
+}
