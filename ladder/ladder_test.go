@@ -57,7 +57,9 @@ func drive(p *Plan, admit func(Rung) Verdict, attempt func(Rung) outcome) (Rung,
 
 func admitAll(Rung) Verdict { return Verdict{OK: true} }
 
-func oom() error { return &zenmetrics.OutOfMemoryError{Backend: "gpu", Requested: 1 << 30, Free: 1 << 20} }
+func oom() error {
+	return &zenmetrics.OutOfMemoryError{Backend: "gpu", Requested: 1 << 30, Free: 1 << 20}
+}
 
 func TestRungs(t *testing.T) {
 	if got := fmt.Sprint(Rungs(zenmetrics.SSIMULACRA2, true)); got != "[gpu_full gpu_strip cpu]" {
