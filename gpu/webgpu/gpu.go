@@ -334,7 +334,7 @@ type Usage = wgpu.BufferUsage
 // Buffer is a GPU buffer.
 type Buffer struct {
 	h      wgpu.Buffer
-	size   uint64 // as requested (rounded up to 4 bytes); bindings use it
+	size   uint64 // as created; bindings use it
 	usage  Usage
 	id     uint64
 	pooled bool
@@ -342,7 +342,7 @@ type Buffer struct {
 	g      *GPU
 }
 
-// Size is the buffer's size in bytes (as requested, rounded up to 4).
+// Size is the buffer's size in bytes (pooled buffers: rounded up to 4).
 func (b *Buffer) Size() int64 { return int64(b.size) }
 
 // Handle is the native buffer.
@@ -355,7 +355,7 @@ func (g *GPU) NewBuffer(size int64, usage Usage, label string) (*Buffer, error) 
 	if size <= 0 {
 		return nil, fmt.Errorf("webgpu: buffer size %d: %w", size, zenmetrics.ErrBadInput)
 	}
-	sz := (uint64(size) + 3) &^ 3
+	sz := uint64(size) // exact: pooled and staging sizes are rounded to 4 by their callers
 	if sz > g.d.limits.MaxBufferSize {
 		return nil, &zenmetrics.OutOfMemoryError{Backend: g.d.name, Requested: size, Free: -1,
 			Detail: fmt.Sprintf("exceeds maxBufferSize %d", g.d.limits.MaxBufferSize)}
@@ -394,7 +394,7 @@ func (g *GPU) Acquire(size int64, usage Usage) (*Buffer, error) {
 		b.free = false
 		return b, nil
 	}
-	b, err := g.NewBuffer(size, usage, "pooled")
+	b, err := g.NewBuffer(int64(k.size), usage, "pooled")
 	if err != nil {
 		return nil, err
 	}
