@@ -1,0 +1,322 @@
+package batch
+
+import (
+	"container/list"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"sync"
+	"time"
+
+	"github.com/zenmetrics-go/zenmetrics"
+)
+
+// Job is one scoring request: one metric on one decoded pair.
+type Job struct {
+	// Tag is the batch's handle for the job; the engine returns it unchanged.
+	Tag uint64
+	// Metric to compute.
+	Metric zenmetrics.Metric
+	// RefKey identifies the reference image's content (its path, size and
+	// modification time): jobs with equal RefKey and Metric may reuse one
+	// prepared reference. Engines that hash pixels themselves may ignore it.
+	RefKey string
+	// Ref and Dist are the decoded images. They stay valid and unchanged
+	// until the job's result has been returned by Next.
+	Ref, Dist *zenmetrics.Image
+}
+
+// JobResult is the outcome of a Job: a score or an error, never both.
+type JobResult struct {
+	Tag     uint64
+	Score   zenmetrics.Score
+	Backend string        // the backend that produced it ("" if none ran)
+	Elapsed time.Duration // prepare (if it ran for this job) + score
+	Err     error
+}
+
+// Engine scores jobs. The batch calls Submit from several goroutines and
+// Next from one; every submitted job yields exactly one result from Next,
+// in any order. Submit may block while the engine is full. After
+// CloseSubmit, Next returns io.EOF once every result has been returned.
+// Close releases everything and may be called at any time (it unblocks
+// Submit and Next with an error).
+type Engine interface {
+	Submit(ctx context.Context, j Job) error
+	CloseSubmit()
+	Next(ctx context.Context) (JobResult, error)
+	Close() error
+}
+
+// BackendFor returns the backend that computes a metric.
+type BackendFor func(m zenmetrics.Metric) (zenmetrics.Backend, error)
+
+// BackendEngineConfig tunes NewBackendEngine.
+type BackendEngineConfig struct {
+	// Backend gives the backend for each metric (required).
+	Backend BackendFor
+	// Workers is the number of jobs scored at once (default 1). For a CPU
+	// backend that threads inside one scoring, Workers × threads per
+	// scoring should match the cores.
+	Workers int
+	// Options passed to Prepare.
+	Options zenmetrics.Options
+	// CacheRefs is how many prepared references to keep (default 2 ×
+	// Workers); the least recently used unused one is released first.
+	CacheRefs int
+}
+
+// BackendEngine is an Engine over plain zenmetrics.Backends: a pool of
+// workers and a cache of prepared references keyed by (RefKey, metric), so
+// one reference with many distorted variants is prepared once. Two workers
+// asking for the same reference at once share one Prepare.
+type BackendEngine struct {
+	cfg     BackendEngineConfig
+	jobs    chan Job
+	results chan JobResult
+	done    chan struct{}
+	wg      sync.WaitGroup
+
+	closeSubmit sync.Once
+	closeAll    sync.Once
+
+	mu    sync.Mutex
+	cache map[prepKey]*prepEntry
+	lru   *list.List // of *prepEntry with users == 0, front = most recent
+}
+
+type prepKey struct {
+	ref    string
+	metric zenmetrics.Metric
+}
+
+type prepEntry struct {
+	key     prepKey
+	ready   chan struct{}
+	ref     zenmetrics.Reference
+	backend string
+	err     error
+	users   int
+	elem    *list.Element
+}
+
+// NewBackendEngine starts the workers.
+func NewBackendEngine(cfg BackendEngineConfig) (*BackendEngine, error) {
+	if cfg.Backend == nil {
+		return nil, errors.New("batch: BackendEngineConfig.Backend is nil")
+	}
+	if cfg.Workers < 1 {
+		cfg.Workers = 1
+	}
+	if cfg.CacheRefs < 1 {
+		cfg.CacheRefs = 2 * cfg.Workers
+	}
+	e := &BackendEngine{
+		cfg:     cfg,
+		jobs:    make(chan Job, cfg.Workers),
+		results: make(chan JobResult, cfg.Workers),
+		done:    make(chan struct{}),
+		cache:   map[prepKey]*prepEntry{},
+		lru:     list.New(),
+	}
+	e.wg.Add(cfg.Workers)
+	for i := 0; i < cfg.Workers; i++ {
+		go e.worker()
+	}
+	go func() {
+		e.wg.Wait()
+		close(e.results)
+	}()
+	return e, nil
+}
+
+var errEngineClosed = errors.New("batch: engine closed")
+
+// Submit queues a job, blocking while every worker is busy.
+func (e *BackendEngine) Submit(ctx context.Context, j Job) error {
+	select {
+	case e.jobs <- j:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-e.done:
+		return errEngineClosed
+	}
+}
+
+// CloseSubmit says no more jobs will come.
+func (e *BackendEngine) CloseSubmit() { e.closeSubmit.Do(func() { close(e.jobs) }) }
+
+// Next returns the next finished job, or io.EOF after the last.
+func (e *BackendEngine) Next(ctx context.Context) (JobResult, error) {
+	select {
+	case r, ok := <-e.results:
+		if !ok {
+			return JobResult{}, io.EOF
+		}
+		return r, nil
+	case <-ctx.Done():
+		return JobResult{}, ctx.Err()
+	case <-e.done:
+		return JobResult{}, errEngineClosed
+	}
+}
+
+// Close stops the workers (after their current job) and releases every
+// cached reference. It does not close the backends.
+func (e *BackendEngine) Close() error {
+	e.closeAll.Do(func() {
+		close(e.done)
+		e.CloseSubmit()
+		// Drain so that workers blocked on sending a result can finish.
+		go func() {
+			for range e.results {
+			}
+		}()
+		e.wg.Wait()
+		e.mu.Lock()
+		for k, ent := range e.cache {
+			if ent.ref != nil {
+				ent.ref.Release()
+			}
+			delete(e.cache, k)
+		}
+		e.lru.Init()
+		e.mu.Unlock()
+	})
+	return nil
+}
+
+func (e *BackendEngine) worker() {
+	defer e.wg.Done()
+	for j := range e.jobs {
+		select {
+		case <-e.done:
+			continue // closing: drop the rest
+		default:
+		}
+		r := e.run(j)
+		select {
+		case e.results <- r:
+		case <-e.done:
+		}
+	}
+}
+
+// ctx is the context given to backends; Close cancels it.
+func (e *BackendEngine) ctx() (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		select {
+		case <-e.done:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	return ctx, cancel
+}
+
+func (e *BackendEngine) run(j Job) (res JobResult) {
+	res.Tag = j.Tag
+	start := time.Now()
+	defer func() {
+		if v := recover(); v != nil {
+			res.Err = &zenmetrics.PanicError{Value: v}
+		}
+		res.Elapsed = time.Since(start)
+	}()
+	if j.Ref == nil || j.Dist == nil {
+		res.Err = fmt.Errorf("%w: job without images", zenmetrics.ErrBadInput)
+		return res
+	}
+	if err := zenmetrics.CheckSameSize(j.Ref, j.Dist); err != nil {
+		res.Err = err
+		return res
+	}
+	ctx, cancel := e.ctx()
+	defer cancel()
+	ent := e.acquire(ctx, j)
+	defer e.releaseEntry(ent)
+	res.Backend = ent.backend
+	if ent.err != nil {
+		res.Err = ent.err
+		return res
+	}
+	s, err := scoreSafely(ctx, ent.ref, j.Dist)
+	if err == nil && (math.IsNaN(s.Value) || math.IsInf(s.Value, 0)) {
+		err = fmt.Errorf("backend %s returned a non-finite score %v", ent.backend, s.Value)
+	}
+	res.Score, res.Err = s, err
+	return res
+}
+
+func scoreSafely(ctx context.Context, r zenmetrics.Reference, dist *zenmetrics.Image) (s zenmetrics.Score, err error) {
+	defer zenmetrics.Recover(&err)
+	return r.Score(ctx, dist)
+}
+
+// acquire returns the prepared reference for the job, preparing it once.
+func (e *BackendEngine) acquire(ctx context.Context, j Job) *prepEntry {
+	k := prepKey{j.RefKey, j.Metric}
+	e.mu.Lock()
+	ent, ok := e.cache[k]
+	if ok && j.RefKey != "" {
+		ent.users++
+		if ent.elem != nil {
+			e.lru.Remove(ent.elem)
+			ent.elem = nil
+		}
+		e.mu.Unlock()
+		<-ent.ready
+		return ent
+	}
+	ent = &prepEntry{key: k, ready: make(chan struct{}), users: 1}
+	if j.RefKey != "" {
+		e.cache[k] = ent
+	}
+	e.mu.Unlock()
+	func() {
+		defer close(ent.ready)
+		defer zenmetrics.Recover(&ent.err)
+		b, err := e.cfg.Backend(j.Metric)
+		if err != nil {
+			ent.err = err
+			return
+		}
+		ent.backend = b.Name()
+		ent.ref, ent.err = b.Prepare(ctx, j.Metric, j.Ref, e.cfg.Options)
+	}()
+	return ent
+}
+
+// releaseEntry drops a user; unused entries go on the LRU list, and the
+// list is trimmed to CacheRefs. Failed preparations are not kept, so a
+// later job retries.
+func (e *BackendEngine) releaseEntry(ent *prepEntry) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	ent.users--
+	if ent.users > 0 {
+		return
+	}
+	if ent.err != nil || e.cache[ent.key] != ent {
+		if e.cache[ent.key] == ent {
+			delete(e.cache, ent.key)
+		}
+		if ent.ref != nil {
+			ent.ref.Release()
+		}
+		return
+	}
+	ent.elem = e.lru.PushFront(ent)
+	for e.lru.Len() > e.cfg.CacheRefs {
+		old := e.lru.Remove(e.lru.Back()).(*prepEntry)
+		old.elem = nil
+		delete(e.cache, old.key)
+		if old.ref != nil {
+			old.ref.Release()
+		}
+	}
+}
