@@ -11,6 +11,7 @@ import (
 	"io/fs"
 	"os"
 	"strconv"
+	"strings"
 
 	"github.com/zenmetrics-go/zenmetrics"
 )
@@ -264,15 +265,19 @@ func readHeader(data []byte) (header, error) {
 // ErrUnsupported, everything else (corrupt, truncated) is ErrBadInput. The
 // decoder's message is kept.
 func decodeErr(format string, err error) error {
+	prefix := format + ": "
+	if strings.HasPrefix(err.Error(), prefix) {
+		prefix = "" // image/png and x/image/webp name themselves already
+	}
 	var pu png.UnsupportedError
 	var ju jpeg.UnsupportedError
 	switch {
 	case errors.As(err, &pu), errors.As(err, &ju):
-		return fmt.Errorf("%w: %s: %w", zenmetrics.ErrUnsupported, format, err)
+		return fmt.Errorf("%w: %s%w", zenmetrics.ErrUnsupported, prefix, err)
 	case errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
 		return fmt.Errorf("%w: %s: truncated file: %w", zenmetrics.ErrBadInput, format, err)
 	}
-	return fmt.Errorf("%w: %s: %w", zenmetrics.ErrBadInput, format, err)
+	return fmt.Errorf("%w: %s%w", zenmetrics.ErrBadInput, prefix, err)
 }
 
 // unexpectedType reports a decoder result this package does not expect for

@@ -306,7 +306,7 @@ func TestPNGHeaderErrors(t *testing.T) {
 			p.samples = randSamples(rand.New(rand.NewPCG(1, 1)), 2, 2, 4, 255)
 			return p.encode()
 		},
-		"zero width":        func() []byte { p := base; p.w = 0; p.samples = nil; return p.encode() },
+		"zero width": func() []byte { p := base; p.w = 0; p.samples = nil; return p.encode() },
 		"tRNS with alpha": func() []byte {
 			p := base
 			p.ctype = pngRGBA
