@@ -58,25 +58,121 @@ var (
 	kernMask  = makeKernel(2.7)           // 13 taps
 )
 
-// blur writes the blurred in to out (which may be in itself; tmp is a
-// scratch plane of the same size, distinct from both).
-func blur(wk workers, k *kernel, in, out, tmp plane) {
+// scratch holds reusable work buffers for one sequential pipeline.
+type scratch struct{ bufs [3][]float32 }
+
+// plane returns buffer i viewed as a w×h plane (contents undefined).
+func (s *scratch) plane(i, w, h int) plane {
+	if cap(s.bufs[i]) < w*h {
+		s.bufs[i] = make([]float32, w*h)
+	}
+	return plane{w: w, h: h, p: s.bufs[i][:w*h]}
+}
+
+// blur writes the blurred in to out (which may be in itself). It uses
+// scratch buffers 0 and 1.
+func blur(wk workers, k *kernel, in, out plane, sc *scratch) {
+	w, h := in.w, in.h
 	if len(k.full) == 5 && &in.p[0] != &out.p[0] {
-		blurSep5(wk, k, in, out, tmp)
+		blurSep5(wk, k, in, out, sc.plane(0, w, h))
 		return
 	}
-	// Horizontal pass into tmp, then vertical pass into out.
-	wk.rows(in.h, func(y0, y1 int) {
+	// Rows first, then columns; per pixel the same arithmetic as libjxl's
+	// convolve-and-transpose twice.
+	a := sc.plane(0, w, h)
+	wk.rows(h, func(y0, y1 int) {
 		for y := y0; y < y1; y++ {
-			firRow(k, in.row(y), tmp.row(y))
+			firRow(k, in.row(y), a.row(y))
 		}
 	})
-	wk.rows(in.h, func(y0, y1 int) {
-		firColumns(k, tmp, out, y0, y1)
+	wk.rows(h, func(y0, y1 int) {
+		firColumns(k, a, out, y0, y1)
 	})
 }
 
-// firRow convolves one row along x.
+// colChunk is the width of the column strips firColumns works on, so that
+// its partial sums stay in the L1 cache.
+const colChunk = 512
+
+// firColumns convolves rows [y0, y1) of out along y, reading src: for each
+// output row the tap pairs are accumulated strip by strip into the same
+// four partial sums as firRow uses.
+func firColumns(k *kernel, src, out plane, y0, y1 int) {
+	h, w := src.h, src.w
+	off := k.off
+	b1 := min(h, off)
+	b2 := 0
+	if h > off {
+		b2 = h - off
+	}
+	sk := k.half
+	var acc [4][colChunk]float32
+	for x0 := 0; x0 < w; x0 += colChunk {
+		x1 := min(x0+colChunk, w)
+		n := x1 - x0
+		a0, a1, a2, a3 := acc[0][:n], acc[1][:n], acc[2][:n], acc[3][:n]
+		for y := y0; y < y1; y++ {
+			dst := out.row(y)[x0:x1]
+			dst = dst[:len(a0)]
+			if y < b1 || y >= b2 {
+				// Border row: cut-off kernel, renormalised.
+				lo := max(0, y-off)
+				hi := min(h-1, y+off)
+				var wsum float32
+				for j := lo; j <= hi; j++ {
+					wsum += k.full[j-y+off]
+				}
+				scale := 1 / wsum
+				clear(a0)
+				for j := lo; j <= hi; j++ {
+					r := src.row(j)[x0:x1]
+					r = r[:len(a0)]
+					kw := k.full[j-y+off]
+					for x := range a0 {
+						a0[x] += r[x] * kw
+					}
+				}
+				for x := range a0 {
+					dst[x] = a0[x] * scale
+				}
+				continue
+			}
+			for i := 0; i < off; i++ {
+				a := acc[i&3][:n]
+				ra := src.row(y - off + i)[x0:x1]
+				rb := src.row(y + off - i)[x0:x1]
+				ra, rb = ra[:len(a)], rb[:len(a)]
+				s := sk[i]
+				if i < 4 {
+					for x := range a {
+						a[x] = (ra[x] + rb[x]) * s
+					}
+				} else {
+					for x := range a {
+						a[x] += (ra[x] + rb[x]) * s
+					}
+				}
+			}
+			rc := src.row(y)[x0:x1]
+			rc = rc[:len(a0)]
+			a1, a2 = a1[:len(a0)], a2[:len(a0)]
+			sc := sk[off]
+			if off >= 4 {
+				a3 = a3[:len(a0)]
+				for x := range a0 {
+					dst[x] = rc[x]*sc + a0[x] + a1[x] + a2[x] + a3[x]
+				}
+			} else {
+				for x := range a0 {
+					dst[x] = rc[x]*sc + a0[x] + a1[x] + a2[x]
+				}
+			}
+		}
+	}
+}
+
+// firRow convolves one row along x: the full kernel in the interior,
+// the renormalised cut-off kernel near the ends.
 func firRow(k *kernel, src, dst []float32) {
 	n := len(src)
 	off := k.off
@@ -85,30 +181,18 @@ func firRow(k *kernel, src, dst []float32) {
 	if n > off {
 		b2 = n - off
 	}
-	sk := k.half
-	switch off {
-	case 3:
-		s0, s1, s2, s3 := sk[0], sk[1], sk[2], sk[3]
-		for x := b1; x < b2; x++ {
-			r := src[x-3 : x+4 : x+4]
-			a := (r[0] + r[6]) * s0
-			b := (r[1] + r[5]) * s1
-			c := (r[2] + r[4]) * s2
-			dst[x] = r[3]*s3 + a + b + c
-		}
-	default:
-		for x := b1; x < b2; x++ {
-			r := src[x-off : x+off+1 : x+off+1]
-			var acc [4]float32
-			for i := 0; i < off; i++ {
-				v := (r[i] + r[2*off-i]) * sk[i]
-				if i < 4 {
-					acc[i] = v
-				} else {
-					acc[i&3] += v
-				}
-			}
-			dst[x] = r[off]*sk[off] + acc[0] + acc[1] + acc[2] + acc[3]
+	if b1 < b2 {
+		switch off {
+		case 3:
+			firInterior7(src, dst, b1, b2, (*[4]float32)(k.half))
+		case 6:
+			firInterior13(src, dst, b1, b2, (*[7]float32)(k.half))
+		case 7:
+			firInterior15(src, dst, b1, b2, (*[8]float32)(k.half))
+		case 16:
+			firInterior33(src, dst, b1, b2, (*[17]float32)(k.half))
+		default:
+			panic("butteraugli: unexpected kernel length")
 		}
 	}
 	for x := 0; x < n; x++ {
@@ -134,78 +218,6 @@ func borderTap(k *kernel, n, x int, src []float32) float32 {
 		sum += src[j] * k.full[j-x+off]
 	}
 	return sum * scale
-}
-
-// firColumns convolves rows [y0, y1) of out along y, reading src.
-func firColumns(k *kernel, src, out plane, y0, y1 int) {
-	h, w := src.h, src.w
-	off := k.off
-	b1 := min(h, off)
-	b2 := 0
-	if h > off {
-		b2 = h - off
-	}
-	sk := k.half
-	var acc [4][]float32
-	for i := range acc {
-		acc[i] = make([]float32, w)
-	}
-	for y := y0; y < y1; y++ {
-		dst := out.row(y)
-		if y >= b1 && y < b2 {
-			for i := 0; i < off; i++ {
-				ra := src.row(y - off + i)
-				rb := src.row(y + off - i)
-				s := sk[i]
-				a := acc[i&3]
-				if i < 4 {
-					for x := range a {
-						a[x] = (ra[x] + rb[x]) * s
-					}
-				} else {
-					for x := range a {
-						a[x] += (ra[x] + rb[x]) * s
-					}
-				}
-			}
-			rc := src.row(y)
-			sc := sk[off]
-			a0, a1, a2 := acc[0], acc[1], acc[2]
-			if off >= 4 {
-				a3 := acc[3]
-				for x := range dst {
-					dst[x] = rc[x]*sc + a0[x] + a1[x] + a2[x] + a3[x]
-				}
-			} else {
-				for x := range dst {
-					dst[x] = rc[x]*sc + a0[x] + a1[x] + a2[x]
-				}
-			}
-			continue
-		}
-		// Border row: cut-off kernel, renormalised.
-		lo := max(0, y-off)
-		hi := min(h-1, y+off)
-		var wsum float32
-		for j := lo; j <= hi; j++ {
-			wsum += k.full[j-y+off]
-		}
-		scale := 1 / wsum
-		a := acc[0]
-		for x := range a {
-			a[x] = 0
-		}
-		for j := lo; j <= hi; j++ {
-			r := src.row(j)
-			kw := k.full[j-y+off]
-			for x := range a {
-				a[x] += r[x] * kw
-			}
-		}
-		for x := range dst {
-			dst[x] = a[x] * scale
-		}
-	}
 }
 
 // mirror reflects an out-of-range coordinate back into [0, n), repeating

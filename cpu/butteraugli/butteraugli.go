@@ -226,14 +226,15 @@ func (r *Reference) diffmap(v *variant, rgb1 image3) plane {
 	if v.sub != nil {
 		sub = subsample2x(wk, rgb1)
 	}
+	sc := &scratch{}
 	xyb := newImage3(r.w, r.h)
-	opsinDynamics(wk, rgb1, r.intensity, xyb, newImage3(r.w, r.h), newPlane(r.w, r.h))
-	dm := diffmapLevel(wk, v.full, xyb)
+	opsinDynamics(wk, rgb1, r.intensity, xyb, newImage3(r.w, r.h), sc)
+	dm := diffmapLevel(wk, v.full, xyb, sc)
 	if v.sub != nil {
 		sw, sh := sub[0].w, sub[0].h
 		sxyb := newImage3(sw, sh)
-		opsinDynamics(wk, sub, r.intensity, sxyb, newImage3(sw, sh), newPlane(sw, sh))
-		sdm := diffmapLevel(wk, v.sub, sxyb)
+		opsinDynamics(wk, sub, r.intensity, sxyb, newImage3(sw, sh), sc)
+		sdm := diffmapLevel(wk, v.sub, sxyb, sc)
 		addSupersampled2x(wk, sdm, dm)
 	}
 	return dm

@@ -62,13 +62,13 @@ type level struct {
 func prepareLevel(wk workers, rgb image3, intensity float32) *level {
 	w, h := rgb[0].w, rgb[0].h
 	xyb := newImage3(w, h)
-	tmp := newPlane(w, h)
-	opsinDynamics(wk, rgb, intensity, xyb, newImage3(w, h), tmp)
+	sc := &scratch{}
+	opsinDynamics(wk, rgb, intensity, xyb, newImage3(w, h), sc)
 	lv := &level{w: w, h: h}
-	lv.pi = separateFrequencies(wk, xyb, tmp)
+	lv.pi = separateFrequencies(wk, xyb, sc)
 	lv.activity = newPlane(w, h)
-	maskActivity(wk, &lv.pi, lv.activity, tmp)
-	eroded := tmp
+	maskActivity(wk, &lv.pi, lv.activity, sc)
+	eroded := sc.plane(0, w, h)
 	fuzzyErosion(wk, lv.activity, eroded)
 	lv.mAC, lv.mDC = newPlane(w, h), newPlane(w, h)
 	wk.rows(h, func(y0, y1 int) {
@@ -85,12 +85,11 @@ func prepareLevel(wk workers, rgb image3, intensity float32) *level {
 
 // diffmapLevel compares the distorted XYB image (consumed) with the prepared
 // reference level.
-func diffmapLevel(wk workers, lv *level, xyb1 image3) plane {
+func diffmapLevel(wk workers, lv *level, xyb1 image3, sc *scratch) plane {
 	w, h := lv.w, lv.h
-	tmp := newPlane(w, h)
-	p1 := separateFrequencies(wk, xyb1, tmp)
+	p1 := separateFrequencies(wk, xyb1, sc)
 	act1 := newPlane(w, h)
-	maskActivity(wk, &p1, act1, tmp)
+	maskActivity(wk, &p1, act1, sc)
 	p0 := &lv.pi
 
 	// Malta terms of X (c=0) and Y (c=1): UHF, then HF, then MF, summed in
@@ -110,16 +109,23 @@ func diffmapLevel(wk workers, lv *level, xyb1 image3) plane {
 		wk.rows(h, func(y0, y1 int) {
 			for y := y0; y < y1; y++ {
 				o := out.row(y)
-				i := dU.origin(y)
+				// Top-left corner of the 9×9 neighbourhood of pixel (0, y).
+				i0 := dU.origin(y) - maltaPad*s - maltaPad
 				for x := range o {
-					o[x] = maltaHF(dU.p, i+x, s) + maltaLF(dH.p, i+x, s) + maltaLF(dM.p, i+x, s)
+					i := i0 + x
+					u := gather9(dU.p, i, s)
+					h := gather9(dH.p, i, s)
+					m := gather9(dM.p, i, s)
+					o[x] = maltaHF(u[0], u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8]) +
+						maltaLF(h[0], h[1], h[2], h[3], h[4], h[5], h[6], h[7], h[8]) +
+						maltaLF(m[0], m[1], m[2], m[3], m[4], m[5], m[6], m[7], m[8])
 				}
 			}
 		})
 		acc[c] = out
 	}
 
-	res := tmp
+	res := newPlane(w, h)
 	wk.rows(h, func(y0, y1 int) {
 		for y := y0; y < y1; y++ {
 			a0, a1 := acc[0].row(y), acc[1].row(y)

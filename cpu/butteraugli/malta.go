@@ -17,85 +17,90 @@ func sum9(a, b, c, d, e, f, g, h, i float32) float32 {
 	return ((a + b) + (c + d)) + ((e + f) + (g + h)) + i
 }
 
-// maltaLF evaluates the sparse (5-sample) Malta filter at d[i]; s is the
-// row stride of d, which must hold 4 samples of margin on every side.
-func maltaLF(d []float32, i, s int) float32 {
-	_ = d[i-4*s-4]
-	_ = d[i+4*s+4]
-	c := d[i]
-	s2, s3, s4 := 2*s, 3*s, 4*s
-	t := sum5(d[i-4], d[i-2], c, d[i+2], d[i+4])
+// maltaLF evaluates the sparse (5-sample) Malta filter on the 9×9
+// neighbourhood m0..m8 (rows −4..4, each columns −4..4; the pixel is m4[4]).
+func maltaLF(m0, m1, m2, m3, m4, m5, m6, m7, m8 *[9]float32) float32 {
+	c := m4[4]
+	t := sum5(m4[0], m4[2], c, m4[6], m4[8])
 	r := t * t
-	t = sum5(d[i-s4], d[i-s2], c, d[i+s2], d[i+s4])
+	t = sum5(m0[4], m2[4], c, m6[4], m8[4])
 	r += t * t
-	t = sum5(d[i-s3-3], d[i-s2-2], c, d[i+s2+2], d[i+s3+3])
+	t = sum5(m1[1], m2[2], c, m6[6], m7[7])
 	r += t * t
-	t = sum5(d[i-s3+3], d[i-s2+2], c, d[i+s2-2], d[i+s3-3])
+	t = sum5(m1[7], m2[6], c, m6[2], m7[1])
 	r += t * t
-	t = sum5(d[i-s4+1], d[i-s2+1], c, d[i+s2-1], d[i+s4-1])
+	t = sum5(m0[5], m2[5], c, m6[3], m8[3])
 	r += t * t
-	t = sum5(d[i-s4-1], d[i-s2-1], c, d[i+s2+1], d[i+s4+1])
+	t = sum5(m0[3], m2[3], c, m6[5], m8[5])
 	r += t * t
-	t = sum5(d[i-4-s], d[i-2-s], c, d[i+2+s], d[i+4+s])
+	t = sum5(m3[0], m3[2], c, m5[6], m5[8])
 	r += t * t
-	t = sum5(d[i-4+s], d[i-2+s], c, d[i+2-s], d[i+4-s])
+	t = sum5(m5[0], m5[2], c, m3[6], m3[8])
 	r += t * t
-	t = sum5(d[i-s3-2], d[i-s2-1], c, d[i+s2+1], d[i+s3+2])
+	t = sum5(m1[2], m2[3], c, m6[5], m7[6])
 	r += t * t
-	t = sum5(d[i-s3+2], d[i-s2+1], c, d[i+s2-1], d[i+s3-2])
+	t = sum5(m1[6], m2[5], c, m6[3], m7[2])
 	r += t * t
-	t = sum5(d[i-s2-3], d[i-s-2], c, d[i+s+2], d[i+s2+3])
+	t = sum5(m2[1], m3[2], c, m5[6], m6[7])
 	r += t * t
-	t = sum5(d[i-s2+3], d[i-s+2], c, d[i+s-2], d[i+s2-3])
+	t = sum5(m2[7], m3[6], c, m5[2], m6[1])
 	r += t * t
-	t = sum5(d[i+s2-4], d[i+s-2], c, d[i-s+2], d[i-s2+4])
+	t = sum5(m6[0], m5[2], c, m3[6], m2[8])
 	r += t * t
-	t = sum5(d[i-s2-4], d[i-s-2], c, d[i+s+2], d[i+s2+4])
+	t = sum5(m2[0], m3[2], c, m5[6], m6[8])
 	r += t * t
-	t = sum5(d[i-s4-2], d[i-s2-1], c, d[i+s2+1], d[i+s4+2])
+	t = sum5(m0[2], m2[3], c, m6[5], m8[6])
 	r += t * t
-	t = sum5(d[i-s4+2], d[i-s2+1], c, d[i+s2-1], d[i+s4-2])
+	t = sum5(m0[6], m2[5], c, m6[3], m8[2])
 	r += t * t
 	return r
 }
 
-// maltaHF evaluates the dense (7- to 9-sample) Malta filter at d[i].
-func maltaHF(d []float32, i, s int) float32 {
-	_ = d[i-4*s-4]
-	_ = d[i+4*s+4]
-	c := d[i]
-	s2, s3, s4 := 2*s, 3*s, 4*s
-	t := sum9(d[i-4], d[i-3], d[i-2], d[i-1], c, d[i+1], d[i+2], d[i+3], d[i+4])
+// maltaHF evaluates the dense (7- to 9-sample) Malta filter on the 9×9
+// neighbourhood m0..m8.
+func maltaHF(m0, m1, m2, m3, m4, m5, m6, m7, m8 *[9]float32) float32 {
+	c := m4[4]
+	t := sum9(m4[0], m4[1], m4[2], m4[3], c, m4[5], m4[6], m4[7], m4[8])
 	r := t * t
-	t = sum9(d[i-s4], d[i-s3], d[i-s2], d[i-s], c, d[i+s], d[i+s2], d[i+s3], d[i+s4])
+	t = sum9(m0[4], m1[4], m2[4], m3[4], c, m5[4], m6[4], m7[4], m8[4])
 	r += t * t
-	t = sum7(d[i-s3-3], d[i-s2-2], d[i-s-1], c, d[i+s+1], d[i+s2+2], d[i+s3+3])
+	t = sum7(m1[1], m2[2], m3[3], c, m5[5], m6[6], m7[7])
 	r += t * t
-	t = sum7(d[i-s3+3], d[i-s2+2], d[i-s+1], c, d[i+s-1], d[i+s2-2], d[i+s3-3])
+	t = sum7(m1[7], m2[6], m3[5], c, m5[3], m6[2], m7[1])
 	r += t * t
 	// The next four segments appear twice in the reference's list of
 	// sixteen; they are computed once and counted twice, in its order.
-	a := sum9(d[i-s4+1], d[i-s3+1], d[i-s2+1], d[i-s], c, d[i+s], d[i+s2-1], d[i+s3-1], d[i+s4-1])
+	a := sum9(m0[5], m1[5], m2[5], m3[4], c, m5[4], m6[3], m7[3], m8[3])
 	r += a * a
-	b := sum9(d[i-s4-1], d[i-s3-1], d[i-s2-1], d[i-s], c, d[i+s], d[i+s2+1], d[i+s3+1], d[i+s4+1])
+	b := sum9(m0[3], m1[3], m2[3], m3[4], c, m5[4], m6[5], m7[5], m8[5])
 	r += b * b
-	e := sum9(d[i-4-s], d[i-3-s], d[i-2-s], d[i-1], c, d[i+1], d[i+2+s], d[i+3+s], d[i+4+s])
+	e := sum9(m3[0], m3[1], m3[2], m4[3], c, m4[5], m5[6], m5[7], m5[8])
 	r += e * e
-	f := sum9(d[i-4+s], d[i-3+s], d[i-2+s], d[i-1], c, d[i+1], d[i+2-s], d[i+3-s], d[i+4-s])
+	f := sum9(m5[0], m5[1], m5[2], m4[3], c, m4[5], m3[6], m3[7], m3[8])
 	r += f * f
-	t = sum7(d[i-s3-2], d[i-s2-1], d[i-s-1], c, d[i+s+1], d[i+s2+1], d[i+s3+2])
+	t = sum7(m1[2], m2[3], m3[3], c, m5[5], m6[5], m7[6])
 	r += t * t
-	t = sum7(d[i-s3+2], d[i-s2+1], d[i-s+1], c, d[i+s-1], d[i+s2-1], d[i+s3-2])
+	t = sum7(m1[6], m2[5], m3[5], c, m5[3], m6[3], m7[2])
 	r += t * t
-	t = sum7(d[i-s2-3], d[i-s-2], d[i-s-1], c, d[i+s+1], d[i+s+2], d[i+s2+3])
+	t = sum7(m2[1], m3[2], m3[3], c, m5[5], m5[6], m6[7])
 	r += t * t
-	t = sum7(d[i-s2+3], d[i-s+2], d[i-s+1], c, d[i+s-1], d[i+s-2], d[i+s2-3])
+	t = sum7(m2[7], m3[6], m3[5], c, m5[3], m5[2], m6[1])
 	r += t * t
 	r += f * f
 	r += e * e
 	r += b * b
 	r += a * a
 	return r
+}
+
+// gather9 returns the nine rows of the 9×9 block whose top-left sample is
+// p[i], for a row stride s.
+func gather9(p []float32, i, s int) (g [9]*[9]float32) {
+	for k := range g {
+		o := i + k*s
+		g[k] = (*[9]float32)(p[o : o+9])
+	}
+	return g
 }
 
 // maltaWeights are the per-call constants of the difference image that the

@@ -58,10 +58,10 @@ func gammaHDR(v float32) float32 {
 
 // opsinDynamics converts linear RGB (1.0 = intensity nits) to butteraugli's
 // XYB. The sensitivity of each pixel comes from a slightly blurred copy of
-// the image. blurred and tmp are scratch planes.
-func opsinDynamics(wk workers, rgb image3, intensity float32, xyb, blurred image3, tmp plane) {
+// the image. blurred is a scratch image.
+func opsinDynamics(wk workers, rgb image3, intensity float32, xyb, blurred image3, sc *scratch) {
 	for c := 0; c < 3; c++ {
-		blur(wk, kernOpsin, rgb[c], blurred[c], tmp)
+		blur(wk, kernOpsin, rgb[c], blurred[c], sc)
 	}
 	const minV = float32(1e-4)
 	wk.rows(rgb[0].h, func(y0, y1 int) {

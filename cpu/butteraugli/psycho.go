@@ -73,13 +73,13 @@ func maximumClamp(m, v float32) float32 {
 
 // separateFrequencies splits xyb (consumed: its planes are reused) into
 // bands.
-func separateFrequencies(wk workers, xyb image3, tmp plane) psycho {
+func separateFrequencies(wk workers, xyb image3, sc *scratch) psycho {
 	w, h := xyb[0].w, xyb[0].h
 	var ps psycho
 	// LF: the blurred image; MF for now: the rest (reusing xyb).
 	for c := 0; c < 3; c++ {
 		ps.lf[c] = newPlane(w, h)
-		blur(wk, kernLF, xyb[c], ps.lf[c], tmp)
+		blur(wk, kernLF, xyb[c], ps.lf[c], sc)
 	}
 	wk.rows(h, func(y0, y1 int) {
 		for y := y0; y < y1; y++ {
@@ -101,7 +101,7 @@ func separateFrequencies(wk workers, xyb image3, tmp plane) psycho {
 	// MF/HF: HF is the residual of MF after another blur.
 	for c := 0; c < 3; c++ {
 		bl := newPlane(w, h)
-		blur(wk, kernHF, xyb[c], bl, tmp)
+		blur(wk, kernHF, xyb[c], bl, sc)
 		if c == 2 {
 			ps.mf[2] = bl
 			break
@@ -138,7 +138,7 @@ func separateFrequencies(wk workers, xyb image3, tmp plane) psycho {
 	// HF/UHF.
 	for c := 0; c < 2; c++ {
 		bl := newPlane(w, h)
-		blur(wk, kernUHF, ps.hf[c], bl, tmp)
+		blur(wk, kernUHF, ps.hf[c], bl, sc)
 		uhf := ps.hf[c]
 		wk.rows(h, func(y0, y1 int) {
 			for y := y0; y < y1; y++ {
@@ -187,7 +187,8 @@ var globalScale = func() float32 {
 
 // maskActivity writes the blurred, companded high-frequency activity of ps:
 // the input of butteraugli's visual masking.
-func maskActivity(wk workers, ps *psycho, out, tmp plane) {
+func maskActivity(wk workers, ps *psycho, out plane, sc *scratch) {
+	tmp := sc.plane(2, out.w, out.h)
 	bias := maskMul * maskBias
 	sqrtBias := float32(math.Sqrt(float64(bias)))
 	wk.rows(out.h, func(y0, y1 int) {
@@ -203,7 +204,7 @@ func maskActivity(wk workers, ps *psycho, out, tmp plane) {
 			}
 		}
 	})
-	blur(wk, kernMask, tmp, out, newPlane(out.w, out.h))
+	blur(wk, kernMask, tmp, out, sc)
 }
 
 // storeMin3 keeps the three smallest values seen, in order.
