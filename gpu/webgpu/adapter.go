@@ -115,8 +115,9 @@ func enumerate(inst wgpu.Instance, allowCPU bool) (cands []candidate, refused []
 			return cands, refused, err
 		}
 		if status != wgpu.RequestAdapterStatusSuccess || adapter == 0 {
-			if rq.backend != wgpu.BackendUndefined && msg != "" {
-				refused = append(refused, fmt.Sprintf("%s adapter unavailable: %s (%s)", rq.backend, msg, status))
+			if m := fmt.Sprintf("%s adapter unavailable: %s (%s)", rq.backend, msg, status); rq.backend != wgpu.BackendUndefined && msg != "" && !seen[m] {
+				seen[m] = true
+				refused = append(refused, m)
 			}
 			continue
 		}

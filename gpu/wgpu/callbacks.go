@@ -6,6 +6,10 @@ import "sync"
 // freed and limited in number). Each call carries an id in userdata1 that
 // routes it to the Go func registered for that one call.
 //
+// Trampolines return a dummy uintptr: Windows' callback mechanism
+// (syscall.NewCallback under purego) requires exactly one uintptr result;
+// for these void C callbacks the value is ignored everywhere.
+//
 // Trampolines may run on any thread (AllowSpontaneous callbacks arrive on
 // Dawn's threads), so the registry is mutex-protected and never holds the
 // lock while calling user code.
@@ -93,45 +97,53 @@ var initCallbacksOnce sync.Once
 
 func initCallbacks() {
 	initCallbacksOnce.Do(func() {
-		cbRequestAdapter = newCallback(func(status uint32, adapter uintptr, msg cbString, ud1, ud2 uintptr) {
+		cbRequestAdapter = newCallback(func(status uint32, adapter uintptr, msg cbString, ud1, ud2 uintptr) uintptr {
 			if fn, ok := lookup(ud1).(func(RequestAdapterStatus, Adapter, string)); ok {
 				fn(RequestAdapterStatus(status), Adapter(adapter), svString(msg))
 			}
+			return 0
 		})
-		cbRequestDevice = newCallback(func(status uint32, device uintptr, msg cbString, ud1, ud2 uintptr) {
+		cbRequestDevice = newCallback(func(status uint32, device uintptr, msg cbString, ud1, ud2 uintptr) uintptr {
 			if fn, ok := lookup(ud1).(func(RequestDeviceStatus, Device, string)); ok {
 				fn(RequestDeviceStatus(status), Device(device), svString(msg))
 			}
+			return 0
 		})
-		cbBufferMap = newCallback(func(status uint32, msg cbString, ud1, ud2 uintptr) {
+		cbBufferMap = newCallback(func(status uint32, msg cbString, ud1, ud2 uintptr) uintptr {
 			if fn, ok := lookup(ud1).(func(MapAsyncStatus, string)); ok {
 				fn(MapAsyncStatus(status), svString(msg))
 			}
+			return 0
 		})
-		cbQueueWorkDone = newCallback(func(status uint32, msg cbString, ud1, ud2 uintptr) {
+		cbQueueWorkDone = newCallback(func(status uint32, msg cbString, ud1, ud2 uintptr) uintptr {
 			if fn, ok := lookup(ud1).(func(QueueWorkDoneStatus, string)); ok {
 				fn(QueueWorkDoneStatus(status), svString(msg))
 			}
+			return 0
 		})
-		cbPopErrorScope = newCallback(func(status, typ uint32, msg cbString, ud1, ud2 uintptr) {
+		cbPopErrorScope = newCallback(func(status, typ uint32, msg cbString, ud1, ud2 uintptr) uintptr {
 			if fn, ok := lookup(ud1).(func(PopErrorScopeStatus, ErrorType, string)); ok {
 				fn(PopErrorScopeStatus(status), ErrorType(typ), svString(msg))
 			}
+			return 0
 		})
-		cbCompilationInfo = newCallback(func(status uint32, info *CompilationInfo, ud1, ud2 uintptr) {
+		cbCompilationInfo = newCallback(func(status uint32, info *CompilationInfo, ud1, ud2 uintptr) uintptr {
 			if fn, ok := lookup(ud1).(func(CompilationInfoRequestStatus, *CompilationInfo)); ok {
 				fn(CompilationInfoRequestStatus(status), info)
 			}
+			return 0
 		})
-		cbDeviceLost = newCallback(func(device uintptr, reason uint32, msg cbString, ud1, ud2 uintptr) {
+		cbDeviceLost = newCallback(func(device uintptr, reason uint32, msg cbString, ud1, ud2 uintptr) uintptr {
 			if fn, ok := lookup(ud1).(func(DeviceLostReason, string)); ok {
 				fn(DeviceLostReason(reason), svString(msg))
 			}
+			return 0
 		})
-		cbUncapturedError = newCallback(func(device uintptr, typ uint32, msg cbString, ud1, ud2 uintptr) {
+		cbUncapturedError = newCallback(func(device uintptr, typ uint32, msg cbString, ud1, ud2 uintptr) uintptr {
 			if fn, ok := lookup(ud1).(func(ErrorType, string)); ok {
 				fn(ErrorType(typ), svString(msg))
 			}
+			return 0
 		})
 	})
 }

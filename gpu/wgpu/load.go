@@ -99,7 +99,10 @@ func LibraryPath() string {
 func tryLoad(path string) error {
 	h, err := dlOpen(path)
 	if err != nil {
-		return fmt.Errorf("%s: %v", path, err)
+		if strings.Contains(err.Error(), path) { // dlerror already names the file
+			return err
+		}
+		return fmt.Errorf("%s: %w", path, err)
 	}
 	addrs := make([]uintptr, len(symbols))
 	var missing []string
