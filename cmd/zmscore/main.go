@@ -1,0 +1,341 @@
+// Command zmscore scores distorted images against a reference with a
+// perceptual metric (SSIMULACRA2 by default), printing what the reference
+// tools print.
+//
+//	zmscore [--metric ssim2] [--backend auto|cpu] [--json] [--threads N] REF DIST [DIST...]
+//
+// Plain output is one line per DIST, in order: the score as %.8f, or "nan"
+// when that DIST failed (its error goes to stderr). --json prints one JSON
+// object per DIST instead. Exit status: 0 all scored, 1 an input or scoring
+// error (the other DISTs are still scored), 2 a usage error.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"os/signal"
+	"runtime"
+	"runtime/debug"
+	"strings"
+	"time"
+
+	"github.com/zenmetrics-go/zenmetrics"
+	"github.com/zenmetrics-go/zenmetrics/imageio"
+)
+
+// newBackend is openBackend; tests replace it with an instrumented fake.
+var newBackend = openBackend
+
+// version is set at link time: -ldflags "-X main.version=v1.2.3".
+var version = ""
+
+func versionString() string {
+	if version != "" {
+		return version
+	}
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+		return bi.Main.Version
+	}
+	return "devel"
+}
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	code := runContext(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// run is the whole command, minus the process: tests call it in-process.
+func run(args []string, stdout, stderr io.Writer) int {
+	return runContext(context.Background(), args, stdout, stderr)
+}
+
+type options struct {
+	metric  zenmetrics.Metric
+	backend string
+	json    bool
+	threads int
+	ref     string
+	dists   []string
+}
+
+func usage(w io.Writer) {
+	fmt.Fprintf(w, `Usage: zmscore [flags] REF DIST [DIST...]
+
+Scores each distorted image DIST against the reference image REF and prints
+one line per DIST, in order: the score as %%.8f, or "nan" if that DIST failed
+(the reason goes to stderr). The reference is prepared once for all DISTs.
+Inputs: PNG (any layout), JPEG, WebP. JPEG is decoded with Go's decoder,
+which differs from libjpeg-turbo (used by libjxl's tools) by up to ~40 levels;
+for reference-exact scores decode JPEGs to PNG with djpeg first.
+
+Flags (also accepted after the file names):
+  --metric NAME    metric to compute (default ssim2)
+  --backend NAME   compute backend (default auto)
+  --json           one JSON object per DIST: ref, dist, metric, score,
+                   backend, ms (and prepare_ms on the first, extras if
+                   any, error instead of score on failure)
+  --threads N      CPU threads per scoring, 0 = all cores (default 0)
+  --version        print the version and exit
+  --help           print this help and exit
+
+Metrics:
+`)
+	for _, m := range zenmetrics.AllMetrics() {
+		fmt.Fprintf(w, "  %s\n", m)
+	}
+	fmt.Fprintf(w, "  (aliases: ssimulacra2, ba, iw-ssim, colorvideovdp; a backend may not implement every metric)\n\nBackends:\n")
+	for _, b := range backendList {
+		fmt.Fprintf(w, "  %-8s %s\n", b.name, b.desc)
+	}
+	fmt.Fprintf(w, "\nExit status: 0 all scored, 1 input or scoring error, 2 usage error.\n")
+}
+
+// parseArgs parses flags anywhere among the file names ("--" ends flags).
+// done is true (with code) when the command is finished (help, version,
+// usage error).
+func parseArgs(args []string, stdout, stderr io.Writer) (opt options, done bool, code int) {
+	fs := flag.NewFlagSet("zmscore", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	metric := fs.String("metric", "ssim2", "")
+	fs.StringVar(&opt.backend, "backend", "auto", "")
+	fs.BoolVar(&opt.json, "json", false, "")
+	fs.IntVar(&opt.threads, "threads", 0, "")
+	showVersion := fs.Bool("version", false, "")
+	fail := func(format string, a ...any) (options, bool, int) {
+		fmt.Fprintf(stderr, "zmscore: "+format+"\n", a...)
+		fmt.Fprintf(stderr, "Run 'zmscore --help' for usage.\n")
+		return options{}, true, 2
+	}
+	var files []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				usage(stdout)
+				return options{}, true, 0
+			}
+			return fail("%v", err)
+		}
+		rest := fs.Args()
+		if len(rest) == 0 {
+			break
+		}
+		if consumed := len(args) - len(rest); consumed > 0 && args[consumed-1] == "--" {
+			files = append(files, rest...)
+			break
+		}
+		files = append(files, rest[0])
+		args = rest[1:]
+	}
+	if *showVersion {
+		fmt.Fprintf(stdout, "zmscore %s (%s, %s/%s)\n", versionString(), runtime.Version(), runtime.GOOS, runtime.GOARCH)
+		return options{}, true, 0
+	}
+	m, err := zenmetrics.ParseMetric(*metric)
+	if err != nil {
+		return fail("%v", err)
+	}
+	opt.metric = m
+	if opt.threads < 0 {
+		return fail("--threads must be 0 (all cores) or more, not %d", opt.threads)
+	}
+	if len(files) < 2 {
+		return fail("need a reference and at least one distorted image, got %d file name(s)", len(files))
+	}
+	opt.ref, opt.dists = files[0], files[1:]
+	return opt, false, 0
+}
+
+// result is one output line in --json mode.
+type result struct {
+	Ref       string             `json:"ref"`
+	Dist      string             `json:"dist"`
+	Metric    string             `json:"metric"`
+	Score     *float64           `json:"score,omitempty"`
+	Backend   string             `json:"backend"`
+	MS        *float64           `json:"ms,omitempty"`
+	PrepareMS *float64           `json:"prepare_ms,omitempty"`
+	Extras    map[string]float64 `json:"extras,omitempty"`
+	Error     string             `json:"error,omitempty"`
+}
+
+func millis(d time.Duration) *float64 {
+	v := math.Round(float64(d.Microseconds())) / 1000
+	return &v
+}
+
+func runContext(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	opt, done, code := parseArgs(args, stdout, stderr)
+	if done {
+		return code
+	}
+	backend, err := newBackend(opt.backend, opt.threads)
+	if err != nil {
+		fmt.Fprintf(stderr, "zmscore: %v\n", err)
+		var ue *usageError
+		if errors.As(err, &ue) {
+			fmt.Fprintf(stderr, "Run 'zmscore --help' for usage.\n")
+			return 2
+		}
+		return 1
+	}
+	defer backend.Close()
+
+	enc := json.NewEncoder(stdout)
+	enc.SetEscapeHTML(false)
+	failed := false
+	emit := func(r result, err error) {
+		if err != nil {
+			failed = true
+			r.Score, r.Extras = nil, nil
+			r.Error = err.Error()
+			fmt.Fprintf(stderr, "zmscore: %s\n", describeErr(r.Dist, err))
+		}
+		if opt.json {
+			if e := enc.Encode(r); e != nil {
+				fmt.Fprintf(stderr, "zmscore: writing output: %v\n", e)
+				failed = true
+			}
+			return
+		}
+		if r.Score == nil {
+			fmt.Fprintln(stdout, "nan")
+		} else {
+			fmt.Fprintf(stdout, "%.8f\n", *r.Score)
+		}
+	}
+	base := result{Ref: opt.ref, Metric: opt.metric.String(), Backend: backend.Name()}
+
+	// Decoding the DISTs starts at once, beside the reference, and runs at
+	// most `ahead` images in front of the scoring.
+	dists := startDecoding(ctx, opt.dists, 2)
+
+	ref, err := imageio.DecodeFile(opt.ref)
+	var prepared zenmetrics.Reference
+	var prepareTime time.Duration
+	if err == nil {
+		t0 := time.Now()
+		prepared, err = backend.Prepare(ctx, opt.metric, ref, zenmetrics.Options{})
+		prepareTime = time.Since(t0)
+	}
+	if err != nil {
+		// Nothing can be scored; every DIST gets the reference's error.
+		fmt.Fprintf(stderr, "zmscore: reference: %s\n", describeErr(opt.ref, err))
+		for _, d := range dists {
+			r := base
+			r.Dist = d.path
+			<-d.done
+			d.release()
+			failed = true
+			r.Error = "reference: " + describeErr(opt.ref, err)
+			if opt.json {
+				enc.Encode(r)
+			} else {
+				fmt.Fprintln(stdout, "nan")
+			}
+		}
+		return 1
+	}
+	defer prepared.Release()
+
+	for i, d := range dists {
+		r := base
+		r.Dist = d.path
+		if i == 0 {
+			r.PrepareMS = millis(prepareTime)
+		}
+		<-d.done
+		if d.err != nil {
+			d.release()
+			emit(r, d.err)
+			continue
+		}
+		if err := zenmetrics.CheckSameSize(ref, d.img); err != nil {
+			d.release()
+			emit(r, err)
+			continue
+		}
+		t0 := time.Now()
+		s, err := scoreSafely(ctx, prepared, d.img)
+		r.MS = millis(time.Since(t0))
+		d.release()
+		if err == nil && (math.IsNaN(s.Value) || math.IsInf(s.Value, 0)) {
+			err = fmt.Errorf("metric returned %v", s.Value)
+		}
+		if err == nil {
+			v := s.Value
+			r.Score = &v
+			if len(s.Extras) > 0 {
+				r.Extras = s.Extras
+			}
+		}
+		emit(r, err)
+	}
+	if failed {
+		return 1
+	}
+	return 0
+}
+
+// scoreSafely keeps a backend panic from taking the other DISTs down.
+func scoreSafely(ctx context.Context, r zenmetrics.Reference, dist *zenmetrics.Image) (s zenmetrics.Score, err error) {
+	defer zenmetrics.Recover(&err)
+	return r.Score(ctx, dist)
+}
+
+func isInputErr(err error) bool {
+	var ie *zenmetrics.InputError
+	return errors.As(err, &ie)
+}
+
+// describeErr names the file unless the error already does.
+func describeErr(path string, err error) string {
+	if isInputErr(err) || strings.HasPrefix(err.Error(), path+":") {
+		return err.Error()
+	}
+	return path + ": " + err.Error()
+}
+
+// pending is one DIST being decoded in the background.
+type pending struct {
+	path    string
+	img     *zenmetrics.Image
+	err     error
+	done    chan struct{}
+	release func()
+}
+
+// startDecoding decodes paths in order on one goroutine, keeping at most
+// ahead decoded images that have not been released (scored) yet, so memory
+// stays bounded however many DISTs there are.
+func startDecoding(ctx context.Context, paths []string, ahead int) []*pending {
+	slots := make(chan struct{}, ahead)
+	out := make([]*pending, len(paths))
+	for i, p := range paths {
+		d := &pending{path: p, done: make(chan struct{})}
+		d.release = func() {
+			d.img = nil
+			<-slots
+		}
+		out[i] = d
+	}
+	go func() {
+		for _, d := range out {
+			slots <- struct{}{}
+			if err := ctx.Err(); err != nil {
+				d.err = err
+			} else {
+				d.img, d.err = imageio.DecodeFile(d.path)
+			}
+			close(d.done)
+		}
+	}()
+	return out
+}
