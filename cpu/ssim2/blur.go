@@ -132,12 +132,47 @@ func inv3x3(m [3][3]float64) [3][3]float64 {
 	return out
 }
 
+// The two passes hold float32 values in float64 variables: the product of
+// two float32 values is exact in float64, so r32(a*b+c) is the float32
+// fused multiply-add, r32(a*b) the float32 product and r32(a+b) the float32
+// sum (a float64 sum of two float32 values rounds to the same float32 as a
+// float32 sum). This saves the conversions in and out of float32 on every
+// operation, which otherwise dominate the filter's cost.
+
+// r32 rounds a float64 to the nearest float32 and widens it again.
+func r32(x float64) float64 { return float64(float32(x)) }
+
+// coeffs64 are a gaussian's float32 constants widened to float64.
+type coeffs64 struct {
+	n2, d1                   [3]float64
+	mulIn, mulPrev, mulPrev2 [3][4]float64
+}
+
+func (g *gaussian) wide() *coeffs64 {
+	c := &coeffs64{}
+	for k := 0; k < 3; k++ {
+		c.n2[k], c.d1[k] = float64(g.n2[k]), float64(g.d1[k])
+		for j := 0; j < 4; j++ {
+			c.mulIn[k][j] = float64(g.mulIn[k][j])
+			c.mulPrev[k][j] = float64(g.mulPrev[k][j])
+			c.mulPrev2[k][j] = float64(g.mulPrev2[k][j])
+		}
+	}
+	return c
+}
+
+var blurSigma15Wide = blurSigma15.wide()
+
 // blurRow runs the horizontal recursive filter over one row. in and out
 // have the same length and must not overlap.
 func (g *gaussian) blurRow(in, out []float32) {
+	c := blurSigma15Wide
+	if g != blurSigma15 {
+		c = g.wide()
+	}
 	xs := len(in)
 	N := g.radius
-	var prev, prev2 [3]float32
+	var prev, prev2 [3]float64
 
 	// step computes output n one at a time, with bounds checks, as libjxl
 	// does near the borders.
@@ -149,18 +184,18 @@ func (g *gaussian) blurRow(in, out []float32) {
 		if r := n + N - 1; r < xs {
 			rv = in[r]
 		}
-		sum := lv + rv
-		var o [3]float32
+		sum := float64(lv + rv)
+		var o [3]float64
 		for k := 0; k < 3; k++ {
-			v := sum * g.mulIn[k][0]
-			v = fma32(g.mulPrev2[k][0], prev2[k], v)
-			v = fma32(g.mulPrev[k][0], prev[k], v)
+			v := r32(sum * c.mulIn[k][0])
+			v = r32(c.mulPrev2[k][0]*prev2[k] + v)
+			v = r32(c.mulPrev[k][0]*prev[k] + v)
 			prev2[k] = prev[k]
 			prev[k] = v
 			o[k] = v
 		}
 		if n >= 0 {
-			out[n] = o[0] + (o[1] + o[2])
+			out[n] = float32(o[0] + float64(float32(o[1]+o[2])))
 		}
 	}
 
@@ -174,33 +209,36 @@ func (g *gaussian) blurRow(in, out []float32) {
 	for ; n < xs-N+1-(gaussLanes-1); n += gaussLanes {
 		l := in[n-N-1 : n-N-1+4]
 		r := in[n+N-1 : n+N-1+4]
-		s0, s1, s2, s3 := l[0]+r[0], l[1]+r[1], l[2]+r[2], l[3]+r[3]
-		var o [3][4]float32
+		s0 := float64(l[0] + r[0])
+		s1 := float64(l[1] + r[1])
+		s2 := float64(l[2] + r[2])
+		s3 := float64(l[3] + r[3])
+		var o [3][4]float64
 		for k := 0; k < 3; k++ {
-			m := &g.mulIn[k]
-			o0 := s0 * m[0]
-			o1 := s0 * m[1]
-			o2 := s0 * m[2]
-			o3 := s0 * m[3]
-			o1 = fma32(m[0], s1, o1)
-			o2 = fma32(m[1], s1, o2)
-			o3 = fma32(m[2], s1, o3)
-			o2 = fma32(m[0], s2, o2)
-			o3 = fma32(m[1], s2, o3)
-			o3 = fma32(m[0], s3, o3)
+			m := &c.mulIn[k]
+			o0 := r32(s0 * m[0])
+			o1 := r32(s0 * m[1])
+			o2 := r32(s0 * m[2])
+			o3 := r32(s0 * m[3])
+			o1 = r32(m[0]*s1 + o1)
+			o2 = r32(m[1]*s1 + o2)
+			o3 = r32(m[2]*s1 + o3)
+			o2 = r32(m[0]*s2 + o2)
+			o3 = r32(m[1]*s2 + o3)
+			o3 = r32(m[0]*s3 + o3)
 			p2, p1 := prev2[k], prev[k]
-			q2, q1 := &g.mulPrev2[k], &g.mulPrev[k]
-			o0 = fma32(q1[0], p1, fma32(q2[0], p2, o0))
-			o1 = fma32(q1[1], p1, fma32(q2[1], p2, o1))
-			o2 = fma32(q1[2], p1, fma32(q2[2], p2, o2))
-			o3 = fma32(q1[3], p1, fma32(q2[3], p2, o3))
+			q2, q1 := &c.mulPrev2[k], &c.mulPrev[k]
+			o0 = r32(q1[0]*p1 + r32(q2[0]*p2+o0))
+			o1 = r32(q1[1]*p1 + r32(q2[1]*p2+o1))
+			o2 = r32(q1[2]*p1 + r32(q2[2]*p2+o2))
+			o3 = r32(q1[3]*p1 + r32(q2[3]*p2+o3))
 			prev2[k] = o2
 			prev[k] = o3
-			o[k] = [4]float32{o0, o1, o2, o3}
+			o[k] = [4]float64{o0, o1, o2, o3}
 		}
 		dst := out[n : n+4]
 		for j := range dst {
-			dst[j] = o[0][j] + (o[1][j] + o[2][j])
+			dst[j] = float32(o[0][j] + r32(o[1][j]+o[2][j]))
 		}
 	}
 	for ; n < xs; n++ {
@@ -214,11 +252,16 @@ const colBlock = 64
 // blurCols runs the vertical recursive filter over columns [x0, x1) of a
 // w×h plane (x1−x0 ≤ colBlock), reading in and writing out.
 func (g *gaussian) blurCols(in, out []float32, w, h, x0, x1 int) {
+	c := blurSigma15Wide
+	if g != blurSigma15 {
+		c = g.wide()
+	}
 	N := g.radius
 	nc := x1 - x0
-	var p1, p2 [3][colBlock]float32
-	var sum [colBlock]float32
-	n2, d1 := g.n2, g.d1
+	var p1, p2 [3][colBlock]float64
+	var sum [colBlock]float64
+	n21, n23, n25 := c.n2[0], c.n2[1], c.n2[2]
+	d11, d13, d15 := c.d1[0], c.d1[1], c.d1[2]
 	for n := -N + 1; n < h; n++ {
 		top, bot := n-N-1, n+N-1
 		s := sum[:nc]
@@ -227,30 +270,43 @@ func (g *gaussian) blurCols(in, out []float32, w, h, x0, x1 int) {
 			t := in[top*w+x0 : top*w+x1]
 			b := in[bot*w+x0 : bot*w+x1]
 			for j := range s {
-				s[j] = t[j] + b[j]
+				s[j] = float64(t[j] + b[j])
 			}
 		case bot < h:
-			copy(s, in[bot*w+x0:bot*w+x1])
+			b := in[bot*w+x0 : bot*w+x1]
+			for j := range s {
+				s[j] = float64(b[j])
+			}
 		case top >= 0:
-			copy(s, in[top*w+x0:top*w+x1])
+			t := in[top*w+x0 : top*w+x1]
+			for j := range s {
+				s[j] = float64(t[j])
+			}
 		default:
 			clear(s)
 		}
-		var o []float32
-		if n >= 0 {
-			o = out[n*w+x0 : n*w+x1]
-		}
 		a1, a3, a5 := p1[0][:nc], p1[1][:nc], p1[2][:nc]
 		b1, b3, b5 := p2[0][:nc], p2[1][:nc], p2[2][:nc]
+		// y = n2·sum − (d1·y[n−1] + y[n−2]), each bracket one rounding.
+		if n < 0 {
+			for j, sv := range s {
+				y1 := r32(n21*sv - r32(d11*a1[j]+b1[j]))
+				y3 := r32(n23*sv - r32(d13*a3[j]+b3[j]))
+				y5 := r32(n25*sv - r32(d15*a5[j]+b5[j]))
+				b1[j], b3[j], b5[j] = a1[j], a3[j], a5[j]
+				a1[j], a3[j], a5[j] = y1, y3, y5
+			}
+			continue
+		}
+		o := out[n*w+x0 : n*w+x1]
+		o = o[:len(s)]
 		for j, sv := range s {
-			y1 := fma32(n2[0], sv, -fma32(d1[0], a1[j], b1[j]))
-			y3 := fma32(n2[1], sv, -fma32(d1[1], a3[j], b3[j]))
-			y5 := fma32(n2[2], sv, -fma32(d1[2], a5[j], b5[j]))
+			y1 := r32(n21*sv - r32(d11*a1[j]+b1[j]))
+			y3 := r32(n23*sv - r32(d13*a3[j]+b3[j]))
+			y5 := r32(n25*sv - r32(d15*a5[j]+b5[j]))
 			b1[j], b3[j], b5[j] = a1[j], a3[j], a5[j]
 			a1[j], a3[j], a5[j] = y1, y3, y5
-			if o != nil {
-				o[j] = y1 + (y3 + y5)
-			}
+			o[j] = float32(y1 + r32(y3+y5))
 		}
 	}
 }

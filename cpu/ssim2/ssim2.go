@@ -48,6 +48,7 @@
 package ssim2
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"runtime"
@@ -181,26 +182,43 @@ func checkImage(im *zenmetrics.Image) error {
 
 // Prepare does the reference-only work: linearisation, the XYB pyramid and
 // the reference's blurred statistics at every scale.
-func Prepare(ref *zenmetrics.Image, cfg Config) (r *Reference, err error) {
+func Prepare(ref *zenmetrics.Image, cfg Config) (*Reference, error) {
+	return PrepareContext(context.Background(), ref, cfg)
+}
+
+// PrepareContext is Prepare that gives up with ctx.Err() when ctx is done,
+// checked between scales and channels.
+func PrepareContext(ctx context.Context, ref *zenmetrics.Image, cfg Config) (r *Reference, err error) {
 	defer zenmetrics.Recover(&err)
 	if err := checkImage(ref); err != nil {
 		return nil, err
 	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	r = &Reference{w: ref.Width, h: ref.Height, threads: cfg.threads(), dims: scaleDims(ref.Width, ref.Height)}
 	sc := newScratch(r.w, r.h, r.threads)
+	build := func(blend bool, bg float32) []refScale {
+		if err != nil {
+			return nil
+		}
+		var pyr []refScale
+		pyr, err = r.buildPyramid(ctx, ref, blend, bg, sc)
+		return pyr
+	}
 	if ref.Format.HasAlpha() {
 		r.refAlpha = true
 		if opaque(ref) {
-			pyr := r.buildPyramid(ref, false, 0, sc)
+			pyr := build(false, 0)
 			r.views = []view{{bg: 0.1, pyr: pyr}, {bg: 0.9, pyr: pyr}}
 		} else {
-			r.views = []view{
-				{bg: 0.1, pyr: r.buildPyramid(ref, true, 0.1, sc)},
-				{bg: 0.9, pyr: r.buildPyramid(ref, true, 0.9, sc)},
-			}
+			r.views = []view{{bg: 0.1, pyr: build(true, 0.1)}, {bg: 0.9, pyr: build(true, 0.9)}}
 		}
 	} else {
-		r.views = []view{{bg: 0.5, pyr: r.buildPyramid(ref, false, 0, sc)}}
+		r.views = []view{{bg: 0.5, pyr: build(false, 0)}}
+	}
+	if err != nil {
+		return nil, err
 	}
 	r.pool.Put(sc)
 	return r, nil
@@ -225,7 +243,13 @@ func (r *Reference) Height() int { return r.h }
 
 // Score compares dist with the prepared reference. It is safe for
 // concurrent use.
-func (r *Reference) Score(dist *zenmetrics.Image) (score float64, err error) {
+func (r *Reference) Score(dist *zenmetrics.Image) (float64, error) {
+	return r.ScoreContext(context.Background(), dist)
+}
+
+// ScoreContext is Score that gives up with ctx.Err() when ctx is done,
+// checked between scales and channels.
+func (r *Reference) ScoreContext(ctx context.Context, dist *zenmetrics.Image) (score float64, err error) {
 	defer zenmetrics.Recover(&err)
 	if r == nil {
 		return 0, fmt.Errorf("%w: nil reference", zenmetrics.ErrBadInput)
@@ -240,6 +264,9 @@ func (r *Reference) Score(dist *zenmetrics.Image) (score float64, err error) {
 	}
 	if dist.Width != r.w || dist.Height != r.h {
 		return 0, &zenmetrics.SizeMismatchError{RefWidth: r.w, RefHeight: r.h, DistWidth: dist.Width, DistHeight: dist.Height}
+	}
+	if err := ctx.Err(); err != nil {
+		return 0, err
 	}
 	sc, _ := r.pool.Get().(*scratch)
 	if sc == nil {
@@ -261,7 +288,9 @@ func (r *Reference) Score(dist *zenmetrics.Image) (score float64, err error) {
 		}
 		s, ok := done[k]
 		if !ok {
-			s = r.scoreView(v, dist, blendDist, sc)
+			if s, err = r.scoreView(ctx, v, dist, blendDist, sc); err != nil {
+				return 0, err
+			}
 			done[k] = s
 		}
 		best = min(best, s)
@@ -344,11 +373,14 @@ func (r *Reference) blur(dst, a, b []float32, w, h int, sc *scratch) {
 }
 
 // buildPyramid computes the reference's planes at every scale.
-func (r *Reference) buildPyramid(ref *zenmetrics.Image, blend bool, bg float32, sc *scratch) []refScale {
+func (r *Reference) buildPyramid(ctx context.Context, ref *zenmetrics.Image, blend bool, bg float32, sc *scratch) ([]refScale, error) {
 	r.linearize(ref, blend, bg, sc)
 	pyr := make([]refScale, len(r.dims))
 	cur := 0
 	for k, d := range r.dims {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
 		w, h := d[0], d[1]
 		n := w * h
 		if k > 0 {
@@ -375,11 +407,11 @@ func (r *Reference) buildPyramid(ref *zenmetrics.Image, blend bool, bg float32, 
 			})
 		}
 	}
-	return pyr
+	return pyr, nil
 }
 
 // scoreView runs the distorted image's half against one reference view.
-func (r *Reference) scoreView(v view, dist *zenmetrics.Image, blend bool, sc *scratch) float64 {
+func (r *Reference) scoreView(ctx context.Context, v view, dist *zenmetrics.Image, blend bool, sc *scratch) (float64, error) {
 	r.linearize(dist, blend, v.bg, sc)
 	var norms [numScales][3][6]float64
 	cur := 0
@@ -394,6 +426,9 @@ func (r *Reference) scoreView(v view, dist *zenmetrics.Image, blend bool, sc *sc
 		r.xyb(&lin, &img2, w, h)
 		rs := &v.pyr[k]
 		for c := 0; c < 3; c++ {
+			if err := ctx.Err(); err != nil {
+				return 0, err
+			}
 			mu2, s22, s12 := sc.mu2[:n], sc.s22[:n], sc.s12[:n]
 			r.blur(mu2, img2[c], nil, w, h, sc)
 			r.blur(s22, img2[c], img2[c], w, h, sc)
@@ -424,7 +459,7 @@ func (r *Reference) scoreView(v view, dist *zenmetrics.Image, blend bool, sc *sc
 			}
 		}
 	}
-	return finalScore(norms[:len(r.dims)])
+	return finalScore(norms[:len(r.dims)]), nil
 }
 
 func quartic(x float64) float64 {

@@ -1,0 +1,99 @@
+// Package cpu is the CPU reference backend: plain Go, no cgo, no SIMD, the
+// implementations that define the project's scores (each matches its
+// reference tool) and that faster backends are tested against.
+//
+// Metrics are dispatched to their packages by a simple switch in Prepare
+// and Estimate; adding one is one case in each.
+package cpu
+
+import (
+	"context"
+	"fmt"
+	"sync/atomic"
+
+	"github.com/zenmetrics-go/zenmetrics"
+	"github.com/zenmetrics-go/zenmetrics/cpu/ssim2"
+)
+
+// Config tunes the CPU backend.
+type Config struct {
+	// Threads is the number of goroutines one Prepare or Score may use;
+	// 0 means runtime.GOMAXPROCS(0). Scores do not depend on it.
+	Threads int
+}
+
+// Backend is the CPU reference backend. It is safe for concurrent use.
+type Backend struct {
+	cfg    Config
+	closed atomic.Bool
+}
+
+var _ zenmetrics.Backend = (*Backend)(nil)
+
+// New returns a CPU backend.
+func New(cfg Config) *Backend { return &Backend{cfg: cfg} }
+
+// Name is "cpu".
+func (b *Backend) Name() string { return "cpu" }
+
+// Estimate returns the heap a prepared reference plus one scoring of a w×h
+// image uses. Every mode is computed on the full image (the CPU has no
+// memory cliff that strips would avoid), so mode does not change it.
+func (b *Backend) Estimate(m zenmetrics.Metric, w, h int, mode zenmetrics.Mode) (int64, bool) {
+	switch m {
+	case zenmetrics.SSIMULACRA2:
+		mw, mh := ssim2.MinSize()
+		if w < mw || h < mh {
+			return 0, false
+		}
+		return ssim2.EstimateBytes(w, h), true
+	}
+	return 0, false
+}
+
+// Prepare does the reference-only work of metric m. Metrics without a CPU
+// implementation give an error wrapping zenmetrics.ErrUnsupported.
+func (b *Backend) Prepare(ctx context.Context, m zenmetrics.Metric, ref *zenmetrics.Image, opt zenmetrics.Options) (r zenmetrics.Reference, err error) {
+	defer zenmetrics.Recover(&err)
+	if b.closed.Load() {
+		return nil, fmt.Errorf("%w: cpu backend is closed", zenmetrics.ErrUnsupported)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	switch m {
+	case zenmetrics.SSIMULACRA2:
+		p, err := ssim2.PrepareContext(ctx, ref, ssim2.Config{Threads: b.cfg.Threads})
+		if err != nil {
+			return nil, err
+		}
+		return &ssim2Ref{r: p}, nil
+	}
+	return nil, fmt.Errorf("%w: metric %v on the cpu backend", zenmetrics.ErrUnsupported, m)
+}
+
+// Close marks the backend closed; later Prepare calls fail. The CPU backend
+// holds nothing beyond its references, which the garbage collector frees.
+func (b *Backend) Close() error {
+	b.closed.Store(true)
+	return nil
+}
+
+// ssim2Ref adapts *ssim2.Reference to zenmetrics.Reference.
+type ssim2Ref struct {
+	r *ssim2.Reference
+}
+
+func (s *ssim2Ref) Score(ctx context.Context, dist *zenmetrics.Image) (sc zenmetrics.Score, err error) {
+	defer zenmetrics.Recover(&err)
+	if err := ctx.Err(); err != nil {
+		return zenmetrics.Score{}, err
+	}
+	v, err := s.r.ScoreContext(ctx, dist)
+	if err != nil {
+		return zenmetrics.Score{}, err
+	}
+	return zenmetrics.Score{Metric: zenmetrics.SSIMULACRA2, Value: v}, nil
+}
+
+func (s *ssim2Ref) Release() { s.r.Release() }
