@@ -1,6 +1,7 @@
 package butteraugli
 
 import (
+	"context"
 	"errors"
 	"math"
 	"sync"
@@ -291,5 +292,31 @@ func TestEstimateBytes(t *testing.T) {
 	}
 	if a, b := EstimateBytes(1000, 1000), EstimateBytes(2000, 2000); !(a > 100e6 && b > 3*a) {
 		t.Fatalf("estimates %d, %d", a, b)
+	}
+}
+
+func TestPrepareBackend(t *testing.T) {
+	a, b := photoPair(40, 30, 12, zenmetrics.RGB8)
+	want := mustCompare(t, a, b, Config{PNorm: 2, DistMap: true})
+	ref, err := PrepareBackend(context.Background(), a, zenmetrics.Options{PNorm: 2, DistMap: true}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc, err := ref.Score(context.Background(), b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sc.Metric != zenmetrics.Butteraugli || sc.Value != want.Max || sc.Extras["pnorm3"] != want.PNorm3 ||
+		sc.Extras["pnorm"] != want.PNorm || sc.DistMap == nil || sc.DistMap.Width != 40 || len(sc.DistMap.Pix) != 40*30 {
+		t.Fatalf("score %+v, want %+v", sc, summary(want))
+	}
+	ref.Release()
+	if _, err := ref.Score(context.Background(), b); !errors.Is(err, zenmetrics.ErrReleased) {
+		t.Fatalf("after Release: %v", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := PrepareBackend(ctx, a, zenmetrics.Options{}, 0); !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled context: %v", err)
 	}
 }
