@@ -106,74 +106,68 @@ func opaque(im *zenmetrics.Image) bool {
 	return true
 }
 
-// toLinear converts rows [y0, y1) of im to three linear-light planes of
-// width im.Width. With blend set, each colour sample c is first composited
-// over the grey background bg with its alpha a as libjxl's ssimulacra2
-// tool does it: on the sRGB-encoded values, c' = a·c + (1−a)·bg, in
-// float32 without fused operations, and only then decoded to linear.
-// Grey images fill all three planes with the same values, as libjxl stores
-// grey images as three equal planes.
-func toLinear(im *zenmetrics.Image, blend bool, bg float32, dst *[3][]float32, y0, y1 int) {
+// toLinearRow converts row y of im to linear light in r, g, b (each
+// im.Width long). With blend set, each colour sample c is first composited
+// over the grey background bg with its alpha a as libjxl's ssimulacra2 tool
+// does it: on the sRGB-encoded values, c' = a·c + (1−a)·bg, in float32
+// without fused operations, and only then decoded to linear. Grey images
+// fill all three planes with the same values, as libjxl stores grey images
+// as three equal planes.
+func toLinearRow(im *zenmetrics.Image, y int, blend bool, bg float32, r, g, b []float32) {
 	f := im.Format
 	ch := f.Channels()
 	gray := f.IsGray()
 	w := im.Width
+	row := im.Row(y)
+	r, g, b = r[:w], g[:w], b[:w]
 	if f.BytesPerSample() == 1 {
 		lut := linearLUT8()
-		for y := y0; y < y1; y++ {
-			row := im.Row(y)
-			r, g, b := dst[0][y*w:(y+1)*w], dst[1][y*w:(y+1)*w], dst[2][y*w:(y+1)*w]
-			for x := 0; x < w; x++ {
-				p := row[x*ch : x*ch+ch]
-				if blend {
-					a := float32(p[ch-1]) * scale8
-					r[x] = blendLinear(float32(p[0])*scale8, a, bg)
-					if gray {
-						g[x], b[x] = r[x], r[x]
-					} else {
-						g[x] = blendLinear(float32(p[1])*scale8, a, bg)
-						b[x] = blendLinear(float32(p[2])*scale8, a, bg)
-					}
-					continue
-				}
+		for x := 0; x < w; x++ {
+			p := row[x*ch : x*ch+ch]
+			if blend {
+				a := float32(p[ch-1]) * scale8
+				r[x] = blendLinear(float32(p[0])*scale8, a, bg)
 				if gray {
-					v := lut[p[0]]
-					r[x], g[x], b[x] = v, v, v
+					g[x], b[x] = r[x], r[x]
 				} else {
-					r[x], g[x], b[x] = lut[p[0]], lut[p[1]], lut[p[2]]
+					g[x] = blendLinear(float32(p[1])*scale8, a, bg)
+					b[x] = blendLinear(float32(p[2])*scale8, a, bg)
 				}
+				continue
+			}
+			if gray {
+				v := lut[p[0]]
+				r[x], g[x], b[x] = v, v, v
+			} else {
+				r[x], g[x], b[x] = lut[p[0]], lut[p[1]], lut[p[2]]
 			}
 		}
 		return
 	}
 	lut := linearLUT16()
-	for y := y0; y < y1; y++ {
-		row := im.Row(y)
-		r, g, b := dst[0][y*w:(y+1)*w], dst[1][y*w:(y+1)*w], dst[2][y*w:(y+1)*w]
-		for x := 0; x < w; x++ {
-			p := row[x*ch*2 : (x+1)*ch*2]
-			s0 := int(p[0])<<8 | int(p[1])
-			if blend {
-				a := float32(int(p[(ch-1)*2])<<8|int(p[(ch-1)*2+1])) * scale16
-				r[x] = blendLinear(float32(s0)*scale16, a, bg)
-				if gray {
-					g[x], b[x] = r[x], r[x]
-				} else {
-					s1 := int(p[2])<<8 | int(p[3])
-					s2 := int(p[4])<<8 | int(p[5])
-					g[x] = blendLinear(float32(s1)*scale16, a, bg)
-					b[x] = blendLinear(float32(s2)*scale16, a, bg)
-				}
-				continue
-			}
+	for x := 0; x < w; x++ {
+		p := row[x*ch*2 : (x+1)*ch*2]
+		s0 := int(p[0])<<8 | int(p[1])
+		if blend {
+			a := float32(int(p[(ch-1)*2])<<8|int(p[(ch-1)*2+1])) * scale16
+			r[x] = blendLinear(float32(s0)*scale16, a, bg)
 			if gray {
-				v := lut[s0]
-				r[x], g[x], b[x] = v, v, v
+				g[x], b[x] = r[x], r[x]
 			} else {
 				s1 := int(p[2])<<8 | int(p[3])
 				s2 := int(p[4])<<8 | int(p[5])
-				r[x], g[x], b[x] = lut[s0], lut[s1], lut[s2]
+				g[x] = blendLinear(float32(s1)*scale16, a, bg)
+				b[x] = blendLinear(float32(s2)*scale16, a, bg)
 			}
+			continue
+		}
+		if gray {
+			v := lut[s0]
+			r[x], g[x], b[x] = v, v, v
+		} else {
+			s1 := int(p[2])<<8 | int(p[3])
+			s2 := int(p[4])<<8 | int(p[5])
+			r[x], g[x], b[x] = lut[s0], lut[s1], lut[s2]
 		}
 	}
 }
@@ -208,45 +202,64 @@ func cubeRootAndAdd(x, add float32) float32 {
 }
 
 // toXYB converts rows [y0, y1) of three linear planes (width w) to
-// SSIMULACRA2's positive XYB and stores them in dst: libjxl's opsin
-// absorbance (fused multiply-adds, bias, clamp at zero), cube root,
-// X = (L−M)/2, Y = (L+M)/2, B = S; then X·14+0.42, Y+0.01, (B−Y)+0.55.
-// dst may alias lin only if a caller wants the linear values gone; the
-// pipeline here always keeps them separate.
+// SSIMULACRA2's positive XYB in dst.
 func toXYB(lin, dst *[3][]float32, w, y0, y1 int) {
 	for y := y0; y < y1; y++ {
 		o := y * w
-		r, g, b := lin[0][o:o+w], lin[1][o:o+w], lin[2][o:o+w]
-		dx, dy, db := dst[0][o:o+w], dst[1][o:o+w], dst[2][o:o+w]
-		for x := 0; x < w; x++ {
-			rv, gv, bv := r[x], g[x], b[x]
-			m0 := fma32(opsinM00, rv, fma32(opsinM01, gv, fma32(opsinM02, bv, opsinBias)))
-			m1 := fma32(opsinM10, rv, fma32(opsinM11, gv, fma32(opsinM12, bv, opsinBias)))
-			m2 := fma32(opsinM20, rv, fma32(opsinM21, gv, fma32(opsinM22, bv, opsinBias)))
-			if !(m0 > 0) {
-				m0 = 0
-			}
-			if !(m1 > 0) {
-				m1 = 0
-			}
-			if !(m2 > 0) {
-				m2 = 0
-			}
-			m0 = cubeRootAndAdd(m0, negBiasCbrt)
-			m1 = cubeRootAndAdd(m1, negBiasCbrt)
-			m2 = cubeRootAndAdd(m2, negBiasCbrt)
-			xv := 0.5 * float32(m0-m1)
-			yv := 0.5 * float32(m0+m1)
-			dx[x] = float32(xv*posXMul) + posXAdd
-			dy[x] = yv + posYAdd
-			db[x] = float32(m2-yv) + posBAdd
+		toXYBRow(lin[0][o:o+w], lin[1][o:o+w], lin[2][o:o+w], dst[0][o:o+w], dst[1][o:o+w], dst[2][o:o+w])
+	}
+}
+
+// toXYBRow converts one row of linear r, g, b to positive XYB: libjxl's
+// opsin absorbance (fused multiply-adds, bias, clamp at zero), cube root,
+// X = (L−M)/2, Y = (L+M)/2, B = S; then X·14+0.42, Y+0.01, (B−Y)+0.55.
+func toXYBRow(r, g, b, dx, dy, db []float32) {
+	n := len(r)
+	g, b, dx, dy, db = g[:n], b[:n], dx[:n], dy[:n], db[:n]
+	for x := 0; x < n; x++ {
+		rv, gv, bv := r[x], g[x], b[x]
+		m0 := fma32(opsinM00, rv, fma32(opsinM01, gv, fma32(opsinM02, bv, opsinBias)))
+		m1 := fma32(opsinM10, rv, fma32(opsinM11, gv, fma32(opsinM12, bv, opsinBias)))
+		m2 := fma32(opsinM20, rv, fma32(opsinM21, gv, fma32(opsinM22, bv, opsinBias)))
+		if !(m0 > 0) {
+			m0 = 0
 		}
+		if !(m1 > 0) {
+			m1 = 0
+		}
+		if !(m2 > 0) {
+			m2 = 0
+		}
+		m0 = cubeRootAndAdd(m0, negBiasCbrt)
+		m1 = cubeRootAndAdd(m1, negBiasCbrt)
+		m2 = cubeRootAndAdd(m2, negBiasCbrt)
+		xv := 0.5 * float32(m0-m1)
+		yv := 0.5 * float32(m0+m1)
+		dx[x] = float32(xv*posXMul) + posXAdd
+		dy[x] = yv + posYAdd
+		db[x] = float32(m2-yv) + posBAdd
+	}
+}
+
+// downsample2Row writes one output row: the 2×2 box means of input rows
+// r0 and r1 (equal when the input has an odd height and r0 is its last
+// row), the last column repeated for odd widths, summed in libjxl's order
+// (row by row) in float32.
+func downsample2Row(r0, r1, out []float32) {
+	w := len(r0)
+	r1 = r1[:w]
+	for ox := range out {
+		x0 := 2 * ox
+		x1 := min(x0+1, w-1)
+		sum := r0[x0] + r0[x1]
+		sum += r1[x0]
+		sum += r1[x1]
+		out[ox] = sum * 0.25
 	}
 }
 
 // downsample2 halves three planes (w×h) into dst ((w+1)/2 × (h+1)/2) for
-// output rows [oy0, oy1): each output is the mean of a 2×2 box, edge pixels
-// repeated for odd sizes, summed in libjxl's order (row by row) in float32.
+// output rows [oy0, oy1).
 func downsample2(src, dst *[3][]float32, w, h, oy0, oy1 int) {
 	ow := (w + 1) / 2
 	for c := 0; c < 3; c++ {
@@ -254,17 +267,7 @@ func downsample2(src, dst *[3][]float32, w, h, oy0, oy1 int) {
 		for oy := oy0; oy < oy1; oy++ {
 			y0 := 2 * oy
 			y1 := min(y0+1, h-1)
-			r0 := s[y0*w : y0*w+w]
-			r1 := s[y1*w : y1*w+w]
-			out := d[oy*ow : oy*ow+ow]
-			for ox := range out {
-				x0 := 2 * ox
-				x1 := min(x0+1, w-1)
-				sum := r0[x0] + r0[x1]
-				sum += r1[x0]
-				sum += r1[x1]
-				out[ox] = sum * 0.25
-			}
+			downsample2Row(s[y0*w:y0*w+w], s[y1*w:y1*w+w], d[oy*ow:oy*ow+ow])
 		}
 	}
 }

@@ -108,12 +108,16 @@ type refScale struct {
 
 // scratch holds one scoring's (or one preparation's) working planes.
 type scratch struct {
-	lin           [2][3][]float32 // linear RGB, ping-pong between scales
+	// Linear RGB of scales 1 and up: lin[0] holds scale 1, lin[1] scale 2,
+	// then they alternate (each is large enough for every later scale).
+	// Scale 0 never exists as whole linear planes: it is converted row by
+	// row straight to XYB and to scale 1.
+	lin           [2][3][]float32
 	img           [3][]float32    // distorted positive XYB
 	tmp           []float32       // horizontal blur output
 	mu2, s22, s12 []float32
 	rows          []float64   // per-row partial sums, 6 per row
-	rowbuf        [][]float32 // per worker: one row of products
+	rowbuf        [][]float32 // per worker: six rows (linear pairs, products)
 }
 
 func scaleDims(w, h int) [][2]int {
@@ -128,26 +132,32 @@ func scaleDims(w, h int) [][2]int {
 	return dims
 }
 
+// linSizes are the pixel counts of the two linear buffers for a w×h image.
+func linSizes(w, h int) (n1, n2 int) {
+	w1, h1 := (w+1)/2, (h+1)/2
+	return w1 * h1, ((w1 + 1) / 2) * ((h1 + 1) / 2)
+}
+
 func newScratch(w, h, threads int) *scratch {
 	n := w * h
-	w1, h1 := (w+1)/2, (h+1)/2
+	n1, n2 := linSizes(w, h)
 	s := &scratch{}
-	big := make([]float32, 3*n+3*w1*h1+3*n+4*n)
+	big := make([]float32, 3*n1+3*n2+3*n+4*n)
 	take := func(k int) []float32 {
 		p := big[:k:k]
 		big = big[k:]
 		return p
 	}
 	for c := 0; c < 3; c++ {
-		s.lin[0][c] = take(n)
-		s.lin[1][c] = take(w1 * h1)
+		s.lin[0][c] = take(n1)
+		s.lin[1][c] = take(n2)
 		s.img[c] = take(n)
 	}
 	s.tmp, s.mu2, s.s22, s.s12 = take(n), take(n), take(n), take(n)
 	s.rows = make([]float64, 6*h)
 	s.rowbuf = make([][]float32, threads)
 	for i := range s.rowbuf {
-		s.rowbuf[i] = make([]float32, w)
+		s.rowbuf[i] = make([]float32, 6*w)
 	}
 	return s
 }
@@ -164,8 +174,8 @@ func EstimateBytes(w, h int) int64 {
 		ref += 9 * 4 * int64(d[0]) * int64(d[1])
 	}
 	n := int64(w) * int64(h)
-	w1, h1 := int64(w+1)/2, int64(h+1)/2
-	work := 4*(3*n+3*w1*h1+3*n+4*n) + 8*6*int64(h) + 4*int64(runtime.GOMAXPROCS(0))*int64(w)
+	n1, n2 := linSizes(w, h)
+	work := 4*(3*int64(n1)+3*int64(n2)+3*n+4*n) + 8*6*int64(h) + 4*6*int64(runtime.GOMAXPROCS(0))*int64(w)
 	return ref + work
 }
 
@@ -318,16 +328,37 @@ func Score(ref, dist *zenmetrics.Image, cfg Config) (score float64, err error) {
 	return r.Score(dist)
 }
 
-// linearize fills sc.lin[0] with the linear planes of im.
-func (r *Reference) linearize(im *zenmetrics.Image, blend bool, bg float32, sc *scratch) {
-	parallelFor(r.threads, r.h, rowGrain(r.w), func(_, lo, hi int) {
-		toLinear(im, blend, bg, &sc.lin[0], lo, hi)
+// firstScale converts im row by row to scale 0's positive XYB (into xyb)
+// and to scale 1's linear planes (into sc.lin[0]), two input rows per
+// output row of scale 1, without materialising scale 0's linear planes.
+func (r *Reference) firstScale(im *zenmetrics.Image, blend bool, bg float32, xyb *[3][]float32, sc *scratch) {
+	w, h := r.w, r.h
+	w1, h1 := r.dims[1][0], r.dims[1][1]
+	parallelFor(r.threads, h1, rowGrain(2*w), func(worker, lo, hi int) {
+		buf := sc.rowbuf[worker][:6*w]
+		a := [3][]float32{buf[0:w], buf[w : 2*w], buf[2*w : 3*w]}
+		b := [3][]float32{buf[3*w : 4*w], buf[4*w : 5*w], buf[5*w : 6*w]}
+		for oy := lo; oy < hi; oy++ {
+			y0 := 2 * oy
+			toLinearRow(im, y0, blend, bg, a[0], a[1], a[2])
+			o := y0 * w
+			toXYBRow(a[0], a[1], a[2], xyb[0][o:o+w], xyb[1][o:o+w], xyb[2][o:o+w])
+			second := a
+			if y1 := y0 + 1; y1 < h {
+				toLinearRow(im, y1, blend, bg, b[0], b[1], b[2])
+				o := y1 * w
+				toXYBRow(b[0], b[1], b[2], xyb[0][o:o+w], xyb[1][o:o+w], xyb[2][o:o+w])
+				second = b
+			}
+			for c := 0; c < 3; c++ {
+				downsample2Row(a[c], second[c], sc.lin[0][c][oy*w1:(oy+1)*w1])
+			}
+		}
 	})
 }
 
-// nextScale downsamples the linear planes of scale k-1 (in sc.lin[cur])
-// into the other buffer and returns its index. lin[0] holds the full size
-// and lin[1] a quarter, so alternating always fits.
+// nextScale downsamples scale k-1's linear planes (in sc.lin[cur]) into
+// the other buffer and returns its index; for k ≥ 2.
 func (r *Reference) nextScale(k, cur int, sc *scratch) int {
 	pw, ph := r.dims[k-1][0], r.dims[k-1][1]
 	w := r.dims[k][0]
@@ -374,7 +405,6 @@ func (r *Reference) blur(dst, a, b []float32, w, h int, sc *scratch) {
 
 // buildPyramid computes the reference's planes at every scale.
 func (r *Reference) buildPyramid(ctx context.Context, ref *zenmetrics.Image, blend bool, bg float32, sc *scratch) ([]refScale, error) {
-	r.linearize(ref, blend, bg, sc)
 	pyr := make([]refScale, len(r.dims))
 	cur := 0
 	for k, d := range r.dims {
@@ -383,7 +413,7 @@ func (r *Reference) buildPyramid(ctx context.Context, ref *zenmetrics.Image, ble
 		}
 		w, h := d[0], d[1]
 		n := w * h
-		if k > 0 {
+		if k >= 2 {
 			cur = r.nextScale(k, cur, sc)
 		}
 		rs := &pyr[k]
@@ -394,8 +424,12 @@ func (r *Reference) buildPyramid(ctx context.Context, ref *zenmetrics.Image, ble
 			rs.mu[c] = big[(3*c+1)*n : (3*c+2)*n : (3*c+2)*n]
 			rs.vr[c] = big[(3*c+2)*n : (3*c+3)*n : (3*c+3)*n]
 		}
-		lin := [3][]float32{sc.lin[cur][0][:n], sc.lin[cur][1][:n], sc.lin[cur][2][:n]}
-		r.xyb(&lin, &rs.img, w, h)
+		if k == 0 {
+			r.firstScale(ref, blend, bg, &rs.img, sc)
+		} else {
+			lin := [3][]float32{sc.lin[cur][0][:n], sc.lin[cur][1][:n], sc.lin[cur][2][:n]}
+			r.xyb(&lin, &rs.img, w, h)
+		}
 		for c := 0; c < 3; c++ {
 			r.blur(rs.mu[c], rs.img[c], nil, w, h, sc)
 			r.blur(rs.vr[c], rs.img[c], rs.img[c], w, h, sc)
@@ -412,18 +446,21 @@ func (r *Reference) buildPyramid(ctx context.Context, ref *zenmetrics.Image, ble
 
 // scoreView runs the distorted image's half against one reference view.
 func (r *Reference) scoreView(ctx context.Context, v view, dist *zenmetrics.Image, blend bool, sc *scratch) (float64, error) {
-	r.linearize(dist, blend, v.bg, sc)
 	var norms [numScales][3][6]float64
 	cur := 0
 	for k, d := range r.dims {
 		w, h := d[0], d[1]
 		n := w * h
-		if k > 0 {
+		if k >= 2 {
 			cur = r.nextScale(k, cur, sc)
 		}
-		lin := [3][]float32{sc.lin[cur][0][:n], sc.lin[cur][1][:n], sc.lin[cur][2][:n]}
 		img2 := [3][]float32{sc.img[0][:n], sc.img[1][:n], sc.img[2][:n]}
-		r.xyb(&lin, &img2, w, h)
+		if k == 0 {
+			r.firstScale(dist, blend, v.bg, &img2, sc)
+		} else {
+			lin := [3][]float32{sc.lin[cur][0][:n], sc.lin[cur][1][:n], sc.lin[cur][2][:n]}
+			r.xyb(&lin, &img2, w, h)
+		}
 		rs := &v.pyr[k]
 		for c := 0; c < 3; c++ {
 			if err := ctx.Err(); err != nil {
