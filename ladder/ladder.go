@@ -271,6 +271,17 @@ func (p *Plan) Fail(ctx context.Context, r Rung, backend string, trigger Trigger
 	return false
 }
 
+// Refuse records that the worker found rung r unusable just before
+// running it (the backend, opened late, cannot do the mode; live memory
+// fell below the prediction while the task waited). Nothing ran, so it is
+// not an attempt and no cell is recorded; the next Next moves on.
+func (p *Plan) Refuse(r Rung, backend string, trigger Trigger, reason string) {
+	if trigger == TriggerNone {
+		trigger = TriggerPredicted
+	}
+	p.trace = append(p.trace, Step{Rung: r, Backend: backend, Trigger: trigger, Reason: reason})
+}
+
 // Succeed records the winning attempt.
 func (p *Plan) Succeed(r Rung, backend string) {
 	p.attempts++

@@ -242,3 +242,18 @@ func TestRecorderFailureIsInTrace(t *testing.T) {
 		t.Fatalf("trace %v", tr)
 	}
 }
+
+func TestRefuseIsNotAnAttempt(t *testing.T) {
+	rec := &memRecorder{}
+	p := (&Ladder{Recorder: rec}).Begin(zenmetrics.SSIMULACRA2, 1<<20, true)
+	if p.Next(admitAll) != GpuFull {
+		t.Fatal("first rung")
+	}
+	p.Refuse(GpuFull, "gpu", TriggerUnsupported, "opened late: no full mode")
+	if p.Next(admitAll) != GpuStrip || p.Attempts() != 0 || len(rec.cells) != 0 {
+		t.Fatalf("attempts %d cells %v", p.Attempts(), rec.cells)
+	}
+	if tr := p.Trace(); len(tr) != 1 || tr[0].Attempted || tr[0].Trigger != TriggerUnsupported {
+		t.Fatalf("trace %v", tr)
+	}
+}

@@ -1,0 +1,132 @@
+package orchestrator
+
+import (
+	"context"
+	"runtime"
+	"sync"
+	"time"
+
+	"github.com/zenmetrics-go/zenmetrics"
+	"github.com/zenmetrics-go/zenmetrics/capability"
+	"github.com/zenmetrics-go/zenmetrics/cpu"
+	"github.com/zenmetrics-go/zenmetrics/gpu/nvml"
+)
+
+// backendSlot is what discovery hands the orchestrator for one backend.
+type backendSlot struct {
+	name string
+	gpu  bool
+	// gpuIndex is the adapter's index in capability.Report.GPUs (-1: CPU).
+	gpuIndex int
+	// backend is the ready backend; nil means open it lazily with open on
+	// the first task that needs it (a GPU's device creation costs
+	// hundreds of ms that a CPU-only run should not pay).
+	backend zenmetrics.Backend
+	open    func(ctx context.Context) (zenmetrics.Backend, error)
+	// free reads live free/total device memory (NVML); nil: none.
+	free func() (free, total int64, ok bool)
+	// heapBytes is the device memory when there is no live reading.
+	heapBytes int64
+	// initGuess is the expected open time when the profile has none.
+	initGuess time.Duration
+}
+
+// discoverBackends is the one place that knows which backends exist: the
+// CPU backend always, and one slot per GPU adapter. Adding a backend kind
+// (WebGPU, CUDA) is a few lines here; nothing else in the orchestrator
+// names a concrete backend.
+func discoverBackends(ctx context.Context, cfg Config, rep *capability.Report) ([]backendSlot, error) {
+	workers := cfg.Pool.MaxParallelCPU
+	if workers <= 0 {
+		workers = cfg.MaxParallelCPU
+	}
+	if workers <= 0 {
+		workers = runtime.NumCPU()
+	}
+	threads := cfg.CPUThreads
+	if threads <= 0 {
+		// Keep workers × threads ≈ cores: a batch is fastest with one
+		// thread per task, a single worker should use the whole machine.
+		threads = max(1, runtime.NumCPU()/workers)
+	}
+	slots := []backendSlot{{name: "cpu", gpuIndex: -1, backend: cpu.New(cpu.Config{Threads: threads})}}
+	if cfg.DisableGPU {
+		return slots, nil
+	}
+	// GPU adapters: one slot per entry of rep.GPUs, opened lazily, e.g.
+	//
+	//	for i, g := range rep.GPUs {
+	//		slots = append(slots, backendSlot{name: "webgpu:" + g.Name, gpu: true, gpuIndex: i,
+	//			open: func(ctx context.Context) (zenmetrics.Backend, error) { return webgpu.NewBackend(ctx, i) },
+	//			free: nvmlFree(i, g), heapBytes: g.VRAMMiB << 20})
+	//	}
+	//
+	// The WebGPU backend does not exist yet; until it does the GPU
+	// adapters the probe found are listed in the report but not used.
+	_ = ctx
+	return slots, nil
+}
+
+// nvmlState opens NVML once per process for every GPU slot.
+var nvmlState struct {
+	once sync.Once
+	lib  *nvml.Lib
+	devs []*nvml.Device
+	name []string
+}
+
+// nvmlFree returns the live-memory reader of the NVIDIA device matching
+// the probed adapter (by name, taking the n-th of equal names for the n-th
+// such adapter), or nil when NVML is absent or nothing matches: the chooser
+// then uses the heap size minus what we hold.
+func nvmlFree(index int, gpus []capability.GPUInfo) func() (int64, int64, bool) {
+	nvmlState.once.Do(func() {
+		lib, err := nvml.Open()
+		if err != nil {
+			return
+		}
+		n, err := lib.DeviceCount()
+		if err != nil {
+			lib.Close()
+			return
+		}
+		nvmlState.lib = lib
+		for i := range n {
+			d, err := lib.Device(i)
+			if err != nil {
+				continue
+			}
+			name, _ := d.Name()
+			nvmlState.devs = append(nvmlState.devs, d)
+			nvmlState.name = append(nvmlState.name, name)
+		}
+	})
+	if nvmlState.lib == nil || index < 0 || index >= len(gpus) {
+		return nil
+	}
+	// The n-th adapter with this name is the n-th NVML device with it.
+	nth := 0
+	for i := range index {
+		if gpus[i].Name == gpus[index].Name {
+			nth++
+		}
+	}
+	for i, name := range nvmlState.name {
+		if name != gpus[index].Name {
+			continue
+		}
+		if nth > 0 {
+			nth--
+			continue
+		}
+		d := nvmlState.devs[i]
+		return func() (int64, int64, bool) {
+			mi, err := d.Memory()
+			if err != nil {
+				return 0, 0, false
+			}
+			return int64(mi.Free), int64(mi.Total), true
+		}
+	}
+	return nil
+}

@@ -1,0 +1,154 @@
+package orchestrator
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/zenmetrics-go/zenmetrics"
+	"github.com/zenmetrics-go/zenmetrics/capability"
+	"github.com/zenmetrics-go/zenmetrics/ladder"
+)
+
+// loadProfile reads this machine's profile without benching. A stale one
+// (by age) is still used, its numbers beat the defaults until Warm runs; a
+// corrupt, foreign or other-hardware one is ignored with a warning.
+func (o *Orchestrator) loadProfile(ctx context.Context) {
+	p, err := o.store.Load(ctx, o.hash)
+	switch {
+	case err == nil:
+		switch reason := p.Staleness(o.report, o.now(), o.cfg.CacheValidity); reason {
+		case "", capability.StaleAge, capability.StaleNoMeasurements:
+			if reason != "" {
+				o.log.Info("capability profile is stale; using it until Warm re-measures", "reason", string(reason))
+			}
+			o.profile = p
+		default:
+			o.log.Warn("capability profile does not match this machine; using defaults until Warm", "reason", string(reason))
+		}
+	case errors.Is(err, capability.ErrNoProfile):
+		o.log.Debug("no capability profile yet; using default costs until Warm")
+	default:
+		o.log.Warn("capability profile unusable; using default costs until Warm", "err", err)
+	}
+}
+
+// Warm makes sure this machine has a fresh profile, benching only when it
+// is missing, stale, corrupt or from other hardware: cheap enough to call
+// on every start. Do not run it while tasks are running: the bench shares
+// the backends and would measure the contention.
+func (o *Orchestrator) Warm(ctx context.Context) (*capability.WarmResult, error) {
+	return o.warm(ctx, false)
+}
+
+// Bench re-measures unconditionally (zmwarm --force).
+func (o *Orchestrator) Bench(ctx context.Context) (*capability.WarmResult, error) {
+	return o.warm(ctx, true)
+}
+
+func (o *Orchestrator) warm(ctx context.Context, force bool) (res *capability.WarmResult, err error) {
+	defer zenmetrics.Recover(&err)
+	if o.closed.Load() {
+		return nil, ErrClosed
+	}
+	targets, initMs := o.benchTargets(ctx)
+	cfg := capability.WarmConfig{
+		Store:    o.store,
+		Report:   o.report,
+		Validity: o.cfg.CacheValidity,
+		Force:    force,
+		Logger:   o.log,
+		Now:      o.now,
+		InitMs:   initMs,
+		Bench: capability.BenchConfig{
+			Metrics:   o.cfg.BenchMetrics,
+			Targets:   targets,
+			Sides:     o.cfg.benchSides,
+			TimeLimit: o.cfg.BenchTimeLimit,
+			Seed:      1,
+		},
+	}
+	res, err = capability.Warm(ctx, cfg)
+	if res != nil && res.Profile != nil {
+		o.profMu.Lock()
+		o.profile = res.Profile
+		o.profMu.Unlock()
+	}
+	return res, err
+}
+
+// benchTargets lists what the quick bench measures: the CPU at the two
+// smaller sizes, and the first usable GPU adapter in each of its modes
+// (adapters of one host are assumed alike: the profile keys by class).
+func (o *Orchestrator) benchTargets(ctx context.Context) ([]capability.BenchTarget, map[int]float64) {
+	var ts []capability.BenchTarget
+	initMs := map[int]float64{}
+	for _, g := range o.gpus {
+		if g.lost.Load() {
+			continue
+		}
+		cold := g.backendNow() == nil
+		t0 := time.Now()
+		b, err := g.openBackend(ctx)
+		if err != nil {
+			o.log.Warn("GPU unusable for the bench", "backend", g.name, "err", err)
+			g.lost.Store(true)
+			continue
+		}
+		if cold && g.gpuIndex >= 0 {
+			initMs[g.gpuIndex] = float64(time.Since(t0).Microseconds()) / 1e3
+		}
+		ts = append(ts,
+			capability.BenchTarget{Class: ladder.GpuFull.Class(), Backend: b, Mode: zenmetrics.ModeFull, RecordVRAM: true},
+			capability.BenchTarget{Class: ladder.GpuStrip.Class(), Backend: b, Mode: zenmetrics.ModeStrip, RecordVRAM: true},
+			capability.BenchTarget{Class: ladder.GpuStripPair.Class(), Backend: b, Mode: zenmetrics.ModeStripPair, RecordVRAM: true,
+				Metrics: []zenmetrics.Metric{zenmetrics.CVVDP}},
+		)
+		break
+	}
+	if o.cpu != nil {
+		if b := o.cpu.backendNow(); b != nil {
+			ts = append(ts, capability.BenchTarget{Class: capability.ClassCPU, Backend: b, Mode: zenmetrics.ModeFull,
+				MaxPixels: capability.DefaultCPUBenchMaxPixels})
+		}
+	}
+	return ts, initMs
+}
+
+// Profile returns a copy of the profile the chooser uses (nil: defaults).
+func (o *Orchestrator) Profile() *capability.Profile { return o.snapshot().Clone() }
+
+// ProfilePath is where this machine's profile lives.
+func (o *Orchestrator) ProfilePath() (string, error) { return o.store.Path(o.hash) }
+
+// RecordOOM implements ladder.Recorder: the chooser sees the cell at once
+// (the in-memory profile is replaced), and the file is updated under the
+// capability lock, merging with what other processes wrote, so this machine
+// never tries the cell again.
+func (o *Orchestrator) RecordOOM(ctx context.Context, m zenmetrics.Metric, class string, pixels int64) error {
+	cell := capability.Cell{Backend: class, Pixels: pixels}
+	o.profMu.Lock()
+	p := o.profile.Clone()
+	if p == nil {
+		p = capability.NewProfile(o.report, o.now())
+	}
+	p.RecordOOM(m, cell)
+	o.profile = p
+	o.profMu.Unlock()
+	o.log.Info("out of memory; cell recorded", "metric", m, "backend", class, "pixels", pixels)
+	if o.cfg.ReadOnlyProfile {
+		return nil
+	}
+	// Persist even if the task's ctx just ended: the knowledge is good.
+	pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	return o.store.Update(pctx, o.hash, func(cur *capability.Profile, _ error) (*capability.Profile, error) {
+		if cur == nil {
+			return p.Clone(), nil
+		}
+		if !cur.RecordOOM(m, cell) {
+			return nil, nil // already there: no write
+		}
+		return cur, nil
+	})
+}
