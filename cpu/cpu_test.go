@@ -1,0 +1,95 @@
+package cpu
+
+import (
+	"context"
+	"errors"
+	"runtime"
+	"testing"
+
+	"github.com/zenmetrics-go/zenmetrics"
+	"github.com/zenmetrics-go/zenmetrics/internal/metrictest"
+)
+
+// TestSSIMULACRA2 runs the shared suite on the CPU backend: |Δ| ≤ 0.01
+// against libjxl v0.12.0's ssimulacra2 on every pair of testdata/tiny, the
+// shared corpus and the reference vectors, and identical scores between
+// all cores and a single goroutine.
+func TestSSIMULACRA2(t *testing.T) {
+	threads := 0
+	if runtime.GOMAXPROCS(0) == 1 {
+		threads = 3
+	}
+	b := New(Config{Threads: threads})
+	defer b.Close()
+	one := New(Config{Threads: 1})
+	defer one.Close()
+	metrictest.Run(t, b, zenmetrics.SSIMULACRA2, metrictest.Config{
+		Tol:       metrictest.Tolerances{Golden: 0.01, Reference: 0},
+		Reference: one,
+	})
+}
+
+func TestBackendContract(t *testing.T) {
+	b := New(Config{})
+	if b.Name() != "cpu" {
+		t.Errorf("Name = %q", b.Name())
+	}
+	if n, ok := b.Estimate(zenmetrics.SSIMULACRA2, 1024, 768, zenmetrics.ModeFull); !ok || n < 1024*768*4 {
+		t.Errorf("Estimate ssim2 1024x768 = %d, %v", n, ok)
+	}
+	if _, ok := b.Estimate(zenmetrics.SSIMULACRA2, 7, 100, zenmetrics.ModeFull); ok {
+		t.Error("Estimate accepted a 7-pixel-wide image")
+	}
+	ref, dist := metrictest.SyntheticPair(40, 30, 1)
+	for _, m := range zenmetrics.AllMetrics() {
+		if m == zenmetrics.SSIMULACRA2 {
+			continue
+		}
+		if _, ok := b.Estimate(m, 64, 64, zenmetrics.ModeFull); ok {
+			t.Errorf("Estimate claims %v", m)
+		}
+		if _, err := b.Prepare(context.Background(), m, ref, zenmetrics.Options{}); !errors.Is(err, zenmetrics.ErrUnsupported) {
+			t.Errorf("Prepare %v: err = %v, want ErrUnsupported", m, err)
+		}
+	}
+	s, err := zenmetrics.ScoreOnce(context.Background(), b, zenmetrics.SSIMULACRA2, ref, dist, zenmetrics.Options{})
+	if err != nil || s.Metric != zenmetrics.SSIMULACRA2 || !(s.Value < 100) {
+		t.Errorf("ScoreOnce = %+v, %v", s, err)
+	}
+	r, err := b.Prepare(context.Background(), zenmetrics.SSIMULACRA2, ref, zenmetrics.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := r.Score(ctx, dist); !errors.Is(err, context.Canceled) {
+		t.Errorf("Score with cancelled ctx: %v", err)
+	}
+	r.Release()
+	if _, err := r.Score(context.Background(), dist); !errors.Is(err, zenmetrics.ErrReleased) {
+		t.Errorf("Score after Release: %v", err)
+	}
+	if err := b.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.Prepare(context.Background(), zenmetrics.SSIMULACRA2, ref, zenmetrics.Options{}); err == nil {
+		t.Error("Prepare after Close succeeded")
+	}
+}
+
+// TestPanicBecomesError checks that a panic inside a reference's Score
+// comes back as a *zenmetrics.PanicError instead of crashing the process
+// (a nil adapter dereferences nil inside Score).
+func TestPanicBecomesError(t *testing.T) {
+	b := New(Config{})
+	if _, err := b.Prepare(context.Background(), zenmetrics.SSIMULACRA2, nil, zenmetrics.Options{}); !errors.Is(err, zenmetrics.ErrBadInput) {
+		t.Errorf("nil image: err = %v, want ErrBadInput", err)
+	}
+	_, dist := metrictest.SyntheticPair(16, 16, 1)
+	var r *ssim2Ref
+	_, err := r.Score(context.Background(), dist)
+	var pe *zenmetrics.PanicError
+	if !errors.As(err, &pe) {
+		t.Errorf("nil reference: err = %v, want *PanicError", err)
+	}
+}
