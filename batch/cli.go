@@ -1,0 +1,452 @@
+package batch
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/zenmetrics-go/zenmetrics"
+	"github.com/zenmetrics-go/zenmetrics/cpu"
+	"github.com/zenmetrics-go/zenmetrics/imageio"
+)
+
+// Exit codes of CLI.
+const (
+	ExitOK      = 0 // every row scored
+	ExitFatal   = 1 // the run could not go on (output not writable, backend failed to start, interrupted)
+	ExitUsage   = 2 // bad flags, manifest or configuration
+	ExitPartial = 3 // the run finished but some rows are error rows (or, for merge, rows are missing or conflict)
+)
+
+// BackendOptions are the command line's backend settings.
+type BackendOptions struct {
+	Name     string // --backend
+	Threads  int    // --threads: goroutines inside one scoring
+	CacheDir string // --cache-dir: where the capability profile lives
+}
+
+// Deps are what CLI takes from its caller. Zero fields get defaults.
+type Deps struct {
+	// OpenBackend opens --backend; nil knows "auto" and "cpu" (cpu.New).
+	OpenBackend func(BackendOptions) (zenmetrics.Backend, error)
+	// Decode decodes images; nil is imageio.DecodeFile.
+	Decode DecodeFunc
+	// Getenv reads the environment (shard variables); nil is os.Getenv.
+	Getenv func(string) string
+	// Stderr's terminal-ness decides the progress bar; IsTerminal(stderr)
+	// when nil.
+	IsTerminal func(io.Writer) bool
+}
+
+// IsBatchArgs reports whether a zmscore command line is for this package:
+// the merge subcommand, or --manifest / --ref-dir / --dist-dir anywhere.
+func IsBatchArgs(args []string) bool {
+	if len(args) > 0 && args[0] == "merge" {
+		return true
+	}
+	for _, a := range args {
+		if a == "--" {
+			return false
+		}
+		name := strings.TrimLeft(a, "-")
+		name, _, _ = strings.Cut(name, "=")
+		if strings.HasPrefix(a, "-") && (name == "manifest" || name == "ref-dir" || name == "dist-dir") {
+			return true
+		}
+	}
+	return false
+}
+
+// Options are the parsed batch flags.
+type Options struct {
+	Manifest, ManifestFormat string
+	RefDir, DistDir          string
+	PairPattern, RefPattern  string
+	Metrics                  []zenmetrics.Metric
+	Backend                  BackendOptions
+	Workers, Decoders        int
+	MemoryBudget             int64
+	Out                      string
+	Format                   Format
+	Resume, Force, Retry     bool
+	Shard                    Shard
+	ShardSet                 bool
+	Progress                 ProgressMode
+	ProgressInterval         time.Duration
+	FlushInterval            time.Duration
+	Quiet                    bool
+	Inputs                   []string // merge: the files to merge
+}
+
+// Usage is the help text of the batch modes.
+const Usage = `zmscore batch mode: score many pairs, crash-safe and resumable.
+
+  zmscore --manifest FILE [flags]             pairs from a TSV, CSV or JSONL manifest
+  zmscore --ref-dir DIR --dist-dir DIR [flags] pairs from two folders
+  zmscore merge --out FILE [--manifest FILE --metric M] SHARD_OUTPUT...
+
+Input:
+  --manifest FILE         columns/fields ref, dist, optional id and metric; paths relative to FILE
+  --manifest-format F     tsv, csv or jsonl (default: by extension, else sniffed)
+  --ref-dir, --dist-dir   pair DIST NAME__anything.ext with REF NAME__ref.ext
+  --pair-pattern RE       regexp on distorted file names; group (?P<name>...) is the key
+                          (default ` + DefaultDistPattern + `)
+  --ref-pattern RE        the same for reference names (default ` + DefaultRefPattern + `)
+  --metric LIST           comma-separated metrics (default ssim2), e.g. ssim2,butteraugli
+Output (one row per pair and metric: id ref dist metric score extras backend ms error):
+  --out FILE              output file (required; "-" for stdout, JSONL/CSV only, no resume);
+                          "{shard}" in it becomes shard-IIII-of-NNNN
+  --format F              jsonl, csv or parquet (default: by --out extension, else jsonl)
+  --resume                keep the rows already in --out, score only the rest
+  --force                 start --out over
+  --retry-failed          with --resume: score again the pairs whose row is an error
+Compute:
+  --backend NAME          auto, cpu, ... (default auto)
+  --workers N             pairs scored at once (default: number of CPUs)
+  --threads N             goroutines inside one scoring (default 1)
+  --decoders N            files decoded at once (default: CPUs, at most 8)
+  --mem-budget SIZE       bytes of decoded images in flight, e.g. 2GiB (default 2GiB)
+  --cache-dir DIR         capability profile folder, passed to the backend
+Scale-out:
+  --shard I/N             score only pairs with hash(id) mod N == I; default from
+                          ZENMETRICS_SHARD, JOB_COMPLETION_INDEX + ZENMETRICS_SHARDS (Kubernetes
+                          Indexed Job), or SLURM_ARRAY_TASK_ID/_MIN/_STEP/_COUNT (Slurm array)
+Progress:
+  --progress MODE         auto (bar on a terminal, else lines), bar, lines, json, none
+  --progress-interval D   time between reports (default 200ms bar, 10s otherwise)
+  --flush-interval D      longest time finished rows wait before being fsynced (default 2s)
+  --quiet                 no progress and no summary
+
+Exit status: 0 all rows scored, 3 some rows are errors (merge: rows missing or in conflict),
+2 usage, 1 fatal (rerun with --resume after fixing it).
+`
+
+// ParseFlags parses the batch flags (args without the program name; for
+// merge, without the word "merge"). done is true when the caller should
+// exit with code (help or a usage error, already printed on stderr).
+func ParseFlags(args []string, merge bool, stderr io.Writer) (o Options, done bool, code int) {
+	name := "zmscore"
+	if merge {
+		name = "zmscore merge"
+	}
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	var metrics, format, shard, progress, budget string
+	fs.StringVar(&o.Manifest, "manifest", "", "")
+	fs.StringVar(&o.ManifestFormat, "manifest-format", "", "")
+	fs.StringVar(&o.RefDir, "ref-dir", "", "")
+	fs.StringVar(&o.DistDir, "dist-dir", "", "")
+	fs.StringVar(&o.PairPattern, "pair-pattern", "", "")
+	fs.StringVar(&o.RefPattern, "ref-pattern", "", "")
+	fs.StringVar(&metrics, "metric", "ssim2", "")
+	fs.StringVar(&o.Backend.Name, "backend", "auto", "")
+	fs.IntVar(&o.Backend.Threads, "threads", 1, "")
+	fs.StringVar(&o.Backend.CacheDir, "cache-dir", "", "")
+	fs.IntVar(&o.Workers, "workers", runtime.NumCPU(), "")
+	fs.IntVar(&o.Decoders, "decoders", 0, "")
+	fs.StringVar(&budget, "mem-budget", "2GiB", "")
+	fs.StringVar(&o.Out, "out", "", "")
+	fs.StringVar(&format, "format", "", "")
+	fs.BoolVar(&o.Resume, "resume", false, "")
+	fs.BoolVar(&o.Force, "force", false, "")
+	fs.BoolVar(&o.Retry, "retry-failed", false, "")
+	fs.StringVar(&shard, "shard", "", "")
+	fs.StringVar(&progress, "progress", "auto", "")
+	fs.DurationVar(&o.ProgressInterval, "progress-interval", 0, "")
+	fs.DurationVar(&o.FlushInterval, "flush-interval", 2*time.Second, "")
+	fs.BoolVar(&o.Quiet, "quiet", false, "")
+	fail := func(format string, a ...any) (Options, bool, int) {
+		fmt.Fprintf(stderr, "%s: "+format+"\n", append([]any{name}, a...)...)
+		fmt.Fprintf(stderr, "run '%s --help' for usage\n", name)
+		return o, true, ExitUsage
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprint(stderr, Usage)
+			return o, true, ExitOK
+		}
+		return fail("%v", err)
+	}
+	var err error
+	if o.Metrics, err = zenmetrics.ParseMetrics(metrics); err != nil {
+		return fail("--metric: %v", err)
+	}
+	if format != "" {
+		if o.Format, err = ParseFormat(format); err != nil || o.Format == TSV {
+			return fail("--format: want jsonl, csv or parquet, not %q", format)
+		}
+	}
+	if o.Progress, err = ParseProgressMode(progress); err != nil {
+		return fail("--progress: %v", err)
+	}
+	if o.Quiet {
+		o.Progress = ProgressNone
+	}
+	if o.MemoryBudget, err = ParseSize(budget); err != nil || o.MemoryBudget <= 0 {
+		return fail("--mem-budget: bad size %q", budget)
+	}
+	if shard != "" {
+		if o.Shard, err = ParseShard(shard); err != nil {
+			return fail("--shard: %v", err)
+		}
+		o.ShardSet = true
+	}
+	if o.Workers < 1 || o.Backend.Threads < 0 || o.Decoders < 0 {
+		return fail("--workers, --threads and --decoders must be positive")
+	}
+	if o.Out == "" {
+		return fail("--out is required")
+	}
+	if o.Resume && o.Force {
+		return fail("--resume and --force exclude each other")
+	}
+	if o.Retry && !o.Resume {
+		return fail("--retry-failed needs --resume")
+	}
+	if (o.RefDir == "") != (o.DistDir == "") {
+		return fail("--ref-dir and --dist-dir go together")
+	}
+	if o.Manifest != "" && o.RefDir != "" {
+		return fail("give --manifest or --ref-dir/--dist-dir, not both")
+	}
+	o.Inputs = fs.Args()
+	if merge {
+		if len(o.Inputs) == 0 {
+			return fail("no files to merge")
+		}
+	} else {
+		if o.Manifest == "" && o.RefDir == "" {
+			return fail("give --manifest or --ref-dir and --dist-dir")
+		}
+		if len(o.Inputs) > 0 {
+			return fail("unexpected arguments %q", o.Inputs)
+		}
+	}
+	return o, false, ExitOK
+}
+
+// ParseSize parses a byte count such as 512MiB, 2GiB, 1.5G, 100000.
+func ParseSize(s string) (int64, error) {
+	s = strings.TrimSpace(s)
+	i := len(s)
+	for i > 0 && (s[i-1] < '0' || s[i-1] > '9') && s[i-1] != '.' {
+		i--
+	}
+	v, err := strconv.ParseFloat(s[:i], 64)
+	if err != nil {
+		return 0, err
+	}
+	mult := map[string]float64{"": 1, "b": 1, "k": 1e3, "kb": 1e3, "kib": 1 << 10, "m": 1e6, "mb": 1e6, "mib": 1 << 20,
+		"g": 1e9, "gb": 1e9, "gib": 1 << 30, "t": 1e12, "tb": 1e12, "tib": 1 << 40}[strings.ToLower(s[i:])]
+	if mult == 0 {
+		return 0, fmt.Errorf("unknown unit %q", s[i:])
+	}
+	return int64(v * mult), nil
+}
+
+// loadPairs reads the manifest or pairs the folders.
+func loadPairs(o *Options, stderr io.Writer) ([]Pair, error) {
+	if o.Manifest != "" {
+		var f Format
+		if o.ManifestFormat != "" {
+			var err error
+			if f, err = ParseFormat(o.ManifestFormat); err != nil || f == Parquet {
+				return nil, &ConfigError{fmt.Sprintf("--manifest-format: want tsv, csv or jsonl, not %q", o.ManifestFormat)}
+			}
+		}
+		p, err := ReadManifest(o.Manifest, f)
+		var me *ManifestError
+		if errors.As(err, &me) || errors.Is(err, os.ErrNotExist) {
+			return nil, &ConfigError{err.Error()}
+		}
+		return p, err
+	}
+	pairs, unpaired, err := PairDirs(o.RefDir, o.DistDir, o.RefPattern, o.PairPattern)
+	if err != nil {
+		return nil, &ConfigError{err.Error()}
+	}
+	for i, u := range unpaired {
+		if i == 10 {
+			fmt.Fprintf(stderr, "zmscore: warning: ... and %d more distorted files without a reference\n", len(unpaired)-10)
+			break
+		}
+		fmt.Fprintf(stderr, "zmscore: warning: no reference for %s\n", u)
+	}
+	if len(pairs) == 0 {
+		return nil, &ConfigError{fmt.Sprintf("no pairs found under %s and %s", o.RefDir, o.DistDir)}
+	}
+	return pairs, nil
+}
+
+func defaultOpenBackend(o BackendOptions) (zenmetrics.Backend, error) {
+	switch strings.ToLower(o.Name) {
+	case "", "auto", "cpu":
+		return cpu.New(cpu.Config{Threads: o.Threads}), nil
+	}
+	return nil, &ConfigError{fmt.Sprintf("unknown backend %q", o.Name)}
+}
+
+// CLI runs `zmscore --manifest ...`, `zmscore --ref-dir ...` or
+// `zmscore merge ...` (args without the program name) and returns the exit
+// code. ctx should be cancelled on SIGINT/SIGTERM: rows finished by then
+// are committed and a rerun with --resume goes on from there.
+func CLI(ctx context.Context, args []string, stdout, stderr io.Writer, deps Deps) int {
+	if deps.Decode == nil {
+		deps.Decode = imageio.DecodeFile
+	}
+	if deps.OpenBackend == nil {
+		deps.OpenBackend = defaultOpenBackend
+	}
+	if deps.Getenv == nil {
+		deps.Getenv = os.Getenv
+	}
+	if deps.IsTerminal == nil {
+		deps.IsTerminal = IsTerminal
+	}
+	merge := len(args) > 0 && args[0] == "merge"
+	if merge {
+		args = args[1:]
+	}
+	o, done, code := ParseFlags(args, merge, stderr)
+	if done {
+		return code
+	}
+	if merge {
+		return cliMerge(&o, stdout, stderr)
+	}
+	fatal := func(err error) int {
+		fmt.Fprintf(stderr, "zmscore: %v\n", err)
+		var ce *ConfigError
+		if errors.As(err, &ce) {
+			return ExitUsage
+		}
+		return ExitFatal
+	}
+	if !o.ShardSet {
+		s, found, err := ShardFromEnv(deps.Getenv)
+		if err != nil {
+			return fatal(&ConfigError{err.Error()})
+		}
+		if found {
+			o.Shard = s
+		}
+	}
+	out := ShardPath(o.Out, o.Shard)
+	pairs, err := loadPairs(&o, stderr)
+	if err != nil {
+		return fatal(err)
+	}
+	backend, err := deps.OpenBackend(o.Backend)
+	if err != nil {
+		return fatal(fmt.Errorf("backend %s: %w", o.Backend.Name, err))
+	}
+	defer backend.Close()
+	engine, err := NewBackendEngine(BackendEngineConfig{
+		Backend: func(zenmetrics.Metric) (zenmetrics.Backend, error) { return backend, nil },
+		Workers: o.Workers,
+	})
+	if err != nil {
+		return fatal(err)
+	}
+	defer engine.Close()
+	var prog *Progress
+	if o.Progress != ProgressNone {
+		mode := o.Progress
+		if mode == ProgressAuto {
+			mode = ProgressLines
+			if deps.IsTerminal(stderr) {
+				mode = ProgressBar
+			}
+		}
+		prog = NewProgress(mode, stderr, o.ProgressInterval)
+	}
+	if !o.Quiet && !o.Shard.All() {
+		fmt.Fprintf(stderr, "zmscore: shard %s → %s\n", o.Shard, out)
+	}
+	cfg := Config{Pairs: pairs, Metrics: o.Metrics, Out: out, Stdout: stdout, Format: o.Format,
+		Resume: o.Resume, Force: o.Force, RetryFailed: o.Retry, Shard: o.Shard, Engine: engine,
+		Decode: deps.Decode, Decoders: o.Decoders, MemoryBudget: o.MemoryBudget,
+		FlushInterval: o.FlushInterval, Progress: prog, Log: stderr}
+	sum, err := Run(ctx, cfg)
+	if err != nil {
+		if ctx.Err() != nil {
+			fmt.Fprintf(stderr, "zmscore: interrupted after %d rows; rerun with --resume to go on\n", sum.OK+sum.Failed)
+			return ExitFatal
+		}
+		return fatal(err)
+	}
+	if !o.Quiet && o.Progress != ProgressJSON {
+		printSummary(stderr, &sum)
+	}
+	if !sum.AllOK() {
+		return ExitPartial
+	}
+	return ExitOK
+}
+
+func printSummary(w io.Writer, s *Summary) {
+	rate := 0.0
+	if s.Elapsed > 0 {
+		rate = float64(s.OK+s.Failed) / s.Elapsed.Seconds()
+	}
+	fmt.Fprintf(w, "zmscore: %d rows (%d pairs) in %s, %.1f rows/s: %d ok, %d failed, %d skipped (done before",
+		s.Total, s.Pairs, s.Elapsed.Round(time.Millisecond), rate, s.OK, s.Failed, s.Skipped)
+	if s.SkippedFailed > 0 {
+		fmt.Fprintf(w, ", %d of them failed: --resume --retry-failed scores them again", s.SkippedFailed)
+	}
+	fmt.Fprintf(w, ")\n")
+	names := make([]string, 0, len(s.ByBackend))
+	for k := range s.ByBackend {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	for _, k := range names {
+		c := s.ByBackend[k]
+		fmt.Fprintf(w, "  %-12s %d ok, %d failed, %d skipped\n", k+":", c.OK, c.Failed, c.Skipped)
+	}
+	fmt.Fprintf(w, "  output: %s\n", s.Out)
+}
+
+func cliMerge(o *Options, stdout, stderr io.Writer) int {
+	var pairs []Pair
+	if o.Manifest != "" || o.RefDir != "" {
+		var err error
+		if pairs, err = loadPairs(o, stderr); err != nil {
+			fmt.Fprintf(stderr, "zmscore merge: %v\n", err)
+			return ExitUsage
+		}
+	}
+	rep, err := Merge(MergeConfig{Inputs: o.Inputs, Out: o.Out, Format: o.Format, Pairs: pairs, Metrics: o.Metrics, Log: stderr})
+	if err != nil {
+		fmt.Fprintf(stderr, "zmscore merge: %v\n", err)
+		var ce *ConfigError
+		if errors.As(err, &ce) {
+			return ExitUsage
+		}
+		return ExitFatal
+	}
+	if o.Progress == ProgressJSON {
+		b, _ := json.Marshal(rep)
+		fmt.Fprintf(stdout, "%s\n", b)
+	} else if !o.Quiet {
+		fmt.Fprintf(stderr, "zmscore merge: %d files, %d rows read, %d written to %s; %d duplicates (%d conflicting), %d failed rows",
+			rep.Files, rep.Read, rep.Rows, o.Out, rep.Duplicates, rep.Conflicts, rep.Failed)
+		if len(pairs) > 0 {
+			fmt.Fprintf(stderr, ", %d missing, %d not in the manifest", rep.Missing, rep.Extra)
+		}
+		fmt.Fprintln(stderr)
+	}
+	if rep.Missing > 0 || rep.Conflicts > 0 || rep.Failed > 0 {
+		return ExitPartial
+	}
+	return ExitOK
+}
