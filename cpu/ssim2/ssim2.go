@@ -113,8 +113,8 @@ type scratch struct {
 	// Scale 0 never exists as whole linear planes: it is converted row by
 	// row straight to XYB and to scale 1.
 	lin           [2][3][]float32
-	img           [3][]float32    // distorted positive XYB
-	tmp           []float32       // horizontal blur output
+	img           [3][]float32 // distorted positive XYB
+	tmp           []float32    // horizontal blur output
 	mu2, s22, s12 []float32
 	rows          []float64   // per-row partial sums, 6 per row
 	rowbuf        [][]float32 // per worker: six rows (linear pairs, products)
