@@ -141,14 +141,16 @@ type Config struct {
 	// BenchMetrics are the metrics Warm measures (nil: every metric a
 	// backend supports).
 	BenchMetrics []zenmetrics.Metric
+	// BenchSides are the square sizes Warm measures (nil: 1024, 2048,
+	// 4096; the CPU stops at 2048).
+	BenchSides []int
 	// Pool is the initial pool configuration.
 	Pool PoolConfig
 
 	// Test hooks, unexported so only this package's tests can set them.
-	discover   func(ctx context.Context, cfg Config, rep *capability.Report) ([]backendSlot, error)
-	probe      func(ctx context.Context) (*capability.Report, error)
-	now        func() time.Time
-	benchSides []int
+	discover func(ctx context.Context, cfg Config, rep *capability.Report) ([]backendSlot, error)
+	probe    func(ctx context.Context) (*capability.Report, error)
+	now      func() time.Time
 }
 
 // Orchestrator schedules tasks over the machine's backends. All methods

@@ -554,7 +554,7 @@ func TestColdGPUPrefersCPUForOneSmallTask(t *testing.T) {
 
 func TestWarmThroughOrchestrator(t *testing.T) {
 	h := newHarness(t, true, func(c *Config, _ *harness) {
-		c.benchSides = []int{32, 64}
+		c.BenchSides = []int{32, 64}
 		c.BenchMetrics = []zenmetrics.Metric{zenmetrics.SSIMULACRA2}
 	})
 	res, err := h.o.Warm(context.Background())

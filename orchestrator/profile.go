@@ -63,7 +63,7 @@ func (o *Orchestrator) warm(ctx context.Context, force bool) (res *capability.Wa
 		Bench: capability.BenchConfig{
 			Metrics:   o.cfg.BenchMetrics,
 			Targets:   targets,
-			Sides:     o.cfg.benchSides,
+			Sides:     o.cfg.BenchSides,
 			TimeLimit: o.cfg.BenchTimeLimit,
 			Seed:      1,
 		},
