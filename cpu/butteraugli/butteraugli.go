@@ -256,19 +256,20 @@ func Compare(ref, dist *zenmetrics.Image, cfg Config) (Result, error) {
 }
 
 // EstimateBytes is the heap a prepared w×h reference plus one Score use at
-// their peak, for an opaque reference (one with alpha keeps two prepared
-// copies: add 70 bytes per pixel).
+// their peak, for an opaque reference. The prepared reference keeps 13
+// float32 planes at full and 13 at half resolution (≈ 65 B/px); one Score
+// allocates the distorted image's linear planes, XYB image, bands, masking
+// planes, three padded Malta inputs, two Malta sums and the map, and the
+// same at half resolution (≈ 134 B/px, all counted as live, which is what
+// the garbage collector may see at worst). A reference with alpha keeps two
+// prepared copies and each Score blends the distorted image twice: about
+// 100 B/px more.
 func EstimateBytes(w, h int) int64 {
 	if w <= 0 || h <= 0 {
 		return 0
 	}
 	px := int64(w) * int64(h)
-	// Prepared reference: 13 float32 planes at full resolution and 13 at
-	// quarter size (≈ 65 B/px). One Score: the distorted image's linear
-	// planes, XYB and bands, masking, three padded Malta inputs, the two
-	// Malta sums and the map (≈ 24 planes, 96 B/px, plus a quarter of it
-	// for the half-resolution pass, done after the full one).
-	return px*176 + 1<<20
+	return px*200 + 1<<20
 }
 
 // distanceP is libjxl's ComputeDistanceP: the mean of the p-, 2p- and
