@@ -11,6 +11,7 @@ import (
 
 	"github.com/zenmetrics-go/zenmetrics"
 	"github.com/zenmetrics-go/zenmetrics/capability"
+	"github.com/zenmetrics-go/zenmetrics/cpu"
 	"github.com/zenmetrics-go/zenmetrics/ladder"
 )
 
@@ -576,5 +577,37 @@ func TestWarmThroughOrchestrator(t *testing.T) {
 	}
 	if res, err = h.o.Bench(context.Background()); err != nil || !res.Benched {
 		t.Fatalf("Bench did not bench: %v", err)
+	}
+}
+
+// Through the orchestrator the real CPU backend gives the same bits as a
+// direct call, cached reference or not.
+func TestRealCPUMatchesDirect(t *testing.T) {
+	o := cpuOnly(t, 2)
+	ref, dist := capability.SyntheticPair(96, 80, 3)
+	want, err := zenmetrics.ScoreOnce(context.Background(), cpu.New(cpu.Config{}), zenmetrics.SSIMULACRA2, ref, dist, zenmetrics.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := make([]Task, 6)
+	for i := range ts {
+		ts[i] = Task{ID: TaskID(i + 1), Metric: zenmetrics.SSIMULACRA2, Ref: ref, Dist: dist}
+	}
+	hits := 0
+	for _, r := range collect(t, o.RunAll(context.Background(), ts), len(ts)) {
+		if r.Err != nil || r.Score.Value != want.Value || r.Backend != "cpu" || r.Rung != ladder.Cpu {
+			t.Fatalf("%+v, want %v", r, want.Value)
+		}
+		if r.CacheHit {
+			hits++
+		}
+	}
+	if hits != len(ts)-1 {
+		t.Fatalf("%d cache hits", hits)
+	}
+	// A metric the CPU backend does not implement ends exhausted.
+	r := o.RunSingle(context.Background(), Task{Metric: zenmetrics.CVVDP, Ref: ref, Dist: dist})
+	if !errors.Is(r.Err, zenmetrics.ErrUnsupported) {
+		t.Fatalf("cvvdp on cpu: %v", r.Err)
 	}
 }
