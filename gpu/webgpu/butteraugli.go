@@ -1,0 +1,725 @@
+package webgpu
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"sync"
+	"unsafe"
+
+	zenmetrics "github.com/zenmetrics-go/zenmetrics"
+	"github.com/zenmetrics-go/zenmetrics/wgsl"
+)
+
+// Butteraugli on WebGPU, mirroring the CPU reference cpu/butteraugli stage
+// by stage (which matches libjxl v0.12.0 butteraugli_main).
+//
+// Passes for one image at one resolution level ("decompose"), all in one
+// compute pass:
+//
+//	opsin      linear RGB -> XYB; the 5-tap mirrored blur is done in the tile
+//	rows+col_lf   33-tap blur of X, Y, B -> LF (scaled), XYB -= blur
+//	rows+col_mf   15-tap blur of the rest -> MF, HF (X suppressed by Y)
+//	rows+col_uhf  7-tap blur of HF X, Y -> new HF, UHF
+//	mask_pre, rows+col_plain  masking activity, 13-tap blur
+//	erode      reference only: fuzzy erosion -> AC and DC mask weights
+//
+// and for a distorted image against the reference level ("diff"):
+//
+//	malta_x    Malta filters on the X differences + HF/MF terms of X, MF of B
+//	malta_y    the same for Y + masking-activity term
+//	dc         LF terms, weighted by the DC mask
+//	combine    sqrt of the masked sum; at full resolution the half-resolution
+//	           map is blended in (and with alpha the max of two backgrounds)
+//
+// then reduce_map / reduce_partials turn the map into its max and the power
+// sums of the 3-norm (and the optional p-norm), 8 floats read back; the
+// norms themselves are float64 on the host.
+//
+// Blurs are separable FIRs in two passes (rows, then columns) over tiles in
+// workgroup memory; the column pass carries the pointwise step of its stage,
+// so no plane is written only to be read once. Borders follow the CPU
+// reference: the 5-tap opsin blur mirrors the image, the others cut the
+// kernel off at the edge and renormalise.
+//
+// Buffer layout: every plane is its own buffer of w·h f32 (a 16 MP plane is
+// 64 MiB, below lavapipe's 128 MiB binding limit), and no kernel binds more
+// than 10 storage buffers. A prepared reference keeps, per alpha background
+// and level, its 13 planes resident (LF×3, MF×3, HF×2, UHF×2, masking
+// activity, AC and DC mask weights). Scoring uploads only the distorted
+// image's raw 8/16-bit bytes and reuses per-reference scratch planes (16
+// per level), so a cached reference scores without any allocation.
+//
+// Precision: f32 throughout like libjxl; where the CPU reference uses
+// double (Malta half-open terms, mask curves, alpha blending, sub-level mix)
+// the kernels stay in f32, which moves results by a few ulps. The p-norm
+// power sums are f32 partial sums in a fixed tree (relative error ~1e-6),
+// finished in float64. Every value has one writer and every reduction a
+// fixed order: scores are bit-identical run to run.
+
+// bfMinSize is the smallest side libjxl computes a distance map for.
+const bfMinSize = 8
+
+// bfReducePer is the number of map values each reduce thread sums.
+const bfReducePer = 16
+
+// Blur tile geometry.
+const (
+	bfRowTX, bfRowTY = 64, 4
+	bfColTX, bfColTY = 32, 8
+)
+
+// bfParams mirrors the WGSL struct Params (64 bytes).
+type bfParams struct {
+	Width, Height          uint32
+	Stride, Channels       uint32
+	BPS, Blend             uint32
+	Bg                     float32
+	Mode                   uint32
+	SrcWidth               uint32
+	SrcHeight              uint32
+	PNorm                  float32
+	Intensity              float32
+	Pad1, Pad2, Pad3, Pad4 uint32
+}
+
+const bfParamBytes = 64
+
+func (p *bfParams) bytes() []byte {
+	return unsafe.Slice((*byte)(unsafe.Pointer(p)), bfParamBytes)
+}
+
+// bfKernels are the compiled pipelines.
+type bfKernels struct {
+	unpack, subsample, opsin          *Pipeline
+	rowsLF, rowsHF, rowsUHF, rowsMask *Pipeline
+	colLF, colMF, colUHF, colMask     *Pipeline
+	maskPre, erode                    *Pipeline
+	maltaX, maltaY, dc, combine       *Pipeline
+	reduceMap, reducePartials         *Pipeline
+}
+
+func compileButteraugli(g *GPU) (*bfKernels, error) {
+	common, err := wgsl.Source("butteraugli_common")
+	if err != nil {
+		return nil, err
+	}
+	fir, err := wgsl.Source("butteraugli_fir")
+	if err != nil {
+		return nil, err
+	}
+	malta, err := wgsl.Source("butteraugli_malta")
+	if err != nil {
+		return nil, err
+	}
+	var k bfKernels
+	build := func(file, entry string, extra string, c Constants) (*Pipeline, error) {
+		src, err := wgsl.Source(file)
+		if err != nil {
+			return nil, err
+		}
+		m, err := g.Module(file, bfPrelude+common+extra+src)
+		if err != nil {
+			return nil, err
+		}
+		return g.Pipeline(m, entry, c)
+	}
+	rowC := func(k bfKernel) Constants {
+		return Constants{"OFF": float64(k.off), "TX": bfRowTX, "TY": bfRowTY,
+			"TILE_N": float64(bfRowTY * (bfRowTX + 2*k.off))}
+	}
+	colC := func(k bfKernel, planes int) Constants {
+		return Constants{"OFF": float64(k.off), "TX": bfColTX, "TY": bfColTY,
+			"TILE_N": float64(planes * bfColTX * (bfColTY + 2*k.off))}
+	}
+	for _, s := range []struct {
+		file, entry, extra string
+		c                  Constants
+		dst                **Pipeline
+	}{
+		{"butteraugli_unpack", "unpack", "", nil, &k.unpack},
+		{"butteraugli_subsample", "subsample", "", nil, &k.subsample},
+		{"butteraugli_opsin", "opsin", "", nil, &k.opsin},
+		{"butteraugli_rows", "rows", fir, rowC(bfKernLF), &k.rowsLF},
+		{"butteraugli_rows", "rows", fir, rowC(bfKernHF), &k.rowsHF},
+		{"butteraugli_rows", "rows", fir, rowC(bfKernUHF), &k.rowsUHF},
+		{"butteraugli_rows", "rows", fir, rowC(bfKernMask), &k.rowsMask},
+		{"butteraugli_col_lf", "cols", fir, colC(bfKernLF, 3), &k.colLF},
+		{"butteraugli_col_mf", "cols", fir, colC(bfKernHF, 3), &k.colMF},
+		{"butteraugli_col_uhf", "cols", fir, colC(bfKernUHF, 2), &k.colUHF},
+		{"butteraugli_col_plain", "cols", fir, colC(bfKernMask, 1), &k.colMask},
+		{"butteraugli_mask", "mask_pre", "", nil, &k.maskPre},
+		{"butteraugli_erode", "erode", "", nil, &k.erode},
+		{"butteraugli_malta_x", "malta", malta, nil, &k.maltaX},
+		{"butteraugli_malta_y", "malta", malta, nil, &k.maltaY},
+		{"butteraugli_dc", "dc_terms", "", nil, &k.dc},
+		{"butteraugli_combine", "combine", "", nil, &k.combine},
+		{"butteraugli_reduce", "reduce_map", "", nil, &k.reduceMap},
+		{"butteraugli_reduce", "reduce_partials", "", nil, &k.reducePartials},
+	} {
+		p, err := build(s.file, s.entry, s.extra, s.c)
+		if err != nil {
+			return nil, err
+		}
+		*s.dst = p
+	}
+	return &k, nil
+}
+
+// bfSet is the frequency decomposition of one image at one level.
+type bfSet struct {
+	lf, mf   [3]*Buffer
+	hf, uhf  [2]*Buffer
+	act      *Buffer
+	mac, mdc *Buffer // reference only
+}
+
+// bfLevel is one resolution level of a prepared reference.
+type bfLevel struct {
+	w, h    int
+	params  *Buffer    // uniform: size and intensity
+	combine [2]*Buffer // uniform: combine modes of background 0 and 1
+	lin     [3]*Buffer // scratch: linear RGB, then blur temporaries, then AC terms
+	res2    *Buffer    // scratch: B residual, then the DC terms
+	dist    bfSet      // scratch: the distorted image's decomposition
+	dm      *Buffer    // this level's distance map
+	refs    []bfSet    // resident: the reference's decomposition per background
+}
+
+// butteraugliRef is a prepared Butteraugli reference on a WebGPU device.
+type butteraugliRef struct {
+	dev       *Device
+	k         *bfKernels
+	w, h      int
+	intensity float32
+	pnorm     float64
+	distMap   bool
+
+	levels  []*bfLevel // full, then half resolution (when ≥ 8 px)
+	kern    [5]*Buffer // uniform: opsin, LF, HF, UHF, mask kernels
+	subP    *Buffer    // uniform: subsample parameters
+	unpackP [2]*Buffer // uniform: unpack parameters per background (rewritten per layout)
+	reduceP [2]*Buffer // uniform: reduce_map, reduce_partials
+	luts    [3]*Buffer // by bytes per sample
+	raw     *Buffer
+	partial *Buffer
+	result  *Buffer
+	groups  uint32
+
+	mu       sync.Mutex
+	released bool
+	owned    []*Buffer
+	bytes    int64
+}
+
+// bfCheckOptions validates opt as the CPU reference does and returns the
+// intensity target (0 or negative means 80).
+func bfCheckOptions(opt zenmetrics.Options) (float64, error) {
+	it := opt.IntensityTarget
+	if math.IsNaN(it) || math.IsInf(it, 0) {
+		return 0, fmt.Errorf("%w: butteraugli intensity target %v", zenmetrics.ErrBadInput, it)
+	}
+	if it <= 0 {
+		it = 80
+	}
+	if p := opt.PNorm; math.IsNaN(p) || math.IsInf(p, 0) || p < 0 {
+		return 0, fmt.Errorf("%w: butteraugli p-norm %v", zenmetrics.ErrBadInput, p)
+	}
+	return it, nil
+}
+
+// bfLevels returns the level sizes computed for a w×h image: none below
+// 8 px, the half-resolution level only when it is at least 8 px.
+func bfLevels(w, h int) [][2]int {
+	if w < bfMinSize || h < bfMinSize {
+		return nil
+	}
+	out := [][2]int{{w, h}}
+	if sw, sh := (w+1)/2, (h+1)/2; sw >= bfMinSize && sh >= bfMinSize {
+		out = append(out, [2]int{sw, sh})
+	}
+	return out
+}
+
+// bfEstimate is the device memory of a prepared reference with the given
+// number of backgrounds plus its scoring scratch and a raw upload.
+func bfEstimate(w, h, variants int, rawBytes int64) int64 {
+	var planes int64
+	for _, l := range bfLevels(w, h) {
+		n := int64(l[0]) * int64(l[1])
+		planes += n * int64(13*variants+16)
+	}
+	groups := (int64(w)*int64(h) + 256*bfReducePer - 1) / (256 * bfReducePer)
+	return 4*planes + rawBytes + 32*groups + 256<<10 + 64<<10
+}
+
+// EstimateButteraugli is the device memory in bytes a prepared w×h
+// Butteraugli reference plus one Score use, in the worst case (16-bit RGBA
+// with alpha: two backgrounds, 8 bytes per pixel uploaded). An opaque 8-bit
+// RGB image needs about 37% less (bfEstimate(w, h, 1, 3·w·h)).
+func EstimateButteraugli(w, h int) int64 {
+	if w <= 0 || h <= 0 {
+		return 0
+	}
+	return bfEstimate(w, h, 2, 8*int64(w)*int64(h))
+}
+
+// butteraugliFits reports whether every buffer of a w×h comparison fits
+// the device's binding and buffer limits (worst-case raw size).
+func butteraugliFits(dev *Device, w, h int, rawBytes int64) error {
+	lim := dev.Limits()
+	plane := int64(w) * int64(h) * 4
+	for _, n := range []int64{plane, rawBytes} {
+		if uint64(n) > lim.MaxStorageBufferBindingSize || uint64(n) > lim.MaxBufferSize {
+			return &zenmetrics.OutOfMemoryError{Backend: dev.Name(), Requested: n, Free: -1,
+				Detail: fmt.Sprintf("a %d-byte buffer exceeds maxStorageBufferBindingSize %d", n, lim.MaxStorageBufferBindingSize)}
+		}
+	}
+	return nil
+}
+
+func bfRawBytes(im *zenmetrics.Image) int64 {
+	return int64(im.Stride)*int64(im.Height-1) + int64(im.Width*im.Format.BytesPerPixel())
+}
+
+// prepareButteraugli does the reference half of Butteraugli on dev: the
+// reference's decomposition stays resident until Release.
+func prepareButteraugli(ctx context.Context, dev *Device, ref *zenmetrics.Image, opt zenmetrics.Options) (r *butteraugliRef, err error) {
+	defer zenmetrics.Recover(&err)
+	it, err := bfCheckOptions(opt)
+	if err != nil {
+		return nil, err
+	}
+	if err := ref.Validate(); err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	r = &butteraugliRef{dev: dev, w: ref.Width, h: ref.Height, intensity: float32(it),
+		pnorm: opt.PNorm, distMap: opt.DistMap}
+	sizes := bfLevels(r.w, r.h)
+	if len(sizes) == 0 {
+		return r, nil // the map is all zeros: nothing to keep
+	}
+	if err := butteraugliFits(dev, r.w, r.h, bfRawBytes(ref)); err != nil {
+		return nil, err
+	}
+	variants := 1
+	if ref.Format.HasAlpha() {
+		variants = 2
+	}
+	err = dev.Do(ctx, func(g *GPU) error {
+		k, err := compileButteraugli(g)
+		if err != nil {
+			return err
+		}
+		r.k = k
+		if err := r.allocate(g, sizes, variants); err != nil {
+			return err
+		}
+		if err := r.upload(g, ref); err != nil {
+			return err
+		}
+		e := g.Encoder()
+		for v := 0; v < variants; v++ {
+			r.encodeUnpack(g, e, ref, v)
+			for li := len(r.levels) - 1; li >= 0; li-- {
+				lv := r.levels[li]
+				set := lv.refs[v]
+				r.encodeDecompose(e, lv, set)
+				gx, gy := Groups(lv.w, 16), Groups(lv.h, 16)
+				e.Dispatch(k.erode, gx, gy, 1, lv.params, set.act, set.mac, set.mdc)
+			}
+		}
+		if err := e.Submit(); err != nil {
+			return err
+		}
+		return g.WaitIdle()
+	})
+	if err != nil {
+		r.free()
+		return nil, err
+	}
+	return r, nil
+}
+
+// allocate takes every buffer from the device pool; on error the caller
+// frees what was taken.
+func (r *butteraugliRef) allocate(g *GPU, sizes [][2]int, variants int) error {
+	var firstErr error
+	get := func(size int64, uniform bool) *Buffer {
+		if firstErr != nil {
+			return nil
+		}
+		var b *Buffer
+		var err error
+		if uniform {
+			b, err = g.Uniform(size)
+		} else {
+			b, err = g.Storage(size)
+		}
+		if err != nil {
+			firstErr = err
+			return nil
+		}
+		r.owned = append(r.owned, b)
+		r.bytes += b.Size()
+		return b
+	}
+	uniform := func(p *bfParams) *Buffer {
+		b := get(bfParamBytes, true)
+		if b != nil {
+			g.Write(b, 0, p.bytes())
+		}
+		return b
+	}
+	for i, kn := range []bfKernel{bfKernOpsin, bfKernLF, bfKernHF, bfKernUHF, bfKernMask} {
+		r.kern[i] = get(bfKernelBytes, true)
+		if r.kern[i] != nil {
+			g.Write(r.kern[i], 0, kn.block())
+		}
+	}
+	for li, sz := range sizes {
+		n := 4 * int64(sz[0]) * int64(sz[1])
+		lv := &bfLevel{w: sz[0], h: sz[1]}
+		base := bfParams{Width: uint32(sz[0]), Height: uint32(sz[1]), Intensity: r.intensity}
+		lv.params = uniform(&base)
+		for v := 0; v < 2; v++ {
+			c := base
+			if li == 0 && len(sizes) > 1 {
+				c.Mode |= 1
+				c.SrcWidth = uint32(sizes[1][0])
+			}
+			if v > 0 {
+				c.Mode |= 2
+			}
+			lv.combine[v] = uniform(&c)
+		}
+		plane := func() *Buffer { return get(n, false) }
+		planes3 := func() [3]*Buffer { return [3]*Buffer{plane(), plane(), plane()} }
+		planes2 := func() [2]*Buffer { return [2]*Buffer{plane(), plane()} }
+		lv.lin = planes3()
+		lv.res2 = plane()
+		lv.dist = bfSet{lf: planes3(), mf: planes3(), hf: planes2(), uhf: planes2(), act: plane()}
+		lv.dm = plane()
+		for v := 0; v < variants; v++ {
+			lv.refs = append(lv.refs, bfSet{lf: planes3(), mf: planes3(), hf: planes2(), uhf: planes2(),
+				act: plane(), mac: plane(), mdc: plane()})
+		}
+		r.levels = append(r.levels, lv)
+	}
+	if len(sizes) > 1 {
+		r.subP = uniform(&bfParams{Width: uint32(sizes[1][0]), Height: uint32(sizes[1][1]),
+			SrcWidth: uint32(sizes[0][0]), SrcHeight: uint32(sizes[0][1])})
+	}
+	n := uint32(r.w * r.h)
+	r.groups = (n + 256*bfReducePer - 1) / (256 * bfReducePer)
+	r.reduceP[0] = uniform(&bfParams{SrcWidth: bfReducePer, SrcHeight: n, PNorm: float32(r.pnorm)})
+	r.reduceP[1] = uniform(&bfParams{SrcHeight: r.groups, PNorm: float32(r.pnorm)})
+	r.partial = get(32*int64(r.groups), false)
+	r.result = get(32, false)
+	r.unpackP[0] = get(bfParamBytes, true)
+	r.unpackP[1] = get(bfParamBytes, true)
+	return firstErr
+}
+
+// lut returns the decoding table for bytes-per-sample bps, uploading it the
+// first time.
+func (r *butteraugliRef) lut(g *GPU, bps int) (*Buffer, error) {
+	if b := r.luts[bps]; b != nil {
+		return b, nil
+	}
+	t := bfLUT(bps)
+	b, err := g.Storage(int64(4 * len(t)))
+	if err != nil {
+		return nil, err
+	}
+	WriteSlice(g, b, 0, t)
+	r.owned = append(r.owned, b)
+	r.bytes += b.Size()
+	r.luts[bps] = b
+	return b, nil
+}
+
+// upload writes im's raw sample bytes to r.raw, (re)acquiring it when the
+// size changes, and makes sure the decoding table for its depth exists.
+func (r *butteraugliRef) upload(g *GPU, im *zenmetrics.Image) error {
+	if _, err := r.lut(g, im.Format.BytesPerSample()); err != nil {
+		return err
+	}
+	need := bfRawBytes(im)
+	if r.raw == nil || r.raw.Size() != (need+3)&^3 {
+		if r.raw != nil {
+			r.drop(r.raw)
+			r.raw = nil
+		}
+		b, err := g.Storage((need + 3) &^ 3)
+		if err != nil {
+			return err
+		}
+		r.raw = b
+		r.owned = append(r.owned, b)
+		r.bytes += b.Size()
+	}
+	body := need &^ 3
+	if body > 0 {
+		g.Write(r.raw, 0, im.Pix[:body])
+	}
+	if tail := need - body; tail > 0 {
+		var t [4]byte
+		copy(t[:], im.Pix[body:need])
+		g.Write(r.raw, body, t[:])
+	}
+	return nil
+}
+
+func (r *butteraugliRef) drop(b *Buffer) {
+	for i, o := range r.owned {
+		if o == b {
+			r.owned = append(r.owned[:i], r.owned[i+1:]...)
+			r.bytes -= b.Size()
+			break
+		}
+	}
+	b.Release()
+}
+
+// encodeUnpack records the conversion of the uploaded image (composited
+// onto background v when it has alpha) into the full level's linear planes
+// and, when there is one, the half level's.
+func (r *butteraugliRef) encodeUnpack(g *GPU, e *Encoder, im *zenmetrics.Image, v int) {
+	{
+		p := bfParams{Width: uint32(r.w), Height: uint32(r.h), Stride: uint32(im.Stride),
+			Channels: uint32(im.Format.Channels()), BPS: uint32(im.Format.BytesPerSample()), Bg: float32(v)}
+		if im.Format.HasAlpha() {
+			p.Blend = 1
+		}
+		// 64 bytes through the queue, ahead of this encoder's submit; each
+		// background has its own block.
+		g.Write(r.unpackP[v], 0, p.bytes())
+	}
+	full := r.levels[0]
+	lut := r.luts[im.Format.BytesPerSample()]
+	e.Dispatch(r.k.unpack, Groups(r.w, 16), Groups(r.h, 16), 1, r.unpackP[v], lut, r.raw,
+		full.lin[0], full.lin[1], full.lin[2])
+	if len(r.levels) > 1 {
+		sub := r.levels[1]
+		e.Dispatch(r.k.subsample, Groups(sub.w, 16), Groups(sub.h, 16), 1, r.subP,
+			full.lin[0], full.lin[1], full.lin[2], sub.lin[0], sub.lin[1], sub.lin[2])
+	}
+}
+
+// encodeDecompose records the decomposition of the image in lv.lin into
+// set (its UHF planes double as the X and Y working planes).
+func (r *butteraugliRef) encodeDecompose(e *Encoder, lv *bfLevel, set bfSet) {
+	k := r.k
+	w, h := lv.w, lv.h
+	x := [3]*Buffer{set.uhf[0], set.uhf[1], lv.res2}
+	t := lv.lin
+	e.Dispatch(k.opsin, Groups(w, 16), Groups(h, 16), 1, lv.params, r.kern[0], t[0], t[1], t[2], x[0], x[1], x[2])
+	rx, ry := Groups(w, bfRowTX), Groups(h, bfRowTY)
+	cx, cy := Groups(w, bfColTX), Groups(h, bfColTY)
+	for c := 0; c < 3; c++ {
+		e.Dispatch(k.rowsLF, rx, ry, 1, lv.params, r.kern[1], x[c], t[c])
+	}
+	e.Dispatch(k.colLF, cx, cy, 1, lv.params, r.kern[1], t[0], t[1], t[2], x[0], x[1], x[2],
+		set.lf[0], set.lf[1], set.lf[2])
+	for c := 0; c < 3; c++ {
+		e.Dispatch(k.rowsHF, rx, ry, 1, lv.params, r.kern[2], x[c], t[c])
+	}
+	e.Dispatch(k.colMF, cx, cy, 1, lv.params, r.kern[2], t[0], t[1], t[2], x[0], x[1],
+		set.mf[0], set.mf[1], set.mf[2])
+	for c := 0; c < 2; c++ {
+		e.Dispatch(k.rowsUHF, rx, ry, 1, lv.params, r.kern[3], x[c], t[c])
+	}
+	e.Dispatch(k.colUHF, cx, cy, 1, lv.params, r.kern[3], t[0], t[1], x[0], x[1], set.hf[0], set.hf[1])
+	e.Dispatch(k.maskPre, Groups(w, 16), Groups(h, 16), 1, lv.params, set.hf[0], set.hf[1], set.uhf[0], set.uhf[1], t[2])
+	e.Dispatch(k.rowsMask, rx, ry, 1, lv.params, r.kern[4], t[2], t[0])
+	e.Dispatch(k.colMask, cx, cy, 1, lv.params, r.kern[4], t[0], set.act)
+}
+
+// encodeDiff records the distance map of lv.dist against reference
+// background v into lv.dm (combine block cv).
+func (r *butteraugliRef) encodeDiff(e *Encoder, lv *bfLevel, ref bfSet, cv int, sub *Buffer) {
+	k := r.k
+	d := lv.dist
+	t := lv.lin
+	gx, gy := Groups(lv.w, 16), Groups(lv.h, 16)
+	e.Dispatch(k.maltaX, gx, gy, 1, lv.params, ref.uhf[0], d.uhf[0], ref.hf[0], d.hf[0], ref.mf[0], d.mf[0],
+		ref.mf[2], d.mf[2], t[0], t[1])
+	e.Dispatch(k.maltaY, gx, gy, 1, lv.params, ref.uhf[1], d.uhf[1], ref.hf[1], d.hf[1], ref.mf[1], d.mf[1],
+		ref.act, d.act, t[2])
+	e.Dispatch(k.dc, gx, gy, 1, lv.params, ref.lf[0], ref.lf[1], ref.lf[2], d.lf[0], d.lf[1], d.lf[2], ref.mdc, lv.res2)
+	if sub == nil {
+		sub = t[0] // unread (mode bit 0 clear); any read-only binding will do
+	}
+	e.Dispatch(k.combine, gx, gy, 1, lv.combine[cv], t[0], t[1], t[2], lv.res2, ref.mac, sub, lv.dm)
+}
+
+// bfResult is one comparison's numbers.
+type bfResult struct {
+	max, pnorm3, pnorm float64
+	dm                 []float32
+}
+
+// Score implements zenmetrics.Reference: Value is the maximum of the
+// distance map, Extras["pnorm3"] the 3-norm, Extras["pnorm"] the
+// Options.PNorm-norm when asked for, DistMap the map when asked for.
+func (r *butteraugliRef) Score(ctx context.Context, dist *zenmetrics.Image) (sc zenmetrics.Score, err error) {
+	defer zenmetrics.Recover(&err)
+	res, err := r.score(ctx, dist)
+	if err != nil {
+		return zenmetrics.Score{}, err
+	}
+	sc = zenmetrics.Score{Metric: zenmetrics.Butteraugli, Value: res.max,
+		Extras: map[string]float64{"pnorm3": res.pnorm3}}
+	if r.pnorm > 0 {
+		sc.Extras["pnorm"] = res.pnorm
+	}
+	if r.distMap {
+		sc.DistMap = &zenmetrics.FloatPlane{Width: r.w, Height: r.h, Pix: res.dm}
+	}
+	return sc, nil
+}
+
+func (r *butteraugliRef) score(ctx context.Context, dist *zenmetrics.Image) (bfResult, error) {
+	if err := dist.Validate(); err != nil {
+		return bfResult{}, err
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.released {
+		return bfResult{}, zenmetrics.ErrReleased
+	}
+	if dist.Width != r.w || dist.Height != r.h {
+		return bfResult{}, &zenmetrics.SizeMismatchError{RefWidth: r.w, RefHeight: r.h, DistWidth: dist.Width, DistHeight: dist.Height}
+	}
+	if err := ctx.Err(); err != nil {
+		return bfResult{}, err
+	}
+	if len(r.levels) == 0 {
+		var res bfResult
+		if r.distMap {
+			res.dm = make([]float32, r.w*r.h)
+		}
+		return res, nil
+	}
+	if err := butteraugliFits(r.dev, r.w, r.h, bfRawBytes(dist)); err != nil {
+		return bfResult{}, err
+	}
+	var sums [8]float32
+	var dm []float32
+	if r.distMap {
+		dm = make([]float32, r.w*r.h)
+	}
+	err := r.dev.Do(ctx, func(g *GPU) error {
+		if err := r.upload(g, dist); err != nil {
+			return err
+		}
+		e := g.Encoder()
+		r.encodeScore(g, e, dist)
+		rb, err := e.ReadBack(r.result, 0, 32)
+		if err != nil {
+			e.Discard()
+			return err
+		}
+		var rdm *Readback
+		if dm != nil {
+			if rdm, err = e.ReadBack(r.levels[0].dm, 0, int64(4*len(dm))); err != nil {
+				e.Discard()
+				return err
+			}
+		}
+		if err := e.Submit(); err != nil {
+			return err
+		}
+		if err := ReadSlice(rb, sums[:]); err != nil {
+			return err
+		}
+		if rdm != nil {
+			return ReadSlice(rdm, dm)
+		}
+		return nil
+	})
+	if err != nil {
+		return bfResult{}, err
+	}
+	n := float64(r.w) * float64(r.h)
+	res := bfResult{max: float64(sums[0]), dm: dm}
+	res.pnorm3 = bfNorm(sums[1:4], n, 3)
+	if r.pnorm > 0 {
+		res.pnorm = bfNorm(sums[4:7], n, r.pnorm)
+	}
+	return res, nil
+}
+
+// encodeScore records everything one distorted image needs after its
+// upload: per background the unpack, both levels' decomposition and
+// distance maps, then the reduction into r.result.
+func (r *butteraugliRef) encodeScore(g *GPU, e *Encoder, dist *zenmetrics.Image) {
+	variants := len(r.levels[0].refs)
+	if dist.Format.HasAlpha() {
+		variants = 2
+	}
+	for v := 0; v < variants; v++ {
+		r.encodeUnpack(g, e, dist, v)
+		var sub *Buffer
+		for li := len(r.levels) - 1; li >= 0; li-- {
+			lv := r.levels[li]
+			r.encodeDecompose(e, lv, lv.dist)
+			ref := lv.refs[min(v, len(lv.refs)-1)]
+			cv := 0
+			if li == 0 && v > 0 {
+				cv = 1
+			}
+			if li == 0 {
+				r.encodeDiff(e, lv, ref, cv, sub)
+			} else {
+				r.encodeDiff(e, lv, ref, 0, nil)
+				sub = lv.dm
+			}
+		}
+	}
+	e.Dispatch(r.k.reduceMap, r.groups, 1, 1, r.reduceP[0], r.levels[0].dm, r.partial)
+	e.Dispatch(r.k.reducePartials, 1, 1, 1, r.reduceP[1], r.partial, r.result)
+}
+
+// bfNorm is libjxl's ComputeDistanceP from the power sums of d^p, d^2p and
+// d^4p over n values.
+func bfNorm(s []float32, n, p float64) float64 {
+	v := 0.0
+	for i := 0; i < 3; i++ {
+		v += math.Pow(float64(s[i])/n, 1.0/(p*float64(int(1)<<i)))
+	}
+	return v / 3
+}
+
+// Release implements zenmetrics.Reference; it gives the buffers back to the
+// device pool. It is idempotent.
+func (r *butteraugliRef) Release() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.released {
+		return
+	}
+	r.released = true
+	r.free()
+}
+
+func (r *butteraugliRef) free() {
+	owned := r.owned
+	r.owned = nil
+	if len(owned) == 0 {
+		return
+	}
+	_ = r.dev.Do(context.Background(), func(g *GPU) error {
+		for _, b := range owned {
+			b.Release()
+		}
+		return nil
+	})
+}
+
+// Bytes is the device memory the reference holds.
+func (r *butteraugliRef) Bytes() int64 { return r.bytes }
