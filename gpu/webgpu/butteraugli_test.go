@@ -156,3 +156,131 @@ func TestButteraugliSizeMismatch(t *testing.T) {
 		t.Fatalf("got %v, want a SizeMismatchError", err)
 	}
 }
+
+// Every pixel format (gray, alpha: two backgrounds, 16-bit), a non-default
+// intensity target and p-norm, fresh seeded photo-like images.
+func TestButteraugliFormats(t *testing.T) {
+	dev := device(t)
+	formats := []zenmetrics.PixelFormat{zenmetrics.RGB8, zenmetrics.RGBA8, zenmetrics.Gray8, zenmetrics.GrayA8,
+		zenmetrics.RGB16, zenmetrics.RGBA16, zenmetrics.Gray16, zenmetrics.GrayA16}
+	for i, f := range formats {
+		ref, dist := metrictest.Synthetic(96, 80, int64(100+i), f)
+		opt := zenmetrics.Options{DistMap: true, PNorm: 1.5 + float64(i)}
+		if i%2 == 1 {
+			opt.IntensityTarget = 250
+		}
+		s := bfScoreGPU(t, dev, ref, dist, opt)
+		c := bfScoreCPU(t, ref, dist, opt)
+		eMax, eNorm := bfCompare(t, f.String(), s, c, opt)
+		t.Logf("%-8v max %.6f 3-norm %.6f %.1f-norm %.6f (rel vs cpu %.2g %.2g %.2g)", f, s.Value, s.Extras["pnorm3"],
+			opt.PNorm, s.Extras["pnorm"], eMax, eNorm, rel(s.Extras["pnorm"], c.PNorm))
+	}
+	// Mixed: an opaque reference against a distorted image with alpha and
+	// the other way round (the CPU reference blends only the image that has
+	// alpha and compares it with both backgrounds).
+	refA, distA := metrictest.Synthetic(64, 64, 5, zenmetrics.RGBA8)
+	refO, distO := metrictest.Synthetic(64, 64, 5, zenmetrics.RGB8)
+	for _, p := range [][2]*zenmetrics.Image{{refO, distA}, {refA, distO}} {
+		s := bfScoreGPU(t, dev, p[0], p[1], zenmetrics.Options{})
+		c := bfScoreCPU(t, p[0], p[1], zenmetrics.Options{})
+		bfCompare(t, p[0].Format.String()+"/"+p[1].Format.String(), s, c, zenmetrics.Options{})
+	}
+}
+
+// A photo-like pair at a size with several workgroups in each direction and
+// odd dimensions (odd half-resolution edges).
+func TestButteraugliMedium(t *testing.T) {
+	if testing.Short() {
+		t.Skip("medium size skipped with -short")
+	}
+	dev := device(t)
+	ref, dist := metrictest.SyntheticPair(517, 389, 23)
+	opt := zenmetrics.Options{DistMap: true}
+	s := bfScoreGPU(t, dev, ref, dist, opt)
+	c := bfScoreCPU(t, ref, dist, opt)
+	eMax, eNorm := bfCompare(t, "517x389", s, c, opt)
+	t.Logf("517x389: max %.6f 3-norm %.6f (rel vs cpu %.2g %.2g)", s.Value, s.Extras["pnorm3"], eMax, eNorm)
+}
+
+// Scores are bit-identical run to run, and a cached reference scoring
+// several images in any order gives exactly what a fresh one-shot
+// comparison gives.
+func TestButteraugliDeterministicCached(t *testing.T) {
+	dev := device(t)
+	ref, d1 := metrictest.SyntheticPair(120, 90, 3)
+	_, d2 := metrictest.SyntheticPair(120, 90, 4)
+	_, d3 := metrictest.Synthetic(120, 90, 5, zenmetrics.RGBA16) // other format and alpha: two backgrounds
+	opt := zenmetrics.Options{DistMap: true, PNorm: 6}
+	r, err := prepareButteraugli(context.Background(), dev, ref, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Release()
+	dists := []*zenmetrics.Image{d1, d2, d3, d1, d3, d2, ref}
+	first := map[*zenmetrics.Image]zenmetrics.Score{}
+	for i, d := range dists {
+		s, err := r.Score(context.Background(), d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p, ok := first[d]; ok {
+			bfSame(t, fmt.Sprintf("repeat %d", i), p, s)
+			continue
+		}
+		first[d] = s
+		bfSame(t, fmt.Sprintf("one-shot %d", i), bfScoreGPU(t, dev, ref, d, opt), s)
+	}
+	if s := first[ref]; s.Value != 0 || s.Extras["pnorm3"] != 0 {
+		t.Errorf("identical images: max %g 3-norm %g, want 0", s.Value, s.Extras["pnorm3"])
+	}
+}
+
+func bfSame(t *testing.T, name string, a, b zenmetrics.Score) {
+	t.Helper()
+	if a.Value != b.Value || a.Extras["pnorm3"] != b.Extras["pnorm3"] || a.Extras["pnorm"] != b.Extras["pnorm"] {
+		t.Errorf("%s: %v %v vs %v %v", name, a.Value, a.Extras, b.Value, b.Extras)
+	}
+	if (a.DistMap == nil) != (b.DistMap == nil) {
+		t.Fatalf("%s: distance map present in one only", name)
+	}
+	if a.DistMap != nil {
+		for i := range a.DistMap.Pix {
+			if math.Float32bits(a.DistMap.Pix[i]) != math.Float32bits(b.DistMap.Pix[i]) {
+				t.Fatalf("%s: distance maps differ at %d: %v vs %v", name, i, a.DistMap.Pix[i], b.DistMap.Pix[i])
+			}
+		}
+	}
+}
+
+func TestButteraugliErrors(t *testing.T) {
+	dev := device(t)
+	ref, dist := metrictest.SyntheticPair(16, 16, 1)
+	for _, opt := range []zenmetrics.Options{{IntensityTarget: math.NaN()}, {PNorm: -1}, {PNorm: math.Inf(1)}} {
+		if _, err := prepareButteraugli(context.Background(), dev, ref, opt); !errors.Is(err, zenmetrics.ErrBadInput) {
+			t.Errorf("options %+v: got %v, want ErrBadInput", opt, err)
+		}
+	}
+	if _, err := prepareButteraugli(context.Background(), dev, &zenmetrics.Image{}, zenmetrics.Options{}); err == nil {
+		t.Error("empty reference accepted")
+	}
+	r, err := prepareButteraugli(context.Background(), dev, ref, zenmetrics.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Release()
+	r.Release()
+	if _, err := r.Score(context.Background(), dist); !errors.Is(err, zenmetrics.ErrReleased) {
+		t.Errorf("after Release: %v", err)
+	}
+	// Below 8 pixels libjxl's map is all zeros.
+	small, smallD := metrictest.SyntheticPair(7, 30, 1)
+	s := bfScoreGPU(t, dev, small, smallD, zenmetrics.Options{DistMap: true})
+	if s.Value != 0 || s.Extras["pnorm3"] != 0 || len(s.DistMap.Pix) != 7*30 {
+		t.Errorf("7x30: %v %v", s.Value, s.Extras)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := prepareButteraugli(ctx, dev, ref, zenmetrics.Options{}); !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled context: %v", err)
+	}
+}
