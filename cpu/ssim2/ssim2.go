@@ -39,12 +39,27 @@
 // in order, so that rows can be processed in parallel with bit-identical
 // results for every thread count (the two orders differ by about 1e-13).
 //
-// # Reuse
+// # Input
+//
+// Any zenmetrics.Image format: 8- or 16-bit, grey or RGB, with or without
+// alpha (an alpha channel that is fully opaque everywhere changes nothing,
+// exactly as in libjxl, and is skipped). Grey images are three equal
+// planes, as libjxl stores them. libjxl's PNG reader also takes the sample
+// scale from a PNG sBIT chunk (1/(2^bits−1)); zenmetrics.Image carries no
+// sBIT, so samples always scale by 1/255 or 1/65535 — the same for every
+// PNG without sBIT. Images below 8×8 are refused with a
+// *zenmetrics.TooSmallError, as the tool refuses them.
+//
+// # Reuse and memory
 //
 // Prepare keeps, per scale, the reference's XYB planes, their blur (mu1) and
 // blurred square minus mu1² (sigma1²), so scoring a distorted image does only
 // the distorted image's half of the work. A Reference is safe for concurrent
-// Score calls; each call borrows pooled scratch buffers.
+// Score calls; each call borrows pooled scratch buffers. The reference keeps
+// 9 float32 planes per scale (about 48 bytes per pixel over all scales,
+// twice that for a reference with real transparency, which needs both
+// backgrounds); one scoring needs about 32 bytes per pixel of scratch. A 4 MP
+// pair peaks near 320 MiB; EstimateBytes gives the exact figure.
 package ssim2
 
 import (
