@@ -206,6 +206,9 @@ type butteraugliRef struct {
 	result  *Buffer
 	groups  uint32
 
+	timed   bool    // record a GPU timestamp around each score (benchmarks)
+	lastGPU float64 // GPU time of the last timed score, ns (0: unknown)
+
 	mu       sync.Mutex
 	released bool
 	owned    []*Buffer
@@ -618,6 +621,9 @@ func (r *butteraugliRef) score(ctx context.Context, dist *zenmetrics.Image) (bfR
 			return err
 		}
 		e := g.Encoder()
+		if r.timed {
+			e.TimedPass("butteraugli")
+		}
 		r.encodeScore(g, e, dist)
 		rb, err := e.ReadBack(r.result, 0, 32)
 		if err != nil {
@@ -636,6 +642,12 @@ func (r *butteraugliRef) score(ctx context.Context, dist *zenmetrics.Image) (bfR
 		}
 		if err := ReadSlice(rb, sums[:]); err != nil {
 			return err
+		}
+		if r.timed {
+			r.lastGPU = 0
+			if pt, err := e.PassTimes(); err == nil && len(pt) == 1 {
+				r.lastGPU = pt[0].DurationNS
+			}
 		}
 		if rdm != nil {
 			return ReadSlice(rdm, dm)

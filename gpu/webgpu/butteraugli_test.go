@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"os"
 	"path/filepath"
 	"testing"
 
@@ -283,4 +284,32 @@ func TestButteraugliErrors(t *testing.T) {
 	if _, err := prepareButteraugli(ctx, dev, ref, zenmetrics.Options{}); !errors.Is(err, context.Canceled) {
 		t.Errorf("cancelled context: %v", err)
 	}
+}
+
+// TestButteraugliBench reports warm per-image timings (cached reference)
+// at 1 MP, or at ZENMETRICS_BENCH_SIZE (e.g. 4096x4096).
+func TestButteraugliBench(t *testing.T) {
+	if testing.Short() {
+		t.Skip("timing skipped with -short")
+	}
+	dev := device(t)
+	w, h := 1024, 1024
+	if s := os.Getenv("ZENMETRICS_BENCH_SIZE"); s != "" {
+		if _, err := fmt.Sscanf(s, "%dx%d", &w, &h); err != nil {
+			t.Fatalf("ZENMETRICS_BENCH_SIZE=%q: %v", s, err)
+		}
+	}
+	ref, dist := metrictest.SyntheticPair(w, h, 42)
+	runs := 5
+	if dev.Info().Type.String() != "CPU" {
+		runs = 30
+	}
+	res, err := BenchButteraugli(context.Background(), dev, ref, dist, zenmetrics.Options{}, 2, runs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Max <= 0 {
+		t.Fatalf("no distance measured: %+v", res)
+	}
+	t.Logf("%s on %s", res, dev.Name())
 }

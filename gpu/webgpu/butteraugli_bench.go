@@ -1,0 +1,91 @@
+package webgpu
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"time"
+
+	zenmetrics "github.com/zenmetrics-go/zenmetrics"
+	"github.com/zenmetrics-go/zenmetrics/gpu/wgpu"
+)
+
+// ButteraugliBench is what BenchButteraugli measured.
+type ButteraugliBench struct {
+	Width, Height int
+	PrepareMS     float64 // one Prepare (upload, reference decomposition), warm device
+	// ScoreMS are the wall times of the timed Score calls (raw upload,
+	// every pass, 32-byte readback), sorted.
+	ScoreMS  []float64
+	MedianMS float64
+	MinMS    float64
+	// GPUMS is the median GPU time of the score's compute pass from
+	// timestamp queries; 0 when the device has none.
+	GPUMS float64
+	// Max and PNorm3 of the last score (to check the run did real work).
+	Max, PNorm3 float64
+	Bytes       int64 // device memory the prepared reference holds
+}
+
+func (b ButteraugliBench) String() string {
+	mp := float64(b.Width) * float64(b.Height) / 1e6
+	return fmt.Sprintf("butteraugli %dx%d (%.2f MP): prepare %.2f ms, score median %.2f ms (min %.2f, %d runs, GPU pass %.2f ms), %.0f MP/s, %.1f MiB resident; max %.6f 3-norm %.6f",
+		b.Width, b.Height, mp, b.PrepareMS, b.MedianMS, b.MinMS, len(b.ScoreMS), b.GPUMS, mp/(b.MedianMS/1e3),
+		float64(b.Bytes)/(1<<20), b.Max, b.PNorm3)
+}
+
+// BenchButteraugli measures Butteraugli on dev the way a cached reference
+// is used: one Prepare of ref, warmup untimed scores of dist, then runs
+// timed scores. Pass real (not flat) images.
+func BenchButteraugli(ctx context.Context, dev *Device, ref, dist *zenmetrics.Image, opt zenmetrics.Options, warmup, runs int) (res ButteraugliBench, err error) {
+	defer zenmetrics.Recover(&err)
+	if runs < 1 {
+		runs = 1
+	}
+	// Compile outside the timed prepare.
+	if err := dev.Do(ctx, func(g *GPU) error { _, err := compileButteraugli(g); return err }); err != nil {
+		return res, err
+	}
+	t0 := time.Now()
+	r, err := prepareButteraugli(ctx, dev, ref, opt)
+	if err != nil {
+		return res, err
+	}
+	defer r.Release()
+	res = ButteraugliBench{Width: ref.Width, Height: ref.Height, PrepareMS: bfMS(time.Since(t0)), Bytes: r.Bytes()}
+	for i := 0; i < warmup; i++ {
+		if _, err := r.Score(ctx, dist); err != nil {
+			return res, err
+		}
+	}
+	var gpu []float64
+	for i := 0; i < runs; i++ {
+		t := time.Now()
+		s, err := r.Score(ctx, dist)
+		if err != nil {
+			return res, err
+		}
+		res.ScoreMS = append(res.ScoreMS, bfMS(time.Since(t)))
+		res.Max, res.PNorm3 = s.Value, s.Extras["pnorm3"]
+	}
+	// GPU time separately: the timestamp readback adds to the wall time.
+	r.timed = dev.HasFeature(wgpu.FeatureTimestampQuery)
+	for i := 0; r.timed && i < runs; i++ {
+		if _, err := r.Score(ctx, dist); err != nil {
+			return res, err
+		}
+		if r.lastGPU > 0 {
+			gpu = append(gpu, r.lastGPU/1e6)
+		}
+	}
+	sort.Float64s(res.ScoreMS)
+	res.MedianMS = res.ScoreMS[len(res.ScoreMS)/2]
+	res.MinMS = res.ScoreMS[0]
+	if len(gpu) > 0 {
+		sort.Float64s(gpu)
+		res.GPUMS = gpu[len(gpu)/2]
+	}
+	return res, nil
+}
+
+func bfMS(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1e6 }
