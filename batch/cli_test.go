@@ -10,7 +10,9 @@ import (
 	"testing"
 
 	"github.com/zenmetrics-go/zenmetrics"
+	"github.com/zenmetrics-go/zenmetrics/imageio"
 	"github.com/zenmetrics-go/zenmetrics/internal/shared"
+	"github.com/zenmetrics-go/zenmetrics/orchestrator"
 )
 
 func fakeDeps(b *fakeBackend, env map[string]string) Deps {
@@ -236,6 +238,47 @@ func TestRealCPUBackendOnTinyCorpus(t *testing.T) {
 		got, ok := byDist[filepath.Base(golden.Get(i, "dist"))]
 		if !ok || math.Abs(got-want) > 0.05 {
 			t.Errorf("%s: got %v (found %v), libjxl %v", golden.Get(i, "dist"), got, ok, want)
+		}
+	}
+}
+
+// TestOrchestratorEngineOnTinyCorpus runs the batch through the real
+// orchestrator (CPU only) over testdata/tiny and checks the SSIMULACRA2
+// scores against libjxl's.
+func TestOrchestratorEngineOnTinyCorpus(t *testing.T) {
+	tiny := shared.Testdata(t, "tiny")
+	golden, err := shared.ReadTSV(filepath.Join(tiny, "scores.tsv"))
+	if err != nil {
+		t.Skip(err)
+	}
+	pairs, err := ReadManifest(filepath.Join(tiny, "scores.tsv"), TSV)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	o, err := orchestrator.New(ctx, orchestrator.Config{CacheDir: t.TempDir(), DisableGPU: true, MaxParallelCPU: 2})
+	if err != nil {
+		t.Skipf("orchestrator: %v", err)
+	}
+	defer o.Close()
+	e := NewOrchestratorEngine(o, 4)
+	out := filepath.Join(t.TempDir(), "o.jsonl")
+	sum, err := Run(ctx, Config{Pairs: pairs, Metrics: []zenmetrics.Metric{zenmetrics.SSIMULACRA2}, Out: out,
+		Engine: e, Decode: imageio.DecodeFile, Decoders: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.OK != len(golden.Rows) {
+		t.Fatalf("summary %+v", sum)
+	}
+	got := map[string]float64{}
+	for _, r := range readAll(t, out) {
+		got[r.Dist] = *r.Score
+	}
+	for i := range golden.Rows {
+		want, _ := golden.Float(i, "ssimulacra2")
+		if g := got[golden.Get(i, "dist")]; math.Abs(g-want) > 0.05 {
+			t.Errorf("%s: %v, libjxl %v", golden.Get(i, "dist"), g, want)
 		}
 	}
 }
