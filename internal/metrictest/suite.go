@@ -35,6 +35,10 @@ type Tolerances struct {
 	// reference-tool value (those rows are also held to their own
 	// published tolerance).
 	Golden float64
+	// GoldenRel, when above zero, also accepts a golden difference up to
+	// GoldenRel × |reference tool's score| (for metrics whose scores span
+	// orders of magnitude, such as Butteraugli distances).
+	GoldenRel float64
 	// Reference bounds |score − Config.Reference's score| on fresh
 	// synthetic and real images. 0 demands identical values.
 	Reference float64
@@ -79,14 +83,31 @@ type goldenSource struct {
 	column   string // its score column
 	refvec   string // expected.tsv under shared/refvectors ("" if none)
 	refTight string // column in refvec holding the reference tool's own value
+	// extras maps a Score.Extras key to the corpus column holding the
+	// reference tool's value for it; checked when the backend reports it.
+	extras map[string]string
 }
 
 var goldenSources = map[zenmetrics.Metric]goldenSource{
-	zenmetrics.SSIMULACRA2: {"scores.tsv", "ssimulacra2", "ssimulacra2/expected.tsv", "libjxl_v0.12.0_ssimulacra2"},
-	zenmetrics.Butteraugli: {"scores.tsv", "butteraugli_max", "butteraugli/expected.tsv", "libjxl_v0.12.0_butteraugli_max"},
-	zenmetrics.DSSIM:       {"scores_dssim.tsv", "dssim", "dssim/expected.tsv", ""},
-	zenmetrics.IWSSIM:      {"scores_cvvdp_iwssim.tsv", "iwssim", "iwssim/expected.tsv", ""},
-	zenmetrics.CVVDP:       {"scores_cvvdp_iwssim.tsv", "cvvdp_jod", "cvvdp/expected.tsv", ""},
+	zenmetrics.SSIMULACRA2: {table: "scores.tsv", column: "ssimulacra2", refvec: "ssimulacra2/expected.tsv", refTight: "libjxl_v0.12.0_ssimulacra2"},
+	zenmetrics.Butteraugli: {table: "scores.tsv", column: "butteraugli_max", refvec: "butteraugli/expected.tsv", refTight: "libjxl_v0.12.0_max",
+		extras: map[string]string{"pnorm3": "butteraugli_3norm"}},
+	zenmetrics.DSSIM:  {table: "scores_dssim.tsv", column: "dssim", refvec: "dssim/expected.tsv"},
+	zenmetrics.IWSSIM: {table: "scores_cvvdp_iwssim.tsv", column: "iwssim", refvec: "iwssim/expected.tsv"},
+	zenmetrics.CVVDP:  {table: "scores_cvvdp_iwssim.tsv", column: "cvvdp_jod", refvec: "cvvdp/expected.tsv"},
+}
+
+// withinGolden reports whether got is within the golden tolerances of want.
+func (tol Tolerances) withinGolden(got, want float64) bool {
+	d := math.Abs(got - want)
+	return d <= tol.Golden || (tol.GoldenRel > 0 && d <= tol.GoldenRel*math.Abs(want))
+}
+
+func (tol Tolerances) String() string {
+	if tol.GoldenRel > 0 {
+		return fmt.Sprintf("abs %g or rel %g", tol.Golden, tol.GoldenRel)
+	}
+	return fmt.Sprintf("abs %g", tol.Golden)
 }
 
 // Parity accumulates |Δ| against reference values for a summary line.
@@ -127,7 +148,7 @@ func GoldenTiny(t *testing.T, b zenmetrics.Backend, m zenmetrics.Metric, cfg Con
 		t.Skipf("no golden scores known for %v", m)
 	}
 	dir := shared.Testdata(t, "tiny")
-	golden(t, b, m, cfg, "tiny", dir, filepath.Join(dir, src.table), src.column)
+	golden(t, b, m, cfg, "tiny", dir, filepath.Join(dir, src.table), src)
 }
 
 // GoldenCorpus checks the backend against the reference tool's scores on
@@ -138,12 +159,13 @@ func GoldenCorpus(t *testing.T, b zenmetrics.Backend, m zenmetrics.Metric, cfg C
 		t.Skipf("no golden scores known for %v", m)
 	}
 	dir := shared.Dir(t, "corpus")
-	golden(t, b, m, cfg, "corpus", dir, filepath.Join(dir, src.table), src.column)
+	golden(t, b, m, cfg, "corpus", dir, filepath.Join(dir, src.table), src)
 }
 
 // golden scores every row of a corpus table (ref and dist paths relative
 // to dir), preparing each reference once.
-func golden(t *testing.T, b zenmetrics.Backend, m zenmetrics.Metric, cfg Config, name, dir, table, column string) {
+func golden(t *testing.T, b zenmetrics.Backend, m zenmetrics.Metric, cfg Config, name, dir, table string, src goldenSource) {
+	column := src.column
 	tab, err := shared.ReadTSV(table)
 	if err != nil {
 		if os.IsNotExist(err) {
@@ -155,6 +177,7 @@ func golden(t *testing.T, b zenmetrics.Backend, m zenmetrics.Metric, cfg Config,
 		t.Skipf("%s has no column %q", table, column)
 	}
 	par := Parity{Name: fmt.Sprintf("%v %s vs reference tool", m, name)}
+	extra := map[string]*Parity{}
 	byRef := map[string][]int{}
 	var refs []string
 	for i := range tab.Rows {
@@ -184,13 +207,30 @@ func golden(t *testing.T, b zenmetrics.Backend, m zenmetrics.Metric, cfg Config,
 			}
 			pair := refPath + " vs " + distPath
 			par.Add(pair, got.Value, want)
-			if d := math.Abs(got.Value - want); !(d <= cfg.Tol.Golden) {
-				t.Errorf("%s: got %.8f, want %.8f (|Δ| %.3g > %g)", pair, got.Value, want, d, cfg.Tol.Golden)
+			if !cfg.Tol.withinGolden(got.Value, want) {
+				t.Errorf("%s: got %.8f, want %.8f (|Δ| %.3g, tolerance %v)", pair, got.Value, want, math.Abs(got.Value-want), cfg.Tol)
+			}
+			for key, col := range src.extras {
+				v, ok := got.Extras[key]
+				w, err := tab.Float(i, col)
+				if !ok || err != nil {
+					continue
+				}
+				if extra[key] == nil {
+					extra[key] = &Parity{Name: fmt.Sprintf("%v %s %s vs reference tool", m, name, key)}
+				}
+				extra[key].Add(pair, v, w)
+				if !cfg.Tol.withinGolden(v, w) {
+					t.Errorf("%s: %s got %.8f, want %.8f (tolerance %v)", pair, key, v, w, cfg.Tol)
+				}
 			}
 		}
 		pr.Release()
 	}
 	par.Log(t)
+	for _, p := range extra {
+		p.Log(t)
+	}
 }
 
 // GoldenRefvectors checks every stored-image row of the metric's
@@ -238,8 +278,8 @@ func GoldenRefvectors(t *testing.T, b zenmetrics.Backend, m zenmetrics.Metric, c
 		if src.refTight != "" && tab.Has(src.refTight) {
 			if want, err := tab.Float(i, src.refTight); err == nil {
 				tight.Add(pair, got.Value, want)
-				if d := math.Abs(got.Value - want); !(d <= cfg.Tol.Golden) {
-					t.Errorf("%s: got %.8f, %s %.8f (|Δ| %.3g > %g)", pair, got.Value, src.refTight, want, d, cfg.Tol.Golden)
+				if !cfg.Tol.withinGolden(got.Value, want) {
+					t.Errorf("%s: got %.8f, %s %.8f (|Δ| %.3g, tolerance %v)", pair, got.Value, src.refTight, want, math.Abs(got.Value-want), cfg.Tol)
 				}
 			}
 		}
