@@ -287,7 +287,8 @@ func TestButteraugliErrors(t *testing.T) {
 }
 
 // TestButteraugliBench reports warm per-image timings (cached reference)
-// at 1 MP, or at ZENMETRICS_BENCH_SIZE (e.g. 4096x4096).
+// at 1 MP, or at ZENMETRICS_BENCH_SIZE (e.g. 4096x4096), over
+// ZENMETRICS_BENCH_RUNS runs.
 func TestButteraugliBench(t *testing.T) {
 	if testing.Short() {
 		t.Skip("timing skipped with -short")
@@ -300,11 +301,16 @@ func TestButteraugliBench(t *testing.T) {
 		}
 	}
 	ref, dist := metrictest.SyntheticPair(w, h, 42)
-	runs := 5
+	warm, runs := 1, 5
 	if dev.Info().Type.String() != "CPU" {
-		runs = 30
+		warm, runs = 3, 30
 	}
-	res, err := BenchButteraugli(context.Background(), dev, ref, dist, zenmetrics.Options{}, 2, runs)
+	if s := os.Getenv("ZENMETRICS_BENCH_RUNS"); s != "" {
+		if _, err := fmt.Sscanf(s, "%d", &runs); err != nil {
+			t.Fatalf("ZENMETRICS_BENCH_RUNS=%q: %v", s, err)
+		}
+	}
+	res, err := BenchButteraugli(context.Background(), dev, ref, dist, zenmetrics.Options{}, warm, runs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -312,4 +318,25 @@ func TestButteraugliBench(t *testing.T) {
 		t.Fatalf("no distance measured: %+v", res)
 	}
 	t.Logf("%s on %s", res, dev.Name())
+}
+
+// TestButteraugliLarge compares with the CPU reference at
+// ZENMETRICS_BIG_SIZE (e.g. 4096x4096: planes of 64 MiB, the largest that
+// fit lavapipe's 128 MiB binding limit twice over); skipped when unset.
+func TestButteraugliLarge(t *testing.T) {
+	size := os.Getenv("ZENMETRICS_BIG_SIZE")
+	if size == "" {
+		t.Skip("set ZENMETRICS_BIG_SIZE=WxH")
+	}
+	var w, h int
+	if _, err := fmt.Sscanf(size, "%dx%d", &w, &h); err != nil {
+		t.Fatalf("ZENMETRICS_BIG_SIZE=%q: %v", size, err)
+	}
+	dev := device(t)
+	ref, dist := metrictest.SyntheticPair(w, h, 77)
+	opt := zenmetrics.Options{DistMap: true}
+	s := bfScoreGPU(t, dev, ref, dist, opt)
+	c := bfScoreCPU(t, ref, dist, opt)
+	eMax, eNorm := bfCompare(t, size, s, c, opt)
+	t.Logf("%s: max %.6f 3-norm %.6f (rel vs cpu %.2g %.2g)", size, s.Value, s.Extras["pnorm3"], eMax, eNorm)
 }
