@@ -16,49 +16,82 @@ const ssim2Terms = 6
 // ssim2MinSide is the smallest side libjxl computes a scale for.
 const ssim2MinSide = 8
 
-// ssim2BlurTaps returns the impulse response of libjxl's recursive Gaussian
-// (sigma 1.5, CreateRecursiveGaussian) as the symmetric FIR it is in exact
-// arithmetic: taps[0] is the centre, taps[k] the weight at distance k.
-// Each of the three cosine filters contributes n2·sin(ω(j+N))/sin(ω) at
-// offset j ∈ [−N+1, N−1]; outside that range the response is exactly zero.
-func ssim2BlurTaps() [5]float64 {
-	const sigma = 1.5
-	radius := math.Round(3.2795*sigma + 0.2546) // N = 5
-	piDiv2r := math.Pi / (2 * radius)
-	omega := [3]float64{piDiv2r, 3 * piDiv2r, 5 * piDiv2r}
-	p := [3]float64{1 / math.Tan(0.5*omega[0]), -1 / math.Tan(0.5*omega[1]), 1 / math.Tan(0.5*omega[2])}
-	r := [3]float64{p[0] * p[0] / math.Sin(omega[0]), -p[1] * p[1] / math.Sin(omega[1]), p[2] * p[2] / math.Sin(omega[2])}
-	var rho [3]float64
-	for i := range rho {
-		rho[i] = math.Exp(-0.5*sigma*sigma*omega[i]*omega[i]) / radius
-	}
-	d13 := p[0]*r[1] - r[0]*p[1]
-	d35 := p[1]*r[2] - r[1]*p[2]
-	d51 := p[2]*r[0] - r[2]*p[0]
-	z15, z35 := d35/d13, d51/d13
-	a := inv3([3][3]float64{{p[0], p[1], p[2]}, {r[0], r[1], r[2]}, {z15, z35, 1}})
-	g := [3]float64{1, radius*radius - sigma*sigma, z15*rho[0] + z35*rho[1] + rho[2]}
-	var taps [5]float64
-	for i := 0; i < 3; i++ {
-		beta := a[i][0]*g[0] + a[i][1]*g[1] + a[i][2]*g[2]
-		n2 := -beta * math.Cos(omega[i]*(radius+1))
-		for j := 0; j < 5; j++ {
-			taps[j] += n2 * math.Sin(omega[i]*(float64(j)+radius)) / math.Sin(omega[i])
-		}
-	}
-	return taps
+// ssim2Coef mirrors the WGSL struct Coef (ssim2_iir.wgsl): the float32
+// constants of libjxl's CreateRecursiveGaussian(1.5).
+type ssim2Coef struct {
+	N2, D1                   [4]float32
+	MulIn, MulPrev, MulPrev2 [3][4]float32
 }
 
-func inv3(m [3][3]float64) [3][3]float64 {
-	a, b, c := m[0][0], m[0][1], m[0][2]
-	d, e, f := m[1][0], m[1][1], m[1][2]
-	g, h, i := m[2][0], m[2][1], m[2][2]
-	det := a*(e*i-f*h) - b*(d*i-f*g) + c*(d*h-e*g)
-	return [3][3]float64{
-		{(e*i - f*h) / det, (c*h - b*i) / det, (b*f - c*e) / det},
-		{(f*g - d*i) / det, (a*i - c*g) / det, (c*d - a*f) / det},
-		{(d*h - e*g) / det, (b*g - a*h) / det, (a*e - b*d) / det},
+// ssim2IIRCoef computes libjxl's recursive-Gaussian constants for sigma 1.5
+// in float64, in libjxl's order of operations (products wrapped in
+// float64() so that they are never fused), and rounds them to float32.
+func ssim2IIRCoef() ssim2Coef {
+	const sigma = 1.5
+	radius := math.Round(3.2795*sigma + 0.2546) // N = 5
+	piDiv2r := math.Pi / (2.0 * radius)
+	omega := [3]float64{piDiv2r, 3.0 * piDiv2r, 5.0 * piDiv2r}
+	p1 := +1.0 / math.Tan(0.5*omega[0])
+	p3 := -1.0 / math.Tan(0.5*omega[1])
+	p5 := +1.0 / math.Tan(0.5*omega[2])
+	r1 := float64(p1*p1) / math.Sin(omega[0])
+	r3 := float64(-p3*p3) / math.Sin(omega[1])
+	r5 := float64(p5*p5) / math.Sin(omega[2])
+	negHalfSigma2 := float64(-0.5*sigma) * sigma
+	recipRadius := 1.0 / radius
+	var rho [3]float64
+	for i := range rho {
+		rho[i] = math.Exp(float64(float64(negHalfSigma2*omega[i])*omega[i])) * recipRadius
 	}
+	d13 := float64(p1*r3) - float64(r1*p3)
+	d35 := float64(p3*r5) - float64(r3*p5)
+	d51 := float64(p5*r1) - float64(r5*p1)
+	recipD13 := 1.0 / d13
+	zeta15 := d35 * recipD13
+	zeta35 := d51 * recipD13
+	a := cofactorInverse([3][3]float64{{p1, p3, p5}, {r1, r3, r5}, {zeta15, zeta35, 1}})
+	gamma := [3]float64{1, float64(radius*radius) - float64(sigma*sigma),
+		float64(float64(zeta15*rho[0])+float64(zeta35*rho[1])) + rho[2]}
+	var c ssim2Coef
+	for i := 0; i < 3; i++ {
+		beta := float64(float64(a[i][0]*gamma[0])+float64(a[i][1]*gamma[1])) + float64(a[i][2]*gamma[2])
+		n2 := -beta * math.Cos(float64(omega[i]*(radius+1.0)))
+		d1 := -2.0 * math.Cos(omega[i])
+		d2 := float64(d1 * d1)
+		c.N2[i], c.D1[i] = float32(n2), float32(d1)
+		c.MulPrev[i] = [4]float32{float32(-d1), float32(d2 - 1.0),
+			float32(float64(float64(-d2)*d1) + float64(2.0*d1)),
+			float32(float64(float64(d2*d2)-float64(3.0*d2)) + 1.0)}
+		c.MulPrev2[i] = [4]float32{-1.0, float32(d1), float32(-d2 + 1.0),
+			float32(float64(d2*d1) - float64(2.0*d1))}
+		c.MulIn[i] = [4]float32{float32(n2), float32(float64(-d1) * n2), float32(float64(d2*n2) - n2),
+			float32(float64(float64(float64(-d2)*d1)*n2) + float64(float64(2.0*d1)*n2))}
+	}
+	return c
+}
+
+// cofactorInverse inverts a 3×3 matrix as libjxl's Inv3x3Matrix does
+// (cofactors, then each times 1/det).
+func cofactorInverse(m [3][3]float64) [3][3]float64 {
+	var t [3][3]float64
+	t[0][0] = float64(m[1][1]*m[2][2]) - float64(m[1][2]*m[2][1])
+	t[0][1] = float64(m[0][2]*m[2][1]) - float64(m[0][1]*m[2][2])
+	t[0][2] = float64(m[0][1]*m[1][2]) - float64(m[0][2]*m[1][1])
+	t[1][0] = float64(m[1][2]*m[2][0]) - float64(m[1][0]*m[2][2])
+	t[1][1] = float64(m[0][0]*m[2][2]) - float64(m[0][2]*m[2][0])
+	t[1][2] = float64(m[0][2]*m[1][0]) - float64(m[0][0]*m[1][2])
+	t[2][0] = float64(m[1][0]*m[2][1]) - float64(m[1][1]*m[2][0])
+	t[2][1] = float64(m[0][1]*m[2][0]) - float64(m[0][0]*m[2][1])
+	t[2][2] = float64(m[0][0]*m[1][1]) - float64(m[0][1]*m[1][0])
+	det := float64(float64(m[0][0]*t[0][0])+float64(m[0][1]*t[1][0])) + float64(m[0][2]*t[2][0])
+	idet := 1.0 / det
+	var out [3][3]float64
+	for j := range out {
+		for i := range out[j] {
+			out[j][i] = t[j][i] * idet
+		}
+	}
+	return out
 }
 
 // ssim2Scale is one level of the pyramid.
@@ -66,16 +99,20 @@ type ssim2Scale struct {
 	W, H int
 }
 
-// ssim2Plan lists the scales libjxl evaluates for a w×h image: the full
-// size, then repeated (n+1)/2 halvings, stopping before a side below 8.
+// ssim2Plan lists the scales libjxl evaluates for a w×h image. libjxl
+// checks the size of the previous scale before halving, so scale k+1
+// exists whenever scale k is at least 8×8, and the last scale may be
+// smaller than 8×8 (a 64×48 image has scales down to 8×6).
 func ssim2Plan(w, h int) []ssim2Scale {
 	var s []ssim2Scale
 	for i := 0; i < ssim2Scales; i++ {
 		if w < ssim2MinSide || h < ssim2MinSide {
 			break
 		}
+		if i > 0 {
+			w, h = (w+1)/2, (h+1)/2
+		}
 		s = append(s, ssim2Scale{w, h})
-		w, h = (w+1)/2, (h+1)/2
 	}
 	return s
 }

@@ -1,0 +1,596 @@
+package webgpu
+
+import (
+	"context"
+	"math"
+	"sync"
+	"unsafe"
+
+	zenmetrics "github.com/zenmetrics-go/zenmetrics"
+	"github.com/zenmetrics-go/zenmetrics/wgsl"
+)
+
+// SSIMULACRA2 on WebGPU.
+//
+// Passes (all in one command buffer per score; "pass" p is one alpha
+// background, 1 without alpha, 2 when the reference has alpha):
+//
+//	unpack      raw 8/16-bit sRGB words -> linear RGB (3 planes) + XYB (3 planes)
+//	downsample  scale s-1 linear -> scale s linear + XYB        (s = 1..5)
+//	hblur       per scale and channel: libjxl's horizontal recursive Gaussian of
+//	            img1, img2, img1², img2², img1·img2 (thread per row and quantity)
+//	vmaps       per scale and channel: the vertical recursion (thread per column)
+//	            fused with the SSIM and edge maps; compensated column sums
+//	reduce      every (pass, scale, channel, term): compensated sum of the columns
+//
+// and 2 × 108 (or 2 × 216) floats read back; the norms, weights and the
+// final polynomial are float64 on the host (ssim2_math.go).
+//
+// Buffer layout. Every plane is its own buffer (w·h f32), so a 16 MP plane
+// (64 MiB) stays below lavapipe's 128 MiB storage-binding limit and no
+// kernel needs more than 8 storage bindings (lavapipe allows 10). Prepare
+// keeps, per pass and scale, the reference's XYB planes resident (3 planes
+// per scale, 16 B/px over the pyramid). Its blurs are not stored: hblur
+// blurs the reference's quantities next to the distorted image's in the
+// same threads, with the same instructions, so identical images give
+// bit-identical statistics and score exactly 100 (and a cached reference
+// would save only a fifth of the blur work for 2 more planes per scale).
+// Scoring a distorted image uploads only its raw bytes and reuses
+// per-reference scratch planes (linear RGB per scale, XYB and the five
+// horizontal blurs at the current scale), so a cached reference scores with
+// no allocation at all. Buffers come from the device pool, so one-shot
+// scoring of same-sized images reuses them too.
+
+// Workgroup geometry (override constants).
+const (
+	ssim2WG         = 16 // unpack/downsample: ssim2WG × ssim2WG threads
+	ssim2LineWG     = 64 // hblur/vmaps: threads per workgroup (one line each)
+	ssim2RedWG      = 256
+	ssim2ParamBytes = 64 // bytes of the WGSL Params struct
+)
+
+// ssim2Kernels are the compiled pipelines, made once per device.
+type ssim2Kernels struct {
+	unpack, downsample, hblur, vmaps, reduce *Pipeline
+	// FMA says how fused multiply-adds are computed: "native" (the device's
+	// fma() is fused), "emulated" (it is not; ssim2_color.wgsl emulates it)
+	// or "inexact" (neither gave the fused result: scores may differ from
+	// libjxl's by more than usual).
+	FMA string
+}
+
+// probeFMA runs ssim2_fmaprobe.wgsl: a = b = 1 + 2^-12, c = -(1 + 2^-11),
+// so a * b + c = 2^-24 when fused and 0 when the product is rounded first.
+func probeFMA(g *GPU, color string) (native, emulated bool, err error) {
+	src, err := wgsl.Source("ssim2_fmaprobe")
+	if err != nil {
+		return false, false, err
+	}
+	m, err := g.Module("ssim2_fmaprobe", color+"\n"+src)
+	if err != nil {
+		return false, false, err
+	}
+	p, err := g.Pipeline(m, "probe", nil)
+	if err != nil {
+		return false, false, err
+	}
+	io, err := g.Storage(32)
+	if err != nil {
+		return false, false, err
+	}
+	defer io.Release()
+	a := float32(1 + 1.0/4096)
+	in := []float32{a, a, -(1 + 1.0/2048), 0, 0, 0, 0, 0}
+	WriteSlice(g, io, 0, in)
+	e := g.Encoder()
+	e.Dispatch(p, 1, 1, 1, io)
+	rb, err := e.ReadBack(io, 0, 32)
+	if err != nil {
+		e.Discard()
+		return false, false, err
+	}
+	if err := e.Submit(); err != nil {
+		return false, false, err
+	}
+	out := make([]float32, 8)
+	if err := ReadSlice(rb, out); err != nil {
+		return false, false, err
+	}
+	want := float32(1.0 / (1 << 24))
+	return out[3] == want, out[4] == want, nil
+}
+
+func compileSSIM2(g *GPU) (*ssim2Kernels, error) {
+	color, err := wgsl.Source("ssim2_color")
+	if err != nil {
+		return nil, err
+	}
+	iir, err := wgsl.Source("ssim2_iir")
+	if err != nil {
+		return nil, err
+	}
+	var k ssim2Kernels
+	native, emulated, err := probeFMA(g, color)
+	if err != nil {
+		return nil, err
+	}
+	fmaNative := 0.0
+	switch {
+	case native:
+		k.FMA, fmaNative = "native", 1
+	case emulated:
+		k.FMA = "emulated"
+	default:
+		k.FMA, fmaNative = "inexact", 1
+	}
+	for _, s := range []struct {
+		file, entry string
+		consts      Constants
+		dst         **Pipeline
+	}{
+		{"ssim2_unpack", "unpack", Constants{"WG_X": ssim2WG, "WG_Y": ssim2WG, "FMA_NATIVE": fmaNative}, &k.unpack},
+		{"ssim2_downsample", "downsample", Constants{"WG_X": ssim2WG, "WG_Y": ssim2WG, "FMA_NATIVE": fmaNative}, &k.downsample},
+		{"ssim2_hblur", "hblur", Constants{"WG": ssim2LineWG, "FMA_NATIVE": fmaNative}, &k.hblur},
+		{"ssim2_vmaps", "vmaps", Constants{"WG": ssim2LineWG, "FMA_NATIVE": fmaNative}, &k.vmaps},
+		{"ssim2_reduce", "reduce", Constants{"WG": ssim2RedWG}, &k.reduce},
+	} {
+		src, err := wgsl.Source(s.file)
+		if err != nil {
+			return nil, err
+		}
+		switch s.file {
+		case "ssim2_hblur", "ssim2_vmaps":
+			src = color + "\n" + iir + "\n" + src
+		case "ssim2_unpack", "ssim2_downsample":
+			src = color + "\n" + src
+		}
+		m, err := g.Module(s.file, src)
+		if err != nil {
+			return nil, err
+		}
+		p, err := g.Pipeline(m, s.entry, s.consts)
+		if err != nil {
+			return nil, err
+		}
+		*s.dst = p
+	}
+	return &k, nil
+}
+
+// ssim2Params mirrors the WGSL struct Params (64 bytes).
+type ssim2Params struct {
+	Width, Height       uint32
+	SrcWidth, SrcHeight uint32
+	Stride              uint32
+	Channels            uint32
+	BytesPerSample      uint32
+	Blend               uint32
+	Scale, Bg           float32
+	Mode                uint32
+	GroupsX             uint32
+	PartialBase         uint32
+	PartialCount        uint32
+	Pad0, Pad1          uint32
+}
+
+func (p *ssim2Params) bytes() []byte {
+	return unsafe.Slice((*byte)(unsafe.Pointer(p)), ssim2ParamBytes)
+}
+
+// ssim2Term is one entry of the reduce kernel's term table (WGSL Term).
+type ssim2Term struct{ Base, Count, Pad0, Pad1 uint32 }
+
+// ssim2PassState is what one alpha background needs: its parameter blocks
+// and the reference's resident planes.
+type ssim2PassState struct {
+	bg         float32
+	unpackRef  *Buffer      // uniform: the reference's layout, this bg
+	unpackDist *Buffer      // uniform: the distorted image's layout, this bg
+	maps       [][3]*Buffer // uniform per scale, channel (dims, partial slots)
+	img        [][3]*Buffer // reference XYB per scale, channel
+}
+
+// ssim2Ref is a prepared SSIMULACRA2 reference on the GPU.
+type ssim2Ref struct {
+	b      *Backend
+	w, h   int
+	plan   []ssim2Scale
+	passes []*ssim2PassState
+
+	// Per-reference scratch, reused by every Score.
+	lin      [][3]*Buffer // linear RGB per scale
+	xyb      [3]*Buffer   // distorted XYB at the current scale (full size)
+	hb       [5]*Buffer   // horizontal blurs at the current scale (full size)
+	coef     *Buffer      // uniform: the blur constants
+	raw      *Buffer      // raw sample words
+	rawNeed  int64        // bytes of raw in use
+	dsParams []*Buffer    // uniform per scale (index 0 unused)
+	partials *Buffer
+	terms    *Buffer
+	sums     *Buffer
+	nTerms   int
+	distKey  ssim2Layout // layout the unpackDist blocks were written for
+
+	mu       sync.Mutex
+	released bool
+	bytes    int64
+	owned    []*Buffer
+	sumsHost []float32
+}
+
+// ssim2Layout is what the unpack kernel needs to know about an image.
+type ssim2Layout struct {
+	format zenmetrics.PixelFormat
+	stride int
+	blend  bool
+}
+
+func ssim2RawBytes(im *zenmetrics.Image) int64 {
+	return int64(im.Stride)*int64(im.Height-1) + int64(im.Width*im.Format.BytesPerPixel())
+}
+
+// ssim2Bgs returns the alpha backgrounds libjxl's tool uses: 0.1 and 0.9
+// (lower score reported) when the reference has alpha, else 0.5 (which
+// only matters if the distorted image has alpha).
+func ssim2Bgs(ref *zenmetrics.Image) []float32 {
+	if ref.Format.HasAlpha() {
+		return []float32{0.1, 0.9}
+	}
+	return []float32{0.5}
+}
+
+// ssim2Estimate is the bytes-per-pixel model of one prepared reference plus
+// one score: resident reference planes (3 per scale and pass), scratch
+// linear planes (3 per scale), 8 full-size planes (XYB, horizontal blurs),
+// the raw upload and the column sums.
+func ssim2Estimate(w, h, passes, rawBytes int) int64 {
+	plan := ssim2Plan(w, h)
+	var pyr, part int64
+	for _, s := range plan {
+		n := int64(s.W) * int64(s.H)
+		pyr += n
+		part += int64(s.W) * 3 * ssim2Terms
+	}
+	n := int64(w) * int64(h)
+	return 4*(int64(passes)*3*pyr+3*pyr+8*n+int64(passes)*part) + int64(rawBytes) + 64<<10
+}
+
+func ssim2Check(im *zenmetrics.Image) error {
+	if err := im.Validate(); err != nil {
+		return err
+	}
+	if im.Width < ssim2MinSide || im.Height < ssim2MinSide {
+		return &zenmetrics.TooSmallError{Metric: zenmetrics.SSIMULACRA2, Width: im.Width, Height: im.Height,
+			MinWidth: ssim2MinSide, MinHeight: ssim2MinSide}
+	}
+	return nil
+}
+
+// prepareSSIM2 builds the reference state on the device.
+func (b *Backend) prepareSSIM2(ctx context.Context, ref *zenmetrics.Image) (*ssim2Ref, error) {
+	if err := ssim2Check(ref); err != nil {
+		return nil, err
+	}
+	r := &ssim2Ref{b: b, w: ref.Width, h: ref.Height, plan: ssim2Plan(ref.Width, ref.Height)}
+	err := b.dev.Do(ctx, func(g *GPU) error {
+		k, err := b.kernels(g)
+		if err != nil {
+			return err
+		}
+		if err := r.allocate(g, ssim2Bgs(ref)); err != nil {
+			return err
+		}
+		if err := r.upload(g, ref); err != nil {
+			return err
+		}
+		lay := ssim2Layout{format: ref.Format, stride: ref.Stride}
+		e := g.Encoder()
+		for _, p := range r.passes {
+			lay.blend = ref.Format.HasAlpha()
+			g.Write(p.unpackRef, 0, r.unpackParams(lay, p.bg).bytes())
+			r.encodeChain(e, k, p, true)
+		}
+		if err := e.Submit(); err != nil {
+			return err
+		}
+		return g.WaitIdle()
+	})
+	if err != nil {
+		r.free()
+		return nil, err
+	}
+	return r, nil
+}
+
+func (r *ssim2Ref) unpackParams(l ssim2Layout, bg float32) *ssim2Params {
+	p := &ssim2Params{Width: uint32(r.w), Height: uint32(r.h), Stride: uint32(l.stride),
+		Channels: uint32(l.format.Channels()), BytesPerSample: uint32(l.format.BytesPerSample()), Bg: bg}
+	if l.format.BytesPerSample() == 2 {
+		p.Scale = float32(1) / float32(65535)
+	} else {
+		p.Scale = float32(1) / float32(255)
+	}
+	if l.blend {
+		p.Blend = 1
+	}
+	return p
+}
+
+// allocate takes every buffer of the reference from the pool and writes the
+// constant parameter blocks. On error the caller frees what was taken.
+func (r *ssim2Ref) allocate(g *GPU, bgs []float32) error {
+	var firstErr error
+	get := func(size int64, uniform bool) *Buffer {
+		if firstErr != nil {
+			return nil
+		}
+		var b *Buffer
+		var err error
+		if uniform {
+			b, err = g.Uniform(size)
+		} else {
+			b, err = g.Storage(size)
+		}
+		if err != nil {
+			firstErr = err
+			return nil
+		}
+		r.owned = append(r.owned, b)
+		r.bytes += b.Size()
+		return b
+	}
+	planes := func(n int64) (p [3]*Buffer) {
+		for c := range p {
+			p[c] = get(4*n, false)
+		}
+		return p
+	}
+	ns := len(r.plan)
+	full := int64(r.w) * int64(r.h)
+	r.xyb = planes(full)
+	for i := range r.hb {
+		r.hb[i] = get(4*full, false)
+	}
+	r.coef = get(int64(unsafe.Sizeof(ssim2Coef{})), true)
+	if firstErr == nil {
+		coef := []ssim2Coef{ssim2IIRCoef()}
+		WriteSlice(g, r.coef, 0, coef)
+	}
+	r.lin = make([][3]*Buffer, ns)
+	r.dsParams = make([]*Buffer, ns)
+	perPass := uint32(0)
+	for s, sc := range r.plan {
+		r.lin[s] = planes(int64(sc.W) * int64(sc.H))
+		perPass += uint32(sc.W) * 3 * ssim2Terms
+		if s > 0 {
+			r.dsParams[s] = get(ssim2ParamBytes, true)
+			if firstErr == nil {
+				prev := r.plan[s-1]
+				g.Write(r.dsParams[s], 0, (&ssim2Params{Width: uint32(sc.W), Height: uint32(sc.H),
+					SrcWidth: uint32(prev.W), SrcHeight: uint32(prev.H)}).bytes())
+			}
+		}
+	}
+	r.partials = get(4*int64(perPass)*int64(len(bgs)), false)
+	var terms []ssim2Term
+	for pi, bg := range bgs {
+		p := &ssim2PassState{bg: bg}
+		r.passes = append(r.passes, p)
+		p.unpackRef = get(ssim2ParamBytes, true)
+		p.unpackDist = get(ssim2ParamBytes, true)
+		base := uint32(pi) * perPass
+		for _, sc := range r.plan {
+			p.img = append(p.img, planes(int64(sc.W)*int64(sc.H)))
+			count := uint32(sc.W) // one partial sum per column
+			var blocks [3]*Buffer
+			for c := 0; c < 3; c++ {
+				blocks[c] = get(ssim2ParamBytes, true)
+				cb := base + uint32(c)*ssim2Terms*count
+				if firstErr == nil {
+					g.Write(blocks[c], 0, (&ssim2Params{Width: uint32(sc.W), Height: uint32(sc.H),
+						PartialBase: cb, PartialCount: count}).bytes())
+				}
+				for q := uint32(0); q < ssim2Terms; q++ {
+					terms = append(terms, ssim2Term{Base: cb + q*count, Count: count})
+				}
+			}
+			p.maps = append(p.maps, blocks)
+			base += count * 3 * ssim2Terms
+		}
+	}
+	r.nTerms = len(terms)
+	r.terms = get(int64(len(terms))*16, false)
+	r.sums = get(int64(len(terms))*8, false)
+	if firstErr != nil {
+		return firstErr
+	}
+	WriteSlice(g, r.terms, 0, terms)
+	r.sumsHost = make([]float32, 2*r.nTerms)
+	return nil
+}
+
+// upload writes im's raw sample bytes to r.raw, (re)acquiring it when the
+// size changes. Only the bytes the image covers are sent, without a
+// host-side copy (a 1..3 byte tail is padded separately).
+func (r *ssim2Ref) upload(g *GPU, im *zenmetrics.Image) error {
+	need := ssim2RawBytes(im)
+	if r.raw == nil || r.raw.Size() != (need+3)&^3 {
+		if r.raw != nil {
+			r.drop(r.raw)
+			r.raw = nil
+		}
+		b, err := g.Storage((need + 3) &^ 3)
+		if err != nil {
+			return err
+		}
+		r.raw = b
+		r.owned = append(r.owned, b)
+		r.bytes += b.Size()
+	}
+	r.rawNeed = need
+	body := need &^ 3
+	if body > 0 {
+		g.Write(r.raw, 0, im.Pix[:body])
+	}
+	if tail := need - body; tail > 0 {
+		var t [4]byte
+		copy(t[:], im.Pix[body:need])
+		g.Write(r.raw, body, t[:])
+	}
+	return nil
+}
+
+func (r *ssim2Ref) drop(b *Buffer) {
+	for i, o := range r.owned {
+		if o == b {
+			r.owned = append(r.owned[:i], r.owned[i+1:]...)
+			r.bytes -= b.Size()
+			break
+		}
+	}
+	b.Release()
+}
+
+// encodeChain records unpack and downsample (and for a distorted image the
+// blurs and maps) for one pass: for the reference (ref = true) the XYB
+// planes go to the pass's resident img planes; for the distorted image to
+// the scratch planes, each scale followed by hblur + vmaps per channel.
+func (r *ssim2Ref) encodeChain(e *Encoder, k *ssim2Kernels, p *ssim2PassState, ref bool) {
+	for s, sc := range r.plan {
+		out := r.xyb
+		if ref {
+			out = p.img[s]
+		}
+		gx, gy := Groups(sc.W, ssim2WG), Groups(sc.H, ssim2WG)
+		if s == 0 {
+			u := p.unpackDist
+			if ref {
+				u = p.unpackRef
+			}
+			e.Dispatch(k.unpack, gx, gy, 1, u, r.raw, r.lin[0][0], r.lin[0][1], r.lin[0][2], out[0], out[1], out[2])
+		} else {
+			in := r.lin[s-1]
+			e.Dispatch(k.downsample, gx, gy, 1, r.dsParams[s], in[0], in[1], in[2],
+				r.lin[s][0], r.lin[s][1], r.lin[s][2], out[0], out[1], out[2])
+		}
+		if ref {
+			continue
+		}
+		for c := 0; c < 3; c++ {
+			u := p.maps[s][c]
+			e.Dispatch(k.hblur, Groups(sc.H, ssim2LineWG), 5, 1, u, r.coef, p.img[s][c], r.xyb[c],
+				r.hb[0], r.hb[1], r.hb[2], r.hb[3], r.hb[4])
+			e.Dispatch(k.vmaps, Groups(sc.W, ssim2LineWG), 1, 1, u, r.coef,
+				r.hb[0], r.hb[1], r.hb[2], r.hb[3], r.hb[4], p.img[s][c], r.xyb[c], r.partials)
+		}
+	}
+}
+
+// Score implements zenmetrics.Reference.
+func (r *ssim2Ref) Score(ctx context.Context, dist *zenmetrics.Image) (sc zenmetrics.Score, err error) {
+	defer zenmetrics.Recover(&err)
+	v, err := r.score(ctx, dist)
+	if err != nil {
+		return zenmetrics.Score{}, err
+	}
+	return zenmetrics.Score{Metric: zenmetrics.SSIMULACRA2, Value: v}, nil
+}
+
+func (r *ssim2Ref) score(ctx context.Context, dist *zenmetrics.Image) (float64, error) {
+	if err := dist.Validate(); err != nil {
+		return 0, err
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.released {
+		return 0, zenmetrics.ErrReleased
+	}
+	if dist.Width != r.w || dist.Height != r.h {
+		return 0, &zenmetrics.SizeMismatchError{RefWidth: r.w, RefHeight: r.h, DistWidth: dist.Width, DistHeight: dist.Height}
+	}
+	err := r.b.dev.Do(ctx, func(g *GPU) error {
+		k, err := r.b.kernels(g)
+		if err != nil {
+			return err
+		}
+		if err := r.upload(g, dist); err != nil {
+			return err
+		}
+		lay := ssim2Layout{format: dist.Format, stride: dist.Stride, blend: dist.Format.HasAlpha()}
+		if lay != r.distKey {
+			for _, p := range r.passes {
+				g.Write(p.unpackDist, 0, r.unpackParams(lay, p.bg).bytes())
+			}
+			r.distKey = lay
+		}
+		e := g.Encoder()
+		for _, p := range r.passes {
+			r.encodeChain(e, k, p, false)
+		}
+		e.Dispatch(k.reduce, uint32(r.nTerms), 1, 1, r.terms, r.partials, r.sums)
+		rb, err := e.ReadBack(r.sums, 0, int64(r.nTerms)*8)
+		if err != nil {
+			e.Discard()
+			return err
+		}
+		if err := e.Submit(); err != nil {
+			return err
+		}
+		return ReadSlice(rb, r.sumsHost)
+	})
+	if err != nil {
+		return 0, err
+	}
+	return r.finish(), nil
+}
+
+// finish turns the read-back sums into the score: per pass the libjxl
+// formula, and the lower score over the passes (alpha backgrounds).
+func (r *ssim2Ref) finish() float64 {
+	best := math.Inf(1)
+	i := 0
+	for range r.passes {
+		sums := make([]ssim2ScaleSums, len(r.plan))
+		for s := range r.plan {
+			for c := 0; c < 3; c++ {
+				for q := 0; q < ssim2Terms; q++ {
+					sums[s][c][q] = float64(r.sumsHost[2*i]) + float64(r.sumsHost[2*i+1])
+					i++
+				}
+			}
+		}
+		best = math.Min(best, ssim2Final(r.plan, sums))
+	}
+	return best
+}
+
+// Release implements zenmetrics.Reference; it gives the buffers back to the
+// device pool. It is idempotent.
+func (r *ssim2Ref) Release() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.released {
+		return
+	}
+	r.released = true
+	r.free()
+}
+
+func (r *ssim2Ref) free() {
+	owned := r.owned
+	r.owned = nil
+	if len(owned) == 0 {
+		return
+	}
+	// On a closed or lost device the buffers went with it: nothing to do.
+	_ = r.b.dev.Do(context.Background(), func(g *GPU) error {
+		for _, b := range owned {
+			b.Release()
+		}
+		return nil
+	})
+}
+
+// Bytes is the device memory the reference holds (resident planes plus its
+// scoring scratch).
+func (r *ssim2Ref) Bytes() int64 { return r.bytes }
