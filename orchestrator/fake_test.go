@@ -36,8 +36,10 @@ type fakeBackend struct {
 	metrics map[zenmetrics.Metric]bool
 	// panicOn panics inside Score when dist.Pix[0] equals it (≥0).
 	panicOn int
-	// gate, if set, blocks Score until closed (or ctx ends).
-	gate chan struct{}
+	// gate, if set, blocks Score until closed (or ctx ends, unless
+	// ignoreCtx: a backend that does not honour cancellation).
+	gate      chan struct{}
+	ignoreCtx bool
 	// delay is spent in Score.
 	delay time.Duration
 
@@ -127,9 +129,13 @@ func (r *fakeRef) Score(ctx context.Context, dist *zenmetrics.Image) (zenmetrics
 		}
 	}
 	if f.gate != nil {
+		done := ctx.Done()
+		if f.ignoreCtx {
+			done = nil
+		}
 		select {
 		case <-f.gate:
-		case <-ctx.Done():
+		case <-done:
 			return zenmetrics.Score{}, ctx.Err()
 		}
 	}

@@ -264,27 +264,54 @@ func TestPanicBecomesThatTasksError(t *testing.T) {
 
 func TestCancellationYieldsCancelledResults(t *testing.T) {
 	h := newHarness(t, false, func(c *Config, _ *harness) { c.MaxParallelCPU = 1 })
+	// The running task's backend ignores cancellation: the queued ones
+	// must still end at once, not when the worker gets to them.
 	h.cpu.gate = make(chan struct{})
+	h.cpu.ignoreCtx = true
 	h.cpu.scoreSeen = make(chan struct{}, 1)
+	var openGate sync.Once
+	t.Cleanup(func() { openGate.Do(func() { close(h.cpu.gate) }) }) // before Close, if we fail early
 	ctx, cancel := context.WithCancel(context.Background())
 	const n = 10
 	ch := h.o.RunAll(ctx, tasks(zenmetrics.SSIMULACRA2, n, img(16, 16, 1)))
 	<-h.cpu.scoreSeen // one task is running, nine are queued
 	cancel()
-	res := collect(t, ch, n)
-	for _, r := range res {
+	early := collectN(t, ch, n-1)
+	for _, r := range early {
 		if !errors.Is(r.Err, context.Canceled) {
 			t.Fatalf("task %d: %v", r.ID, r.Err)
 		}
 	}
+	openGate.Do(func() { close(h.cpu.gate) })
+	// The running task's backend finished its work regardless: a score
+	// that was computed is delivered, not thrown away.
+	last := collect(t, ch, 1)[0]
+	if last.Err != nil || last.Score.Value != cpuScore {
+		t.Fatalf("running task: %+v", last)
+	}
 	// RunSingle with a cancelled context, and a later healthy run.
-	close(h.cpu.gate)
 	if r := h.o.RunSingle(ctx, tasks(zenmetrics.SSIMULACRA2, 1, img(16, 16, 1))[0]); !errors.Is(r.Err, context.Canceled) {
 		t.Fatalf("RunSingle on a cancelled ctx: %v", r.Err)
 	}
 	if r := h.o.RunSingle(context.Background(), tasks(zenmetrics.SSIMULACRA2, 1, img(16, 16, 1))[0]); r.Err != nil {
 		t.Fatal(r.Err)
 	}
+}
+
+// collectN reads exactly n results without waiting for the channel to close.
+func collectN(t *testing.T, ch <-chan Result, n int) []Result {
+	t.Helper()
+	var out []Result
+	timeout := time.After(5 * time.Second)
+	for len(out) < n {
+		select {
+		case r := <-ch:
+			out = append(out, r)
+		case <-timeout:
+			t.Fatalf("only %d of %d results arrived", len(out), n)
+		}
+	}
+	return out
 }
 
 func TestSubmitAndPoll(t *testing.T) {
