@@ -56,7 +56,8 @@ type Task struct {
 	ID     TaskID
 	Metric zenmetrics.Metric
 	// Ref is the reference image; leave it nil and set RefHandle to use a
-	// reference uploaded ahead.
+	// reference uploaded ahead (the handle's Options then apply, and
+	// Options below is ignored).
 	Ref       *zenmetrics.Image
 	RefHandle RefHandle
 	Dist      *zenmetrics.Image
@@ -207,6 +208,11 @@ type handleMeta struct {
 // profile if there is a usable one. It does not bench: call Warm for that
 // (a missing profile only means the chooser uses its defaults).
 func New(ctx context.Context, cfg Config) (o *Orchestrator, err error) {
+	defer func() {
+		if err != nil {
+			o = nil // never hand out a half-built orchestrator
+		}
+	}()
 	defer zenmetrics.Recover(&err)
 	o = &Orchestrator{cfg: cfg, log: cfg.Logger, now: cfg.now, resWake: make(chan struct{}), handles: map[RefHandle]*handleMeta{}}
 	if o.log == nil {
