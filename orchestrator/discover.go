@@ -3,6 +3,7 @@ package orchestrator
 import (
 	"context"
 	"runtime"
+	"strings"
 	"sync"
 	"time"
 
@@ -10,6 +11,7 @@ import (
 	"github.com/zenmetrics-go/zenmetrics/capability"
 	"github.com/zenmetrics-go/zenmetrics/cpu"
 	"github.com/zenmetrics-go/zenmetrics/gpu/nvml"
+	"github.com/zenmetrics-go/zenmetrics/gpu/webgpu"
 )
 
 // backendSlot is what discovery hands the orchestrator for one backend.
@@ -32,9 +34,9 @@ type backendSlot struct {
 }
 
 // discoverBackends is the one place that knows which backends exist: the
-// CPU backend always, and one slot per GPU adapter. Adding a backend kind
-// (WebGPU, CUDA) is a few lines here; nothing else in the orchestrator
-// names a concrete backend.
+// CPU backend always, and one slot per WebGPU adapter. Adding a backend
+// kind (CUDA) is a few lines here; nothing else in the orchestrator names a
+// concrete backend.
 func discoverBackends(ctx context.Context, cfg Config, rep *capability.Report) ([]backendSlot, error) {
 	workers := cfg.Pool.MaxParallelCPU
 	if workers <= 0 {
@@ -53,17 +55,26 @@ func discoverBackends(ctx context.Context, cfg Config, rep *capability.Report) (
 	if cfg.DisableGPU {
 		return slots, nil
 	}
-	// GPU adapters: one slot per entry of rep.GPUs, opened lazily, e.g.
-	//
-	//	for i, g := range rep.GPUs {
-	//		slots = append(slots, backendSlot{name: "webgpu:" + g.Name, gpu: true, gpuIndex: i,
-	//			open: func(ctx context.Context) (zenmetrics.Backend, error) { return webgpu.NewBackend(ctx, i) },
-	//			free: nvmlFree(i, g), heapBytes: g.VRAMMiB << 20})
-	//	}
-	//
-	// The WebGPU backend does not exist yet; until it does the GPU
-	// adapters the probe found are listed in the report but not used.
-	_ = ctx
+	// One slot per probed WebGPU adapter, opened lazily on its first task
+	// (or by Warm). Software adapters (lavapipe) are left out: the CPU
+	// backend is the better use of those cores. The probe lists adapters
+	// in webgpu.Enumerate's order, which is what PreferIndex selects.
+	// CPU adapters sort last there, so leaving them out shifts no index.
+	for i, g := range rep.GPUs {
+		if strings.EqualFold(g.AdapterType, "CPU") {
+			continue
+		}
+		opt := &webgpu.Options{PreferIndex: i, AllowCPUAdapter: false, Label: "zenmetrics orchestrator"}
+		slots = append(slots, backendSlot{
+			name: "webgpu:" + g.Name, gpu: true, gpuIndex: i,
+			open: func(ctx context.Context) (zenmetrics.Backend, error) {
+				return webgpu.NewBackend(ctx, opt)
+			},
+			free:      nvmlFree(i, rep.GPUs),
+			heapBytes: g.VRAMMiB << 20,
+			initGuess: time.Duration(g.InitMs * float64(time.Millisecond)),
+		})
+	}
 	return slots, nil
 }
 
