@@ -1,0 +1,216 @@
+// Command zmbench times the WebGPU SSIMULACRA2 backend on seeded photo-like
+// image pairs (never flat or zero images) and prints a markdown table; with
+// -json it also writes the numbers to a file.
+//
+// For each size: warm milliseconds per distorted image with a cached
+// (prepared) reference and one-shot (prepare + score + release), median of
+// -reps runs after -warmup runs; megapixels per second; the device memory
+// of a prepared reference (pool accounting) and, where NVML is present, the
+// GPU's used memory at its peak; the bytes the kernels move per image
+// (webgpu.SSIM2BytesPerPixel, an upper bound) and the bandwidth that
+// implies. Then the upload bandwidth of each upload path.
+//
+//	zmbench -sizes 1,4,16 -reps 20 -json out.json
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"math"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	zenmetrics "github.com/zenmetrics-go/zenmetrics"
+	"github.com/zenmetrics-go/zenmetrics/cpu/ssim2"
+	"github.com/zenmetrics-go/zenmetrics/gpu/nvml"
+	"github.com/zenmetrics-go/zenmetrics/gpu/webgpu"
+	"github.com/zenmetrics-go/zenmetrics/internal/metrictest"
+)
+
+type sizeResult struct {
+	Megapixels    float64 `json:"megapixels"`
+	Width         int     `json:"width"`
+	Height        int     `json:"height"`
+	Score         float64 `json:"score"`
+	CPUScore      float64 `json:"cpu_score,omitempty"`
+	CachedMS      float64 `json:"cached_ms_median"`
+	CachedMinMS   float64 `json:"cached_ms_min"`
+	OneShotMS     float64 `json:"one_shot_ms_median"`
+	PrepareMS     float64 `json:"prepare_ms_median"`
+	CachedMPs     float64 `json:"cached_mp_per_s"`
+	RefBytes      int64   `json:"reference_bytes"`
+	NVMLPeakUsed  uint64  `json:"nvml_peak_used_bytes,omitempty"`
+	BytesPerImage float64 `json:"kernel_bytes_per_image"`
+	ImpliedGBs    float64 `json:"implied_gb_per_s"`
+}
+
+type report struct {
+	Backend     webgpu.BackendInfo `json:"backend"`
+	FMA         string             `json:"fma"`
+	Reps        int                `json:"reps"`
+	Sizes       []sizeResult       `json:"sizes"`
+	UploadBytes int64              `json:"upload_bytes"`
+	WriteBuffer float64            `json:"upload_writebuffer_gb_per_s"`
+	Mapped      float64            `json:"upload_mapped_staging_gb_per_s"`
+	Date        string             `json:"date"`
+}
+
+func main() {
+	sizes := flag.String("sizes", "1,4,16", "comma-separated sizes in megapixels (square images, 1 MP = 1024×1024)")
+	reps := flag.Int("reps", 20, "timed runs per measurement (median reported)")
+	warmup := flag.Int("warmup", 3, "untimed runs first")
+	jsonPath := flag.String("json", "", "write the results as JSON to this file")
+	cpu := flag.Bool("cpu", false, "also score each pair with the CPU reference (slow) and print both")
+	upMiB := flag.Int("upload-mib", 64, "bytes per upload-bandwidth measurement, MiB")
+	flag.Parse()
+	if err := run(*sizes, *reps, *warmup, *jsonPath, *cpu, *upMiB); err != nil {
+		fmt.Fprintln(os.Stderr, "zmbench:", err)
+		os.Exit(1)
+	}
+}
+
+func median(d []time.Duration) (med, lo float64) {
+	sort.Slice(d, func(i, j int) bool { return d[i] < d[j] })
+	return float64(d[len(d)/2].Microseconds()) / 1000, float64(d[0].Microseconds()) / 1000
+}
+
+func run(sizeList string, reps, warmup int, jsonPath string, withCPU bool, upMiB int) error {
+	ctx := context.Background()
+	b, err := webgpu.NewBackend(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer b.Close()
+	var nv *nvml.Device
+	if lib, err := nvml.Open(); err == nil {
+		defer lib.Close()
+		nv, _ = lib.Device(0)
+	}
+	rep := report{Backend: b.Info(), Reps: reps, Date: time.Now().UTC().Format(time.RFC3339)}
+	for _, f := range strings.Split(sizeList, ",") {
+		mp, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
+		if err != nil || mp <= 0 {
+			return fmt.Errorf("bad size %q", f)
+		}
+		side := int(math.Round(math.Sqrt(mp * 1024 * 1024)))
+		ref, dist := metrictest.SyntheticPair(side, side, 42)
+		r, err := timeSize(ctx, b, nv, ref, dist, reps, warmup)
+		if err != nil {
+			return fmt.Errorf("%g MP: %w", mp, err)
+		}
+		r.Megapixels = mp
+		if withCPU {
+			if r.CPUScore, err = ssim2.Score(ref, dist, ssim2.Config{}); err != nil {
+				return err
+			}
+		}
+		rep.Sizes = append(rep.Sizes, r)
+	}
+	rep.FMA = b.FMAMode()
+	rep.UploadBytes = int64(upMiB) << 20
+	if rep.WriteBuffer, rep.Mapped, err = b.UploadBandwidth(ctx, rep.UploadBytes, max(3, reps/2)); err != nil {
+		return err
+	}
+	printTable(rep, withCPU)
+	if jsonPath != "" {
+		out, _ := json.MarshalIndent(rep, "", "  ")
+		if err := os.WriteFile(jsonPath, append(out, '\n'), 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func timeSize(ctx context.Context, b *webgpu.Backend, nv *nvml.Device, ref, dist *zenmetrics.Image, reps, warmup int) (sizeResult, error) {
+	res := sizeResult{Width: ref.Width, Height: ref.Height}
+	var peak uint64
+	sample := func() {
+		if nv != nil {
+			if m, err := nv.Memory(); err == nil && m.Used > peak {
+				peak = m.Used
+			}
+		}
+	}
+	r, err := b.Prepare(ctx, zenmetrics.SSIMULACRA2, ref, zenmetrics.Options{})
+	if err != nil {
+		return res, err
+	}
+	res.RefBytes = webgpu.ReferenceBytes(r)
+	var cached []time.Duration
+	for i := 0; i < warmup+reps; i++ {
+		t0 := time.Now()
+		s, err := r.Score(ctx, dist)
+		if err != nil {
+			r.Release()
+			return res, err
+		}
+		if i >= warmup {
+			cached = append(cached, time.Since(t0))
+		}
+		res.Score = s.Value
+		sample()
+	}
+	r.Release()
+	var once, prep []time.Duration
+	for i := 0; i < warmup+reps; i++ {
+		t0 := time.Now()
+		r, err := b.Prepare(ctx, zenmetrics.SSIMULACRA2, ref, zenmetrics.Options{})
+		if err != nil {
+			return res, err
+		}
+		t1 := time.Now()
+		_, err = r.Score(ctx, dist)
+		r.Release()
+		if err != nil {
+			return res, err
+		}
+		if i >= warmup {
+			once = append(once, time.Since(t0))
+			prep = append(prep, t1.Sub(t0))
+		}
+		sample()
+	}
+	res.CachedMS, res.CachedMinMS = median(cached)
+	res.OneShotMS, _ = median(once)
+	res.PrepareMS, _ = median(prep)
+	px := float64(ref.Width) * float64(ref.Height)
+	res.CachedMPs = px / 1e6 / (res.CachedMS / 1000)
+	res.BytesPerImage = webgpu.SSIM2BytesPerPixel(ref.Width, ref.Height, ref.Format.BytesPerPixel()) * px
+	res.ImpliedGBs = res.BytesPerImage / (res.CachedMS / 1000) / 1e9
+	res.NVMLPeakUsed = peak
+	return res, nil
+}
+
+func printTable(rep report, withCPU bool) {
+	bi := rep.Backend
+	fmt.Printf("## SSIMULACRA2 on %s (%s, %s), FMA %s, median of %d\n\n", bi.Adapter, bi.Backend, bi.Type, rep.FMA, rep.Reps)
+	hdr := "| size | score | cached ms | min ms | one-shot ms | prepare ms | MP/s (cached) | ref MiB | NVML peak MiB | kernel GB/image | implied GB/s |"
+	sep := "|---|---|---|---|---|---|---|---|---|---|---|"
+	if withCPU {
+		hdr += " CPU score |"
+		sep += "---|"
+	}
+	fmt.Println(hdr)
+	fmt.Println(sep)
+	for _, s := range rep.Sizes {
+		nv := "n/a"
+		if s.NVMLPeakUsed > 0 {
+			nv = fmt.Sprintf("%.0f", float64(s.NVMLPeakUsed)/(1<<20))
+		}
+		line := fmt.Sprintf("| %dx%d (%g MP) | %.6f | %.2f | %.2f | %.2f | %.2f | %.0f | %.0f | %s | %.2f | %.0f |",
+			s.Width, s.Height, s.Megapixels, s.Score, s.CachedMS, s.CachedMinMS, s.OneShotMS, s.PrepareMS,
+			s.CachedMPs, float64(s.RefBytes)/(1<<20), nv, s.BytesPerImage/1e9, s.ImpliedGBs)
+		if withCPU {
+			line += fmt.Sprintf(" %.6f |", s.CPUScore)
+		}
+		fmt.Println(line)
+	}
+	fmt.Printf("\nUpload of %d MiB: queue.writeBuffer %.2f GB/s, mapped staging buffer (create+map+copy) %.2f GB/s\n",
+		rep.UploadBytes>>20, rep.WriteBuffer, rep.Mapped)
+	fmt.Println("\nByte model (upper bound, every load/store counted once per thread request): webgpu.SSIM2BytesPerPixel.")
+}
