@@ -205,9 +205,7 @@ func (g *gaussian) blurRow(in, out []float32) {
 		step(n)
 	}
 	// Interior: four outputs per step from the four input sums s0..s3 and
-	// the last two outputs, each lane j accumulating its own terms (see
-	// lanes4). Filters k=3 and k=5 are added first, then k=1, as libjxl
-	// sums them.
+	// the last two outputs, each lane j accumulating its own terms.
 	for ; n < xs-N+1-(gaussLanes-1); n += gaussLanes {
 		l := in[n-N-1 : n-N-1+4]
 		r := in[n+N-1 : n+N-1+4]
@@ -215,39 +213,37 @@ func (g *gaussian) blurRow(in, out []float32) {
 		s1 := float64(l[1] + r[1])
 		s2 := float64(l[2] + r[2])
 		s3 := float64(l[3] + r[3])
-		a0, a1, a2, a3 := c.lanes4(1, s0, s1, s2, s3, &prev[1], &prev2[1])
-		b0, b1, b2, b3 := c.lanes4(2, s0, s1, s2, s3, &prev[2], &prev2[2])
-		a0, a1, a2, a3 = r32(a0+b0), r32(a1+b1), r32(a2+b2), r32(a3+b3)
-		b0, b1, b2, b3 = c.lanes4(0, s0, s1, s2, s3, &prev[0], &prev2[0])
+		var o [3][4]float64
+		for k := 0; k < 3; k++ {
+			m := &c.mulIn[k]
+			o0 := r32(s0 * m[0])
+			o1 := r32(s0 * m[1])
+			o2 := r32(s0 * m[2])
+			o3 := r32(s0 * m[3])
+			o1 = r32(m[0]*s1 + o1)
+			o2 = r32(m[1]*s1 + o2)
+			o3 = r32(m[2]*s1 + o3)
+			o2 = r32(m[0]*s2 + o2)
+			o3 = r32(m[1]*s2 + o3)
+			o3 = r32(m[0]*s3 + o3)
+			p2, p1 := prev2[k], prev[k]
+			q2, q1 := &c.mulPrev2[k], &c.mulPrev[k]
+			o0 = r32(q1[0]*p1 + r32(q2[0]*p2+o0))
+			o1 = r32(q1[1]*p1 + r32(q2[1]*p2+o1))
+			o2 = r32(q1[2]*p1 + r32(q2[2]*p2+o2))
+			o3 = r32(q1[3]*p1 + r32(q2[3]*p2+o3))
+			prev2[k] = o2
+			prev[k] = o3
+			o[k] = [4]float64{o0, o1, o2, o3}
+		}
 		dst := out[n : n+4]
-		dst[0] = float32(b0 + a0)
-		dst[1] = float32(b1 + a1)
-		dst[2] = float32(b2 + a2)
-		dst[3] = float32(b3 + a3)
+		for j := range dst {
+			dst[j] = float32(o[0][j] + r32(o[1][j]+o[2][j]))
+		}
 	}
 	for ; n < xs; n++ {
 		step(n)
 	}
-}
-
-// lanes4 is one 4-output step of filter k: lane j starts from s0·mulIn[j],
-// adds mulIn[j−i]·s_i for i = 1..j, then mulPrev2[j]·prev2 and
-// mulPrev[j]·prev, each a float32 fused multiply-add. It updates prev and
-// prev2 to outputs 3 and 2.
-func (c *coeffs64) lanes4(k int, s0, s1, s2, s3 float64, prev, prev2 *float64) (o0, o1, o2, o3 float64) {
-	m := &c.mulIn[k]
-	q1, q2 := &c.mulPrev[k], &c.mulPrev2[k]
-	p1, p2 := *prev, *prev2
-	o0 = r32(s0 * m[0])
-	o1 = r32(m[0]*s1 + r32(s0*m[1]))
-	o2 = r32(m[0]*s2 + r32(m[1]*s1+r32(s0*m[2])))
-	o3 = r32(m[0]*s3 + r32(m[1]*s2+r32(m[2]*s1+r32(s0*m[3]))))
-	o0 = r32(q1[0]*p1 + r32(q2[0]*p2+o0))
-	o1 = r32(q1[1]*p1 + r32(q2[1]*p2+o1))
-	o2 = r32(q1[2]*p1 + r32(q2[2]*p2+o2))
-	o3 = r32(q1[3]*p1 + r32(q2[3]*p2+o3))
-	*prev, *prev2 = o3, o2
-	return
 }
 
 // colBlock is how many columns one vertical-pass task filters side by side.
@@ -268,29 +264,14 @@ func (g *gaussian) blurCols(in, out []float32, w, h, x0, x1 int) {
 	d11, d13, d15 := c.d1[0], c.d1[1], c.d1[2]
 	for n := -N + 1; n < h; n++ {
 		top, bot := n-N-1, n+N-1
-		a1, a3, a5 := p1[0][:nc], p1[1][:nc], p1[2][:nc]
-		b1, b3, b5 := p2[0][:nc], p2[1][:nc], p2[2][:nc]
-		// y = n2·sum − (d1·y[n−1] + y[n−2]), each bracket one rounding.
-		if top >= 0 && bot < h {
-			// Interior rows (almost all of them): sum and filter in one loop.
-			t := in[top*w+x0 : top*w+x1]
-			bt := in[bot*w+x0 : bot*w+x1]
-			o := out[n*w+x0 : n*w+x1]
-			t, bt, o = t[:nc], bt[:nc], o[:nc]
-			for j := range o {
-				sv := float64(t[j] + bt[j])
-				y1 := r32(n21*sv - r32(d11*a1[j]+b1[j]))
-				y3 := r32(n23*sv - r32(d13*a3[j]+b3[j]))
-				y5 := r32(n25*sv - r32(d15*a5[j]+b5[j]))
-				b1[j], b3[j], b5[j] = a1[j], a3[j], a5[j]
-				a1[j], a3[j], a5[j] = y1, y3, y5
-				o[j] = float32(y1 + r32(y3+y5))
-			}
-			continue
-		}
-		// Border rows: one input (or none) inside the image.
 		s := sum[:nc]
 		switch {
+		case top >= 0 && bot < h:
+			t := in[top*w+x0 : top*w+x1]
+			b := in[bot*w+x0 : bot*w+x1]
+			for j := range s {
+				s[j] = float64(t[j] + b[j])
+			}
 		case bot < h:
 			b := in[bot*w+x0 : bot*w+x1]
 			for j := range s {
@@ -304,19 +285,28 @@ func (g *gaussian) blurCols(in, out []float32, w, h, x0, x1 int) {
 		default:
 			clear(s)
 		}
+		a1, a3, a5 := p1[0][:nc], p1[1][:nc], p1[2][:nc]
+		b1, b3, b5 := p2[0][:nc], p2[1][:nc], p2[2][:nc]
+		// y = n2·sum − (d1·y[n−1] + y[n−2]), each bracket one rounding.
+		if n < 0 {
+			for j, sv := range s {
+				y1 := r32(n21*sv - r32(d11*a1[j]+b1[j]))
+				y3 := r32(n23*sv - r32(d13*a3[j]+b3[j]))
+				y5 := r32(n25*sv - r32(d15*a5[j]+b5[j]))
+				b1[j], b3[j], b5[j] = a1[j], a3[j], a5[j]
+				a1[j], a3[j], a5[j] = y1, y3, y5
+			}
+			continue
+		}
+		o := out[n*w+x0 : n*w+x1]
+		o = o[:len(s)]
 		for j, sv := range s {
 			y1 := r32(n21*sv - r32(d11*a1[j]+b1[j]))
 			y3 := r32(n23*sv - r32(d13*a3[j]+b3[j]))
 			y5 := r32(n25*sv - r32(d15*a5[j]+b5[j]))
 			b1[j], b3[j], b5[j] = a1[j], a3[j], a5[j]
 			a1[j], a3[j], a5[j] = y1, y3, y5
-			s[j] = y1 + r32(y3+y5)
-		}
-		if n >= 0 {
-			o := out[n*w+x0 : n*w+x1]
-			for j, v := range s {
-				o[j] = float32(v)
-			}
+			o[j] = float32(y1 + r32(y3+y5))
 		}
 	}
 }
