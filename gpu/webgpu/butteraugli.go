@@ -4,10 +4,12 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"runtime"
 	"sync"
 	"unsafe"
 
 	zenmetrics "github.com/zenmetrics-go/zenmetrics"
+	"github.com/zenmetrics-go/zenmetrics/gpu/wgpu"
 	"github.com/zenmetrics-go/zenmetrics/wgsl"
 )
 
@@ -202,11 +204,14 @@ type butteraugliRef struct {
 	reduceP [2]*Buffer // uniform: reduce_map, reduce_partials
 	luts    [3]*Buffer // by bytes per sample
 	raw     *Buffer
+	staging *Buffer // mappable upload buffer (large images)
 	partial *Buffer
 	result  *Buffer
 	groups  uint32
 
-	timed   bool    // record a GPU timestamp around each score (benchmarks)
+	timed   bool // record a GPU timestamp around each score (benchmarks)
+	perPass bool // with timed: one timestamp pair per dispatch (profiling)
+	passes  []PassTime
 	lastGPU float64 // GPU time of the last timed score, ns (0: unknown)
 
 	mu       sync.Mutex
@@ -321,10 +326,11 @@ func prepareButteraugli(ctx context.Context, dev *Device, ref *zenmetrics.Image,
 		if err := r.allocate(g, sizes, variants); err != nil {
 			return err
 		}
-		if err := r.upload(g, ref); err != nil {
+		e := g.Encoder()
+		if err := r.upload(g, e, ref); err != nil {
+			e.Discard()
 			return err
 		}
-		e := g.Encoder()
 		for v := 0; v < variants; v++ {
 			r.encodeUnpack(g, e, ref, v)
 			for li := len(r.levels) - 1; li >= 0; li-- {
@@ -332,6 +338,7 @@ func prepareButteraugli(ctx context.Context, dev *Device, ref *zenmetrics.Image,
 				set := lv.refs[v]
 				r.encodeDecompose(e, lv, set)
 				gx, gy := Groups(lv.w, 16), Groups(lv.h, 16)
+				r.mark(e, "erode")
 				e.Dispatch(k.erode, gx, gy, 1, lv.params, set.act, set.mac, set.mdc)
 			}
 		}
@@ -445,19 +452,24 @@ func (r *butteraugliRef) lut(g *GPU, bps int) (*Buffer, error) {
 	return b, nil
 }
 
-// upload writes im's raw sample bytes to r.raw, (re)acquiring it when the
+// upload makes r.raw hold im's raw sample bytes, (re)acquiring it when the
 // size changes, and makes sure the decoding table for its depth exists.
-func (r *butteraugliRef) upload(g *GPU, im *zenmetrics.Image) error {
+// Large images go through a persistent mappable staging buffer, filled in
+// place by several goroutines and copied on the GPU at the start of e
+// (queue writeBuffer stages through fresh memory and was 3-4× slower on
+// NVIDIA); small ones through the queue.
+func (r *butteraugliRef) upload(g *GPU, e *Encoder, im *zenmetrics.Image) error {
 	if _, err := r.lut(g, im.Format.BytesPerSample()); err != nil {
 		return err
 	}
 	need := bfRawBytes(im)
-	if r.raw == nil || r.raw.Size() != (need+3)&^3 {
+	size := (need + 3) &^ 3
+	if r.raw == nil || r.raw.Size() != size {
 		if r.raw != nil {
 			r.drop(r.raw)
 			r.raw = nil
 		}
-		b, err := g.Storage((need + 3) &^ 3)
+		b, err := g.Storage(size)
 		if err != nil {
 			return err
 		}
@@ -465,16 +477,89 @@ func (r *butteraugliRef) upload(g *GPU, im *zenmetrics.Image) error {
 		r.owned = append(r.owned, b)
 		r.bytes += b.Size()
 	}
-	body := need &^ 3
-	if body > 0 {
-		g.Write(r.raw, 0, im.Pix[:body])
+	if e == nil || need < bfStagingMin {
+		body := need &^ 3
+		if body > 0 {
+			g.Write(r.raw, 0, im.Pix[:body])
+		}
+		if tail := need - body; tail > 0 {
+			var t [4]byte
+			copy(t[:], im.Pix[body:need])
+			g.Write(r.raw, body, t[:])
+		}
+		return nil
 	}
-	if tail := need - body; tail > 0 {
-		var t [4]byte
-		copy(t[:], im.Pix[body:need])
-		g.Write(r.raw, body, t[:])
+	if r.staging == nil || r.staging.Size() != size {
+		if r.staging != nil {
+			r.drop(r.staging)
+			r.staging = nil
+		}
+		b, err := g.Acquire(size, wgpu.BufferUsageMapWrite|wgpu.BufferUsageCopySrc)
+		if err != nil {
+			return err
+		}
+		r.staging = b
+		r.owned = append(r.owned, b)
+		r.bytes += b.Size()
 	}
+	var (
+		status wgpu.MapAsyncStatus
+		msg    string
+	)
+	h := r.staging.Handle()
+	f := h.MapAsync(wgpu.MapModeWrite, 0, uintptr(size), wgpu.CallbackModeWaitAnyOnly, func(st wgpu.MapAsyncStatus, m string) {
+		status, msg = st, m
+	})
+	if err := waitFuture(g.d.inst, f, "mapAsync"); err != nil {
+		return err
+	}
+	if status != wgpu.MapAsyncStatusSuccess {
+		if lost := g.d.lostErr(); lost != nil {
+			return lost
+		}
+		return fmt.Errorf("webgpu: mapAsync (write): %s: %s", status, msg)
+	}
+	ptr := h.GetMappedRange(0, uintptr(size))
+	if ptr == nil {
+		h.Unmap()
+		return fmt.Errorf("webgpu: GetMappedRange returned NULL")
+	}
+	dst := unsafe.Slice((*byte)(ptr), size)
+	parallelCopy(dst[:need], im.Pix[:need])
+	clear(dst[need:])
+	h.Unmap()
+	e.Copy(r.staging, 0, r.raw, 0, size)
 	return nil
+}
+
+// bfStagingMin is the raw size from which uploads use the staging buffer.
+const bfStagingMin = 1 << 20
+
+// parallelCopy copies src to dst (same length) in chunks on several
+// goroutines.
+func parallelCopy(dst, src []byte) {
+	const chunk = 4 << 20
+	n := len(src)
+	if n <= chunk {
+		copy(dst, src)
+		return
+	}
+	workers := min(runtime.GOMAXPROCS(0), 8, (n+chunk-1)/chunk)
+	per := (n + workers - 1) / workers
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		lo := w * per
+		hi := min(n, lo+per)
+		if lo >= hi {
+			break
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			copy(dst[lo:hi], src[lo:hi])
+		}()
+	}
+	wg.Wait()
 }
 
 func (r *butteraugliRef) drop(b *Buffer) {
@@ -504,10 +589,12 @@ func (r *butteraugliRef) encodeUnpack(g *GPU, e *Encoder, im *zenmetrics.Image, 
 	}
 	full := r.levels[0]
 	lut := r.luts[im.Format.BytesPerSample()]
+	r.mark(e, "unpack")
 	e.Dispatch(r.k.unpack, Groups(r.w, 16), Groups(r.h, 16), 1, r.unpackP[v], lut, r.raw,
 		full.lin[0], full.lin[1], full.lin[2])
 	if len(r.levels) > 1 {
 		sub := r.levels[1]
+		r.mark(e, "subsample")
 		e.Dispatch(r.k.subsample, Groups(sub.w, 16), Groups(sub.h, 16), 1, r.subP,
 			full.lin[0], full.lin[1], full.lin[2], sub.lin[0], sub.lin[1], sub.lin[2])
 	}
@@ -520,25 +607,35 @@ func (r *butteraugliRef) encodeDecompose(e *Encoder, lv *bfLevel, set bfSet) {
 	w, h := lv.w, lv.h
 	x := [3]*Buffer{set.uhf[0], set.uhf[1], lv.res2}
 	t := lv.lin
+	r.mark(e, "opsin")
 	e.Dispatch(k.opsin, Groups(w, 16), Groups(h, 16), 1, lv.params, r.kern[0], t[0], t[1], t[2], x[0], x[1], x[2])
 	rx, ry := Groups(w, bfRowTX), Groups(h, bfRowTY)
 	cx, cy := Groups(w, bfColTX), Groups(h, bfColTY)
 	for c := 0; c < 3; c++ {
+		r.mark(e, "rowsLF")
 		e.Dispatch(k.rowsLF, rx, ry, 1, lv.params, r.kern[1], x[c], t[c])
 	}
+	r.mark(e, "colLF")
 	e.Dispatch(k.colLF, cx, cy, 1, lv.params, r.kern[1], t[0], t[1], t[2], x[0], x[1], x[2],
 		set.lf[0], set.lf[1], set.lf[2])
 	for c := 0; c < 3; c++ {
+		r.mark(e, "rowsHF")
 		e.Dispatch(k.rowsHF, rx, ry, 1, lv.params, r.kern[2], x[c], t[c])
 	}
+	r.mark(e, "colMF")
 	e.Dispatch(k.colMF, cx, cy, 1, lv.params, r.kern[2], t[0], t[1], t[2], x[0], x[1],
 		set.mf[0], set.mf[1], set.mf[2])
 	for c := 0; c < 2; c++ {
+		r.mark(e, "rowsUHF")
 		e.Dispatch(k.rowsUHF, rx, ry, 1, lv.params, r.kern[3], x[c], t[c])
 	}
+	r.mark(e, "colUHF")
 	e.Dispatch(k.colUHF, cx, cy, 1, lv.params, r.kern[3], t[0], t[1], x[0], x[1], set.hf[0], set.hf[1])
+	r.mark(e, "maskPre")
 	e.Dispatch(k.maskPre, Groups(w, 16), Groups(h, 16), 1, lv.params, set.hf[0], set.hf[1], set.uhf[0], set.uhf[1], t[2])
+	r.mark(e, "rowsMask")
 	e.Dispatch(k.rowsMask, rx, ry, 1, lv.params, r.kern[4], t[2], t[0])
+	r.mark(e, "colMask")
 	e.Dispatch(k.colMask, cx, cy, 1, lv.params, r.kern[4], t[0], set.act)
 }
 
@@ -549,15 +646,26 @@ func (r *butteraugliRef) encodeDiff(e *Encoder, lv *bfLevel, ref bfSet, cv int, 
 	d := lv.dist
 	t := lv.lin
 	gx, gy := Groups(lv.w, 16), Groups(lv.h, 16)
+	r.mark(e, "maltaX")
 	e.Dispatch(k.maltaX, gx, gy, 1, lv.params, ref.uhf[0], d.uhf[0], ref.hf[0], d.hf[0], ref.mf[0], d.mf[0],
 		ref.mf[2], d.mf[2], t[0], t[1])
+	r.mark(e, "maltaY")
 	e.Dispatch(k.maltaY, gx, gy, 1, lv.params, ref.uhf[1], d.uhf[1], ref.hf[1], d.hf[1], ref.mf[1], d.mf[1],
 		ref.act, d.act, t[2])
+	r.mark(e, "dc")
 	e.Dispatch(k.dc, gx, gy, 1, lv.params, ref.lf[0], ref.lf[1], ref.lf[2], d.lf[0], d.lf[1], d.lf[2], ref.mdc, lv.res2)
 	if sub == nil {
 		sub = t[0] // unread (mode bit 0 clear); any read-only binding will do
 	}
+	r.mark(e, "combine")
 	e.Dispatch(k.combine, gx, gy, 1, lv.combine[cv], t[0], t[1], t[2], lv.res2, ref.mac, sub, lv.dm)
+}
+
+// mark starts a new timed pass per dispatch when profiling.
+func (r *butteraugliRef) mark(e *Encoder, label string) {
+	if r.timed && r.perPass {
+		e.TimedPass(label)
+	}
 }
 
 // bfResult is one comparison's numbers.
@@ -617,11 +725,12 @@ func (r *butteraugliRef) score(ctx context.Context, dist *zenmetrics.Image) (bfR
 		dm = make([]float32, r.w*r.h)
 	}
 	err := r.dev.Do(ctx, func(g *GPU) error {
-		if err := r.upload(g, dist); err != nil {
+		e := g.Encoder()
+		if err := r.upload(g, e, dist); err != nil {
+			e.Discard()
 			return err
 		}
-		e := g.Encoder()
-		if r.timed {
+		if r.timed && !r.perPass {
 			e.TimedPass("butteraugli")
 		}
 		r.encodeScore(g, e, dist)
@@ -645,8 +754,9 @@ func (r *butteraugliRef) score(ctx context.Context, dist *zenmetrics.Image) (bfR
 		}
 		if r.timed {
 			r.lastGPU = 0
-			if pt, err := e.PassTimes(); err == nil && len(pt) == 1 {
-				r.lastGPU = pt[0].DurationNS
+			if pt, err := e.PassTimes(); err == nil && len(pt) > 0 {
+				r.lastGPU = float64(pt[len(pt)-1].EndNS - pt[0].BeginNS)
+				r.passes = pt
 			}
 		}
 		if rdm != nil {
@@ -693,7 +803,9 @@ func (r *butteraugliRef) encodeScore(g *GPU, e *Encoder, dist *zenmetrics.Image)
 			}
 		}
 	}
+	r.mark(e, "reduceMap")
 	e.Dispatch(r.k.reduceMap, r.groups, 1, 1, r.reduceP[0], r.levels[0].dm, r.partial)
+	r.mark(e, "reducePartials")
 	e.Dispatch(r.k.reducePartials, 1, 1, 1, r.reduceP[1], r.partial, r.result)
 }
 

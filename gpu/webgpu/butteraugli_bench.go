@@ -25,6 +25,9 @@ type ButteraugliBench struct {
 	// Max and PNorm3 of the last score (to check the run did real work).
 	Max, PNorm3 float64
 	Bytes       int64 // device memory the prepared reference holds
+	// PassMS is, with profile set, the GPU time per kernel (summed over
+	// its dispatches) of one score timed dispatch by dispatch.
+	PassMS map[string]float64
 }
 
 func (b ButteraugliBench) String() string {
@@ -36,8 +39,9 @@ func (b ButteraugliBench) String() string {
 
 // BenchButteraugli measures Butteraugli on dev the way a cached reference
 // is used: one Prepare of ref, warmup untimed scores of dist, then runs
-// timed scores. Pass real (not flat) images.
-func BenchButteraugli(ctx context.Context, dev *Device, ref, dist *zenmetrics.Image, opt zenmetrics.Options, warmup, runs int) (res ButteraugliBench, err error) {
+// timed scores. Pass real (not flat) images. profile adds one score timed
+// dispatch by dispatch (PassMS).
+func BenchButteraugli(ctx context.Context, dev *Device, ref, dist *zenmetrics.Image, opt zenmetrics.Options, warmup, runs int, profile bool) (res ButteraugliBench, err error) {
 	defer zenmetrics.Recover(&err)
 	if runs < 1 {
 		runs = 1
@@ -76,6 +80,16 @@ func BenchButteraugli(ctx context.Context, dev *Device, ref, dist *zenmetrics.Im
 		}
 		if r.lastGPU > 0 {
 			gpu = append(gpu, r.lastGPU/1e6)
+		}
+	}
+	if r.timed && profile {
+		r.perPass = true
+		if _, err := r.Score(ctx, dist); err != nil {
+			return res, err
+		}
+		res.PassMS = map[string]float64{}
+		for _, p := range r.passes {
+			res.PassMS[p.Label] += p.DurationNS / 1e6
 		}
 	}
 	sort.Float64s(res.ScoreMS)

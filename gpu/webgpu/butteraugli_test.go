@@ -310,7 +310,7 @@ func TestButteraugliBench(t *testing.T) {
 			t.Fatalf("ZENMETRICS_BENCH_RUNS=%q: %v", s, err)
 		}
 	}
-	res, err := BenchButteraugli(context.Background(), dev, ref, dist, zenmetrics.Options{}, warm, runs)
+	res, err := BenchButteraugli(context.Background(), dev, ref, dist, zenmetrics.Options{}, warm, runs, os.Getenv("ZENMETRICS_BF_PROFILE") != "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -318,6 +318,9 @@ func TestButteraugliBench(t *testing.T) {
 		t.Fatalf("no distance measured: %+v", res)
 	}
 	t.Logf("%s on %s", res, dev.Name())
+	if res.PassMS != nil {
+		t.Logf("per kernel (ms): %v", res.PassMS)
+	}
 }
 
 // TestButteraugliLarge compares with the CPU reference at
