@@ -409,11 +409,17 @@ func (r *Reference) blur(dst, a, b []float32, w, h int, sc *scratch) {
 			g.blurRow(in, tmp[y*w:(y+1)*w])
 		}
 	})
-	blocks := (w + colBlock - 1) / colBlock
-	parallelFor(r.threads, blocks, max(1, 16384/(colBlock*max(h, 1))), func(_, lo, hi int) {
+	// Columns are independent, so narrower blocks (down to one cache line)
+	// only change how the work is shared out, never the result.
+	bw := colBlock
+	for bw > 16 && (w+bw-1)/bw < 2*r.threads {
+		bw /= 2
+	}
+	blocks := (w + bw - 1) / bw
+	parallelFor(r.threads, blocks, max(1, 16384/(bw*max(h, 1))), func(_, lo, hi int) {
 		for bk := lo; bk < hi; bk++ {
-			x0 := bk * colBlock
-			g.blurCols(tmp, dst, w, h, x0, min(x0+colBlock, w))
+			x0 := bk * bw
+			g.blurCols(tmp, dst, w, h, x0, min(x0+bw, w))
 		}
 	})
 }
