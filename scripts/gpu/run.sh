@@ -8,13 +8,14 @@ set -uo pipefail
 cd "$(dirname "$0")/../.."
 what="${1:-all}"; shift || true
 OUT="${OUT:-/tmp/zm-out}"; mkdir -p "$OUT"
-for f in .gpu/debs/*.deb; do dpkg -x "$f" /; done; ldconfig
+for f in .gpu/main/debs/*.deb; do dpkg -x "$f" /; done; ldconfig
 if [ -f /usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json ] && [ -z "${VK_DRIVER_FILES:-}" ]; then
   export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
+  export __EGL_VENDOR_LIBRARY_FILENAMES=/usr/local/nvidia/share/glvnd/egl_vendor.d/10_nvidia.json
 fi
-mkdir -p /tmp/zm && gunzip -c .gpu/libwebgpu_wrapper.so.gz > /tmp/zm/libwebgpu_wrapper.so
-for f in .gpu/bin/*.gz; do gunzip -c "$f" > "/tmp/zm/$(basename "${f%.gz}")"; chmod +x "/tmp/zm/$(basename "${f%.gz}")"; done
-export ZENMETRICS_WEBGPU_LIB=/tmp/zm/libwebgpu_wrapper.so ZENMETRICS_SHARED="$PWD/.gpu/shared" CI=true
+mkdir -p /tmp/zm && gunzip -c .gpu/main/libwebgpu_wrapper.so.gz > /tmp/zm/libwebgpu_wrapper.so
+for f in .gpu/main/bin/*.gz; do gunzip -c "$f" > "/tmp/zm/$(basename "${f%.gz}")"; chmod +x "/tmp/zm/$(basename "${f%.gz}")"; done
+export ZENMETRICS_WEBGPU_LIB=/tmp/zm/libwebgpu_wrapper.so ZENMETRICS_SHARED="$PWD/.gpu/main/shared" CI=true
 nvidia-smi --query-gpu=name,driver_version,memory.total,memory.used --format=csv | tee "$OUT/gpu.txt"
 rc=0
 if [ "$what" = probe ] || [ "$what" = all ]; then
