@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 
 	"github.com/zenmetrics-go/zenmetrics"
+	"github.com/zenmetrics-go/zenmetrics/cpu/butteraugli"
 	"github.com/zenmetrics-go/zenmetrics/cpu/ssim2"
 )
 
@@ -47,6 +48,9 @@ func (b *Backend) Estimate(m zenmetrics.Metric, w, h int, mode zenmetrics.Mode) 
 			return 0, false
 		}
 		return ssim2.EstimateBytes(w, h), true
+	case zenmetrics.Butteraugli:
+		// libjxl never refuses a size: below 8 px the map is all zeros.
+		return butteraugli.EstimateBytes(w, h), true
 	}
 	return 0, false
 }
@@ -68,6 +72,8 @@ func (b *Backend) Prepare(ctx context.Context, m zenmetrics.Metric, ref *zenmetr
 			return nil, err
 		}
 		return &ssim2Ref{r: p}, nil
+	case zenmetrics.Butteraugli:
+		return butteraugli.PrepareBackend(ctx, ref, opt, b.cfg.Threads)
 	}
 	return nil, fmt.Errorf("%w: metric %v on the cpu backend", zenmetrics.ErrUnsupported, m)
 }

@@ -58,6 +58,15 @@ func TestBackendContract(t *testing.T) {
 	if err != nil || s.Metric != zenmetrics.SSIMULACRA2 || !(s.Value < 100) {
 		t.Errorf("ScoreOnce = %+v, %v", s, err)
 	}
+	// Butteraugli through the same contract: max distance as Value, the
+	// 3-norm in Extras, and no refusal of small images (libjxl has none).
+	if _, ok := b.Estimate(zenmetrics.Butteraugli, 4, 4, zenmetrics.ModeFull); !ok {
+		t.Error("Estimate refused a 4x4 butteraugli image; libjxl scores it")
+	}
+	bs, err := zenmetrics.ScoreOnce(context.Background(), b, zenmetrics.Butteraugli, ref, dist, zenmetrics.Options{})
+	if err != nil || bs.Metric != zenmetrics.Butteraugli || !(bs.Value > 0) || !(bs.Extras["pnorm3"] > 0) || bs.Extras["pnorm3"] > bs.Value {
+		t.Errorf("butteraugli ScoreOnce = %+v, %v", bs, err)
+	}
 	r, err := b.Prepare(context.Background(), zenmetrics.SSIMULACRA2, ref, zenmetrics.Options{})
 	if err != nil {
 		t.Fatal(err)
