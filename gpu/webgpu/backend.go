@@ -11,7 +11,7 @@ import (
 
 // Backend is the WebGPU compute backend: one Device (adapter) and the
 // metric kernels compiled on it. It implements zenmetrics.Backend; today it
-// scores SSIMULACRA2, other metrics return ErrUnsupported.
+// scores SSIMULACRA2 and Butteraugli; other metrics return ErrUnsupported.
 type Backend struct {
 	dev *Device
 	own bool // Close closes dev
@@ -77,18 +77,35 @@ func (b *Backend) Info() BackendInfo {
 }
 
 // Estimate implements zenmetrics.Backend with the bytes-per-pixel model of
-// each metric (SSIMULACRA2: ssim2Estimate). Full-image mode only; ok is
-// false when a plane would exceed the storage-binding limit or the total
-// the device-local heap (when known).
+// each metric (ssim2Estimate, EstimateButteraugli). Full-image mode only:
+// strips are not implemented yet, so ok is false for them and the
+// orchestrator's ladder skips that rung visibly. ok is also false when a
+// plane would exceed the storage-binding limit or the total the
+// device-local heap (when known).
 func (b *Backend) Estimate(m zenmetrics.Metric, w, h int, mode zenmetrics.Mode) (int64, bool) {
-	if m != zenmetrics.SSIMULACRA2 || mode != zenmetrics.ModeFull || w < ssim2MinSide || h < ssim2MinSide {
+	if mode != zenmetrics.ModeFull {
 		return 0, false
 	}
-	// Worst case: RGBA16 with alpha (two passes).
-	bytes := ssim2Estimate(w, h, 2, w*h*8)
+	var bytes int64
 	lim := b.dev.Limits()
-	if uint64(w)*uint64(h)*4 > lim.MaxStorageBufferBindingSize || uint64(w)*uint64(h)*8 > lim.MaxBufferSize {
-		return bytes, false
+	switch m {
+	case zenmetrics.SSIMULACRA2:
+		if w < ssim2MinSide || h < ssim2MinSide {
+			return 0, false
+		}
+		// Worst case: RGBA16 with alpha (two passes).
+		bytes = ssim2Estimate(w, h, 2, w*h*8)
+		if uint64(w)*uint64(h)*4 > lim.MaxStorageBufferBindingSize || uint64(w)*uint64(h)*8 > lim.MaxBufferSize {
+			return bytes, false
+		}
+	case zenmetrics.Butteraugli:
+		// Worst case: RGBA16 with alpha; the raw upload is the largest binding.
+		bytes = EstimateButteraugli(w, h)
+		if uint64(w)*uint64(h)*8 > lim.MaxStorageBufferBindingSize {
+			return bytes, false
+		}
+	default:
+		return 0, false
 	}
 	if heap := b.Info().HeapBytes; heap > 0 && uint64(bytes) > heap {
 		return bytes, false
@@ -99,11 +116,20 @@ func (b *Backend) Estimate(m zenmetrics.Metric, w, h int, mode zenmetrics.Mode) 
 // Prepare implements zenmetrics.Backend.
 func (b *Backend) Prepare(ctx context.Context, m zenmetrics.Metric, ref *zenmetrics.Image, opt zenmetrics.Options) (r zenmetrics.Reference, err error) {
 	defer zenmetrics.Recover(&err)
-	if m != zenmetrics.SSIMULACRA2 {
+	if m != zenmetrics.SSIMULACRA2 && m != zenmetrics.Butteraugli {
 		return nil, fmt.Errorf("%w: metric %v on %s", zenmetrics.ErrUnsupported, m, b.Name())
 	}
-	if opt.Mode != zenmetrics.ModeFull && opt.Mode != zenmetrics.ModeStrip {
+	// Strips are not implemented on the GPU yet: refuse rather than quietly
+	// run the full image, so the ladder's memory model stays truthful.
+	if opt.Mode != zenmetrics.ModeFull {
 		return nil, fmt.Errorf("%w: mode %v for %v on %s", zenmetrics.ErrUnsupported, opt.Mode, m, b.Name())
+	}
+	if m == zenmetrics.Butteraugli {
+		br, err := prepareButteraugli(ctx, b.dev, ref, opt)
+		if err != nil {
+			return nil, err // not a typed nil inside the interface
+		}
+		return br, nil
 	}
 	if opt.DistMap {
 		return nil, fmt.Errorf("%w: distance map for %v on %s", zenmetrics.ErrUnsupported, m, b.Name())
