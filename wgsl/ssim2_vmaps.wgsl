@@ -1,16 +1,24 @@
 // SSIMULACRA2 vertical blur pass fused with the error maps, one channel of
-// one scale per dispatch: thread x runs libjxl's vertical recursion
-// (FastGaussianVertical: y = n2 * sum - d1 * y[-1] - y[-2] with fused
-// multiply-adds, started N - 1 rows above the image, inputs outside the
-// image zero) down column x of the five horizontally blurred planes, which
-// gives mu1, mu2, sigma11, sigma22, sigma12 row by row; it then evaluates
-// the SSIM error and the two edge maps at each pixel and sums the six terms
-// down the column. Needs ssim2_color.wgsl and ssim2_iir.wgsl prepended.
+// one scale per dispatch. Needs ssim2_color.wgsl and ssim2_iir.wgsl
+// prepended.
 //
-// The column sums are compensated (TwoSum: the rounding error of every
-// addition is kept) and written one per column to `partials`;
-// ssim2_reduce.wgsl adds the columns in a fixed order. Nothing depends on
-// scheduling, so scores are bit-identical run to run.
+// A workgroup covers VX columns; thread (cx, q) runs libjxl's vertical
+// recursion (FastGaussianVertical: y = n2 * sum - d1 * y[-1] - y[-2] with
+// fused multiply-adds, started N - 1 rows above the image, inputs outside
+// the image zero) down column x of quantity q's horizontally blurred plane
+// (q: 0 img1, 1 img2, 2 img1², 3 img2², 4 img1·img2), so five threads share
+// a column and each warp reads whole row segments (coalesced). The rows go
+// in chunks of R: each thread first loads its R input sums (independent
+// loads, all in flight together), then steps the recursion and leaves
+// mu1, mu2, sigma11, sigma22, sigma12 in workgroup memory; after a barrier
+// the 5·VX threads evaluate the SSIM error and the two edge maps of the
+// VX × R pixels of the chunk (thread (cx, q) takes rows q, q + 5, ...; R is
+// a multiple of 5) and add the six terms to their own compensated sums.
+//
+// Each thread writes its six sums (TwoSum: the rounding error of every
+// addition is kept) to `partials`: slot q·width + x of each term, so a term
+// has 5·width slots, which ssim2_reduce.wgsl adds in a fixed order. Nothing
+// depends on scheduling, so scores are bit-identical run to run.
 
 @group(0) @binding(0) var<uniform> P: Params;
 @group(0) @binding(1) var<uniform> K: Coef;
@@ -23,9 +31,13 @@
 @group(0) @binding(8) var<storage, read> img2: array<f32>;
 @group(0) @binding(9) var<storage, read_write> partials: array<f32>;
 
-override WG: u32 = 64u;
+const VX = 32u; // columns per workgroup (workgroup size VX × 5)
+const R = 20u;  // rows per chunk, 5 · 4 (4 pixels per thread in the maps)
 
 const C2 = 0.0009;
+
+// Per chunk: the five blurred quantities, [q][r][cx].
+var<workgroup> mt: array<f32, 3200>; // 5 * R * VX
 
 fn row_val(q: u32, y: i32, x: u32) -> f32 {
   if (y < 0 || y >= i32(P.height)) {
@@ -41,6 +53,61 @@ fn row_val(q: u32, y: i32, x: u32) -> f32 {
   }
 }
 
+// Index of row y (clamped into the image) at column x, and whether y is
+// inside; loads through it are unconditional, so the R rows of a chunk
+// are independent straight-line loads the compiler can issue together.
+fn rix(y: i32, x: u32) -> u32 {
+  return u32(clamp(y, 0, i32(P.height) - 1)) * P.width + x;
+}
+
+fn rin(y: i32) -> bool {
+  return y >= 0 && y < i32(P.height);
+}
+
+// The recursion's input sums row[n - N - 1] + row[n + N - 1] (zero outside
+// the image) of quantity q for n = y0 .. y0 + R - 1 at column x.
+fn chunk_sums(q: u32, y0: i32, x: u32) -> array<f32, R> {
+  var sv: array<f32, R>;
+  switch q {
+    case 0u: {
+      for (var r = 0i; r < i32(R); r = r + 1) {
+        let a = y0 + r - IIR_N - 1;
+        let b = a + 2 * IIR_N;
+        sv[r] = select(0.0, b0[rix(a, x)], rin(a)) + select(0.0, b0[rix(b, x)], rin(b));
+      }
+    }
+    case 1u: {
+      for (var r = 0i; r < i32(R); r = r + 1) {
+        let a = y0 + r - IIR_N - 1;
+        let b = a + 2 * IIR_N;
+        sv[r] = select(0.0, b1[rix(a, x)], rin(a)) + select(0.0, b1[rix(b, x)], rin(b));
+      }
+    }
+    case 2u: {
+      for (var r = 0i; r < i32(R); r = r + 1) {
+        let a = y0 + r - IIR_N - 1;
+        let b = a + 2 * IIR_N;
+        sv[r] = select(0.0, b2[rix(a, x)], rin(a)) + select(0.0, b2[rix(b, x)], rin(b));
+      }
+    }
+    case 3u: {
+      for (var r = 0i; r < i32(R); r = r + 1) {
+        let a = y0 + r - IIR_N - 1;
+        let b = a + 2 * IIR_N;
+        sv[r] = select(0.0, b3[rix(a, x)], rin(a)) + select(0.0, b3[rix(b, x)], rin(b));
+      }
+    }
+    default: {
+      for (var r = 0i; r < i32(R); r = r + 1) {
+        let a = y0 + r - IIR_N - 1;
+        let b = a + 2 * IIR_N;
+        sv[r] = select(0.0, b4[rix(a, x)], rin(a)) + select(0.0, b4[rix(b, x)], rin(b));
+      }
+    }
+  }
+  return sv;
+}
+
 // s + c is the exact sum of a + b.
 fn two_sum(a: f32, b: f32) -> vec2<f32> {
   let s = a + b;
@@ -48,72 +115,93 @@ fn two_sum(a: f32, b: f32) -> vec2<f32> {
   return vec2<f32>(s, (a - (s - bb)) + (b - bb));
 }
 
-@compute @workgroup_size(WG, 1, 1)
-fn vmaps(@builtin(global_invocation_id) gid: vec3<u32>) {
+@compute @workgroup_size(VX, 5, 1)
+fn vmaps(@builtin(local_invocation_id) lid: vec3<u32>,
+         @builtin(workgroup_id) wid: vec3<u32>) {
   fma_zero = P.pad0; // 0, opaque to the compiler (see ssim2_color.wgsl)
-  let x = gid.x;
-  if (x >= P.width) {
-    return;
-  }
+  let cx = lid.x;
+  let q = lid.y;
+  let x = wid.x * VX + cx;
+  let inside = x < P.width;
+  let xc = min(x, P.width - 1u); // columns past the edge compute, unused
   let h = i32(P.height);
   let n2 = K.n2.xyz;
   let nd1 = -K.d1.xyz;
-  var y1: array<vec3<f32>, 5>; // y[n-1] of the three filters, per quantity
-  var y2: array<vec3<f32>, 5>; // y[n-2]
-  for (var q = 0u; q < 5u; q = q + 1u) {
-    y1[q] = vec3<f32>(0.0);
-    y2[q] = vec3<f32>(0.0);
+  var y1 = vec3<f32>(0.0); // y[n-1] of the three filters
+  var y2 = vec3<f32>(0.0); // y[n-2]
+  for (var n = -IIR_N + 1; n < 0; n = n + 1) {
+    let s = row_val(q, n - IIR_N - 1, xc) + row_val(q, n + IIR_N - 1, xc);
+    let y = fmaf3(n2, vec3<f32>(s), fmaf3(nd1, y1, -y2));
+    y2 = y1;
+    y1 = y;
   }
   var acc: array<vec2<f32>, 6>; // (sum, error) of the six terms
   for (var t = 0u; t < 6u; t = t + 1u) {
     acc[t] = vec2<f32>(0.0);
   }
-  var m: array<f32, 5>;
-  for (var n = -IIR_N + 1; n < h; n = n + 1) {
-    for (var q = 0u; q < 5u; q = q + 1u) {
-      let s = row_val(q, n - IIR_N - 1, x) + row_val(q, n + IIR_N - 1, x);
-      let y = fmaf3(n2, vec3<f32>(s), fmaf3(nd1, y1[q], -y2[q]));
-      y2[q] = y1[q];
-      y1[q] = y;
-      m[q] = y.x + opq(y.y + y.z);
+  for (var y0 = 0i; y0 < h; y0 = y0 + i32(R)) {
+    let sv = chunk_sums(q, y0, xc);
+    for (var r = 0u; r < R; r = r + 1u) {
+      let y = fmaf3(n2, vec3<f32>(sv[r]), fmaf3(nd1, y1, -y2));
+      y2 = y1;
+      y1 = y;
+      mt[(q * R + r) * VX + cx] = y.x + opq(y.y + y.z);
     }
-    if (n < 0) {
-      continue;
+    // This thread's pixels of the chunk (rows q, q + 5, ...), loaded before
+    // the barrier so their latency overlaps it.
+    var i1: array<f32, 4>;
+    var i2: array<f32, 4>;
+    for (var j = 0u; j < R / 5u; j = j + 1u) {
+      let ii = rix(y0 + i32(q + 5u * j), xc);
+      i1[j] = img1[ii];
+      i2[j] = img2[ii];
     }
-    let mu1 = m[0];
-    let mu2 = m[1];
-    // libjxl's SSIMMap and EdgeDiffMap for this pixel, in its f32 steps
-    // (opq keeps products from being fused into the following subtraction;
-    // libjxl's scalar code has no FMA there).
-    let mu11 = opq(mu1 * mu1);
-    let mu22 = opq(mu2 * mu2);
-    let mu12 = opq(mu1 * mu2);
-    let dm = mu1 - mu2;
-    let num_m = 1.0 - opq(dm * dm);
-    let num_s = 2.0 * opq(m[4] - mu12) + C2;
-    let den_s = opq(opq(m[2] - mu11) + opq(m[3] - mu22)) + C2;
-    // d = 1 - num_m * num_s / den_s: the f32 quotient correctly rounded as
-    // libjxl's (it quantises small errors to steps of 2^-24, and equal
-    // images give exactly 1), then 1 - q, exact for q in [0.5, 2].
-    let d = max(1.0 - div_rn(opq(num_m * num_s), den_s), 0.0);
-    let i = u32(n) * P.width + x;
-    // (1 + |img2 - mu2|) / (1 + |img1 - mu1|) - 1, which libjxl evaluates
-    // in double, as one f32 quotient of the difference.
-    let e1 = abs(img1[i] - mu1);
-    let e2 = abs(img2[i] - mu2);
-    let d1 = (e2 - e1) / (1.0 + e1);
-    let art = max(d1, 0.0);
-    let det = max(-d1, 0.0);
-    let d2 = d * d;
-    let a2 = art * art;
-    let l2 = det * det;
-    let v = array<f32, 6>(d, d2 * d2, art, a2 * a2, det, l2 * l2);
-    for (var t = 0u; t < 6u; t = t + 1u) {
-      let r = two_sum(acc[t].x, v[t]);
-      acc[t] = vec2<f32>(r.x, acc[t].y + r.y);
+    workgroupBarrier();
+    for (var j = 0u; j < R / 5u; j = j + 1u) {
+      let r = q + 5u * j;
+      let n = y0 + i32(r);
+      if (inside && n < h) {
+        let mu1 = mt[r * VX + cx];
+        let mu2 = mt[(R + r) * VX + cx];
+        let s11 = mt[(2u * R + r) * VX + cx];
+        let s22 = mt[(3u * R + r) * VX + cx];
+        let s12 = mt[(4u * R + r) * VX + cx];
+        // libjxl's SSIMMap and EdgeDiffMap for this pixel, in its f32 steps
+        // (opq keeps products from being fused into the following
+        // subtraction; libjxl's scalar code has no FMA there).
+        let mu11 = opq(mu1 * mu1);
+        let mu22 = opq(mu2 * mu2);
+        let mu12 = opq(mu1 * mu2);
+        let dm = mu1 - mu2;
+        let num_m = 1.0 - opq(dm * dm);
+        let num_s = 2.0 * opq(s12 - mu12) + C2;
+        let den_s = opq(opq(s11 - mu11) + opq(s22 - mu22)) + C2;
+        // d = 1 - num_m * num_s / den_s: the f32 quotient correctly rounded
+        // as libjxl's (it quantises small errors to steps of 2^-24, and
+        // equal images give exactly 1), then 1 - q, exact for q in [0.5, 2].
+        let d = max(1.0 - div_rn(opq(num_m * num_s), den_s), 0.0);
+        // (1 + |img2 - mu2|) / (1 + |img1 - mu1|) - 1, which libjxl
+        // evaluates in double, as one f32 quotient of the difference.
+        let e1 = abs(i1[j] - mu1);
+        let e2 = abs(i2[j] - mu2);
+        let d1 = (e2 - e1) / (1.0 + e1);
+        let art = max(d1, 0.0);
+        let det = max(-d1, 0.0);
+        let d2 = d * d;
+        let a2 = art * art;
+        let l2 = det * det;
+        let v = array<f32, 6>(d, d2 * d2, art, a2 * a2, det, l2 * l2);
+        for (var t = 0u; t < 6u; t = t + 1u) {
+          let rs = two_sum(acc[t].x, v[t]);
+          acc[t] = vec2<f32>(rs.x, acc[t].y + rs.y);
+        }
+      }
     }
+    workgroupBarrier();
   }
-  for (var t = 0u; t < 6u; t = t + 1u) {
-    partials[P.partial_base + t * P.partial_count + x] = acc[t].x + acc[t].y;
+  if (inside) {
+    for (var t = 0u; t < 6u; t = t + 1u) {
+      partials[P.partial_base + t * P.partial_count + q * P.width + x] = acc[t].x + acc[t].y;
+    }
   }
 }

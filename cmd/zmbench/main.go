@@ -47,6 +47,14 @@ type sizeResult struct {
 	NVMLPeakUsed  uint64  `json:"nvml_peak_used_bytes,omitempty"`
 	BytesPerImage float64 `json:"kernel_bytes_per_image"`
 	ImpliedGBs    float64 `json:"implied_gb_per_s"`
+	// Profile is the median GPU time of each dispatch (one timed pass
+	// each), milliseconds, in recording order; with -profile.
+	Profile []passMS `json:"profile,omitempty"`
+}
+
+type passMS struct {
+	Label string  `json:"label"`
+	MS    float64 `json:"ms"`
 }
 
 type report struct {
@@ -67,12 +75,15 @@ func main() {
 	jsonPath := flag.String("json", "", "write the results as JSON to this file")
 	cpu := flag.Bool("cpu", false, "also score each pair with the CPU reference (slow) and print both")
 	upMiB := flag.Int("upload-mib", 64, "bytes per upload-bandwidth measurement, MiB")
+	flag.BoolVar(&profile, "profile", false, "also time every dispatch in its own pass (median of -reps) and print a per-kernel table")
 	flag.Parse()
 	if err := run(*sizes, *reps, *warmup, *jsonPath, *cpu, *upMiB); err != nil {
 		fmt.Fprintln(os.Stderr, "zmbench:", err)
 		os.Exit(1)
 	}
 }
+
+var profile bool
 
 func median(d []time.Duration) (med, lo float64) {
 	sort.Slice(d, func(i, j int) bool { return d[i] < d[j] })
@@ -117,6 +128,9 @@ func run(sizeList string, reps, warmup int, jsonPath string, withCPU bool, upMiB
 		return err
 	}
 	printTable(rep, withCPU)
+	if profile {
+		printProfile(rep)
+	}
 	if jsonPath != "" {
 		out, _ := json.MarshalIndent(rep, "", "  ")
 		if err := os.WriteFile(jsonPath, append(out, '\n'), 0o644); err != nil {
@@ -154,6 +168,12 @@ func timeSize(ctx context.Context, b *webgpu.Backend, nv *nvml.Device, ref, dist
 		}
 		res.Score = s.Value
 		sample()
+	}
+	if profile {
+		if res.Profile, err = passProfile(ctx, r, dist, reps); err != nil {
+			r.Release()
+			return res, err
+		}
 	}
 	r.Release()
 	var once, prep []time.Duration
@@ -213,4 +233,77 @@ func printTable(rep report, withCPU bool) {
 	fmt.Printf("\nUpload of %d MiB: queue.writeBuffer %.2f GB/s, mapped staging buffer (create+map+copy) %.2f GB/s\n",
 		rep.UploadBytes>>20, rep.WriteBuffer, rep.Mapped)
 	fmt.Println("\nByte model (upper bound, every load/store counted once per thread request): webgpu.SSIM2BytesPerPixel.")
+}
+
+// passProfile runs webgpu.SSIM2PassProfile reps times and returns each
+// pass's median time.
+func passProfile(ctx context.Context, r zenmetrics.Reference, dist *zenmetrics.Image, reps int) ([]passMS, error) {
+	var runs [][]webgpu.PassTime
+	for i := 0; i < reps+1; i++ {
+		pt, err := webgpu.SSIM2PassProfile(ctx, r, dist)
+		if err != nil || pt == nil {
+			return nil, err
+		}
+		if i > 0 {
+			runs = append(runs, pt)
+		}
+	}
+	out := make([]passMS, len(runs[0]))
+	for j := range out {
+		v := make([]float64, len(runs))
+		for i := range runs {
+			v[i] = runs[i][j].DurationNS / 1e6
+		}
+		sort.Float64s(v)
+		out[j] = passMS{Label: runs[0][j].Label, MS: v[len(v)/2]}
+	}
+	return out, nil
+}
+
+// printProfile prints, per size, the GPU milliseconds of each kernel summed
+// over channels, per scale, and in total.
+func printProfile(rep report) {
+	for _, s := range rep.Sizes {
+		if len(s.Profile) == 0 {
+			continue
+		}
+		fmt.Printf("\n### Per-dispatch GPU time, %dx%d (median of %d, ms; summed over channels)\n\n", s.Width, s.Height, rep.Reps)
+		type key struct{ kernel, scale string }
+		sums := map[key]float64{}
+		var kernels, scales []string
+		seenK, seenS := map[string]bool{}, map[string]bool{}
+		total := 0.0
+		for _, p := range s.Profile {
+			f := strings.Fields(p.Label)
+			k, sc := f[0], "-"
+			if len(f) > 1 {
+				sc = f[1]
+			}
+			if !seenK[k] {
+				seenK[k] = true
+				kernels = append(kernels, k)
+			}
+			if !seenS[sc] {
+				seenS[sc] = true
+				scales = append(scales, sc)
+			}
+			sums[key{k, sc}] += p.MS
+			total += p.MS
+		}
+		fmt.Printf("| kernel | %s | total |\n|---|", strings.Join(scales, " | "))
+		for range scales {
+			fmt.Print("---|")
+		}
+		fmt.Println("---|")
+		for _, k := range kernels {
+			line := "| " + k + " |"
+			kt := 0.0
+			for _, sc := range scales {
+				line += fmt.Sprintf(" %.3f |", sums[key{k, sc}])
+				kt += sums[key{k, sc}]
+			}
+			fmt.Printf("%s %.3f |\n", line, kt)
+		}
+		fmt.Printf("\nSum of timed passes: %.3f ms (cached score %.2f ms)\n", total, s.CachedMS)
+	}
 }

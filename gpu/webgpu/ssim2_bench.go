@@ -37,7 +37,8 @@ func (b *Backend) FMAMode() string {
 // re-read the same two planes, which L2 partly absorbs). Per scale with
 // N_s pixels: unpack (scale 0) raw bytes + 6 planes written; downsample
 // 3 planes read at the finer scale + 6 written; per channel hblur 5 × 2
-// planes read + 5 written, vmaps 7 planes read.
+// planes read + 5 written, vmaps 7 planes read (the rows it reads again
+// 10 rows later come from cache).
 func SSIM2BytesPerPixel(w, h, rawBytesPerPixel int) float64 {
 	plan := ssim2Plan(w, h)
 	n0 := float64(w) * float64(h)
@@ -129,4 +130,35 @@ func (b *Backend) UploadBandwidth(ctx context.Context, n int64, reps int) (write
 		return nil
 	})
 	return writeBuffer, mapped, err
+}
+
+// SSIM2PassProfile scores dist against a reference prepared by this
+// package with every dispatch in its own timed pass, and returns the GPU
+// time of each (labels "unpack s0", "downsample s1", "hblur s0 c1",
+// "vmaps s2 c0", ..., "reduce"). Nil without TimestampQuery. Timing each
+// dispatch separately serialises them, so the sum exceeds a plain score a
+// little.
+func SSIM2PassProfile(ctx context.Context, ref zenmetrics.Reference, dist *zenmetrics.Image) ([]PassTime, error) {
+	r, ok := ref.(*ssim2Ref)
+	if !ok {
+		return nil, fmt.Errorf("webgpu: SSIM2PassProfile: not a SSIMULACRA2 reference of this backend")
+	}
+	if dist.Width != r.w || dist.Height != r.h {
+		return nil, &zenmetrics.SizeMismatchError{RefWidth: r.w, RefHeight: r.h, DistWidth: dist.Width, DistHeight: dist.Height}
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.released {
+		return nil, zenmetrics.ErrReleased
+	}
+	var out []PassTime
+	err := r.b.dev.Do(ctx, func(g *GPU) error {
+		if !g.Timestamps() {
+			return nil
+		}
+		var err error
+		out, err = r.run(g, dist, true)
+		return err
+	})
+	return out, err
 }

@@ -100,7 +100,7 @@ func TestSSIM2BlurExact(t *testing.T) {
 	var part []float32
 	err = b.dev.Do(context.Background(), func(g *GPU) error {
 		k, _ := b.kernels(g)
-		if err := r.upload(g, dist); err != nil {
+		if err := r.upload(g, nil, dist); err != nil {
 			return err
 		}
 		p := r.passes[0]
@@ -109,10 +109,8 @@ func TestSSIM2BlurExact(t *testing.T) {
 		e := g.Encoder()
 		sc := r.plan[0]
 		e.Dispatch(k.unpack, Groups(sc.W, ssim2WG), Groups(sc.H, ssim2WG), 1, p.unpackDist, r.raw, r.lin[0][0], r.lin[0][1], r.lin[0][2], r.xyb[0], r.xyb[1], r.xyb[2])
-		e.Dispatch(k.hblur, Groups(sc.H, ssim2LineWG), 5, 1, p.maps[0][1], r.coef, p.img[0][1], r.xyb[1],
-			r.hb[0], r.hb[1], r.hb[2], r.hb[3], r.hb[4])
-		e.Dispatch(k.vmaps, Groups(sc.W, ssim2LineWG), 1, 1, p.maps[0][1], r.coef,
-			r.hb[0], r.hb[1], r.hb[2], r.hb[3], r.hb[4], p.img[0][1], r.xyb[1], r.partials)
+		r.encodeHBlur(e, k, p, 0, 1)
+		r.encodeVMaps(e, k, p, 0, 1)
 		if err := e.Submit(); err != nil {
 			return err
 		}
@@ -190,11 +188,12 @@ func TestSSIM2BlurExact(t *testing.T) {
 			sums[5] += det * det * det * det
 		}
 	}
-	cb := 1 * ssim2Terms * r.w
+	slots := ssim2VSlots * r.w // partial sums per term
+	cb := 1 * ssim2Terms * slots
 	for q := 0; q < 6; q++ {
 		g := 0.0
-		for x := 0; x < r.w; x++ {
-			g += float64(part[cb+q*r.w+x])
+		for x := 0; x < slots; x++ {
+			g += float64(part[cb+q*slots+x])
 		}
 		rel := math.Abs(g-sums[q]) / sums[q]
 		t.Logf("term %d: gpu %.9g model %.9g rel %.2e", q, g, sums[q], rel)

@@ -116,8 +116,8 @@ func TestSSIM2Errors(t *testing.T) {
 	if _, err := b.Prepare(ctx, zenmetrics.SSIMULACRA2, small, zenmetrics.Options{}); !errors.Is(err, zenmetrics.ErrBadInput) {
 		t.Errorf("7x64: %v", err)
 	}
-	if _, err := b.Prepare(ctx, zenmetrics.Butteraugli, ref, zenmetrics.Options{}); !errors.Is(err, zenmetrics.ErrUnsupported) {
-		t.Errorf("butteraugli: %v", err)
+	if _, err := b.Prepare(ctx, zenmetrics.DSSIM, ref, zenmetrics.Options{}); !errors.Is(err, zenmetrics.ErrUnsupported) {
+		t.Errorf("dssim: %v", err)
 	}
 	if _, ok := b.Estimate(zenmetrics.SSIMULACRA2, 4096, 4096, zenmetrics.ModeFull); !ok {
 		t.Errorf("Estimate refuses 16 MP")
