@@ -2,7 +2,8 @@
 // sums of two p-norms (libjxl's ComputeDistanceP sums d^p, d^2p and d^4p).
 //
 //   reduce_map:      workgroup g covers items [g*256*per, (g+1)*256*per) of
-//                    the map, thread t the items t, t+256, ... of that
+//                    the map's window (P.stride items in, P.src_height long:
+//                    a strip's interior rows), thread t the items t, t+256, ... of that
 //                    range, summed in that order; then a fixed binary tree
 //                    over the 256 threads. One record of 8 floats per
 //                    workgroup: max, the three cube sums, the three p sums.
@@ -55,7 +56,7 @@ fn reduce_map(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_i
     if (idx >= n) {
       break;
     }
-    let d = src[idx];
+    let d = src[P.stride + idx];
     r[0] = max(r[0], d);
     var e = d * (d * d);
     r[1] += e;

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"sync/atomic"
 
 	zenmetrics "github.com/zenmetrics-go/zenmetrics"
 	"github.com/zenmetrics-go/zenmetrics/gpu/wgpu"
@@ -18,6 +19,11 @@ type Backend struct {
 
 	mu    sync.Mutex // guards ssim2 (written on the device thread)
 	ssim2 *ssim2Kernels
+
+	budget atomic.Int64 // SetVRAMBudget bytes (0: none)
+	// bfKeep forces the Butteraugli strip strategy (tests, benchmarks):
+	// nil lets the plan choose.
+	bfKeep *bool
 }
 
 var _ zenmetrics.Backend = (*Backend)(nil)
@@ -76,14 +82,60 @@ func (b *Backend) Info() BackendInfo {
 	return bi
 }
 
+// SetVRAMBudget caps the device bytes this backend plans to hold (0: no
+// cap beyond the device's own free memory). It overrides
+// ZENMETRICS_VRAM_BUDGET_MIB. A full image whose estimate exceeds it is
+// refused by Estimate and Prepare (as out of memory), and strips are sized
+// to it: the knob that forces strips on a large GPU.
+func (b *Backend) SetVRAMBudget(bytes int64) { b.budget.Store(max(0, bytes)) }
+
+// VRAMBudget is the cap in force (SetVRAMBudget, else the environment; 0:
+// none).
+func (b *Backend) VRAMBudget() int64 {
+	if v := b.budget.Load(); v > 0 {
+		return v
+	}
+	return envBudget()
+}
+
+// available is the device memory one new task may plan on: the device's
+// free memory (NVML, else the heap minus what we hold) plus the free
+// buffers of our pool (ours to reuse), and the budget minus what is in use,
+// the smaller, times the 0.85 headroom; -1 when nothing is known. "What we
+// hold" is the last accounting (the device thread sums it after each
+// allocating call), read without waiting for the device.
+func (b *Backend) available() int64 {
+	st := stats(b.dev)
+	held, pool := st.held.Load(), st.pool.Load()
+	mi := MemoryInfo{Held: held, Free: -1}
+	b.dev.fillFree(&mi)
+	free := int64(-1)
+	if mi.Free >= 0 {
+		free = mi.Free + pool
+	}
+	if cap := b.VRAMBudget(); cap > 0 {
+		if left := max(0, cap-(held-pool)); free < 0 || left < free {
+			free = left
+		}
+	}
+	if free < 0 {
+		return -1
+	}
+	return int64(vramHeadroom * float64(free))
+}
+
 // Estimate implements zenmetrics.Backend with the bytes-per-pixel model of
-// each metric (ssim2Estimate, EstimateButteraugli). Full-image mode only:
-// strips are not implemented yet, so ok is false for them and the
-// orchestrator's ladder skips that rung visibly. ok is also false when a
-// plane would exceed the storage-binding limit or the total the
-// device-local heap (when known).
+// each metric (ssim2Estimate, EstimateButteraugli; strips: the strip plan's
+// prediction at the band height chosen now). ok is false when a buffer
+// would exceed the storage-binding limit, when the total exceeds the
+// device-local heap (when known), or — for full images — the VRAM budget,
+// so the ladder moves on to strips.
 func (b *Backend) Estimate(m zenmetrics.Metric, w, h int, mode zenmetrics.Mode) (int64, bool) {
-	if mode != zenmetrics.ModeFull {
+	switch mode {
+	case zenmetrics.ModeFull:
+	case zenmetrics.ModeStrip:
+		return b.estimateStrip(m, w, h)
+	default:
 		return 0, false
 	}
 	var bytes int64
@@ -110,18 +162,47 @@ func (b *Backend) Estimate(m zenmetrics.Metric, w, h int, mode zenmetrics.Mode) 
 	if heap := b.Info().HeapBytes; heap > 0 && uint64(bytes) > heap {
 		return bytes, false
 	}
+	if cap := b.VRAMBudget(); cap > 0 && bytes > cap {
+		return bytes, false
+	}
 	return bytes, true
 }
 
-// Prepare implements zenmetrics.Backend.
+// estimateStrip is Estimate for ModeStrip (worst case: 16-bit RGBA).
+func (b *Backend) estimateStrip(m zenmetrics.Metric, w, h int) (int64, bool) {
+	switch m {
+	case zenmetrics.Butteraugli:
+		if w < bfMinSize || h < bfMinSize {
+			return 0, false
+		}
+		p, err := planButteraugliStrips(w, h, 2, 8, b.available(), b.dev.Limits().MaxStorageBufferBindingSize, 0)
+		if err != nil {
+			return 0, false
+		}
+		return p.bytes, true
+	case zenmetrics.SSIMULACRA2:
+		return b.estimateSSIM2Strip(w, h)
+	}
+	return 0, false
+}
+
+// Prepare implements zenmetrics.Backend. ModeStrip prepares the reference
+// in strips (Butteraugli; SSIMULACRA2 where ssim2StripsReady); ModeFull
+// refuses, as out of memory, an image whose estimate exceeds the VRAM
+// budget.
 func (b *Backend) Prepare(ctx context.Context, m zenmetrics.Metric, ref *zenmetrics.Image, opt zenmetrics.Options) (r zenmetrics.Reference, err error) {
 	defer zenmetrics.Recover(&err)
 	if m != zenmetrics.SSIMULACRA2 && m != zenmetrics.Butteraugli {
 		return nil, fmt.Errorf("%w: metric %v on %s", zenmetrics.ErrUnsupported, m, b.Name())
 	}
-	// Strips are not implemented on the GPU yet: refuse rather than quietly
-	// run the full image, so the ladder's memory model stays truthful.
-	if opt.Mode != zenmetrics.ModeFull {
+	switch opt.Mode {
+	case zenmetrics.ModeFull:
+		if err := b.checkBudget(m, ref); err != nil {
+			return nil, err
+		}
+	case zenmetrics.ModeStrip:
+		return b.prepareStrip(ctx, m, ref, opt)
+	default:
 		return nil, fmt.Errorf("%w: mode %v for %v on %s", zenmetrics.ErrUnsupported, opt.Mode, m, b.Name())
 	}
 	if m == zenmetrics.Butteraugli {
@@ -146,6 +227,53 @@ func (b *Backend) Prepare(ctx context.Context, m zenmetrics.Metric, ref *zenmetr
 		return nil, err
 	}
 	return s, nil
+}
+
+// checkBudget refuses a full image whose estimate exceeds the VRAM budget.
+func (b *Backend) checkBudget(m zenmetrics.Metric, ref *zenmetrics.Image) error {
+	cap := b.VRAMBudget()
+	if cap <= 0 || ref == nil || ref.Width <= 0 || ref.Height <= 0 {
+		return nil
+	}
+	var need int64
+	variants := 1
+	if ref.Format.HasAlpha() {
+		variants = 2
+	}
+	switch m {
+	case zenmetrics.Butteraugli:
+		need = bfEstimate(ref.Width, ref.Height, variants, int64(ref.Width)*int64(ref.Height)*int64(ref.Format.BytesPerPixel()))
+	case zenmetrics.SSIMULACRA2:
+		need = ssim2Estimate(ref.Width, ref.Height, variants, ref.Width*ref.Height*ref.Format.BytesPerPixel())
+	}
+	if need > cap {
+		return &zenmetrics.OutOfMemoryError{Backend: b.Name(), Requested: need, Free: cap,
+			Detail: fmt.Sprintf("above the VRAM budget of %d MiB (%s or SetVRAMBudget)", cap>>20, EnvVRAMBudget)}
+	}
+	return nil
+}
+
+// prepareStrip prepares ref in strips.
+func (b *Backend) prepareStrip(ctx context.Context, m zenmetrics.Metric, ref *zenmetrics.Image, opt zenmetrics.Options) (zenmetrics.Reference, error) {
+	switch m {
+	case zenmetrics.Butteraugli:
+		if err := ref.Validate(); err != nil {
+			return nil, err
+		}
+		if ref.Width < bfMinSize || ref.Height < bfMinSize {
+			// Nothing is computed below 8 px: the full path's zero map.
+			opt.Mode = zenmetrics.ModeFull
+			return prepareButteraugli(ctx, b.dev, ref, opt)
+		}
+		s, err := prepareButteraugliStrips(ctx, b.dev, ref, opt, b.available(), b.bfKeep)
+		if err != nil {
+			return nil, err
+		}
+		return s, nil
+	case zenmetrics.SSIMULACRA2:
+		return b.prepareSSIM2Strip(ctx, ref, opt)
+	}
+	return nil, fmt.Errorf("%w: mode %v for %v on %s", zenmetrics.ErrUnsupported, opt.Mode, m, b.Name())
 }
 
 // kernels compiles the SSIMULACRA2 pipelines once (device thread only).

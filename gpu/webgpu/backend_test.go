@@ -41,28 +41,39 @@ func TestBackendDispatch(t *testing.T) {
 		if !ok || bytes <= 0 {
 			t.Errorf("%v: Estimate full = %d, %v", tc.m, bytes, ok)
 		}
-		if _, ok := b.Estimate(tc.m, ref.Width, ref.Height, zenmetrics.ModeStrip); ok {
-			t.Errorf("%v: Estimate claims strips, which are not implemented", tc.m)
+		_, stripOK := b.Estimate(tc.m, ref.Width, ref.Height, zenmetrics.ModeStrip)
+		if _, err := b.Prepare(ctx, tc.m, ref, zenmetrics.Options{Mode: zenmetrics.ModeStrip}); !stripOK && !errors.Is(err, zenmetrics.ErrUnsupported) {
+			t.Errorf("%v: Estimate refuses strips but Prepare strip: err = %v, want ErrUnsupported", tc.m, err)
 		}
-		if _, err := b.Prepare(ctx, tc.m, ref, zenmetrics.Options{Mode: zenmetrics.ModeStrip}); !errors.Is(err, zenmetrics.ErrUnsupported) {
-			t.Errorf("%v: Prepare strip: err = %v, want ErrUnsupported", tc.m, err)
-		}
-		g, err := zenmetrics.ScoreOnce(ctx, b, tc.m, ref, dist, zenmetrics.Options{})
-		if err != nil {
-			t.Fatalf("%v on GPU: %v", tc.m, err)
+		if _, ok := b.Estimate(tc.m, ref.Width, ref.Height, zenmetrics.ModeStripPair); ok {
+			t.Errorf("%v: Estimate claims strip pairs", tc.m)
 		}
 		want, err := zenmetrics.ScoreOnce(ctx, c, tc.m, ref, dist, zenmetrics.Options{})
 		if err != nil {
 			t.Fatalf("%v on CPU: %v", tc.m, err)
 		}
-		if d := math.Abs(g.Value - want.Value); d > tc.tol(want.Value) {
-			t.Errorf("%v: GPU %.8f vs CPU %.8f (|Δ| %.3g)", tc.m, g.Value, want.Value, d)
+		modes := []zenmetrics.Options{{}}
+		if stripOK {
+			// 256 rows in 64-row bands: four strips.
+			modes = append(modes, zenmetrics.Options{Mode: zenmetrics.ModeStrip, StripHeight: 64})
 		}
-		for k, v := range want.Extras {
-			if d := math.Abs(g.Extras[k] - v); d > tc.tol(v) {
-				t.Errorf("%v extras[%s]: GPU %.8f vs CPU %.8f", tc.m, k, g.Extras[k], v)
+		for _, opt := range modes {
+			g, err := zenmetrics.ScoreOnce(ctx, b, tc.m, ref, dist, opt)
+			if err != nil {
+				t.Fatalf("%v %v on GPU: %v", tc.m, opt.Mode, err)
+			}
+			if d := math.Abs(g.Value - want.Value); d > tc.tol(want.Value) {
+				t.Errorf("%v %v: GPU %.8f vs CPU %.8f (|Δ| %.3g)", tc.m, opt.Mode, g.Value, want.Value, d)
+			}
+			for k, v := range want.Extras {
+				if d := math.Abs(g.Extras[k] - v); d > tc.tol(v) {
+					t.Errorf("%v %v extras[%s]: GPU %.8f vs CPU %.8f", tc.m, opt.Mode, k, g.Extras[k], v)
+				}
 			}
 		}
+	}
+	if _, ok := b.Estimate(zenmetrics.Butteraugli, ref.Width, ref.Height, zenmetrics.ModeStrip); !ok {
+		t.Error("Butteraugli: Estimate refuses strips")
 	}
 	if _, err := b.Prepare(ctx, zenmetrics.DSSIM, ref, zenmetrics.Options{}); !errors.Is(err, zenmetrics.ErrUnsupported) {
 		t.Errorf("DSSIM: err = %v, want ErrUnsupported", err)

@@ -209,6 +209,7 @@ type butteraugliRef struct {
 	result  *Buffer
 	groups  uint32
 
+	shared  bool // scratch is taken from the pool per score (kept strips)
 	timed   bool // record a GPU timestamp around each score (benchmarks)
 	perPass bool // with timed: one timestamp pair per dispatch (profiling)
 	passes  []PassTime
@@ -345,6 +346,7 @@ func prepareButteraugli(ctx context.Context, dev *Device, ref *zenmetrics.Image,
 		if err := e.Submit(); err != nil {
 			return err
 		}
+		g.noteHeld()
 		return g.WaitIdle()
 	})
 	if err != nil {
@@ -409,10 +411,6 @@ func (r *butteraugliRef) allocate(g *GPU, sizes [][2]int, variants int) error {
 		plane := func() *Buffer { return get(n, false) }
 		planes3 := func() [3]*Buffer { return [3]*Buffer{plane(), plane(), plane()} }
 		planes2 := func() [2]*Buffer { return [2]*Buffer{plane(), plane()} }
-		lv.lin = planes3()
-		lv.res2 = plane()
-		lv.dist = bfSet{lf: planes3(), mf: planes3(), hf: planes2(), uhf: planes2(), act: plane()}
-		lv.dm = plane()
 		for v := 0; v < variants; v++ {
 			lv.refs = append(lv.refs, bfSet{lf: planes3(), mf: planes3(), hf: planes2(), uhf: planes2(),
 				act: plane(), mac: plane(), mdc: plane()})
@@ -423,15 +421,84 @@ func (r *butteraugliRef) allocate(g *GPU, sizes [][2]int, variants int) error {
 		r.subP = uniform(&bfParams{Width: uint32(sizes[1][0]), Height: uint32(sizes[1][1]),
 			SrcWidth: uint32(sizes[0][0]), SrcHeight: uint32(sizes[0][1])})
 	}
-	n := uint32(r.w * r.h)
-	r.groups = (n + 256*bfReducePer - 1) / (256 * bfReducePer)
-	r.reduceP[0] = uniform(&bfParams{SrcWidth: bfReducePer, SrcHeight: n, PNorm: float32(r.pnorm)})
-	r.reduceP[1] = uniform(&bfParams{SrcHeight: r.groups, PNorm: float32(r.pnorm)})
-	r.partial = get(32*int64(r.groups), false)
+	r.reduceP[0] = get(bfParamBytes, true)
+	r.reduceP[1] = get(bfParamBytes, true)
 	r.result = get(32, false)
 	r.unpackP[0] = get(bfParamBytes, true)
 	r.unpackP[1] = get(bfParamBytes, true)
+	if firstErr != nil {
+		return firstErr
+	}
+	r.setWindow(g, 0, r.h)
+	return r.allocScratch(g)
+}
+
+// setWindow points the reduction at map rows [lo, hi) (a strip's
+// interior; the whole map otherwise).
+func (r *butteraugliRef) setWindow(g *GPU, lo, hi int) {
+	n := uint32((hi - lo) * r.w)
+	r.groups = (n + 256*bfReducePer - 1) / (256 * bfReducePer)
+	p0 := bfParams{Stride: uint32(lo * r.w), SrcWidth: bfReducePer, SrcHeight: n, PNorm: float32(r.pnorm)}
+	p1 := bfParams{SrcHeight: r.groups, PNorm: float32(r.pnorm)}
+	g.Write(r.reduceP[0], 0, p0.bytes())
+	g.Write(r.reduceP[1], 0, p1.bytes())
+}
+
+// allocScratch takes the per-score planes (linear planes and blur
+// temporaries, the distorted decomposition, the map, the reduce partials)
+// from the pool. Strips of equal height share them: a kept strip drops
+// them after each use (dropScratch) and the next strip gets the same
+// buffers back.
+func (r *butteraugliRef) allocScratch(g *GPU) error {
+	var firstErr error
+	get := func(size int64) *Buffer {
+		if firstErr != nil {
+			return nil
+		}
+		b, err := g.Storage(size)
+		if err != nil {
+			firstErr = err
+			return nil
+		}
+		r.owned = append(r.owned, b)
+		r.bytes += b.Size()
+		return b
+	}
+	for _, lv := range r.levels {
+		n := 4 * int64(lv.w) * int64(lv.h)
+		plane := func() *Buffer { return get(n) }
+		planes3 := func() [3]*Buffer { return [3]*Buffer{plane(), plane(), plane()} }
+		planes2 := func() [2]*Buffer { return [2]*Buffer{plane(), plane()} }
+		lv.lin = planes3()
+		lv.res2 = plane()
+		lv.dist = bfSet{lf: planes3(), mf: planes3(), hf: planes2(), uhf: planes2(), act: plane()}
+		lv.dm = plane()
+	}
+	groups := (int64(r.w)*int64(r.h) + 256*bfReducePer - 1) / (256 * bfReducePer)
+	r.partial = get(32 * groups)
 	return firstErr
+}
+
+// dropScratch gives the per-score buffers (and the upload buffers) back to
+// the pool (device thread only).
+func (r *butteraugliRef) dropScratch() {
+	var bufs []*Buffer
+	for _, lv := range r.levels {
+		bufs = append(bufs, lv.lin[:]...)
+		bufs = append(bufs, lv.res2, lv.dm, lv.dist.act)
+		bufs = append(bufs, lv.dist.lf[:]...)
+		bufs = append(bufs, lv.dist.mf[:]...)
+		bufs = append(bufs, lv.dist.hf[:]...)
+		bufs = append(bufs, lv.dist.uhf[:]...)
+		lv.lin, lv.res2, lv.dm, lv.dist = [3]*Buffer{}, nil, nil, bfSet{}
+	}
+	bufs = append(bufs, r.partial, r.raw, r.staging)
+	r.partial, r.raw, r.staging = nil, nil, nil
+	for _, b := range bufs {
+		if b != nil {
+			r.drop(b)
+		}
+	}
 }
 
 // lut returns the decoding table for bytes-per-sample bps, uploading it the
@@ -695,36 +762,90 @@ func (r *butteraugliRef) Score(ctx context.Context, dist *zenmetrics.Image) (sc 
 }
 
 func (r *butteraugliRef) score(ctx context.Context, dist *zenmetrics.Image) (bfResult, error) {
-	if err := dist.Validate(); err != nil {
+	ws, err := r.scoreWindow(ctx, dist, 0, r.h)
+	if err != nil {
 		return bfResult{}, err
+	}
+	return ws.result(r.pnorm), nil
+}
+
+// bfSums is the reduction of a window of the distance map: its maximum
+// and the power sums of ComputeDistanceP (d^3, d^6, d^12, then d^p, d^2p,
+// d^4p) over n values. Windows add (strips).
+type bfSums struct {
+	max float64
+	s   [6]float64
+	n   float64
+	dm  []float32 // the window's rows of the map, when asked for
+}
+
+func (a *bfSums) add(b bfSums) {
+	a.max = max(a.max, b.max)
+	for i := range a.s {
+		a.s[i] += b.s[i]
+	}
+	a.n += b.n
+}
+
+// result turns the sums into the scores (libjxl's ComputeDistanceP).
+func (a *bfSums) result(pnorm float64) bfResult {
+	res := bfResult{max: a.max, dm: a.dm}
+	if a.n == 0 {
+		return res
+	}
+	res.pnorm3 = bfNorm64(a.s[0:3], a.n, 3)
+	if pnorm > 0 {
+		res.pnorm = bfNorm64(a.s[3:6], a.n, pnorm)
+	}
+	return res
+}
+
+// scoreWindow scores dist against the reference and reduces map rows
+// [lo, hi) only (a strip's interior; 0, h for the whole image).
+func (r *butteraugliRef) scoreWindow(ctx context.Context, dist *zenmetrics.Image, lo, hi int) (bfSums, error) {
+	if err := dist.Validate(); err != nil {
+		return bfSums{}, err
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.released {
-		return bfResult{}, zenmetrics.ErrReleased
+		return bfSums{}, zenmetrics.ErrReleased
 	}
 	if dist.Width != r.w || dist.Height != r.h {
-		return bfResult{}, &zenmetrics.SizeMismatchError{RefWidth: r.w, RefHeight: r.h, DistWidth: dist.Width, DistHeight: dist.Height}
+		return bfSums{}, &zenmetrics.SizeMismatchError{RefWidth: r.w, RefHeight: r.h, DistWidth: dist.Width, DistHeight: dist.Height}
 	}
 	if err := ctx.Err(); err != nil {
-		return bfResult{}, err
+		return bfSums{}, err
 	}
+	if lo < 0 || hi > r.h || lo >= hi {
+		return bfSums{}, fmt.Errorf("webgpu: butteraugli window [%d, %d) of %d rows", lo, hi, r.h)
+	}
+	n := (hi - lo) * r.w
 	if len(r.levels) == 0 {
-		var res bfResult
+		ws := bfSums{n: float64(n)}
 		if r.distMap {
-			res.dm = make([]float32, r.w*r.h)
+			ws.dm = make([]float32, n)
 		}
-		return res, nil
+		return ws, nil
 	}
 	if err := butteraugliFits(r.dev, r.w, r.h, bfRawBytes(dist)); err != nil {
-		return bfResult{}, err
+		return bfSums{}, err
 	}
 	var sums [8]float32
 	var dm []float32
 	if r.distMap {
-		dm = make([]float32, r.w*r.h)
+		dm = make([]float32, n)
 	}
 	err := r.dev.Do(ctx, func(g *GPU) error {
+		defer g.noteHeld()
+		if r.shared {
+			if err := r.allocScratch(g); err != nil {
+				r.dropScratch()
+				return err
+			}
+			defer r.dropScratch()
+		}
+		r.setWindow(g, lo, hi)
 		e := g.Encoder()
 		if err := r.upload(g, e, dist); err != nil {
 			e.Discard()
@@ -741,7 +862,7 @@ func (r *butteraugliRef) score(ctx context.Context, dist *zenmetrics.Image) (bfR
 		}
 		var rdm *Readback
 		if dm != nil {
-			if rdm, err = e.ReadBack(r.levels[0].dm, 0, int64(4*len(dm))); err != nil {
+			if rdm, err = e.ReadBack(r.levels[0].dm, 4*int64(lo)*int64(r.w), int64(4*len(dm))); err != nil {
 				e.Discard()
 				return err
 			}
@@ -765,15 +886,13 @@ func (r *butteraugliRef) score(ctx context.Context, dist *zenmetrics.Image) (bfR
 		return nil
 	})
 	if err != nil {
-		return bfResult{}, err
+		return bfSums{}, err
 	}
-	n := float64(r.w) * float64(r.h)
-	res := bfResult{max: float64(sums[0]), dm: dm}
-	res.pnorm3 = bfNorm(sums[1:4], n, 3)
-	if r.pnorm > 0 {
-		res.pnorm = bfNorm(sums[4:7], n, r.pnorm)
+	ws := bfSums{max: float64(sums[0]), n: float64(n), dm: dm}
+	for i := range ws.s {
+		ws.s[i] = float64(sums[1+i])
 	}
-	return res, nil
+	return ws, nil
 }
 
 // encodeScore records everything one distorted image needs after its
@@ -809,12 +928,12 @@ func (r *butteraugliRef) encodeScore(g *GPU, e *Encoder, dist *zenmetrics.Image)
 	e.Dispatch(r.k.reducePartials, 1, 1, 1, r.reduceP[1], r.partial, r.result)
 }
 
-// bfNorm is libjxl's ComputeDistanceP from the power sums of d^p, d^2p and
-// d^4p over n values.
-func bfNorm(s []float32, n, p float64) float64 {
+// bfNorm64 is libjxl's ComputeDistanceP from the power sums of d^p, d^2p
+// and d^4p over n values.
+func bfNorm64(s []float64, n, p float64) float64 {
 	v := 0.0
 	for i := 0; i < 3; i++ {
-		v += math.Pow(float64(s[i])/n, 1.0/(p*float64(int(1)<<i)))
+		v += math.Pow(s[i]/n, 1.0/(p*float64(int(1)<<i)))
 	}
 	return v / 3
 }
