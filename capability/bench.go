@@ -33,7 +33,10 @@ type BenchTarget struct {
 	Mode zenmetrics.Mode
 	// MaxPixels is the largest size benched (0: no limit).
 	MaxPixels int64
-	// RecordVRAM stores Estimate's bytes as vram_mib_at (GPU classes).
+	// RecordVRAM stores the device memory of a run as vram_mib_at (GPU
+	// classes): measured when the backend is a MemoryMeter (the peak of
+	// its own accounting over one prepare + score + release), else
+	// Estimate's prediction.
 	RecordVRAM bool
 	// Metrics restricts the metrics of this target (nil: BenchConfig.Metrics).
 	Metrics []zenmetrics.Metric
@@ -67,12 +70,28 @@ type BenchResult struct {
 	NsPerPx float64           `json:"ns_per_px,omitempty"`
 	MPPerS  float64           `json:"mp_per_s,omitempty"`
 	VRAMMiB float64           `json:"vram_mib,omitempty"`
+	// VRAMPredictedMiB is Estimate's bytes; VRAMMeasured says VRAMMiB was
+	// measured (a MemoryMeter), VRAMDeviceMiB is the device's own
+	// used-memory rise over that run (NVML), -1 where unknown.
+	VRAMPredictedMiB float64 `json:"vram_predicted_mib,omitempty"`
+	VRAMMeasured     bool    `json:"vram_measured,omitempty"`
+	VRAMDeviceMiB    float64 `json:"vram_device_mib,omitempty"`
 	// Skipped says why nothing was measured ("time limit", "unsupported", ...).
 	Skipped string `json:"skipped,omitempty"`
 	// Err is the failure, if the cell ran and failed (OOM included).
 	Err   error           `json:"-"`
 	Error string          `json:"error,omitempty"`
 	Runs  []time.Duration `json:"runs_ns,omitempty"`
+}
+
+// MemoryMeter is a backend that measures its own device memory over a run
+// (the WebGPU backend: the bytes of every buffer it holds, and NVML's used
+// memory on NVIDIA).
+type MemoryMeter interface {
+	// MeasureMemory runs fn and returns the most device bytes the backend
+	// held during it above what it held before, and the device's
+	// used-memory rise over it (-1: not available).
+	MeasureMemory(ctx context.Context, fn func() error) (peak, deviceDelta int64, err error)
 }
 
 // BenchReport lists every cell, measured or skipped.
@@ -168,8 +187,12 @@ func Bench(ctx context.Context, cfg BenchConfig, p *Profile) (rep *BenchReport, 
 				}
 				if t.RecordVRAM && bytes > 0 {
 					res.VRAMMiB = float64(bytes) / (1 << 20)
+					res.VRAMPredictedMiB = res.VRAMMiB
 				}
 				res.Runs, res.Err = timeRuns(ctx, t, m, ref, dist, warm, runs)
+				if res.Err == nil && t.RecordVRAM {
+					res.Err = measureVRAM(ctx, t, m, ref, dist, &res)
+				}
 				if res.Err != nil {
 					if ctxErr := ctx.Err(); ctxErr != nil {
 						return rep, ctxErr
@@ -234,6 +257,30 @@ func timeRuns(ctx context.Context, t BenchTarget, m zenmetrics.Metric, ref, dist
 		out = append(out, time.Since(t0))
 	}
 	return out, nil
+}
+
+// measureVRAM runs the cell once more under the backend's MemoryMeter and
+// records the measured peak in res (nothing without a meter).
+func measureVRAM(ctx context.Context, t BenchTarget, m zenmetrics.Metric, ref, dist *zenmetrics.Image, res *BenchResult) error {
+	mm, ok := t.Backend.(MemoryMeter)
+	if !ok {
+		return nil
+	}
+	peak, dev, err := mm.MeasureMemory(ctx, func() (err error) {
+		defer zenmetrics.Recover(&err)
+		_, err = zenmetrics.ScoreOnce(ctx, t.Backend, m, ref, dist, zenmetrics.Options{Mode: t.Mode})
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	res.VRAMMiB = float64(peak) / (1 << 20)
+	res.VRAMMeasured = true
+	res.VRAMDeviceMiB = -1
+	if dev >= 0 {
+		res.VRAMDeviceMiB = float64(dev) / (1 << 20)
+	}
+	return nil
 }
 
 func median(ds []time.Duration) time.Duration {

@@ -9,6 +9,7 @@ import (
 	zenmetrics "github.com/zenmetrics-go/zenmetrics"
 	"github.com/zenmetrics-go/zenmetrics/cpu"
 	"github.com/zenmetrics-go/zenmetrics/imageio"
+	"github.com/zenmetrics-go/zenmetrics/internal/metrictest"
 	shareddata "github.com/zenmetrics-go/zenmetrics/internal/shared"
 )
 
@@ -78,4 +79,27 @@ func TestBackendDispatch(t *testing.T) {
 	if _, err := b.Prepare(ctx, zenmetrics.DSSIM, ref, zenmetrics.Options{}); !errors.Is(err, zenmetrics.ErrUnsupported) {
 		t.Errorf("DSSIM: err = %v, want ErrUnsupported", err)
 	}
+}
+
+// MeasureMemory reports what a run really held (our buffer accounting):
+// for a one-shot full Butteraugli score of an opaque RGB8 image it is the
+// byte model's prediction for that case, within the pool's rounding.
+func TestMeasureMemoryMatchesModel(t *testing.T) {
+	b := NewBackendOn(device(t))
+	const w, h = 320, 240
+	ref, dist := metrictest.SyntheticPair(w, h, 11)
+	ctx := context.Background()
+	peak, nv, err := b.MeasureMemory(ctx, func() error {
+		_, err := zenmetrics.ScoreOnce(ctx, b, zenmetrics.Butteraugli, ref, dist, zenmetrics.Options{})
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	model := bfEstimate(w, h, 1, 3*w*h)
+	if r := float64(peak) / float64(model); r < 0.9 || r > 1.1 {
+		t.Errorf("measured %d bytes, model %d (ratio %.3f)", peak, model, r)
+	}
+	t.Logf("butteraugli %dx%d rgb8: measured peak %.2f MiB, model %.2f MiB, nvml Δ %d", w, h,
+		float64(peak)/(1<<20), float64(model)/(1<<20), nv)
 }

@@ -277,3 +277,22 @@ func (m *vramMeter) finish(ctx context.Context) (ours, nvDelta int64, err error)
 	}
 	return ours, nvDelta, err
 }
+
+// MeasureMemory implements capability.MemoryMeter: it trims the device's
+// buffer pool (so what fn allocates is its own), runs fn, and returns the
+// peak of our accounting above the start and NVML's used-memory rise
+// (sampled every millisecond while fn runs; -1 without NVML). Buffers fn
+// leaves in the pool count: they were held at the peak. Other work on the
+// device while fn runs is counted too; run it alone.
+func (b *Backend) MeasureMemory(ctx context.Context, fn func() error) (peak, deviceDelta int64, err error) {
+	m, err := startMeter(ctx, b.dev, 0)
+	if err != nil {
+		return 0, -1, err
+	}
+	fnErr := fn()
+	peak, deviceDelta, err = m.finish(ctx)
+	if fnErr != nil {
+		return peak, deviceDelta, fnErr
+	}
+	return peak, deviceDelta, err
+}
