@@ -229,6 +229,15 @@ func (b *Backend) Prepare(ctx context.Context, m zenmetrics.Metric, ref *zenmetr
 	return s, nil
 }
 
+// refreshHeld brings the held/pool accounting up to date (it waits for the
+// device thread; Estimate reads the last value without waiting).
+func (b *Backend) refreshHeld(ctx context.Context) {
+	_ = b.dev.Do(ctx, func(g *GPU) error {
+		g.noteHeld()
+		return nil
+	})
+}
+
 // checkBudget refuses a full image whose estimate exceeds the VRAM budget.
 func (b *Backend) checkBudget(m zenmetrics.Metric, ref *zenmetrics.Image) error {
 	cap := b.VRAMBudget()
@@ -265,6 +274,7 @@ func (b *Backend) prepareStrip(ctx context.Context, m zenmetrics.Metric, ref *ze
 			opt.Mode = zenmetrics.ModeFull
 			return prepareButteraugli(ctx, b.dev, ref, opt)
 		}
+		b.refreshHeld(ctx)
 		s, err := prepareButteraugliStrips(ctx, b.dev, ref, opt, b.available(), b.bfKeep)
 		if err != nil {
 			return nil, err

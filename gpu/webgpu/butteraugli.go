@@ -960,6 +960,7 @@ func (r *butteraugliRef) free() {
 		for _, b := range owned {
 			b.Release()
 		}
+		g.noteHeld()
 		return nil
 	})
 }
