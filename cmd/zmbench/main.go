@@ -11,6 +11,10 @@
 // implies. Then the upload bandwidth of each upload path.
 //
 //	zmbench -sizes 1,4,16 -reps 20 -json out.json
+//
+// With -strips it compares full-image and strip scoring instead (strips.go):
+//
+//	zmbench -strips -strip-metric butteraugli -sizes 16,64 -reps 5 -warmup 1 -vram-budget-mib 2048
 package main
 
 import (
@@ -76,7 +80,17 @@ func main() {
 	cpu := flag.Bool("cpu", false, "also score each pair with the CPU reference (slow) and print both")
 	upMiB := flag.Int("upload-mib", 64, "bytes per upload-bandwidth measurement, MiB")
 	flag.BoolVar(&profile, "profile", false, "also time every dispatch in its own pass (median of -reps) and print a per-kernel table")
+	strips := flag.Bool("strips", false, "instead: full image vs strips (Butteraugli by default) at each size: ms, predicted and measured VRAM, score difference")
+	stripMetric := flag.String("strip-metric", "butteraugli", "with -strips: butteraugli or ssim2")
+	budgetMiB := flag.Int64("vram-budget-mib", 0, "with -strips: VRAM budget for the strip runs, MiB (0: the device's free memory); also env "+webgpu.EnvVRAMBudget)
 	flag.Parse()
+	if *strips {
+		if err := runStrips(*sizes, *stripMetric, *budgetMiB, *reps, *warmup, *jsonPath); err != nil {
+			fmt.Fprintln(os.Stderr, "zmbench:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if err := run(*sizes, *reps, *warmup, *jsonPath, *cpu, *upMiB); err != nil {
 		fmt.Fprintln(os.Stderr, "zmbench:", err)
 		os.Exit(1)

@@ -99,6 +99,23 @@ func planStrips(h, band int, spec stripSpec) ([]strip, error) {
 		}
 		out = append(out, s)
 	}
+	// Uniform crops: every crop as tall as the tallest (more context is
+	// harmless), so that strips share pooled buffers of one size instead of
+	// holding one set per size. An aligned start may leave the last crop
+	// up to Align−1 rows taller.
+	tallest := 0
+	for _, s := range out {
+		tallest = max(tallest, s.Rows())
+	}
+	for i := range out {
+		s := &out[i]
+		if s.Rows() < tallest {
+			s.C1 = min(h, s.C0+tallest)
+		}
+		if s.Rows() < tallest {
+			s.C0 = max(0, (s.C1-tallest)/spec.Align*spec.Align)
+		}
+	}
 	for i, s := range out {
 		if s.Rows() < spec.MinCrop && s.Rows() < h {
 			return nil, fmt.Errorf("webgpu: strip %d has %d rows, fewer than the %d the metric needs", i, s.Rows(), spec.MinCrop)
