@@ -31,13 +31,19 @@
 @group(0) @binding(8) var<storage, read> img2: array<f32>;
 @group(0) @binding(9) var<storage, read_write> partials: array<f32>;
 
-const VX = 32u; // columns per workgroup (workgroup size VX × 5)
+// Columns per workgroup (workgroup size VX × 5), set by the host: fewer
+// columns give more workgroups in flight per SM (the pass is latency
+// bound); nothing computed depends on VX.
+override VX: u32 = 32u;
 const R = 20u;  // rows per chunk, 5 · 4 (4 pixels per thread in the maps)
 
 const C2 = 0.0009;
 
-// Per chunk: the five blurred quantities, [q][r][cx].
-var<workgroup> mt: array<f32, 3200>; // 5 * R * VX
+// Per chunk: the five blurred quantities, [q][r][cx] at q * QS + r * VX + cx
+// (QS padded by 8 so a warp holding several q's stores without bank
+// conflicts).
+override QS: u32 = R * VX + 8u;
+var<workgroup> mt: array<f32, 5u * QS>;
 
 fn row_val(q: u32, y: i32, x: u32) -> f32 {
   if (y < 0 || y >= i32(P.height)) {
@@ -145,7 +151,7 @@ fn vmaps(@builtin(local_invocation_id) lid: vec3<u32>,
       let y = fmaf3(n2, vec3<f32>(sv[r]), fmaf3(nd1, y1, -y2));
       y2 = y1;
       y1 = y;
-      mt[(q * R + r) * VX + cx] = y.x + opq(y.y + y.z);
+      mt[q * QS + r * VX + cx] = y.x + opq(y.y + y.z);
     }
     // This thread's pixels of the chunk (rows q, q + 5, ...), loaded before
     // the barrier so their latency overlaps it.
@@ -162,10 +168,10 @@ fn vmaps(@builtin(local_invocation_id) lid: vec3<u32>,
       let n = y0 + i32(r);
       if (inside && n < h) {
         let mu1 = mt[r * VX + cx];
-        let mu2 = mt[(R + r) * VX + cx];
-        let s11 = mt[(2u * R + r) * VX + cx];
-        let s22 = mt[(3u * R + r) * VX + cx];
-        let s12 = mt[(4u * R + r) * VX + cx];
+        let mu2 = mt[QS + r * VX + cx];
+        let s11 = mt[2u * QS + r * VX + cx];
+        let s22 = mt[3u * QS + r * VX + cx];
+        let s12 = mt[4u * QS + r * VX + cx];
         // libjxl's SSIMMap and EdgeDiffMap for this pixel, in its f32 steps
         // (opq keeps products from being fused into the following
         // subtraction; libjxl's scalar code has no FMA there).

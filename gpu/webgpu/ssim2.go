@@ -20,7 +20,8 @@ import (
 //	unpack      raw 8/16-bit sRGB words -> linear RGB (3 planes) + XYB (3 planes)
 //	downsample  scale s-1 linear -> scale s linear + XYB        (s = 1..5)
 //	hblur       per scale and channel: libjxl's horizontal recursive Gaussian of
-//	            img1, img2, img1², img2², img1·img2 (thread per row and quantity)
+//	            img1, img2, img1², img2², img1·img2 (thread per row and quantity;
+//	            hblur4, the same with 16-byte accesses, where width % 4 == 0)
 //	vmaps       per scale and channel: the vertical recursion (thread per column
 //	            and quantity, rows in chunks through workgroup memory) fused
 //	            with the SSIM and edge maps; compensated per-thread sums
@@ -48,7 +49,7 @@ import (
 const (
 	ssim2WG         = 16 // unpack/downsample: ssim2WG × ssim2WG threads
 	ssim2HRows      = 64 // hblur: threads (rows) per workgroup
-	ssim2VCols      = 32 // vmaps: columns per workgroup (VX in ssim2_vmaps.wgsl)
+	ssim2VCols      = 8  // vmaps: columns per workgroup (VX in ssim2_vmaps.wgsl; see ssim2Tuning)
 	ssim2VSlots     = 5  // vmaps: partial sums per column and term (row phases)
 	ssim2RedWG      = 256
 	ssim2ParamBytes = 64 // bytes of the WGSL Params struct
@@ -57,6 +58,10 @@ const (
 // ssim2Kernels are the compiled pipelines, made once per device.
 type ssim2Kernels struct {
 	unpack, downsample, hblur, vmaps, reduce *Pipeline
+	// hblur4 is hblur with 16-byte accesses, for widths that are a multiple
+	// of 4 (nil when disabled by ssim2Tuning).
+	hblur4 *Pipeline
+	vx     int // vmaps columns per workgroup
 	// FMA says how fused multiply-adds are computed: "native" (the device's
 	// fma() is fused), "emulated" (it is not; ssim2_color.wgsl emulates it)
 	// or "inexact" (neither gave the fused result: scores may differ from
@@ -115,6 +120,8 @@ func compileSSIM2(g *GPU) (*ssim2Kernels, error) {
 		return nil, err
 	}
 	var k ssim2Kernels
+	var useH4 bool
+	k.vx, useH4 = ssim2Tuning()
 	native, emulated, err := probeFMA(g, color)
 	if err != nil {
 		return nil, err
@@ -136,15 +143,19 @@ func compileSSIM2(g *GPU) (*ssim2Kernels, error) {
 		{"ssim2_unpack", "unpack", Constants{"WG_X": ssim2WG, "WG_Y": ssim2WG, "FMA_NATIVE": fmaNative}, &k.unpack},
 		{"ssim2_downsample", "downsample", Constants{"WG_X": ssim2WG, "WG_Y": ssim2WG, "FMA_NATIVE": fmaNative}, &k.downsample},
 		{"ssim2_hblur", "hblur", Constants{"WG": ssim2HRows, "FMA_NATIVE": fmaNative}, &k.hblur},
-		{"ssim2_vmaps", "vmaps", Constants{"FMA_NATIVE": fmaNative}, &k.vmaps},
+		{"ssim2_hblur4", "hblur4", Constants{"WG": ssim2HRows, "FMA_NATIVE": fmaNative}, &k.hblur4},
+		{"ssim2_vmaps", "vmaps", Constants{"VX": float64(k.vx), "FMA_NATIVE": fmaNative}, &k.vmaps},
 		{"ssim2_reduce", "reduce", Constants{"WG": ssim2RedWG}, &k.reduce},
 	} {
 		src, err := wgsl.Source(s.file)
 		if err != nil {
 			return nil, err
 		}
+		if s.file == "ssim2_hblur4" && !useH4 {
+			continue
+		}
 		switch s.file {
-		case "ssim2_hblur", "ssim2_vmaps":
+		case "ssim2_hblur", "ssim2_hblur4", "ssim2_vmaps":
 			src = color + "\n" + iir + "\n" + src
 		case "ssim2_unpack", "ssim2_downsample":
 			src = color + "\n" + src
@@ -560,7 +571,11 @@ func (r *ssim2Ref) encodeChain(e *Encoder, k *ssim2Kernels, p *ssim2PassState, r
 // r.hb.
 func (r *ssim2Ref) encodeHBlur(e *Encoder, k *ssim2Kernels, p *ssim2PassState, s, c int) {
 	sc := r.plan[s]
-	e.Dispatch(k.hblur, Groups(sc.H, ssim2HRows), 5, 1, p.maps[s][c], r.coef, p.img[s][c], r.xyb[c],
+	hb := k.hblur
+	if k.hblur4 != nil && sc.W%4 == 0 {
+		hb = k.hblur4
+	}
+	e.Dispatch(hb, Groups(sc.H, ssim2HRows), 5, 1, p.maps[s][c], r.coef, p.img[s][c], r.xyb[c],
 		r.hb[0], r.hb[1], r.hb[2], r.hb[3], r.hb[4])
 }
 
@@ -568,7 +583,7 @@ func (r *ssim2Ref) encodeHBlur(e *Encoder, k *ssim2Kernels, p *ssim2PassState, s
 // from r.hb into the channel's partial sums.
 func (r *ssim2Ref) encodeVMaps(e *Encoder, k *ssim2Kernels, p *ssim2PassState, s, c int) {
 	sc := r.plan[s]
-	e.Dispatch(k.vmaps, Groups(sc.W, ssim2VCols), 1, 1, p.maps[s][c], r.coef,
+	e.Dispatch(k.vmaps, Groups(sc.W, k.vx), 1, 1, p.maps[s][c], r.coef,
 		r.hb[0], r.hb[1], r.hb[2], r.hb[3], r.hb[4], p.img[s][c], r.xyb[c], r.partials)
 }
 

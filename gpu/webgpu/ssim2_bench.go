@@ -3,6 +3,7 @@ package webgpu
 import (
 	"context"
 	"fmt"
+	"os"
 	"sort"
 	"time"
 	"unsafe"
@@ -161,4 +162,26 @@ func SSIM2PassProfile(ctx context.Context, ref zenmetrics.Reference, dist *zenme
 		return err
 	})
 	return out, err
+}
+
+// ssim2Tuning returns the SSIMULACRA2 kernel geometry: vmaps columns per
+// workgroup and whether widths that are a multiple of 4 use the 16-byte
+// hblur kernel. Both leave every computed value unchanged (the scores are
+// bit-identical); the environment can override them for benchmarking
+// (read once per device, when the kernels are compiled):
+// ZENMETRICS_SSIM2_VX = 8, 16 or 32 and ZENMETRICS_SSIM2_HBLUR4 = 0.
+func ssim2Tuning() (vx int, hblur4 bool) {
+	vx, hblur4 = ssim2VCols, true
+	switch os.Getenv("ZENMETRICS_SSIM2_VX") {
+	case "8":
+		vx = 8
+	case "16":
+		vx = 16
+	case "32":
+		vx = 32
+	}
+	if os.Getenv("ZENMETRICS_SSIM2_HBLUR4") == "0" {
+		hblur4 = false
+	}
+	return vx, hblur4
 }

@@ -1,0 +1,157 @@
+// SSIMULACRA2 horizontal blur pass for widths that are a multiple of 4:
+// the same recursion, in the same operations and order, as
+// ssim2_hblur.wgsl (thread per row y and quantity q), but with 16-byte
+// memory accesses. Needs ssim2_color.wgsl and ssim2_iir.wgsl prepended.
+//
+// Why: in the row kernel every thread of a warp walks its own row, so each
+// scalar load or store of a warp touches 32 different cache lines; the
+// interior step's 8 scalar loads and 4 scalar stores per 4 outputs made the
+// kernel L1-throughput bound. Here a row starts on a 16-byte boundary
+// (width % 4 == 0), the interior step n (n % 4 == 0) needs inputs
+// n - 6 .. n - 3 and n + 4 .. n + 7: the right block n + 4 is one aligned
+// vec4 load, and the left four come from the blocks n - 8 and n - 4, which
+// were the right blocks two and one steps earlier (kept in registers). One
+// vec4 load and one vec4 store per step instead of 8 + 4 scalar accesses.
+// The warm-up (n < 8) and the tail (last < 8 columns) stay scalar.
+
+@group(0) @binding(0) var<uniform> P: Params;
+@group(0) @binding(1) var<uniform> K: Coef;
+@group(0) @binding(2) var<storage, read> img1: array<vec4<f32>>;
+@group(0) @binding(3) var<storage, read> img2: array<vec4<f32>>;
+@group(0) @binding(4) var<storage, read_write> o0: array<vec4<f32>>;
+@group(0) @binding(5) var<storage, read_write> o1: array<vec4<f32>>;
+@group(0) @binding(6) var<storage, read_write> o2: array<vec4<f32>>;
+@group(0) @binding(7) var<storage, read_write> o3: array<vec4<f32>>;
+@group(0) @binding(8) var<storage, read_write> o4: array<vec4<f32>>;
+
+override WG: u32 = 64u;
+
+// Quantity q of the aligned block b (elements 4b .. 4b + 3). The products
+// go through opq so they are rounded to f32 before the sums that follow
+// (libjxl stores them), as in the scalar kernel.
+fn src4(q: u32, b: u32) -> vec4<f32> {
+  switch q {
+    case 0u: { return img1[b]; }
+    case 1u: { return img2[b]; }
+    case 2u: { let a = img1[b]; return opq4(a * a); }
+    case 3u: { let c = img2[b]; return opq4(c * c); }
+    default: { return opq4(img1[b] * img2[b]); }
+  }
+}
+
+fn src1(q: u32, i: u32) -> f32 {
+  let b = i >> 2u;
+  let l = i & 3u;
+  switch q {
+    case 0u: { return img1[b][l]; }
+    case 1u: { return img2[b][l]; }
+    case 2u: { let a = img1[b][l]; return opq(a * a); }
+    case 3u: { let c = img2[b][l]; return opq(c * c); }
+    default: { return opq(img1[b][l] * img2[b][l]); }
+  }
+}
+
+// Element i; every vec4 belongs to one row, so to this thread alone.
+fn put1(q: u32, i: u32, v: f32) {
+  let b = i >> 2u;
+  let l = i & 3u;
+  switch q {
+    case 0u: { o0[b][l] = v; }
+    case 1u: { o1[b][l] = v; }
+    case 2u: { o2[b][l] = v; }
+    case 3u: { o3[b][l] = v; }
+    default: { o4[b][l] = v; }
+  }
+}
+
+fn put4(q: u32, b: u32, v: vec4<f32>) {
+  switch q {
+    case 0u: { o0[b] = v; }
+    case 1u: { o1[b] = v; }
+    case 2u: { o2[b] = v; }
+    case 3u: { o3[b] = v; }
+    default: { o4[b] = v; }
+  }
+}
+
+fn at1(q: u32, row: u32, x: i32, w: i32) -> f32 {
+  if (x < 0 || x >= w) {
+    return 0.0;
+  }
+  return src1(q, row + u32(x));
+}
+
+@compute @workgroup_size(WG, 1, 1)
+fn hblur4(@builtin(global_invocation_id) gid: vec3<u32>) {
+  fma_zero = P.pad0;
+  let y = gid.x;
+  let q = gid.y;
+  if (y >= P.height) {
+    return;
+  }
+  let w = i32(P.width);
+  let row = y * P.width; // a multiple of 4
+  let in0 = vec3<f32>(K.mul_in[0].x, K.mul_in[1].x, K.mul_in[2].x);
+  let pv0 = vec3<f32>(K.mul_prev[0].x, K.mul_prev[1].x, K.mul_prev[2].x);
+  let pp0 = vec3<f32>(K.mul_prev2[0].x, K.mul_prev2[1].x, K.mul_prev2[2].x);
+  var prev = vec3<f32>(0.0);
+  var prev2 = vec3<f32>(0.0);
+
+  var n = -IIR_N + 1;
+  let first = min(8i, w);
+  for (; n < first; n = n + 1) {
+    let s = at1(q, row, n - IIR_N - 1, w) + at1(q, row, n + IIR_N - 1, w);
+    var o = vec3<f32>(s) * in0;
+    o = fmaf3(pp0, prev2, o);
+    prev2 = prev;
+    o = fmaf3(pv0, prev, o);
+    prev = o;
+    if (n >= 0) {
+      put1(q, row + u32(n), o.x + opq(o.y + o.z));
+    }
+  }
+
+  // Interior (runs only when w >= 16, so blocks 0..2 exist): ba, bb, bc
+  // are the blocks n - 8, n - 4, n.
+  let rb = row >> 2u;
+  var ba = vec4<f32>(0.0);
+  var bb = vec4<f32>(0.0);
+  var bc = vec4<f32>(0.0);
+  if (w >= 16) {
+    ba = src4(q, rb);
+    bb = src4(q, rb + 1u);
+    bc = src4(q, rb + 2u);
+  }
+  for (; n < w - IIR_N + 1 - 3; n = n + 4) {
+    let blk = rb + u32(n >> 2u);
+    let bd = src4(q, blk + 1u);
+    let sv = vec4<f32>(ba.z, ba.w, bb.x, bb.y) + bd;
+    ba = bb;
+    bb = bc;
+    bc = bd;
+    var out: array<vec4<f32>, 3>;
+    for (var k = 0u; k < 3u; k = k + 1u) {
+      let mi = K.mul_in[k];
+      var o = vec4<f32>(sv.x) * mi;
+      o = fmaf4(vec4<f32>(0.0, mi.x, mi.y, mi.z), vec4<f32>(sv.y), o);
+      o = fmaf4(vec4<f32>(0.0, 0.0, mi.x, mi.y), vec4<f32>(sv.z), o);
+      o = fmaf4(vec4<f32>(0.0, 0.0, 0.0, mi.x), vec4<f32>(sv.w), o);
+      o = fmaf4(K.mul_prev2[k], vec4<f32>(prev2[k]), o);
+      o = fmaf4(K.mul_prev[k], vec4<f32>(prev[k]), o);
+      out[k] = o;
+    }
+    prev2 = vec3<f32>(out[0].z, out[1].z, out[2].z);
+    prev = vec3<f32>(out[0].w, out[1].w, out[2].w);
+    put4(q, blk, out[0] + opq4(out[1] + out[2]));
+  }
+
+  for (; n < w; n = n + 1) {
+    let s = at1(q, row, n - IIR_N - 1, w) + at1(q, row, n + IIR_N - 1, w);
+    var o = vec3<f32>(s) * in0;
+    o = fmaf3(pp0, prev2, o);
+    prev2 = prev;
+    o = fmaf3(pv0, prev, o);
+    prev = o;
+    put1(q, row + u32(n), o.x + opq(o.y + o.z));
+  }
+}
