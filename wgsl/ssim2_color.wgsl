@@ -24,12 +24,14 @@ struct Params {
   blend: u32,          // unpack: 1 if the last channel is alpha to blend on bg
   scale: f32,          // unpack: 1/255 or 1/65535 as libjxl's f32
   bg: f32,             // unpack: background value (sRGB-encoded) for alpha
-  mode: u32,           // maps: 0 = reference (write mu/sigma), 1 = score
-  groups_x: u32,       // maps: workgroups along x in this dispatch
+  win_lo: u32,         // vmaps: first row (at this scale) whose terms are summed
+  win_hi: u32,         // vmaps: one past the last such row (<= height); strips
+                       // sum their interior rows only, full images [0, height)
   partial_base: u32,   // maps: first partial-sum slot for this scale/channel
   partial_count: u32,  // maps: workgroups in this dispatch (slots per quantity)
   pad0: u32,
-  pad1: u32,
+  carry: u32,          // vmaps: offset in partials of this dispatch's recursion
+                       // state carried from strip to strip (0: none, whole image)
 }
 
 // Fused multiply-add, as libjxl's SIMD code (highway MulAdd) computes it:

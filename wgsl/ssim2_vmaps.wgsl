@@ -19,6 +19,22 @@
 // addition is kept) to `partials`: slot q·width + x of each term, so a term
 // has 5·width slots, which ssim2_reduce.wgsl adds in a fixed order. Nothing
 // depends on scheduling, so scores are bit-identical run to run.
+//
+// Row window: only rows [win_lo, win_hi) are summed (a strip's interior at
+// this scale; the whole height for a full image); chunks starting at or
+// past win_hi are not computed.
+//
+// Strips (carry != 0): the recursion's poles lie on the unit circle, so its
+// f32 rounding never decays and a value depends on the whole column above
+// it, not on a few rows: a strip cannot restart the recursion in a halo and
+// get the full image's values (it moved scores by up to 0.1). Instead the
+// state is carried: each thread stores y[win_hi - 1] and y[win_hi - 2] (6
+// floats) at partials[carry + k·5·width + q·width + x], and the next strip
+// (win_lo > 0) resumes from them at row win_lo, reading its inputs from
+// rows win_lo - N - 1 and on, which its crop holds bit for bit. The first
+// strip (win_lo = 0, its crop starts at the image's row 0) starts as a
+// whole image does. So every strip's blurs are the full image's, bit for
+// bit.
 
 @group(0) @binding(0) var<uniform> P: Params;
 @group(0) @binding(1) var<uniform> K: Coef;
@@ -130,28 +146,54 @@ fn vmaps(@builtin(local_invocation_id) lid: vec3<u32>,
   let x = wid.x * VX + cx;
   let inside = x < P.width;
   let xc = min(x, P.width - 1u); // columns past the edge compute, unused
-  let h = i32(P.height);
   let n2 = K.n2.xyz;
   let nd1 = -K.d1.xyz;
   var y1 = vec3<f32>(0.0); // y[n-1] of the three filters
   var y2 = vec3<f32>(0.0); // y[n-2]
-  for (var n = -IIR_N + 1; n < 0; n = n + 1) {
-    let s = row_val(q, n - IIR_N - 1, xc) + row_val(q, n + IIR_N - 1, xc);
-    let y = fmaf3(n2, vec3<f32>(s), fmaf3(nd1, y1, -y2));
-    y2 = y1;
-    y1 = y;
+  let wlo = i32(P.win_lo);
+  let whi = i32(P.win_hi);
+  let carry = P.carry != 0u;
+  let cw = 5u * P.width;
+  let ci = P.carry + q * P.width + xc;
+  var start = 0i;
+  if (carry && wlo > 0) {
+    y1 = vec3<f32>(partials[ci], partials[ci + cw], partials[ci + 2u * cw]);
+    y2 = vec3<f32>(partials[ci + 3u * cw], partials[ci + 4u * cw], partials[ci + 5u * cw]);
+    start = wlo;
+  } else {
+    for (var n = -IIR_N + 1; n < 0; n = n + 1) {
+      let s = row_val(q, n - IIR_N - 1, xc) + row_val(q, n + IIR_N - 1, xc);
+      let y = fmaf3(n2, vec3<f32>(s), fmaf3(nd1, y1, -y2));
+      y2 = y1;
+      y1 = y;
+    }
   }
+  var c1 = y1; // the state after row whi - 1 (strips)
+  var c2 = y2;
   var acc: array<vec2<f32>, 6>; // (sum, error) of the six terms
   for (var t = 0u; t < 6u; t = t + 1u) {
     acc[t] = vec2<f32>(0.0);
   }
-  for (var y0 = 0i; y0 < h; y0 = y0 + i32(R)) {
+  for (var y0 = start; y0 < whi; y0 = y0 + i32(R)) {
     let sv = chunk_sums(q, y0, xc);
-    for (var r = 0u; r < R; r = r + 1u) {
-      let y = fmaf3(n2, vec3<f32>(sv[r]), fmaf3(nd1, y1, -y2));
-      y2 = y1;
-      y1 = y;
-      mt[q * QS + r * VX + cx] = y.x + opq(y.y + y.z);
+    if (!carry) {
+      for (var r = 0u; r < R; r = r + 1u) {
+        let y = fmaf3(n2, vec3<f32>(sv[r]), fmaf3(nd1, y1, -y2));
+        y2 = y1;
+        y1 = y;
+        mt[q * QS + r * VX + cx] = y.x + opq(y.y + y.z);
+      }
+    } else {
+      for (var r = 0u; r < R; r = r + 1u) {
+        let y = fmaf3(n2, vec3<f32>(sv[r]), fmaf3(nd1, y1, -y2));
+        y2 = y1;
+        y1 = y;
+        mt[q * QS + r * VX + cx] = y.x + opq(y.y + y.z);
+        if (y0 + i32(r) == whi - 1) {
+          c1 = y1;
+          c2 = y2;
+        }
+      }
     }
     // This thread's pixels of the chunk (rows q, q + 5, ...), loaded before
     // the barrier so their latency overlaps it.
@@ -166,7 +208,7 @@ fn vmaps(@builtin(local_invocation_id) lid: vec3<u32>,
     for (var j = 0u; j < R / 5u; j = j + 1u) {
       let r = q + 5u * j;
       let n = y0 + i32(r);
-      if (inside && n < h) {
+      if (inside && n >= wlo && n < whi) {
         let mu1 = mt[r * VX + cx];
         let mu2 = mt[QS + r * VX + cx];
         let s11 = mt[2u * QS + r * VX + cx];
@@ -208,6 +250,14 @@ fn vmaps(@builtin(local_invocation_id) lid: vec3<u32>,
   if (inside) {
     for (var t = 0u; t < 6u; t = t + 1u) {
       partials[P.partial_base + t * P.partial_count + q * P.width + x] = acc[t].x + acc[t].y;
+    }
+    if (carry) {
+      partials[ci] = c1.x;
+      partials[ci + cw] = c1.y;
+      partials[ci + 2u * cw] = c1.z;
+      partials[ci + 3u * cw] = c2.x;
+      partials[ci + 4u * cw] = c2.y;
+      partials[ci + 5u * cw] = c2.z;
     }
   }
 }

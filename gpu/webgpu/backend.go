@@ -21,9 +21,10 @@ type Backend struct {
 	ssim2 *ssim2Kernels
 
 	budget atomic.Int64 // SetVRAMBudget bytes (0: none)
-	// bfKeep forces the Butteraugli strip strategy (tests, benchmarks):
-	// nil lets the plan choose.
-	bfKeep *bool
+	// bfKeep and ssim2Keep force the strip reference strategy of
+	// Butteraugli and SSIMULACRA2 (tests, benchmarks): nil lets the plan
+	// choose.
+	bfKeep, ssim2Keep *bool
 }
 
 var _ zenmetrics.Backend = (*Backend)(nil)
@@ -181,13 +182,20 @@ func (b *Backend) estimateStrip(m zenmetrics.Metric, w, h int) (int64, bool) {
 		}
 		return p.bytes, true
 	case zenmetrics.SSIMULACRA2:
-		return b.estimateSSIM2Strip(w, h)
+		if w < ssim2MinSide || h < ssim2MinSide {
+			return 0, false
+		}
+		p, err := planSSIM2Strips(w, h, 2, 8, b.available(), b.dev.Limits().MaxStorageBufferBindingSize, 0)
+		if err != nil {
+			return 0, false
+		}
+		return p.bytes, true
 	}
 	return 0, false
 }
 
 // Prepare implements zenmetrics.Backend. ModeStrip prepares the reference
-// in strips (Butteraugli; SSIMULACRA2 where ssim2StripsReady); ModeFull
+// in strips (Butteraugli, SSIMULACRA2); ModeFull
 // refuses, as out of memory, an image whose estimate exceeds the VRAM
 // budget.
 func (b *Backend) Prepare(ctx context.Context, m zenmetrics.Metric, ref *zenmetrics.Image, opt zenmetrics.Options) (r zenmetrics.Reference, err error) {
@@ -222,7 +230,7 @@ func (b *Backend) Prepare(ctx context.Context, m zenmetrics.Metric, ref *zenmetr
 		return nil, &zenmetrics.OutOfMemoryError{Backend: b.Name(), Requested: int64(ref.Width) * int64(ref.Height) * 4,
 			Free: -1, Detail: "a plane exceeds maxStorageBufferBindingSize"}
 	}
-	s, err := b.prepareSSIM2(ctx, ref)
+	s, err := b.prepareSSIM2(ctx, ref, nil, nil, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -281,7 +289,15 @@ func (b *Backend) prepareStrip(ctx context.Context, m zenmetrics.Metric, ref *ze
 		}
 		return s, nil
 	case zenmetrics.SSIMULACRA2:
-		return b.prepareSSIM2Strip(ctx, ref, opt)
+		if err := ssim2Check(ref); err != nil {
+			return nil, err
+		}
+		b.refreshHeld(ctx)
+		s, err := b.prepareSSIM2Strips(ctx, ref, opt, b.available(), b.ssim2Keep)
+		if err != nil {
+			return nil, err
+		}
+		return s, nil
 	}
 	return nil, fmt.Errorf("%w: mode %v for %v on %s", zenmetrics.ErrUnsupported, opt.Mode, m, b.Name())
 }

@@ -260,7 +260,11 @@ func (s *bfStripRef) Strips() (n int, kept bool) { return len(s.plan.strips), s.
 // number of strips and whether per-strip reference state is kept resident
 // (false: recomputed per Score). ok is false for other references.
 func StripInfo(r zenmetrics.Reference) (n int, kept, ok bool) {
-	if s, is := r.(*bfStripRef); is {
+	switch s := r.(type) {
+	case *bfStripRef:
+		n, kept = s.Strips()
+		return n, kept, true
+	case *ssim2StripRef:
 		n, kept = s.Strips()
 		return n, kept, true
 	}

@@ -182,11 +182,11 @@ type ssim2Params struct {
 	BytesPerSample      uint32
 	Blend               uint32
 	Scale, Bg           float32
-	Mode                uint32
-	GroupsX             uint32
+	WinLo, WinHi        uint32 // vmaps: rows [WinLo, WinHi) of this scale are summed
 	PartialBase         uint32
 	PartialCount        uint32
-	Pad0, Pad1          uint32
+	Pad0                uint32
+	Carry               uint32 // vmaps: offset of the carried recursion state (strips; 0: none)
 }
 
 func (p *ssim2Params) bytes() []byte {
@@ -206,14 +206,39 @@ type ssim2PassState struct {
 	img        [][3]*Buffer // reference XYB per scale, channel
 }
 
-// ssim2Ref is a prepared SSIMULACRA2 reference on the GPU.
+// ssim2Ref is a prepared SSIMULACRA2 reference on the GPU: a whole image,
+// or the crop of one strip (ssim2_strip.go).
 type ssim2Ref struct {
 	b      *Backend
 	w, h   int
 	plan   []ssim2Scale
 	passes []*ssim2PassState
+	// win is the row window summed at each scale, [lo, hi) in rows of
+	// that scale: [0, H) for a whole image, the interior for a strip.
+	win [][2]int
+	// planeRows, when larger than h, is the height the resident planes are
+	// sized for (strips: the tallest crop, so that every strip's planes
+	// are the same pooled buffers).
+	planeRows int
+	dsParams  []*Buffer   // uniform per scale (index 0 unused)
+	distKey   ssim2Layout // layout the unpackDist blocks were written for
 
-	// Per-reference scratch, reused by every Score.
+	// The scoring scratch: the reference's own (ownScratch), or one that
+	// the strips of a strip reference share.
+	*ssim2Scratch
+	ownScratch bool
+
+	mu       sync.Mutex
+	released bool
+	bytes    int64     // device bytes of owned
+	owned    []*Buffer // the reference's own buffers (not a shared scratch)
+}
+
+// ssim2Scratch is the per-score working set, reused by every Score. It
+// fits any reference of the same width, number of passes and scales whose
+// planes are at most as tall as the plan it was made for (strips share one
+// made for their tallest crop).
+type ssim2Scratch struct {
 	lin      [][3]*Buffer // linear RGB per scale
 	xyb      [3]*Buffer   // distorted XYB at the current scale (full size)
 	hb       [5]*Buffer   // horizontal blurs at the current scale (full size)
@@ -221,18 +246,17 @@ type ssim2Ref struct {
 	raw      *Buffer      // raw sample words
 	staging  *Buffer      // mappable upload buffer (large images), or nil
 	rawNeed  int64        // bytes of raw in use
-	dsParams []*Buffer    // uniform per scale (index 0 unused)
 	partials *Buffer
 	terms    *Buffer
 	sums     *Buffer
 	nTerms   int
-	distKey  ssim2Layout // layout the unpackDist blocks were written for
-
-	mu       sync.Mutex
-	released bool
-	bytes    int64
-	owned    []*Buffer
 	sumsHost []float32
+	// carry is the offset in partials of the recursion state carried from
+	// strip to strip (ssim2_vmaps.wgsl), after the column sums; 0: none.
+	carry uint32
+
+	held      []*Buffer // every buffer of the scratch
+	heldBytes int64
 }
 
 // ssim2Layout is what the unpack kernel needs to know about an image.
@@ -283,12 +307,19 @@ func ssim2Check(im *zenmetrics.Image) error {
 	return nil
 }
 
-// prepareSSIM2 builds the reference state on the device.
-func (b *Backend) prepareSSIM2(ctx context.Context, ref *zenmetrics.Image) (*ssim2Ref, error) {
+// prepareSSIM2 builds the reference state on the device. With sc the
+// reference scores on that (shared) scratch instead of its own, with win
+// (one [lo, hi) per scale) it sums only those rows, and its planes are
+// sized for planeRows rows when that is more: a strip's crop.
+func (b *Backend) prepareSSIM2(ctx context.Context, ref *zenmetrics.Image, sc *ssim2Scratch, win [][2]int, planeRows int) (*ssim2Ref, error) {
 	if err := ssim2Check(ref); err != nil {
 		return nil, err
 	}
-	r := &ssim2Ref{b: b, w: ref.Width, h: ref.Height, plan: ssim2Plan(ref.Width, ref.Height)}
+	r := &ssim2Ref{b: b, w: ref.Width, h: ref.Height, plan: ssim2Plan(ref.Width, ref.Height), ssim2Scratch: sc, win: win,
+		planeRows: planeRows}
+	if win != nil && len(win) != len(r.plan) {
+		return nil, fmt.Errorf("webgpu: %d row windows for %d scales", len(win), len(r.plan))
+	}
 	err := b.dev.Do(ctx, func(g *GPU) error {
 		k, err := b.kernels(g)
 		if err != nil {
@@ -311,6 +342,7 @@ func (b *Backend) prepareSSIM2(ctx context.Context, ref *zenmetrics.Image) (*ssi
 		if err := e.Submit(); err != nil {
 			return err
 		}
+		g.noteHeld()
 		return g.WaitIdle()
 	})
 	if err != nil {
@@ -334,101 +366,185 @@ func (r *ssim2Ref) unpackParams(l ssim2Layout, bg float32) *ssim2Params {
 	return p
 }
 
-// allocate takes every buffer of the reference from the pool and writes the
-// constant parameter blocks. On error the caller frees what was taken.
-func (r *ssim2Ref) allocate(g *GPU, bgs []float32) error {
-	var firstErr error
-	get := func(size int64, uniform bool) *Buffer {
-		if firstErr != nil {
-			return nil
-		}
-		var b *Buffer
-		var err error
-		if uniform {
-			b, err = g.Uniform(size)
-		} else {
-			b, err = g.Storage(size)
-		}
-		if err != nil {
-			firstErr = err
-			return nil
-		}
-		r.owned = append(r.owned, b)
-		r.bytes += b.Size()
-		return b
+// bufTaker takes pooled buffers, appending them to a list, until the first
+// error (kept in err; later calls return nil).
+type bufTaker struct {
+	g     *GPU
+	err   error
+	list  *[]*Buffer
+	bytes *int64
+}
+
+func (t *bufTaker) get(size int64, uniform bool) *Buffer {
+	if t.err != nil {
+		return nil
 	}
-	planes := func(n int64) (p [3]*Buffer) {
-		for c := range p {
-			p[c] = get(4*n, false)
+	var b *Buffer
+	if uniform {
+		b, t.err = t.g.Uniform(size)
+	} else {
+		b, t.err = t.g.Storage(size)
+	}
+	if t.err != nil {
+		return nil
+	}
+	*t.list = append(*t.list, b)
+	*t.bytes += b.Size()
+	return b
+}
+
+func (t *bufTaker) planes(n int64) (p [3]*Buffer) {
+	for c := range p {
+		p[c] = t.get(4*n, false)
+	}
+	return p
+}
+
+// ssim2PartialBase is the first partial slot of pass pi, scale s, channel
+// c: the passes one after another, in each the scales, in each the
+// channels, in each the six terms of W·ssim2VSlots slots.
+func ssim2PartialBase(plan []ssim2Scale, pi, s, c int) uint32 {
+	var perPass, base uint32
+	for i, sc := range plan {
+		n := uint32(sc.W) * ssim2VSlots * 3 * ssim2Terms
+		if i < s {
+			base += n
 		}
-		return p
+		perPass += n
 	}
-	ns := len(r.plan)
-	full := int64(r.w) * int64(r.h)
-	r.xyb = planes(full)
-	for i := range r.hb {
-		r.hb[i] = get(4*full, false)
+	return uint32(pi)*perPass + base + uint32(c)*ssim2Terms*uint32(plan[s].W)*ssim2VSlots
+}
+
+// newSSIM2Scratch takes the scratch for plan and passes from the pool and
+// writes its constant buffers; with carry (strips) partials has room for
+// the recursion state after the column sums, as much again. On error the
+// partial scratch is returned too, for the caller to free.
+func newSSIM2Scratch(g *GPU, plan []ssim2Scale, passes int, carry bool) (*ssim2Scratch, error) {
+	sc := &ssim2Scratch{}
+	t := &bufTaker{g: g, list: &sc.held, bytes: &sc.heldBytes}
+	full := int64(plan[0].W) * int64(plan[0].H)
+	sc.xyb = t.planes(full)
+	for i := range sc.hb {
+		sc.hb[i] = t.get(4*full, false)
 	}
-	r.coef = get(int64(unsafe.Sizeof(ssim2Coef{})), true)
-	if firstErr == nil {
+	sc.coef = t.get(int64(unsafe.Sizeof(ssim2Coef{})), true)
+	if t.err == nil {
 		coef := []ssim2Coef{ssim2IIRCoef()}
-		WriteSlice(g, r.coef, 0, coef)
+		WriteSlice(g, sc.coef, 0, coef)
 	}
-	r.lin = make([][3]*Buffer, ns)
-	r.dsParams = make([]*Buffer, ns)
-	perPass := uint32(0)
+	sc.lin = make([][3]*Buffer, len(plan))
+	slots := 0
+	for s, p := range plan {
+		sc.lin[s] = t.planes(int64(p.W) * int64(p.H))
+		slots += p.W * ssim2VSlots * 3 * ssim2Terms
+	}
+	total := int64(slots) * int64(passes)
+	if carry {
+		sc.carry = uint32(total)
+		total *= 2 // the state: 6 floats per column and quantity, as many as the sums
+	}
+	sc.partials = t.get(4*total, false)
+	var terms []ssim2Term
+	for pi := 0; pi < passes; pi++ {
+		for s, p := range plan {
+			count := uint32(p.W) * ssim2VSlots // per column, ssim2VSlots row phases
+			for c := 0; c < 3; c++ {
+				cb := ssim2PartialBase(plan, pi, s, c)
+				for q := uint32(0); q < ssim2Terms; q++ {
+					terms = append(terms, ssim2Term{Base: cb + q*count, Count: count})
+				}
+			}
+		}
+	}
+	sc.nTerms = len(terms)
+	sc.terms = t.get(int64(len(terms))*16, false)
+	sc.sums = t.get(int64(len(terms))*8, false)
+	if t.err != nil {
+		return sc, t.err
+	}
+	WriteSlice(g, sc.terms, 0, terms)
+	sc.sumsHost = make([]float32, 2*sc.nTerms)
+	return sc, nil
+}
+
+// fits reports whether the scratch serves a reference with this plan and
+// number of passes.
+func (sc *ssim2Scratch) fits(plan []ssim2Scale, passes int) bool {
+	if len(sc.lin) != len(plan) || sc.nTerms != passes*len(plan)*3*ssim2Terms {
+		return false
+	}
+	for s, p := range plan {
+		if sc.lin[s][0].Size() < 4*int64(p.W)*int64(p.H) {
+			return false
+		}
+	}
+	return true
+}
+
+// allocate takes the reference's buffers from the pool (and its own
+// scratch when it shares none) and writes the constant parameter blocks.
+// On error the caller frees what was taken.
+func (r *ssim2Ref) allocate(g *GPU, bgs []float32) error {
+	if r.ssim2Scratch == nil {
+		sc, err := newSSIM2Scratch(g, r.plan, len(bgs), false)
+		r.ssim2Scratch, r.ownScratch = sc, true
+		if err != nil {
+			return err
+		}
+	} else if !r.fits(r.plan, len(bgs)) {
+		return fmt.Errorf("webgpu: SSIMULACRA2 scratch does not fit a %dx%d reference", r.w, r.h)
+	}
+	if r.win == nil {
+		for _, sc := range r.plan {
+			r.win = append(r.win, [2]int{0, sc.H})
+		}
+	}
+	t := &bufTaker{g: g, list: &r.owned, bytes: &r.bytes}
+	r.dsParams = make([]*Buffer, len(r.plan))
 	for s, sc := range r.plan {
-		r.lin[s] = planes(int64(sc.W) * int64(sc.H))
-		perPass += uint32(sc.W) * ssim2VSlots * 3 * ssim2Terms
 		if s > 0 {
-			r.dsParams[s] = get(ssim2ParamBytes, true)
-			if firstErr == nil {
+			r.dsParams[s] = t.get(ssim2ParamBytes, true)
+			if t.err == nil {
 				prev := r.plan[s-1]
 				g.Write(r.dsParams[s], 0, (&ssim2Params{Width: uint32(sc.W), Height: uint32(sc.H),
 					SrcWidth: uint32(prev.W), SrcHeight: uint32(prev.H)}).bytes())
 			}
 		}
 	}
-	r.partials = get(4*int64(perPass)*int64(len(bgs)), false)
-	var terms []ssim2Term
+	sized := r.plan
+	if r.planeRows > r.h {
+		sized = ssim2Plan(r.w, r.planeRows)
+	}
 	for pi, bg := range bgs {
 		p := &ssim2PassState{bg: bg}
 		r.passes = append(r.passes, p)
-		p.unpackRef = get(ssim2ParamBytes, true)
-		p.unpackDist = get(ssim2ParamBytes, true)
-		base := uint32(pi) * perPass
-		for _, sc := range r.plan {
-			p.img = append(p.img, planes(int64(sc.W)*int64(sc.H)))
-			count := uint32(sc.W) * ssim2VSlots // per column, ssim2VSlots row phases
+		p.unpackRef = t.get(ssim2ParamBytes, true)
+		p.unpackDist = t.get(ssim2ParamBytes, true)
+		for s, sc := range r.plan {
+			p.img = append(p.img, t.planes(int64(sized[s].W)*int64(sized[s].H)))
+			count := uint32(sc.W) * ssim2VSlots
 			var blocks [3]*Buffer
 			for c := 0; c < 3; c++ {
-				blocks[c] = get(ssim2ParamBytes, true)
-				cb := base + uint32(c)*ssim2Terms*count
-				if firstErr == nil {
-					g.Write(blocks[c], 0, (&ssim2Params{Width: uint32(sc.W), Height: uint32(sc.H),
-						PartialBase: cb, PartialCount: count}).bytes())
-				}
-				for q := uint32(0); q < ssim2Terms; q++ {
-					terms = append(terms, ssim2Term{Base: cb + q*count, Count: count})
+				blocks[c] = t.get(ssim2ParamBytes, true)
+				if t.err == nil {
+					base := ssim2PartialBase(r.plan, pi, s, c)
+					p := &ssim2Params{Width: uint32(sc.W), Height: uint32(sc.H),
+						WinLo: uint32(r.win[s][0]), WinHi: uint32(r.win[s][1]),
+						PartialBase: base, PartialCount: count}
+					if r.carry != 0 {
+						p.Carry = r.carry + base
+					}
+					g.Write(blocks[c], 0, p.bytes())
 				}
 			}
 			p.maps = append(p.maps, blocks)
-			base += count * 3 * ssim2Terms
 		}
 	}
-	r.nTerms = len(terms)
-	r.terms = get(int64(len(terms))*16, false)
-	r.sums = get(int64(len(terms))*8, false)
-	if firstErr != nil {
-		return firstErr
-	}
-	WriteSlice(g, r.terms, 0, terms)
-	r.sumsHost = make([]float32, 2*r.nTerms)
-	return nil
+	return t.err
 }
 
-// upload makes r.raw hold im's raw sample bytes, (re)acquiring it when the
-// size changes. With an encoder and at least ssim2StagingMin bytes, the
+// upload makes r.raw hold im's raw sample bytes, (re)acquiring it when it
+// is too small. With an encoder and at least ssim2StagingMin bytes, the
 // bytes go through a persistent mappable staging buffer of the reference:
 // mapped for writing (the previous score's copy out of it has finished by
 // then), filled in place on several goroutines, unmapped, and copied into
@@ -436,10 +552,10 @@ func (r *ssim2Ref) allocate(g *GPU, bgs []float32) error {
 // staging memory and ran at ~4 GB/s on NVIDIA (12 ms of a 16 MP score).
 // Otherwise (small images, or no encoder) through the queue; only the
 // bytes the image covers are sent (a 1..3 byte tail padded separately).
-func (r *ssim2Ref) upload(g *GPU, e *Encoder, im *zenmetrics.Image) error {
+func (r *ssim2Scratch) upload(g *GPU, e *Encoder, im *zenmetrics.Image) error {
 	need := ssim2RawBytes(im)
 	size := (need + 3) &^ 3
-	if r.raw == nil || r.raw.Size() != size {
+	if r.raw == nil || r.raw.Size() < size {
 		if r.raw != nil {
 			r.drop(r.raw)
 			r.raw = nil
@@ -449,8 +565,8 @@ func (r *ssim2Ref) upload(g *GPU, e *Encoder, im *zenmetrics.Image) error {
 			return err
 		}
 		r.raw = b
-		r.owned = append(r.owned, b)
-		r.bytes += b.Size()
+		r.held = append(r.held, b)
+		r.heldBytes += b.Size()
 	}
 	r.rawNeed = need
 	if e == nil || need < ssim2StagingMin {
@@ -465,7 +581,7 @@ func (r *ssim2Ref) upload(g *GPU, e *Encoder, im *zenmetrics.Image) error {
 		}
 		return nil
 	}
-	if r.staging == nil || r.staging.Size() != size {
+	if r.staging == nil || r.staging.Size() < size {
 		if r.staging != nil {
 			r.drop(r.staging)
 			r.staging = nil
@@ -475,8 +591,8 @@ func (r *ssim2Ref) upload(g *GPU, e *Encoder, im *zenmetrics.Image) error {
 			return err
 		}
 		r.staging = b
-		r.owned = append(r.owned, b)
-		r.bytes += b.Size()
+		r.held = append(r.held, b)
+		r.heldBytes += b.Size()
 	}
 	h := r.staging.Handle()
 	var (
@@ -511,11 +627,44 @@ func (r *ssim2Ref) upload(g *GPU, e *Encoder, im *zenmetrics.Image) error {
 // ssim2StagingMin is the raw size from which uploads use the staging buffer.
 const ssim2StagingMin = 1 << 20
 
-func (r *ssim2Ref) drop(b *Buffer) {
-	for i, o := range r.owned {
+// reserve makes raw (and staging, from ssim2StagingMin) at least size
+// bytes now, so that uploads of up to that size take no other buffers.
+func (r *ssim2Scratch) reserve(g *GPU, size int64) error {
+	size = (size + 3) &^ 3
+	if r.raw == nil || r.raw.Size() < size {
+		if r.raw != nil {
+			r.drop(r.raw)
+			r.raw = nil
+		}
+		b, err := g.Storage(size)
+		if err != nil {
+			return err
+		}
+		r.raw = b
+		r.held = append(r.held, b)
+		r.heldBytes += b.Size()
+	}
+	if size >= ssim2StagingMin && (r.staging == nil || r.staging.Size() < size) {
+		if r.staging != nil {
+			r.drop(r.staging)
+			r.staging = nil
+		}
+		b, err := g.Acquire(size, wgpu.BufferUsageMapWrite|wgpu.BufferUsageCopySrc)
+		if err != nil {
+			return err
+		}
+		r.staging = b
+		r.held = append(r.held, b)
+		r.heldBytes += b.Size()
+	}
+	return nil
+}
+
+func (r *ssim2Scratch) drop(b *Buffer) {
+	for i, o := range r.held {
 		if o == b {
-			r.owned = append(r.owned[:i], r.owned[i+1:]...)
-			r.bytes -= b.Size()
+			r.held = append(r.held[:i], r.held[i+1:]...)
+			r.heldBytes -= b.Size()
 			break
 		}
 	}
@@ -610,6 +759,7 @@ func (r *ssim2Ref) score(ctx context.Context, dist *zenmetrics.Image) (float64, 
 		return 0, &zenmetrics.SizeMismatchError{RefWidth: r.w, RefHeight: r.h, DistWidth: dist.Width, DistHeight: dist.Height}
 	}
 	err := r.b.dev.Do(ctx, func(g *GPU) error {
+		defer g.noteHeld()
 		_, err := r.run(g, dist, false)
 		return err
 	})
@@ -667,10 +817,8 @@ func (r *ssim2Ref) run(g *GPU, dist *zenmetrics.Image, timed bool) ([]PassTime, 
 // encodeReduce records the final reduction: every (pass, scale, channel,
 // term) entry of r.terms sums its slots of r.partials (the per-column,
 // per-row-phase compensated sums vmaps writes) into r.sums, two f32 each.
-// It is the one place that turns per-pixel-block partial sums into the
-// per-scale sums the host reads back: a strip mode can restrict the terms
-// (or the slots, by rewriting r.terms) to a row window without touching
-// the kernels before it.
+// It turns the per-column partial sums into the per-scale sums the host
+// reads back; the row window of a strip is applied earlier, in vmaps.
 func (r *ssim2Ref) encodeReduce(e *Encoder, k *ssim2Kernels) {
 	e.Dispatch(k.reduce, uint32(r.nTerms), 1, 1, r.terms, r.partials, r.sums)
 }
@@ -678,19 +826,38 @@ func (r *ssim2Ref) encodeReduce(e *Encoder, k *ssim2Kernels) {
 // finish turns the read-back sums into the score: per pass the libjxl
 // formula, and the lower score over the passes (alpha backgrounds).
 func (r *ssim2Ref) finish() float64 {
-	best := math.Inf(1)
+	return ssim2Finish(r.plan, r.addSums(nil))
+}
+
+// addSums adds the read-back sums (per pass, scale, channel and term) to
+// acc, allocating it when nil, and returns it.
+func (r *ssim2Ref) addSums(acc [][]ssim2ScaleSums) [][]ssim2ScaleSums {
+	if acc == nil {
+		acc = make([][]ssim2ScaleSums, len(r.passes))
+		for p := range acc {
+			acc[p] = make([]ssim2ScaleSums, len(r.plan))
+		}
+	}
 	i := 0
-	for range r.passes {
-		sums := make([]ssim2ScaleSums, len(r.plan))
+	for p := range r.passes {
 		for s := range r.plan {
 			for c := 0; c < 3; c++ {
 				for q := 0; q < ssim2Terms; q++ {
-					sums[s][c][q] = float64(r.sumsHost[2*i]) + float64(r.sumsHost[2*i+1])
+					acc[p][s][c][q] += float64(r.sumsHost[2*i]) + float64(r.sumsHost[2*i+1])
 					i++
 				}
 			}
 		}
-		best = math.Min(best, ssim2Final(r.plan, sums))
+	}
+	return acc
+}
+
+// ssim2Finish is the score from per-pass sums over the image of plan: the
+// lower of the passes' libjxl formulas.
+func ssim2Finish(plan []ssim2Scale, sums [][]ssim2ScaleSums) float64 {
+	best := math.Inf(1)
+	for _, ps := range sums {
+		best = math.Min(best, ssim2Final(plan, ps))
 	}
 	return best
 }
@@ -710,6 +877,10 @@ func (r *ssim2Ref) Release() {
 func (r *ssim2Ref) free() {
 	owned := r.owned
 	r.owned = nil
+	if r.ownScratch && r.ssim2Scratch != nil {
+		owned = append(owned, r.held...)
+		r.held = nil
+	}
 	if len(owned) == 0 {
 		return
 	}
@@ -718,10 +889,16 @@ func (r *ssim2Ref) free() {
 		for _, b := range owned {
 			b.Release()
 		}
+		g.noteHeld()
 		return nil
 	})
 }
 
 // Bytes is the device memory the reference holds (resident planes plus its
-// scoring scratch).
-func (r *ssim2Ref) Bytes() int64 { return r.bytes }
+// scoring scratch, unless that is shared).
+func (r *ssim2Ref) Bytes() int64 {
+	if r.ownScratch && r.ssim2Scratch != nil {
+		return r.bytes + r.heldBytes
+	}
+	return r.bytes
+}

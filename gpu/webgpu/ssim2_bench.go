@@ -15,7 +15,10 @@ import (
 // ReferenceBytes is the device memory a prepared reference of this backend
 // holds (resident planes plus its scoring scratch), 0 for other types.
 func ReferenceBytes(r zenmetrics.Reference) int64 {
-	if s, ok := r.(*ssim2Ref); ok {
+	switch s := r.(type) {
+	case *ssim2Ref:
+		return s.Bytes()
+	case *ssim2StripRef:
 		return s.Bytes()
 	}
 	return 0

@@ -25,7 +25,9 @@ import (
 //
 //   - Butteraugli (bfStripSpec): FIR blurs only, so the halo is the summed
 //     reach of the chain and the interior is bit-identical to the full map.
-//   - SSIMULACRA2 (ssim2StripSpec): see ssim2Halo for the recursive blur.
+//   - SSIMULACRA2 (ssim2StripSpec): the recursive blur's state is carried
+//     from strip to strip (strip_ssim2.go), so the interior is the full
+//     image's too and the sums differ only by summation order.
 
 // stripSpec is what a metric tells the planner.
 type stripSpec struct {

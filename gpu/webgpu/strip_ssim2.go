@@ -1,14 +1,8 @@
 package webgpu
 
-import (
-	"context"
-	"fmt"
-	"math"
+import "math"
 
-	zenmetrics "github.com/zenmetrics-go/zenmetrics"
-)
-
-// SSIMULACRA2 strips: the halo.
+// SSIMULACRA2 strips: the halo, and why a halo alone is not enough.
 //
 // libjxl's blur is Charalampidis' recursive Gaussian (sigma 1.5, N = 5):
 // per row or column, three second-order recursions
@@ -22,31 +16,36 @@ import (
 // FIR of support [−(N−1), N]; with the float32 coefficients the cancellation
 // leaves a residue that rings on undamped. ssim2BlurTail runs the
 // recursion on an impulse in float64 with the float32 coefficients the
-// kernels use and reports the largest |response| at each distance, so the
-// halo is derived from the filter actually run, not from the formula.
+// kernels use and reports the largest |response| at each distance.
 //
 // Measured (TestSSIM2BlurTail): |h[d]| = 0.265, 0.213, 0.109, 0.036,
 // 0.0094 for d = 0..4, then at most 1.45e-7 for every d ≥ 5: the ring,
-// periodic (period 10), never decaying. So there is no geometric tail to
-// integrate: H = 5 rows make the FIR part exact, and no H removes the ring.
-// Outside the image (and so outside a crop) the blur reads zeros, so a row
-// ≥ H inside a crop differs from the full image's only by the ring of the
-// rows the crop lacks: ≤ 1.45e-7 of each such row's value, with signs that
-// alternate over the 10-row period (a smooth signal's contributions
-// cancel). ssim2HaloRows picks the smallest H whose pointwise tail is below
-// tol = 1e-6 of the kernel's total weight (H = 5); the strip-vs-full tests
-// measure what the ring leaves in the score.
+// periodic (period 10), never decaying. The kernels' float32 rounding
+// behaves the same way: every step's rounding error starts an oscillation
+// that nothing damps, so a vertically blurred value carries the rounding
+// of the whole column above it. SSIMULACRA2 reads the blurs through
+// sigma − mu², a difference of nearly equal numbers compared with
+// C2 = 0.0009, so that noise matters: crops that restarted the recursion
+// 5 coarse rows above their interior (a 160-row halo) scored 2e-3 to 0.11
+// away from the full image (the last for flat 16-bit gray, whose X channel
+// is all noise). No halo removes it.
 //
-// Pyramid: scale s is the 2×2 box downsample of scale s−1, and its blur
-// needs H rows of scale s on each side, i.e. H·2^s full-resolution rows;
-// the deepest of the 6 scales (s = 5) dominates, so the halo is H·32 full
-// rows. Band boundaries and crop starts are multiples of 32 so each
-// scale's rows are the same 2^s-row blocks as in the full image; a crop end
-// that is not a multiple of 2^s makes a partial last row at that scale,
-// which lies in the halo (≥ H rows below the interior) and is never summed.
-// The per-scale sums are taken over each strip's interior window at that
-// scale (strip.WindowAt), so the strips' partial sums add up to the full
-// image's, and the score is the same final formula on them.
+// So the vertical recursion is not restarted: vmaps carries its state from
+// strip to strip (ssim2_vmaps.wgsl), and each strip resumes at its first
+// interior row with exactly the state the full image has there. A halo is
+// still needed for the recursion's inputs: resuming at row n reads row
+// n − N − 1, and the last interior row reads row n + N − 1, so N + 1 = 6
+// rows of each scale above the interior and N − 1 below must be the full
+// image's, bit for bit. Scale s is the 2×2 box downsample of scale s − 1,
+// so with crop starts on multiples of 2^5 = 32 every row of every scale is
+// the same 2^s-row block as in the full image, except a partial last row
+// where a crop ends short of the image, which lies below the rows read.
+// The deepest of the 6 scales dominates: the halo is 6·32 = 192 full rows.
+// Horizontal blurs, colour conversion and downsampling are per row or per
+// pixel, so with the state carried every interior value equals the full
+// image's bit for bit, and the per-scale sums over the strips' interior
+// windows (strip.WindowAt) differ from the full image's only by summation
+// order.
 
 // ssim2BlurTail returns |h[d]| for d = 0..maxD: the largest magnitude of
 // the blur's response at distance d (either side) from a unit impulse,
@@ -84,42 +83,12 @@ func ssim2BlurTail(maxD int) []float64 {
 	return tail
 }
 
-// ssim2HaloRows is the smallest number of rows H of context one scale
-// needs so that the response at every distance ≥ H (up to span) is at most
-// tol of the kernel's total weight.
-func ssim2HaloRows(tol float64, span int) int {
-	tail := ssim2BlurTail(span)
-	total := tail[0]
-	for d := 1; d <= span; d++ {
-		total += 2 * tail[d]
-	}
-	h := span + 1
-	for d := span; d >= 1 && tail[d] <= tol*total; d-- {
-		h = d
-	}
-	return h
-}
-
-// ssim2StripTol is the truncation bound of a blurred value (relative to the
-// signal) that the SSIMULACRA2 halo is sized for.
-const ssim2StripTol = 1e-6
-
-// ssim2StripSpec is the strip geometry for SSIMULACRA2: halo H·2^5 rows
-// rounded up to the 32-row alignment, crops at least 8 rows at the
-// coarsest scale (so a crop keeps all the scales the full image has).
+// ssim2StripSpec is the strip geometry for SSIMULACRA2: a halo of N + 1
+// rows at the coarsest scale (192 full rows), aligned to 32, crops at
+// least 8 rows at the coarsest scale (so a crop keeps all the scales the
+// full image has).
 func ssim2StripSpec() stripSpec {
 	const align = 1 << (ssim2Scales - 1)
-	// 256 rows: far past the FIR part, over many periods of the ring.
-	h := ssim2HaloRows(ssim2StripTol, 256)
-	halo := (h*align + align - 1) / align * align
-	return stripSpec{Halo: halo, Align: align, MinCrop: ssim2MinSide * align}
-}
-
-// estimateSSIM2Strip is Estimate(SSIMULACRA2, ModeStrip): not yet (the
-// SSIMULACRA2 kernels are being reworked; strips follow them).
-func (b *Backend) estimateSSIM2Strip(w, h int) (int64, bool) { return 0, false }
-
-// prepareSSIM2Strip is Prepare(SSIMULACRA2, ModeStrip): not yet.
-func (b *Backend) prepareSSIM2Strip(ctx context.Context, ref *zenmetrics.Image, opt zenmetrics.Options) (zenmetrics.Reference, error) {
-	return nil, fmt.Errorf("%w: SSIMULACRA2 strips on %s (not yet)", zenmetrics.ErrUnsupported, b.Name())
+	const iirN = 5 // libjxl's N for sigma 1.5 (IIR_N in ssim2_iir.wgsl)
+	return stripSpec{Halo: (iirN + 1) * align, Align: align, MinCrop: ssim2MinSide * align}
 }

@@ -60,8 +60,8 @@ func TestStripHalos(t *testing.T) {
 	if s := bfStripSpec(); s.Halo != 84 || s.Align != 2 {
 		t.Errorf("butteraugli spec %+v, want halo 84 align 2", s)
 	}
-	if s := ssim2StripSpec(); s.Halo != 160 || s.Align != 32 || s.MinCrop != 256 {
-		t.Errorf("ssim2 spec %+v, want halo 160 (5 rows × 32) align 32", s)
+	if s := ssim2StripSpec(); s.Halo != 192 || s.Align != 32 || s.MinCrop != 256 {
+		t.Errorf("ssim2 spec %+v, want halo 192 (6 rows × 32) align 32", s)
 	}
 }
 
