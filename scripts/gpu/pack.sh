@@ -27,7 +27,7 @@ gzip -c "$dawn" > .gpu/main/libwebgpu_wrapper.so.gz
 
 export CGO_ENABLED=0 GOOS=linux GOARCH=amd64
 go build -trimpath -ldflags=-s -o .gpu/main/bin/ ./cmd/...
-for pkg in $(go list ./gpu/... ./capability/... ./orchestrator/... ./cpu/...); do
+for pkg in $(go list ./gpu/... ./capability/... ./orchestrator/...); do
   if [ -n "$(go list -f '{{join .TestGoFiles ""}}{{join .XTestGoFiles ""}}' "$pkg")" ]; then
     go test -c -trimpath -o ".gpu/main/bin/$(echo "${pkg#github.com/zenmetrics-go/zenmetrics/}" | tr / _).test" "$pkg"
   fi

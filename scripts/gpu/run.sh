@@ -1,38 +1,76 @@
 #!/usr/bin/env bash
-# Runs on the lent NVIDIA machine (from the repository root, with .gpu/
-# carried): unpacks the Vulkan loader and Dawn, runs the GPU test binaries
-# and the benchmark program, and leaves logs and JSON under $OUT.
+# Runs on the lent NVIDIA machine (from the repository root, with .gpu/main
+# carried, packed by scripts/gpu/pack.sh): unpacks the Vulkan loader, glvnd
+# and Dawn, then runs the probe, the GPU test binaries and the benchmarks.
+# Logs go to /tmp/zmout; $OUT gets summary.txt and results.tgz (the device
+# returns at most 8 files).
 #
-# usage: scripts/gpu/run.sh [tests|bench|probe|all] [extra args for zmbench]
+# usage: scripts/gpu/run.sh [STEP...]   steps: probe tests bench strips cached batch (default: all)
 set -uo pipefail
 cd "$(dirname "$0")/../.."
-what="${1:-all}"; shift || true
+root=$PWD
+steps=("$@"); [ ${#steps[@]} -eq 0 ] && steps=(probe tests bench strips cached batch)
+has() { local s; for s in "${steps[@]}"; do [ "$s" = "$1" ] && return 0; done; return 1; }
 OUT="${OUT:-/tmp/zm-out}"; mkdir -p "$OUT"
+R=/tmp/zmout; rm -rf "$R"; mkdir -p "$R"
 for f in .gpu/main/debs/*.deb; do dpkg -x "$f" /; done; ldconfig
 if [ -f /usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json ] && [ -z "${VK_DRIVER_FILES:-}" ]; then
   export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
   export __EGL_VENDOR_LIBRARY_FILENAMES=/usr/local/nvidia/share/glvnd/egl_vendor.d/10_nvidia.json
 fi
-mkdir -p /tmp/zm && gunzip -c .gpu/main/libwebgpu_wrapper.so.gz > /tmp/zm/libwebgpu_wrapper.so
-for f in .gpu/main/bin/*.gz; do gunzip -c "$f" > "/tmp/zm/$(basename "${f%.gz}")"; chmod +x "/tmp/zm/$(basename "${f%.gz}")"; done
-export ZENMETRICS_WEBGPU_LIB=/tmp/zm/libwebgpu_wrapper.so ZENMETRICS_SHARED="$PWD/.gpu/main/shared" CI=true
-nvidia-smi --query-gpu=name,driver_version,memory.total,memory.used --format=csv | tee "$OUT/gpu.txt"
+B=/tmp/zm; mkdir -p $B && gunzip -c .gpu/main/libwebgpu_wrapper.so.gz > $B/libwebgpu_wrapper.so
+for f in .gpu/main/bin/*.gz; do n=$(basename "${f%.gz}"); gunzip -c "$f" > "$B/$n"; chmod +x "$B/$n"; done
+export ZENMETRICS_WEBGPU_LIB=$B/libwebgpu_wrapper.so ZENMETRICS_SHARED="$root/.gpu/main/shared" CI=true
+summary() { echo "$*" | tee -a "$R/summary.txt"; }
+summary "== $(date -u +%FT%TZ) $(nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader)"
 rc=0
-if [ "$what" = probe ] || [ "$what" = all ]; then
-  [ -x /tmp/zm/zmprobe ] && /tmp/zm/zmprobe > "$OUT/probe.json" 2> "$OUT/probe.err"; echo "probe rc=$?"
+
+if has probe; then
+  $B/zmprobe > "$R/probe.json" 2> "$R/probe.err"; summary "probe rc=$?"
+  grep -o '"name": *"[^"]*"\|"f32_atomics": *"[^"]*"\|"f16": *"[^"]*"\|"subgroups": *"[^"]*"\|"timestamp_query": *"[^"]*"' "$R/probe.json" | head -12 >> "$R/summary.txt"
 fi
-if [ "$what" = tests ] || [ "$what" = all ]; then
-  for t in /tmp/zm/*.test; do
-    name=$(basename "$t" .test)
-    dir=${name//_//}
-    echo "=== $name"
-    (cd "$dir" 2>/dev/null || cd .; "$t" -test.v -test.timeout 300s ${TESTRUN:+-test.run "$TESTRUN"}) > "$OUT/test_$name.log" 2>&1
+
+if has tests; then
+  for t in $B/*.test; do
+    name=$(basename "$t" .test); dir=${name//_//}
+    (cd "$root/$dir" && "$t" -test.v -test.timeout 500s ${TESTRUN:+-test.run "$TESTRUN"}) > "$R/test_$name.log" 2>&1
     r=$?; [ $r -ne 0 ] && rc=$r
-    grep -E '^(--- FAIL|FAIL|PASS|ok)' "$OUT/test_$name.log" | tail -5
-    grep -E 'parity|max' "$OUT/test_$name.log" | head -20
+    summary "test $name rc=$r: $(grep -c '^--- PASS' "$R/test_$name.log") pass, $(grep -c '^--- FAIL' "$R/test_$name.log") fail, $(grep -c '^--- SKIP' "$R/test_$name.log") skip"
+    grep -E '^--- FAIL' "$R/test_$name.log" | head -10 >> "$R/summary.txt"
+    grep -iE 'parity|max \|Δ\||max rel|worst' "$R/test_$name.log" | head -12 >> "$R/summary.txt"
   done
 fi
-if [ "$what" = bench ] || [ "$what" = all ]; then
-  [ -x /tmp/zm/zmbench ] && /tmp/zm/zmbench --json "$OUT/bench.json" "$@" 2>&1 | tee "$OUT/bench.txt"
+
+if has bench; then
+  for m in ssim2 butteraugli; do
+    $B/zmbench -metric $m -sizes 1,4,16 -reps 30 -json "$R/bench_$m.json" > "$R/bench_$m.txt" 2>&1; summary "zmbench $m rc=$?"
+    cat "$R/bench_$m.txt" >> "$R/summary.txt"
+  done
+  $B/zmbench -metric ssim2 -sizes 16 -reps 10 -profile > "$R/bench_ssim2_profile.txt" 2>&1
 fi
+
+if has strips; then
+  for m in ssim2 butteraugli; do
+    $B/zmbench -strips -strip-metric $m -sizes 16,64 -reps 5 -warmup 1 -vram-budget-mib 2048 -json "$R/strips_$m.json" > "$R/strips_$m.txt" 2>&1
+    summary "zmbench -strips $m rc=$?"; cat "$R/strips_$m.txt" >> "$R/summary.txt"
+  done
+fi
+
+if has cached && [ -x $B/orchestrator.test ]; then
+  (cd "$root/orchestrator" && $B/orchestrator.test -test.run '^$' -test.bench 'CachedReferenceGPU' -test.benchtime 1x) > "$R/cached.txt" 2>&1
+  summary "cached-reference benchmark rc=$?"; grep -E '^Benchmark' "$R/cached.txt" >> "$R/summary.txt"
+fi
+
+if has batch && [ -d "$root/.gpu/main/shared/corpus/images" ]; then
+  man="$R/manifest.tsv"; printf 'ref\tdist\n' > "$man"
+  tail -n +2 "$root/.gpu/main/shared/corpus/scores.tsv" | awk -F'\t' -v d="$root/.gpu/main/shared/corpus/" '{print d $1 "\t" d $2}' >> "$man"
+  for be in cpu auto; do
+    /usr/bin/time -f "%e s wall" $B/zmscore --manifest "$man" --metric ssim2,butteraugli --backend $be \
+      --out "$R/batch_$be.jsonl" --progress lines --stats > "$R/batch_$be.txt" 2>&1
+    summary "batch backend=$be rc=$?"; tail -15 "$R/batch_$be.txt" >> "$R/summary.txt"
+  done
+fi
+
+cp "$R/summary.txt" "$OUT/summary.txt"
+tar czf "$OUT/results.tgz" -C "$R" .
 exit $rc
