@@ -3,11 +3,19 @@
 // tools print.
 //
 //	zmscore [--metric ssim2] [--backend auto|cpu] [--json] [--threads N] REF DIST [DIST...]
+//	zmscore --metric butteraugli [--intensity-target N] [--pnorm P]
+//	        [--distmap MAP.png] [--rawdistmap MAP.pfm] REF DIST [DIST...]
 //
 // Plain output is one line per DIST, in order: the score as %.8f, or "nan"
 // when that DIST failed (its error goes to stderr). --json prints one JSON
 // object per DIST instead. Exit status: 0 all scored, 1 an input or scoring
 // error (the other DISTs are still scored), 2 a usage error.
+//
+// For Butteraugli the score is the maximum distance, the first line of
+// libjxl's butteraugli_main; --json adds its 3-norm ("pnorm3") and, with
+// --pnorm, that p-norm ("pnorm"). --distmap writes butteraugli_main's colour
+// heat map as PNG, --rawdistmap the float distance map as PFM, both like
+// butteraugli_main --distmap and --rawdistmap.
 package main
 
 import (
@@ -64,6 +72,23 @@ type options struct {
 	threads int
 	ref     string
 	dists   []string
+	// Butteraugli only.
+	intensityTarget float64
+	pnorm           float64
+	// distMaps[i] and rawDistMaps[i] are the output paths for dists[i];
+	// nil when not asked for.
+	distMaps, rawDistMaps []string
+}
+
+// wantMaps reports whether a distance map must be computed.
+func (o *options) wantMaps() bool { return o.distMaps != nil || o.rawDistMaps != nil }
+
+// metricOptions are the zenmetrics.Options the command line asks for.
+func (o *options) metricOptions() zenmetrics.Options {
+	if o.metric != zenmetrics.Butteraugli {
+		return zenmetrics.Options{}
+	}
+	return zenmetrics.Options{IntensityTarget: o.intensityTarget, PNorm: o.pnorm, DistMap: o.wantMaps()}
 }
 
 func usage(w io.Writer) {
@@ -85,6 +110,21 @@ Flags (also accepted after the file names):
   --threads N      CPU threads per scoring, 0 = all cores (default 0)
   --version        print the version and exit
   --help           print this help and exit
+
+Butteraugli (--metric butteraugli; a usage error with other metrics):
+  The score is the maximum distance, butteraugli_main's first line.
+  --json adds "pnorm3" (its "3-norm:" line) and, with --pnorm, "pnorm".
+  --intensity-target N  display peak in nits for sRGB 1.0 (default 80)
+  --pnorm P        also report the P-norm of the distance map (P > 0)
+  --distmap FILE   write butteraugli_main's --distmap colour heat map, as
+                   PNG whatever FILE's extension: black, blue, cyan, green
+                   up to the "good" distance ~0.72, yellow towards red up
+                   to "bad" ~1.16, then magenta, pastels, white (~14)
+  --rawdistmap FILE  write the distance map as a grayscale little-endian
+                   PFM, as butteraugli_main --rawdistmap does
+  With several DISTs, FILE must contain {} or %%s, replaced by each DIST's
+  file name without its extension (e.g. --distmap maps/{}.png). A map that
+  cannot be written fails its DIST. --json names the files written.
 
 Metrics:
 `)
@@ -109,6 +149,10 @@ func parseArgs(args []string, stdout, stderr io.Writer) (opt options, done bool,
 	fs.BoolVar(&opt.json, "json", false, "")
 	fs.IntVar(&opt.threads, "threads", 0, "")
 	showVersion := fs.Bool("version", false, "")
+	fs.Float64Var(&opt.intensityTarget, "intensity-target", 80, "")
+	fs.Float64Var(&opt.pnorm, "pnorm", 0, "")
+	distMap := fs.String("distmap", "", "")
+	rawDistMap := fs.String("rawdistmap", "", "")
 	fail := func(format string, a ...any) (options, bool, int) {
 		fmt.Fprintf(stderr, "zmscore: "+format+"\n", a...)
 		fmt.Fprintf(stderr, "Run 'zmscore --help' for usage.\n")
@@ -150,20 +194,51 @@ func parseArgs(args []string, stdout, stderr io.Writer) (opt options, done bool,
 		return fail("need a reference and at least one distorted image, got %d file name(s)", len(files))
 	}
 	opt.ref, opt.dists = files[0], files[1:]
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	for _, name := range []string{"intensity-target", "pnorm", "distmap", "rawdistmap"} {
+		if set[name] && opt.metric != zenmetrics.Butteraugli {
+			return fail("--%s applies to --metric butteraugli only, not %s", name, opt.metric)
+		}
+	}
+	if v := opt.intensityTarget; !(v > 0) || math.IsInf(v, 0) {
+		return fail("--intensity-target must be a positive number of nits, not %v", v)
+	}
+	if v := opt.pnorm; set["pnorm"] && (!(v > 0) || math.IsInf(v, 0)) {
+		return fail("--pnorm must be a positive number, not %v", v)
+	}
+	if set["distmap"] {
+		if opt.distMaps, err = mapPaths("--distmap", *distMap, opt.dists); err != nil {
+			return fail("%v", err)
+		}
+	}
+	if set["rawdistmap"] {
+		if opt.rawDistMaps, err = mapPaths("--rawdistmap", *rawDistMap, opt.dists); err != nil {
+			return fail("%v", err)
+		}
+	}
+	if err := checkOutputs(files, opt.distMaps, opt.rawDistMaps); err != nil {
+		return fail("%v", err)
+	}
 	return opt, false, 0
 }
 
 // result is one output line in --json mode.
 type result struct {
-	Ref       string             `json:"ref"`
-	Dist      string             `json:"dist"`
-	Metric    string             `json:"metric"`
-	Score     *float64           `json:"score,omitempty"`
-	Backend   string             `json:"backend"`
-	MS        *float64           `json:"ms,omitempty"`
-	PrepareMS *float64           `json:"prepare_ms,omitempty"`
-	Extras    map[string]float64 `json:"extras,omitempty"`
-	Error     string             `json:"error,omitempty"`
+	Ref    string   `json:"ref"`
+	Dist   string   `json:"dist"`
+	Metric string   `json:"metric"`
+	Score  *float64 `json:"score,omitempty"`
+	// PNorm3 and PNorm repeat Butteraugli's extras at top level.
+	PNorm3     *float64           `json:"pnorm3,omitempty"`
+	PNorm      *float64           `json:"pnorm,omitempty"`
+	DistMap    string             `json:"distmap,omitempty"`
+	RawDistMap string             `json:"rawdistmap,omitempty"`
+	Backend    string             `json:"backend"`
+	MS         *float64           `json:"ms,omitempty"`
+	PrepareMS  *float64           `json:"prepare_ms,omitempty"`
+	Extras     map[string]float64 `json:"extras,omitempty"`
+	Error      string             `json:"error,omitempty"`
 }
 
 func millis(d time.Duration) *float64 {
@@ -194,7 +269,8 @@ func runContext(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	emit := func(r result, err error) {
 		if err != nil {
 			failed = true
-			r.Score, r.Extras = nil, nil
+			r.Score, r.Extras, r.PNorm3, r.PNorm = nil, nil, nil, nil
+			r.DistMap, r.RawDistMap = "", ""
 			r.Error = err.Error()
 			fmt.Fprintf(stderr, "zmscore: %s\n", describeErr(r.Dist, err))
 		}
@@ -222,7 +298,7 @@ func runContext(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	var prepareTime time.Duration
 	if err == nil {
 		t0 := time.Now()
-		prepared, err = backend.Prepare(ctx, opt.metric, ref, zenmetrics.Options{})
+		prepared, err = backend.Prepare(ctx, opt.metric, ref, opt.metricOptions())
 		prepareTime = time.Since(t0)
 	}
 	if err != nil {
@@ -274,6 +350,9 @@ func runContext(ctx context.Context, args []string, stdout, stderr io.Writer) in
 			r.Score = &v
 			if len(s.Extras) > 0 {
 				r.Extras = s.Extras
+			}
+			if opt.metric == zenmetrics.Butteraugli {
+				err = butteraugliOutputs(&r, s, &opt, i, ref)
 			}
 		}
 		emit(r, err)
