@@ -1,11 +1,14 @@
 package main
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"strings"
 
 	"github.com/zenmetrics-go/zenmetrics"
 	"github.com/zenmetrics-go/zenmetrics/cpu"
+	"github.com/zenmetrics-go/zenmetrics/gpu/webgpu"
 )
 
 // backendInfo describes one --backend value for the usage text.
@@ -15,9 +18,11 @@ type backendInfo struct {
 
 // backendList is what --help prints. Keep it in step with openBackend.
 var backendList = []backendInfo{
-	{"auto", "the best available backend (today: cpu)"},
+	{"auto", "a hardware GPU through WebGPU when one is found, else the CPU;\n" +
+		"           a metric the GPU lacks, or a reference too big for it, goes to the CPU"},
 	{"cpu", "CPU reference implementation (pure Go)"},
-	{"webgpu", "WebGPU (alias gpu): not built yet"},
+	{"webgpu", "WebGPU (alias gpu), any real adapter including a CPU Vulkan\n" +
+		"           driver (lavapipe); an error saying what was tried when none is found"},
 }
 
 // usageError marks errors that are the user's to fix on the command line
@@ -26,23 +31,106 @@ type usageError struct{ msg string }
 
 func (e *usageError) Error() string { return e.msg }
 
+// openWebGPU opens the WebGPU backend. It is a variable so tests can run
+// without a GPU runtime.
+var openWebGPU = func(allowCPUAdapter bool) (zenmetrics.Backend, error) {
+	return webgpu.NewBackend(context.Background(), &webgpu.Options{AllowCPUAdapter: allowCPUAdapter, Label: "zmscore"})
+}
+
 // openBackend opens the backend named on the command line. threads is
 // --threads (0: all cores). An unknown name is a *usageError.
+//
+// "auto" prefers a hardware GPU but not a software Vulkan adapter: lavapipe
+// computes the same scores as the CPU reference, no faster. When no GPU
+// runtime or adapter is found it is the CPU, silently: that is the normal
+// case on a machine without a GPU, not an error.
 func openBackend(name string, threads int) (zenmetrics.Backend, error) {
+	c := cpu.New(cpu.Config{Threads: threads})
 	switch strings.ToLower(name) {
 	case "auto":
-		// The WebGPU backend goes here once it exists: try it first and
-		// fall back to the CPU when no adapter is found, e.g.
-		//	if b, err := openWebGPU(threads); err == nil { return b, nil }
-		return cpu.New(cpu.Config{Threads: threads}), nil
+		g, err := openWebGPU(false)
+		if err != nil {
+			return c, nil
+		}
+		return &autoBackend{gpu: g, cpu: c}, nil
 	case "cpu":
-		return cpu.New(cpu.Config{Threads: threads}), nil
+		return c, nil
 	case "webgpu", "gpu":
-		return nil, fmt.Errorf("%w: the %s backend is not built yet; use --backend cpu", zenmetrics.ErrUnsupported, name)
+		g, err := openWebGPU(true)
+		if err != nil {
+			// The error lists every library path tried and how to install
+			// one (gpu/wgpu.LoadError), or the adapters refused and why.
+			return nil, fmt.Errorf("the %s backend is not available: %w\n"+
+				"(score on the CPU with --backend cpu; see README.md for installing a WebGPU runtime)", name, err)
+		}
+		return g, nil
 	}
 	names := make([]string, len(backendList))
 	for i, b := range backendList {
 		names[i] = b.name
 	}
 	return nil, &usageError{fmt.Sprintf("unknown backend %q (known: %s)", name, strings.Join(names, ", "))}
+}
+
+// autoBackend scores on the GPU and falls back to the CPU per reference:
+// when the GPU does not implement the metric (ErrUnsupported) or the
+// reference does not fit its memory (ErrOutOfMemory). A one-shot CLI does
+// not need the orchestrator's profile and ladder for that; batch runs and
+// library users get the full ladder from the orchestrator.
+type autoBackend struct {
+	gpu, cpu zenmetrics.Backend
+}
+
+func (a *autoBackend) Name() string { return a.gpu.Name() }
+
+func (a *autoBackend) Estimate(m zenmetrics.Metric, w, h int, mode zenmetrics.Mode) (int64, bool) {
+	if n, ok := a.gpu.Estimate(m, w, h, mode); ok {
+		return n, true
+	}
+	return a.cpu.Estimate(m, w, h, mode)
+}
+
+func (a *autoBackend) Prepare(ctx context.Context, m zenmetrics.Metric, ref *zenmetrics.Image, opt zenmetrics.Options) (zenmetrics.Reference, error) {
+	r, err := a.gpu.Prepare(ctx, m, ref, opt)
+	if err == nil {
+		return &namedRef{Reference: r, backend: a.gpu.Name()}, nil
+	}
+	if !errors.Is(err, zenmetrics.ErrUnsupported) && !errors.Is(err, zenmetrics.ErrOutOfMemory) {
+		return nil, err
+	}
+	r, err = a.cpu.Prepare(ctx, m, ref, opt)
+	if err != nil {
+		return nil, err
+	}
+	return &namedRef{Reference: r, backend: a.cpu.Name()}, nil
+}
+
+func (a *autoBackend) Close() error { return errors.Join(a.gpu.Close(), a.cpu.Close()) }
+
+// namedRef remembers which backend prepared a reference, so the output
+// names the backend that really scored.
+type namedRef struct {
+	zenmetrics.Reference
+	backend string
+}
+
+func (n *namedRef) BackendName() string { return n.backend }
+
+// backendOf is the name to report for scores from r prepared on b.
+func backendOf(b zenmetrics.Backend, r zenmetrics.Reference) string {
+	if n, ok := r.(interface{ BackendName() string }); ok {
+		return n.BackendName()
+	}
+	return b.Name()
+}
+
+// adapterOf is the GPU adapter's name when the scores come from WebGPU.
+func adapterOf(b zenmetrics.Backend, backend string) string {
+	if a, ok := b.(*autoBackend); ok {
+		b = a.gpu
+	}
+	if g, ok := b.(*webgpu.Backend); ok && backend == g.Name() {
+		return g.Info().Adapter
+	}
+	return ""
 }

@@ -34,6 +34,7 @@ import (
 	"time"
 
 	"github.com/zenmetrics-go/zenmetrics"
+	"github.com/zenmetrics-go/zenmetrics/batch"
 	"github.com/zenmetrics-go/zenmetrics/imageio"
 )
 
@@ -235,6 +236,7 @@ type result struct {
 	DistMap    string             `json:"distmap,omitempty"`
 	RawDistMap string             `json:"rawdistmap,omitempty"`
 	Backend    string             `json:"backend"`
+	Adapter    string             `json:"adapter,omitempty"`
 	MS         *float64           `json:"ms,omitempty"`
 	PrepareMS  *float64           `json:"prepare_ms,omitempty"`
 	Extras     map[string]float64 `json:"extras,omitempty"`
@@ -247,6 +249,12 @@ func millis(d time.Duration) *float64 {
 }
 
 func runContext(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if batch.IsBatchArgs(args) {
+		// Manifests, folder pairing and merge: the batch engine.
+		return batch.CLI(ctx, args, stdout, stderr, batch.Deps{OpenBackend: func(o batch.BackendOptions) (zenmetrics.Backend, error) {
+			return newBackend(o.Name, o.Threads)
+		}})
+	}
 	opt, done, code := parseArgs(args, stdout, stderr)
 	if done {
 		return code
@@ -320,6 +328,10 @@ func runContext(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		return 1
 	}
 	defer prepared.Release()
+	// The backend that really prepared the reference (auto may have sent
+	// it to the CPU) and, for WebGPU, the adapter.
+	base.Backend = backendOf(backend, prepared)
+	base.Adapter = adapterOf(backend, base.Backend)
 
 	for i, d := range dists {
 		r := base

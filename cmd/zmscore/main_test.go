@@ -83,8 +83,6 @@ func TestExitCodes(t *testing.T) {
 		{"unknown backend", []string{"--backend", "tpu", ref, dist}, 2, "unknown backend"},
 		{"negative threads", []string{"--threads", "-1", ref, dist}, 2, "--threads"},
 		{"bad threads", []string{"--threads", "many", ref, dist}, 2, "threads"},
-		{"webgpu not built", []string{"--backend", "webgpu", ref, dist}, 1, "not built yet"},
-		{"gpu not built", []string{"--backend", "gpu", ref, dist}, 1, "not built yet"},
 		{"missing dist", []string{ref, "/nonexistent/x.png"}, 1, "/nonexistent/x.png"},
 		{"missing ref", []string{"/nonexistent/r.png", dist}, 1, "/nonexistent/r.png"},
 		{"not an image", []string{ref, tiny(t, "scores.tsv")}, 1, "unknown image format"},
