@@ -30,6 +30,7 @@ import (
 	"time"
 
 	zenmetrics "github.com/zenmetrics-go/zenmetrics"
+	"github.com/zenmetrics-go/zenmetrics/cpu/butteraugli"
 	"github.com/zenmetrics-go/zenmetrics/cpu/ssim2"
 	"github.com/zenmetrics-go/zenmetrics/gpu/nvml"
 	"github.com/zenmetrics-go/zenmetrics/gpu/webgpu"
@@ -62,6 +63,7 @@ type passMS struct {
 }
 
 type report struct {
+	Metric      string             `json:"metric"`
 	Backend     webgpu.BackendInfo `json:"backend"`
 	FMA         string             `json:"fma"`
 	Reps        int                `json:"reps"`
@@ -79,11 +81,18 @@ func main() {
 	jsonPath := flag.String("json", "", "write the results as JSON to this file")
 	cpu := flag.Bool("cpu", false, "also score each pair with the CPU reference (slow) and print both")
 	upMiB := flag.Int("upload-mib", 64, "bytes per upload-bandwidth measurement, MiB")
+	metricName := flag.String("metric", "ssim2", "metric to time: ssim2 or butteraugli (-profile and the byte model are SSIMULACRA2's)")
 	flag.BoolVar(&profile, "profile", false, "also time every dispatch in its own pass (median of -reps) and print a per-kernel table")
 	strips := flag.Bool("strips", false, "instead: full image vs strips (Butteraugli by default) at each size: ms, predicted and measured VRAM, score difference")
 	stripMetric := flag.String("strip-metric", "butteraugli", "with -strips: butteraugli or ssim2")
 	budgetMiB := flag.Int64("vram-budget-mib", 0, "with -strips: VRAM budget for the strip runs, MiB (0: the device's free memory); also env "+webgpu.EnvVRAMBudget)
 	flag.Parse()
+	m, err := zenmetrics.ParseMetric(*metricName)
+	if err != nil || (m != zenmetrics.SSIMULACRA2 && m != zenmetrics.Butteraugli) {
+		fmt.Fprintf(os.Stderr, "zmbench: -metric %q: want ssim2 or butteraugli\n", *metricName)
+		os.Exit(2)
+	}
+	metric = m
 	if *strips {
 		if err := runStrips(*sizes, *stripMetric, *budgetMiB, *reps, *warmup, *jsonPath); err != nil {
 			fmt.Fprintln(os.Stderr, "zmbench:", err)
@@ -97,7 +106,10 @@ func main() {
 	}
 }
 
-var profile bool
+var (
+	profile bool
+	metric  = zenmetrics.SSIMULACRA2
+)
 
 func median(d []time.Duration) (med, lo float64) {
 	sort.Slice(d, func(i, j int) bool { return d[i] < d[j] })
@@ -116,7 +128,7 @@ func run(sizeList string, reps, warmup int, jsonPath string, withCPU bool, upMiB
 		defer lib.Close()
 		nv, _ = lib.Device(0)
 	}
-	rep := report{Backend: b.Info(), Reps: reps, Date: time.Now().UTC().Format(time.RFC3339)}
+	rep := report{Metric: metric.String(), Backend: b.Info(), Reps: reps, Date: time.Now().UTC().Format(time.RFC3339)}
 	for _, f := range strings.Split(sizeList, ",") {
 		mp, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
 		if err != nil || mp <= 0 {
@@ -130,7 +142,13 @@ func run(sizeList string, reps, warmup int, jsonPath string, withCPU bool, upMiB
 		}
 		r.Megapixels = mp
 		if withCPU {
-			if r.CPUScore, err = ssim2.Score(ref, dist, ssim2.Config{}); err != nil {
+			if metric == zenmetrics.Butteraugli {
+				res, err := butteraugli.Compare(ref, dist, butteraugli.Config{})
+				if err != nil {
+					return err
+				}
+				r.CPUScore = res.Max
+			} else if r.CPUScore, err = ssim2.Score(ref, dist, ssim2.Config{}); err != nil {
 				return err
 			}
 		}
@@ -164,7 +182,7 @@ func timeSize(ctx context.Context, b *webgpu.Backend, nv *nvml.Device, ref, dist
 			}
 		}
 	}
-	r, err := b.Prepare(ctx, zenmetrics.SSIMULACRA2, ref, zenmetrics.Options{})
+	r, err := b.Prepare(ctx, metric, ref, zenmetrics.Options{})
 	if err != nil {
 		return res, err
 	}
@@ -183,7 +201,7 @@ func timeSize(ctx context.Context, b *webgpu.Backend, nv *nvml.Device, ref, dist
 		res.Score = s.Value
 		sample()
 	}
-	if profile {
+	if profile && metric == zenmetrics.SSIMULACRA2 {
 		if res.Profile, err = passProfile(ctx, r, dist, reps); err != nil {
 			r.Release()
 			return res, err
@@ -193,7 +211,7 @@ func timeSize(ctx context.Context, b *webgpu.Backend, nv *nvml.Device, ref, dist
 	var once, prep []time.Duration
 	for i := 0; i < warmup+reps; i++ {
 		t0 := time.Now()
-		r, err := b.Prepare(ctx, zenmetrics.SSIMULACRA2, ref, zenmetrics.Options{})
+		r, err := b.Prepare(ctx, metric, ref, zenmetrics.Options{})
 		if err != nil {
 			return res, err
 		}
@@ -214,15 +232,17 @@ func timeSize(ctx context.Context, b *webgpu.Backend, nv *nvml.Device, ref, dist
 	res.PrepareMS, _ = median(prep)
 	px := float64(ref.Width) * float64(ref.Height)
 	res.CachedMPs = px / 1e6 / (res.CachedMS / 1000)
-	res.BytesPerImage = webgpu.SSIM2BytesPerPixel(ref.Width, ref.Height, ref.Format.BytesPerPixel()) * px
-	res.ImpliedGBs = res.BytesPerImage / (res.CachedMS / 1000) / 1e9
+	if metric == zenmetrics.SSIMULACRA2 {
+		res.BytesPerImage = webgpu.SSIM2BytesPerPixel(ref.Width, ref.Height, ref.Format.BytesPerPixel()) * px
+		res.ImpliedGBs = res.BytesPerImage / (res.CachedMS / 1000) / 1e9
+	}
 	res.NVMLPeakUsed = peak
 	return res, nil
 }
 
 func printTable(rep report, withCPU bool) {
 	bi := rep.Backend
-	fmt.Printf("## SSIMULACRA2 on %s (%s, %s), FMA %s, median of %d\n\n", bi.Adapter, bi.Backend, bi.Type, rep.FMA, rep.Reps)
+	fmt.Printf("## %s on %s (%s, %s), FMA %s, median of %d, %s\n\n", rep.Metric, bi.Adapter, bi.Backend, bi.Type, rep.FMA, rep.Reps, rep.Date)
 	hdr := "| size | score | cached ms | min ms | one-shot ms | prepare ms | MP/s (cached) | ref MiB | NVML peak MiB | kernel GB/image | implied GB/s |"
 	sep := "|---|---|---|---|---|---|---|---|---|---|---|"
 	if withCPU {
@@ -246,7 +266,11 @@ func printTable(rep report, withCPU bool) {
 	}
 	fmt.Printf("\nUpload of %d MiB: queue.writeBuffer %.2f GB/s, mapped staging buffer (create+map+copy) %.2f GB/s\n",
 		rep.UploadBytes>>20, rep.WriteBuffer, rep.Mapped)
-	fmt.Println("\nByte model (upper bound, every load/store counted once per thread request): webgpu.SSIM2BytesPerPixel.")
+	if rep.Metric == zenmetrics.SSIMULACRA2.String() {
+		fmt.Println("\nByte model (upper bound, every load/store counted once per thread request): webgpu.SSIM2BytesPerPixel.")
+	} else {
+		fmt.Println("\nscore = max distance; no byte model for this metric (kernel GB columns are 0).")
+	}
 }
 
 // passProfile runs webgpu.SSIM2PassProfile reps times and returns each

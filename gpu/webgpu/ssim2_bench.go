@@ -20,6 +20,8 @@ func ReferenceBytes(r zenmetrics.Reference) int64 {
 		return s.Bytes()
 	case *ssim2StripRef:
 		return s.Bytes()
+	case interface{ Bytes() int64 }: // Butteraugli, full and strips
+		return s.Bytes()
 	}
 	return 0
 }
