@@ -376,7 +376,11 @@ func (o *Orchestrator) assignID(t *Task) {
 // start validates a task, plans it and queues it; invalid or cancelled
 // tasks end at once, through the same sink, so the caller's bookkeeping
 // (one result per task) holds whatever happens.
-func (o *Orchestrator) start(ctx context.Context, t Task, sink func(Result), batch any) {
+//
+// memo (may be nil) maps reference images already hashed in the same call
+// to their hash: RunAll's tasks often share one *Image, and the caller may
+// not change its pixels while those tasks run, so one hash serves them all.
+func (o *Orchestrator) start(ctx context.Context, t Task, sink func(Result), batch any, memo map[*zenmetrics.Image]uint64) {
 	j := &job{task: t, ctx: ctx, sink: sink, batch: batch, submitted: o.now(), rung: ladder.FullyExhausted}
 	defer func() {
 		if v := recover(); v != nil {
@@ -386,6 +390,21 @@ func (o *Orchestrator) start(ctx context.Context, t Task, sink func(Result), bat
 	if err := o.prepareJob(j); err != nil {
 		o.finish(j, Result{Err: err})
 		return
+	}
+	// Hash the reference here, on the submitting goroutine, not on the
+	// worker: a 16 MP reference is ~48 MB of xxh3 (~3 ms), which on a GPU
+	// worker would sit between two kernels' worth of work and eat most of
+	// what the reference cache saves. Here it overlaps the worker's
+	// previous task.
+	if !j.hashed && j.ref != nil {
+		if h, ok := memo[j.ref]; ok {
+			j.hash, j.hashed = h, true
+		} else {
+			j.hash, j.hashed = refcache.HashImage(j.ref), true
+			if memo != nil {
+				memo[j.ref] = j.hash
+			}
+		}
 	}
 	if err := ctx.Err(); err != nil {
 		o.finish(j, Result{Err: cancelled(t.ID, err)})
@@ -482,7 +501,7 @@ func (o *Orchestrator) RunSingle(ctx context.Context, t Task) Result {
 	batch := new(int)
 	stop := context.AfterFunc(ctx, func() { o.sweep(batch, ctx.Err()) })
 	defer stop()
-	o.start(ctx, t, func(r Result) { ch <- r }, batch)
+	o.start(ctx, t, func(r Result) { ch <- r }, batch, nil)
 	return <-ch
 }
 
@@ -516,9 +535,10 @@ func (o *Orchestrator) RunAll(ctx context.Context, tasks []Task) <-chan Result {
 	stopMu.Lock()
 	stop = context.AfterFunc(ctx, func() { o.sweep(batch, ctx.Err()) })
 	stopMu.Unlock()
+	memo := map[*zenmetrics.Image]uint64{}
 	for _, t := range tasks {
 		o.assignID(&t)
-		o.start(ctx, t, sink, batch)
+		o.start(ctx, t, sink, batch, memo)
 	}
 	return out
 }
@@ -534,7 +554,7 @@ func (o *Orchestrator) Submit(t Task) (TaskID, error) {
 	o.resMu.Lock()
 	o.submitted++
 	o.resMu.Unlock()
-	o.start(o.ctx, t, o.pushResult, nil)
+	o.start(o.ctx, t, o.pushResult, nil, nil)
 	return t.ID, nil
 }
 
