@@ -9,6 +9,15 @@
 // the powers of the recursion (mul_in / mul_prev / mul_prev2, fused
 // multiply-adds in libjxl's order), then a scalar loop for the tail.
 // Inputs outside the row are zero.
+//
+// Quantity map: with P.stride = 0 thread row gid.y blurs quantity gid.y
+// (5 rows); otherwise gid.y picks the 4-bit field gid.y of P.stride (a
+// cached reference: 0x20 blurs quantities 0 and 2 of the reference once at
+// Prepare, 0x431 blurs the distorted image's 1, 3, 4 at every Score). The
+// arithmetic of a quantity does not depend on the map.
+//
+// vblur (entry point below): the vertical recursion of ssim2_vmaps.wgsl,
+// in the same operations, for a cached reference's mu1 and sigma11.
 
 @group(0) @binding(0) var<uniform> P: Params;
 @group(0) @binding(1) var<uniform> K: Coef;
@@ -42,6 +51,11 @@ fn put(q: u32, i: u32, v: f32) {
   }
 }
 
+// The quantity of dispatch row r (see the header).
+fn qsel(r: u32) -> u32 {
+  return select(r, (P.stride >> (4u * r)) & 15u, P.stride != 0u);
+}
+
 // Sample x of the row starting at `row`, zero outside [0, w).
 fn at(q: u32, row: u32, x: i32, w: i32) -> f32 {
   if (x < 0 || x >= w) {
@@ -54,7 +68,7 @@ fn at(q: u32, row: u32, x: i32, w: i32) -> f32 {
 fn hblur(@builtin(global_invocation_id) gid: vec3<u32>) {
   fma_zero = P.pad0; // 0, opaque to the compiler (see ssim2_color.wgsl)
   let y = gid.x;
-  let q = gid.y;
+  let q = qsel(gid.y);
   if (y >= P.height) {
     return;
   }
@@ -121,5 +135,53 @@ fn hblur(@builtin(global_invocation_id) gid: vec3<u32>) {
     o = fmaf3(pv0, prev, o);
     prev = o;
     put(q, row + u32(n), o.x + opq(o.y + o.z));
+  }
+}
+
+// vblur: thread (column x, k) runs ssim2_vmaps.wgsl's vertical recursion
+// (FastGaussianVertical, started N - 1 rows above the image, inputs outside
+// it zero) down column x of img1 (k = 0, into o0) or img2 (k = 1, into o1)
+// and stores every row's output y.x + (y.y + y.z), exactly the value
+// vmaps keeps in workgroup memory for that quantity. A cached reference
+// binds its horizontal blurs of img1 and img1² and gets its mu1 and
+// sigma11 planes, which vmaps then reads instead of recomputing them.
+fn vrow(k: u32, y: i32, x: u32) -> f32 {
+  if (y < 0 || y >= i32(P.height)) {
+    return 0.0;
+  }
+  let i = u32(y) * P.width + x;
+  if (k == 0u) {
+    return img1[i];
+  }
+  return img2[i];
+}
+
+@compute @workgroup_size(WG, 1, 1)
+fn vblur(@builtin(global_invocation_id) gid: vec3<u32>) {
+  fma_zero = P.pad0;
+  let x = gid.x;
+  let k = gid.y;
+  if (x >= P.width) {
+    return;
+  }
+  let n2 = K.n2.xyz;
+  let nd1 = -K.d1.xyz;
+  var y1 = vec3<f32>(0.0);
+  var y2 = vec3<f32>(0.0);
+  let h = i32(P.height);
+  for (var n = -IIR_N + 1; n < h; n = n + 1) {
+    let s = vrow(k, n - IIR_N - 1, x) + vrow(k, n + IIR_N - 1, x);
+    let y = fmaf3(n2, vec3<f32>(s), fmaf3(nd1, y1, -y2));
+    y2 = y1;
+    y1 = y;
+    if (n >= 0) {
+      let v = y.x + opq(y.y + y.z);
+      let i = u32(n) * P.width + x;
+      if (k == 0u) {
+        o0[i] = v;
+      } else {
+        o1[i] = v;
+      }
+    }
   }
 }

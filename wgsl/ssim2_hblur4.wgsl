@@ -13,6 +13,7 @@
 // were the right blocks two and one steps earlier (kept in registers). One
 // vec4 load and one vec4 store per step instead of 8 + 4 scalar accesses.
 // The warm-up (n < 8) and the tail (last < 8 columns) stay scalar.
+// Quantity map (P.stride) as in ssim2_hblur.wgsl.
 
 @group(0) @binding(0) var<uniform> P: Params;
 @group(0) @binding(1) var<uniform> K: Coef;
@@ -85,7 +86,7 @@ fn at1(q: u32, row: u32, x: i32, w: i32) -> f32 {
 fn hblur4(@builtin(global_invocation_id) gid: vec3<u32>) {
   fma_zero = P.pad0;
   let y = gid.x;
-  let q = gid.y;
+  let q = select(gid.y, (P.stride >> (4u * gid.y)) & 15u, P.stride != 0u);
   if (y >= P.height) {
     return;
   }

@@ -20,6 +20,13 @@
 // has 5·width slots, which ssim2_reduce.wgsl adds in a fixed order. Nothing
 // depends on scheduling, so scores are bit-identical run to run.
 //
+// Cached reference (P.channels != 0): b0 and b2 are not horizontal blurs
+// but the reference's finished mu1 and sigma11 planes, made once by
+// ssim2_hblur.wgsl's vblur in the same operations as the recursion here;
+// threads q = 0 and 2 copy the chunk's rows of them into workgroup memory
+// instead of running the recursion, so the maps see the same values bit
+// for bit. Not combined with carry (strips recompute all five).
+//
 // Row window: only rows [win_lo, win_hi) are summed (a strip's interior at
 // this scale; the whole height for a full image); chunks starting at or
 // past win_hi are not computed.
@@ -156,11 +163,12 @@ fn vmaps(@builtin(local_invocation_id) lid: vec3<u32>,
   let cw = 5u * P.width;
   let ci = P.carry + q * P.width + xc;
   var start = 0i;
+  let kept = P.channels != 0u && (q == 0u || q == 2u);
   if (carry && wlo > 0) {
     y1 = vec3<f32>(partials[ci], partials[ci + cw], partials[ci + 2u * cw]);
     y2 = vec3<f32>(partials[ci + 3u * cw], partials[ci + 4u * cw], partials[ci + 5u * cw]);
     start = wlo;
-  } else {
+  } else if (!kept) { // kept: mu1 / sigma11 come finished, no state
     for (var n = -IIR_N + 1; n < 0; n = n + 1) {
       let s = row_val(q, n - IIR_N - 1, xc) + row_val(q, n + IIR_N - 1, xc);
       let y = fmaf3(n2, vec3<f32>(s), fmaf3(nd1, y1, -y2));
@@ -175,8 +183,23 @@ fn vmaps(@builtin(local_invocation_id) lid: vec3<u32>,
     acc[t] = vec2<f32>(0.0);
   }
   for (var y0 = start; y0 < whi; y0 = y0 + i32(R)) {
-    let sv = chunk_sums(q, y0, xc);
-    if (!carry) {
+    if (kept) {
+      // Rows past the image are never summed: clamped loads are fine.
+      var kv: array<f32, R>;
+      if (q == 0u) {
+        for (var r = 0i; r < i32(R); r = r + 1) {
+          kv[r] = b0[rix(y0 + r, xc)];
+        }
+      } else {
+        for (var r = 0i; r < i32(R); r = r + 1) {
+          kv[r] = b2[rix(y0 + r, xc)];
+        }
+      }
+      for (var r = 0u; r < R; r = r + 1u) {
+        mt[q * QS + r * VX + cx] = kv[r];
+      }
+    } else if (!carry) {
+      let sv = chunk_sums(q, y0, xc);
       for (var r = 0u; r < R; r = r + 1u) {
         let y = fmaf3(n2, vec3<f32>(sv[r]), fmaf3(nd1, y1, -y2));
         y2 = y1;
@@ -184,6 +207,7 @@ fn vmaps(@builtin(local_invocation_id) lid: vec3<u32>,
         mt[q * QS + r * VX + cx] = y.x + opq(y.y + y.z);
       }
     } else {
+      let sv = chunk_sums(q, y0, xc);
       for (var r = 0u; r < R; r = r + 1u) {
         let y = fmaf3(n2, vec3<f32>(sv[r]), fmaf3(nd1, y1, -y2));
         y2 = y1;

@@ -2,6 +2,7 @@ package webgpu
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"sync"
@@ -34,11 +35,18 @@ import (
 // (64 MiB) stays below lavapipe's 128 MiB storage-binding limit and no
 // kernel needs more than 8 storage bindings (lavapipe allows 10). Prepare
 // keeps, per pass and scale, the reference's XYB planes resident (3 planes
-// per scale, 16 B/px over the pyramid). Its blurs are not stored: hblur
-// blurs the reference's quantities next to the distorted image's in the
-// same threads, with the same instructions, so identical images give
-// bit-identical statistics and score exactly 100 (and a cached reference
-// would save only a fifth of the blur work for 2 more planes per scale).
+// per scale, 16 B/px over the pyramid) and, for a whole image whose extra
+// planes fit (ssim2Ref.keep), its finished blurs mu1 = blur(img1) and
+// sigma11 = blur(img1²) per channel (6 more planes per scale, 32 B/px):
+// hblur with quantity map 0x20, then the vblur entry point (the vmaps
+// recursion in the same operations) at Prepare. A Score then blurs only
+// mu2, sigma22 and sigma12 (hblur map 0x431) and vmaps reads mu1 and
+// sigma11 from those planes: the same f32 values as computing them next to
+// the distorted image's, so scores are bit-identical to the path without
+// them (identical images still score exactly 100), with 3/5 of the blur
+// work. Strips, and references whose extra planes do not fit, blur all
+// five quantities at every Score as before. Off by default
+// (ssim2KeepBlurs): no faster on an H200, see SSIM2_PERF.md.
 // Scoring a distorted image uploads only its raw bytes and reuses
 // per-reference scratch planes (linear RGB per scale, XYB and the five
 // horizontal blurs at the current scale), so a cached reference scores with
@@ -61,7 +69,10 @@ type ssim2Kernels struct {
 	// hblur4 is hblur with 16-byte accesses, for widths that are a multiple
 	// of 4 (nil when disabled by ssim2Tuning).
 	hblur4 *Pipeline
-	vx     int // vmaps columns per workgroup
+	// vblur is ssim2_hblur.wgsl's vertical recursion into planes (a cached
+	// reference's mu1 and sigma11).
+	vblur *Pipeline
+	vx    int // vmaps columns per workgroup
 	// FMA says how fused multiply-adds are computed: "native" (the device's
 	// fma() is fused), "emulated" (it is not; ssim2_color.wgsl emulates it)
 	// or "inexact" (neither gave the fused result: scores may differ from
@@ -144,6 +155,7 @@ func compileSSIM2(g *GPU) (*ssim2Kernels, error) {
 		{"ssim2_downsample", "downsample", Constants{"WG_X": ssim2WG, "WG_Y": ssim2WG, "FMA_NATIVE": fmaNative}, &k.downsample},
 		{"ssim2_hblur", "hblur", Constants{"WG": ssim2HRows, "FMA_NATIVE": fmaNative}, &k.hblur},
 		{"ssim2_hblur4", "hblur4", Constants{"WG": ssim2HRows, "FMA_NATIVE": fmaNative}, &k.hblur4},
+		{"ssim2_hblur", "vblur", Constants{"WG": ssim2HRows, "FMA_NATIVE": fmaNative}, &k.vblur},
 		{"ssim2_vmaps", "vmaps", Constants{"VX": float64(k.vx), "FMA_NATIVE": fmaNative}, &k.vmaps},
 		{"ssim2_reduce", "reduce", Constants{"WG": ssim2RedWG}, &k.reduce},
 	} {
@@ -204,7 +216,28 @@ type ssim2PassState struct {
 	unpackDist *Buffer      // uniform: the distorted image's layout, this bg
 	maps       [][3]*Buffer // uniform per scale, channel (dims, partial slots)
 	img        [][3]*Buffer // reference XYB per scale, channel
+	// With ssim2Ref.keep: the reference's finished blurs per scale and
+	// channel, and the hblur/vmaps blocks that use them (maps plus the
+	// quantity map 0x431 and the kept flag).
+	mu1, s11 [][3]*Buffer
+	keepMaps [][3]*Buffer
 }
+
+// ssim2KeepBlurs makes whole-image references keep mu1 and sigma11
+// (ssim2Ref.keep). Off: measured on an H200 (SSIM2_PERF.md, "Kept
+// reference blurs") the cached score did not get faster (hblur and vmaps
+// are latency bound, and fewer quantities only mean fewer threads), while
+// Prepare (vblur) and the memory grew. The tests turn it on to check that
+// it stays bit-identical.
+var ssim2KeepBlurs = false
+
+// Quantity maps of the hblur kernels (Params.stride, 4 bits per dispatch
+// row): the reference's img1 and img1² (Prepare), and the distorted
+// image's img2, img2², img1·img2 (Score).
+const (
+	ssim2QRef  = 0x20
+	ssim2QDist = 0x431
+)
 
 // ssim2Ref is a prepared SSIMULACRA2 reference on the GPU: a whole image,
 // or the crop of one strip (ssim2_strip.go).
@@ -222,6 +255,9 @@ type ssim2Ref struct {
 	planeRows int
 	dsParams  []*Buffer   // uniform per scale (index 0 unused)
 	distKey   ssim2Layout // layout the unpackDist blocks were written for
+	// keep: the passes hold mu1 and sigma11 (whole images only).
+	keep     bool
+	keepPrep []*Buffer // uniform per scale: dims and ssim2QRef
 
 	// The scoring scratch: the reference's own (ownScratch), or one that
 	// the strips of a strip reference share.
@@ -281,10 +317,20 @@ func ssim2Bgs(ref *zenmetrics.Image) []float32 {
 }
 
 // ssim2Estimate is the bytes-per-pixel model of one prepared reference plus
-// one score: resident reference planes (3 per scale and pass), scratch
-// linear planes (3 per scale), 8 full-size planes (XYB, horizontal blurs),
-// the raw upload and the column sums.
+// one score: resident reference planes (3 XYB per scale and pass, and 6
+// kept blurs when ssim2KeepBlurs), scratch linear planes (3 per scale), 8
+// full-size planes (XYB, horizontal blurs), the raw upload and the column
+// sums.
 func ssim2Estimate(w, h, passes, rawBytes int) int64 {
+	n := ssim2EstimateBase(w, h, passes, rawBytes)
+	if ssim2KeepBlurs {
+		n += ssim2KeepBytes(w, h, passes)
+	}
+	return n
+}
+
+// ssim2EstimateBase is ssim2Estimate without the kept blurs.
+func ssim2EstimateBase(w, h, passes, rawBytes int) int64 {
 	plan := ssim2Plan(w, h)
 	var pyr, part int64
 	for _, s := range plan {
@@ -294,6 +340,16 @@ func ssim2Estimate(w, h, passes, rawBytes int) int64 {
 	}
 	n := int64(w) * int64(h)
 	return 4*(int64(passes)*3*pyr+3*pyr+8*n+int64(passes)*part) + int64(rawBytes) + 64<<10
+}
+
+// ssim2KeepBytes is what a cached reference's mu1 and sigma11 planes take:
+// 2 planes × 3 channels per scale and pass (≈ 32 B/px per pass).
+func ssim2KeepBytes(w, h, passes int) int64 {
+	var pyr int64
+	for _, s := range ssim2Plan(w, h) {
+		pyr += int64(s.W) * int64(s.H)
+	}
+	return 4 * 6 * int64(passes) * pyr
 }
 
 func ssim2Check(im *zenmetrics.Image) error {
@@ -319,6 +375,14 @@ func (b *Backend) prepareSSIM2(ctx context.Context, ref *zenmetrics.Image, sc *s
 		planeRows: planeRows}
 	if win != nil && len(win) != len(r.plan) {
 		return nil, fmt.Errorf("webgpu: %d row windows for %d scales", len(win), len(r.plan))
+	}
+	// Whole images keep mu1 and sigma11 when they fit what is available
+	// (unknown: try; allocate falls back when the planes cannot be had).
+	if sc == nil && win == nil && planeRows <= ref.Height && ssim2KeepBlurs {
+		passes := len(ssim2Bgs(ref))
+		need := ssim2Estimate(ref.Width, ref.Height, passes, int(ssim2RawBytes(ref)))
+		avail := b.available()
+		r.keep = avail < 0 || need <= avail
 	}
 	err := b.dev.Do(ctx, func(g *GPU) error {
 		k, err := b.kernels(g)
@@ -540,7 +604,61 @@ func (r *ssim2Ref) allocate(g *GPU, bgs []float32) error {
 			p.maps = append(p.maps, blocks)
 		}
 	}
-	return t.err
+	if t.err != nil || !r.keep {
+		return t.err
+	}
+	return r.allocateKeep(g)
+}
+
+// allocateKeep takes the kept planes and their parameter blocks. When they
+// cannot be had (out of memory), it gives back what it took and leaves the
+// reference on the path that blurs all five quantities at every Score.
+func (r *ssim2Ref) allocateKeep(g *GPU) error {
+	var list []*Buffer
+	var bytes int64
+	t := &bufTaker{g: g, list: &list, bytes: &bytes}
+	r.keepPrep = make([]*Buffer, len(r.plan))
+	for s, sc := range r.plan {
+		r.keepPrep[s] = t.get(ssim2ParamBytes, true)
+		if t.err == nil {
+			g.Write(r.keepPrep[s], 0, (&ssim2Params{Width: uint32(sc.W), Height: uint32(sc.H), Stride: ssim2QRef}).bytes())
+		}
+	}
+	for pi, p := range r.passes {
+		p.mu1 = make([][3]*Buffer, len(r.plan))
+		p.s11 = make([][3]*Buffer, len(r.plan))
+		p.keepMaps = make([][3]*Buffer, len(r.plan))
+		for s, sc := range r.plan {
+			n := int64(sc.W) * int64(sc.H)
+			p.mu1[s] = t.planes(n)
+			p.s11[s] = t.planes(n)
+			for c := 0; c < 3; c++ {
+				p.keepMaps[s][c] = t.get(ssim2ParamBytes, true)
+				if t.err == nil {
+					g.Write(p.keepMaps[s][c], 0, (&ssim2Params{Width: uint32(sc.W), Height: uint32(sc.H),
+						Stride: ssim2QDist, Channels: 1, WinLo: uint32(r.win[s][0]), WinHi: uint32(r.win[s][1]),
+						PartialBase: ssim2PartialBase(r.plan, pi, s, c), PartialCount: uint32(sc.W) * ssim2VSlots}).bytes())
+				}
+			}
+		}
+	}
+	if t.err != nil {
+		for _, b := range list {
+			b.Release()
+		}
+		r.keep, r.keepPrep = false, nil
+		for _, p := range r.passes {
+			p.mu1, p.s11, p.keepMaps = nil, nil, nil
+		}
+		var oom *zenmetrics.OutOfMemoryError
+		if errors.As(t.err, &oom) {
+			return nil
+		}
+		return t.err
+	}
+	r.owned = append(r.owned, list...)
+	r.bytes += bytes
+	return nil
 }
 
 // upload makes r.raw hold im's raw sample bytes, (re)acquiring it when it
@@ -704,13 +822,26 @@ func (r *ssim2Ref) encodeChain(e *Encoder, k *ssim2Kernels, p *ssim2PassState, r
 				r.lin[s][0], r.lin[s][1], r.lin[s][2], out[0], out[1], out[2])
 		}
 		if ref {
+			if r.keep {
+				for c := 0; c < 3; c++ {
+					r.encodeKeepRef(e, k, p, s, c)
+				}
+			}
 			continue
 		}
 		for c := 0; c < 3; c++ {
 			mark("hblur s%d c%d", s, c)
-			r.encodeHBlur(e, k, p, s, c)
+			if r.keep {
+				r.encodeHBlurKept(e, k, p, s, c)
+			} else {
+				r.encodeHBlur(e, k, p, s, c)
+			}
 			mark("vmaps s%d c%d", s, c)
-			r.encodeVMaps(e, k, p, s, c)
+			if r.keep {
+				r.encodeVMapsKept(e, k, p, s, c)
+			} else {
+				r.encodeVMaps(e, k, p, s, c)
+			}
 		}
 	}
 }
@@ -734,6 +865,41 @@ func (r *ssim2Ref) encodeVMaps(e *Encoder, k *ssim2Kernels, p *ssim2PassState, s
 	sc := r.plan[s]
 	e.Dispatch(k.vmaps, Groups(sc.W, k.vx), 1, 1, p.maps[s][c], r.coef,
 		r.hb[0], r.hb[1], r.hb[2], r.hb[3], r.hb[4], p.img[s][c], r.xyb[c], r.partials)
+}
+
+// hblurFor is the horizontal blur pipeline for scale s.
+func (r *ssim2Ref) hblurFor(k *ssim2Kernels, s int) *Pipeline {
+	if k.hblur4 != nil && r.plan[s].W%4 == 0 {
+		return k.hblur4
+	}
+	return k.hblur
+}
+
+// encodeKeepRef records, at Prepare, the reference's mu1 and sigma11 of
+// channel c at scale s: hblur of img1 and img1² (map ssim2QRef, into
+// r.hb[0] and r.hb[2]), then vblur into the kept planes.
+func (r *ssim2Ref) encodeKeepRef(e *Encoder, k *ssim2Kernels, p *ssim2PassState, s, c int) {
+	sc := r.plan[s]
+	img := p.img[s][c]
+	e.Dispatch(r.hblurFor(k, s), Groups(sc.H, ssim2HRows), 2, 1, r.keepPrep[s], r.coef, img, img,
+		r.hb[0], r.hb[1], r.hb[2], r.hb[3], r.hb[4])
+	e.Dispatch(k.vblur, Groups(sc.W, ssim2HRows), 2, 1, r.keepPrep[s], r.coef, r.hb[0], r.hb[2],
+		p.mu1[s][c], p.s11[s][c])
+}
+
+// encodeHBlurKept is encodeHBlur for a reference with kept blurs: only the
+// distorted image's three quantities (map ssim2QDist, into r.hb[1], [3],
+// [4]).
+func (r *ssim2Ref) encodeHBlurKept(e *Encoder, k *ssim2Kernels, p *ssim2PassState, s, c int) {
+	e.Dispatch(r.hblurFor(k, s), Groups(r.plan[s].H, ssim2HRows), 3, 1, p.keepMaps[s][c], r.coef, p.img[s][c], r.xyb[c],
+		r.hb[0], r.hb[1], r.hb[2], r.hb[3], r.hb[4])
+}
+
+// encodeVMapsKept is encodeVMaps reading mu1 and sigma11 from the kept
+// planes (bound in the places of their horizontal blurs).
+func (r *ssim2Ref) encodeVMapsKept(e *Encoder, k *ssim2Kernels, p *ssim2PassState, s, c int) {
+	e.Dispatch(k.vmaps, Groups(r.plan[s].W, k.vx), 1, 1, p.keepMaps[s][c], r.coef,
+		p.mu1[s][c], r.hb[1], p.s11[s][c], r.hb[3], r.hb[4], p.img[s][c], r.xyb[c], r.partials)
 }
 
 // Score implements zenmetrics.Reference.

@@ -212,3 +212,70 @@ func TestSSIM2ParityCorpus(t *testing.T) {
 	}
 	parityTable(t, ssim2Backend(t), sharedmat.Dir(t, "corpus"), "scores.tsv", "ssimulacra2", 0.02)
 }
+
+// A cached reference keeps its finished mu1 and sigma11 (ssim2Ref.keep) and
+// blurs only the distorted image's three quantities per Score; its scores
+// must be bit-identical to the path that blurs all five next to each other
+// (ssim2KeepBlurs off), cached or one-shot, for several distorted images, in both
+// hblur kernels (width % 4 == 0 or not) and with alpha (two passes).
+func TestSSIM2KeptBlursBitIdentical(t *testing.T) {
+	b := ssim2Backend(t)
+	ctx := context.Background()
+	defer func(on bool) { ssim2KeepBlurs = on }(ssim2KeepBlurs)
+	ssim2KeepBlurs = true
+	oneShot := func(ref, d *zenmetrics.Image, noKeep bool) float64 {
+		t.Helper()
+		ssim2KeepBlurs = !noKeep
+		defer func() { ssim2KeepBlurs = true }()
+		r, err := b.Prepare(ctx, zenmetrics.SSIMULACRA2, ref, zenmetrics.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer r.Release()
+		if got := r.(*ssim2Ref).keep; got == noKeep {
+			t.Fatalf("keep = %v with ssim2KeepBlurs = %v", got, !noKeep)
+		}
+		s, err := r.Score(ctx, d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s.Value
+	}
+	for i, c := range []struct {
+		w, h int
+		f    zenmetrics.PixelFormat
+	}{
+		{192, 136, zenmetrics.RGB8}, {201, 97, zenmetrics.RGB8}, {120, 88, zenmetrics.RGBA8}, {64, 72, zenmetrics.RGB16},
+	} {
+		ref, _ := metrictest.Synthetic(c.w, c.h, int64(300+10*i), c.f)
+		var dists []*zenmetrics.Image
+		for j := 0; j < 4; j++ {
+			_, d := metrictest.Synthetic(c.w, c.h, int64(300+10*i+j), c.f)
+			dists = append(dists, d)
+		}
+		dists = append(dists, ref)
+		r, err := b.Prepare(ctx, zenmetrics.SSIMULACRA2, ref, zenmetrics.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		kr := r.(*ssim2Ref)
+		if !kr.keep {
+			t.Fatalf("%dx%d %v: the cached reference did not keep its blurs", c.w, c.h, c.f)
+		}
+		for j, d := range dists {
+			s, err := r.Score(ctx, d)
+			if err != nil {
+				t.Fatal(err)
+			}
+			kept, full := oneShot(ref, d, false), oneShot(ref, d, true)
+			if math.Float64bits(s.Value) != math.Float64bits(full) || math.Float64bits(kept) != math.Float64bits(full) {
+				t.Errorf("%dx%d %v dist %d: cached kept %.17g, one-shot kept %.17g, one-shot five blurs %.17g",
+					c.w, c.h, c.f, j, s.Value, kept, full)
+			}
+			if j == len(dists)-1 && s.Value != 100 {
+				t.Errorf("%dx%d %v: identical images score %.17g with kept blurs", c.w, c.h, c.f, s.Value)
+			}
+		}
+		r.Release()
+	}
+}
