@@ -7,6 +7,9 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"sort"
+	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -30,8 +33,10 @@ func corpusPairs(tb testing.TB) []Pair {
 }
 
 // batchThroughput scores every corpus pair with SSIMULACRA2 on the CPU
-// backend, one scoring per core at once, and returns pairs per second.
-func batchThroughput(tb testing.TB, pairs []Pair) (float64, Summary) {
+// backend with the CLI's default settings (one worker per CPU, one thread
+// per scoring, one decoder per CPU) and returns pairs per second and the
+// stage table.
+func batchThroughput(tb testing.TB, pairs []Pair) (float64, Summary, string) {
 	tb.Helper()
 	be := cpu.New(cpu.Config{Threads: 1})
 	e, err := NewBackendEngine(BackendEngineConfig{
@@ -48,42 +53,31 @@ func batchThroughput(tb testing.TB, pairs []Pair) (float64, Summary) {
 	if err != nil {
 		tb.Fatal(err)
 	}
+	rate := float64(len(pairs)) / time.Since(start).Seconds()
 	if sum.OK != len(pairs) {
 		tb.Fatalf("summary %+v", sum)
 	}
-	return float64(len(pairs)) / time.Since(start).Seconds(), sum
+	var table strings.Builder
+	PrintStages(&table, &sum)
+	return rate, sum, table.String()
 }
 
 // BenchmarkBatch: pairs/s of a whole batch run over the shared corpus.
 func BenchmarkBatch(b *testing.B) {
 	pairs := corpusPairs(b)
 	var rate float64
+	var table string
 	for i := 0; i < b.N; i++ {
-		rate, _ = batchThroughput(b, pairs)
+		rate, _, table = batchThroughput(b, pairs)
 	}
 	b.ReportMetric(rate, "pairs/s")
+	b.Log("\n" + table)
 }
 
-// TestThroughputVsNaive compares the batch with the naive shape: one
-// zmscore process per pair, as many at once as there are CPUs. It builds
-// cmd/zmscore and takes a while, so it runs only with ZM_BATCH_NAIVE=1.
-func TestThroughputVsNaive(t *testing.T) {
-	if os.Getenv("ZM_BATCH_NAIVE") == "" {
-		t.Skip("set ZM_BATCH_NAIVE=1 to compare with one process per pair")
-	}
-	pairs := corpusPairs(t)
-	root, err := shared.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	bin := filepath.Join(t.TempDir(), "zmscore")
-	build := exec.Command("go", "build", "-o", bin, "./cmd/zmscore")
-	build.Dir = root
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Skipf("cannot build cmd/zmscore: %v\n%s", err, out)
-	}
-	n := runtime.NumCPU()
+// naiveThroughput runs one zmscore process per pair, n at once, and
+// returns pairs per second.
+func naiveThroughput(t *testing.T, bin string, pairs []Pair, n int) float64 {
+	t.Helper()
 	start := time.Now()
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, n)
@@ -104,11 +98,47 @@ func TestThroughputVsNaive(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	naive := float64(len(pairs)) / time.Since(start).Seconds()
+	rate := float64(len(pairs)) / time.Since(start).Seconds()
 	if len(fails) > 0 {
 		t.Fatalf("naive runs failed: %v", fails[0])
 	}
-	batch, _ := batchThroughput(t, pairs)
-	t.Logf("%d pairs (SSIMULACRA2, CPU backend, %d CPUs): batch %.2f pairs/s, one process per pair ×%d %.2f pairs/s (%.2f×)",
-		len(pairs), n, batch, n, naive, batch/naive)
+	return rate
+}
+
+// TestThroughputVsNaive compares the batch with the naive shape: one
+// zmscore process per pair (its defaults: all cores per scoring), as many
+// at once as there are CPUs. It builds cmd/zmscore and takes minutes, so
+// it runs only with ZM_BATCH_NAIVE=1; ZM_BATCH_NAIVE_REPS (default 3)
+// rounds alternate the two shapes and the median ratio is reported.
+func TestThroughputVsNaive(t *testing.T) {
+	if os.Getenv("ZM_BATCH_NAIVE") == "" {
+		t.Skip("set ZM_BATCH_NAIVE=1 to compare with one process per pair")
+	}
+	reps := 3
+	if v, err := strconv.Atoi(os.Getenv("ZM_BATCH_NAIVE_REPS")); err == nil && v > 0 {
+		reps = v
+	}
+	pairs := corpusPairs(t)
+	root, err := shared.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(t.TempDir(), "zmscore")
+	build := exec.Command("go", "build", "-o", bin, "./cmd/zmscore")
+	build.Dir = root
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Skipf("cannot build cmd/zmscore: %v\n%s", err, out)
+	}
+	n := runtime.NumCPU()
+	var ratios []float64
+	for i := 0; i < reps; i++ {
+		naive := naiveThroughput(t, bin, pairs, n)
+		batch, _, table := batchThroughput(t, pairs)
+		ratios = append(ratios, batch/naive)
+		t.Logf("round %d: %d pairs (SSIMULACRA2, CPU backend, %d CPUs): batch %.2f pairs/s, one process per pair ×%d %.2f pairs/s (%.2f×)\n%s",
+			i+1, len(pairs), n, batch, n, naive, batch/naive, table)
+	}
+	sort.Float64s(ratios)
+	t.Logf("median ratio over %d rounds: %.2f× (all: %.2f)", reps, ratios[len(ratios)/2], ratios)
 }

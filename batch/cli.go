@@ -84,6 +84,7 @@ type Options struct {
 	ProgressInterval         time.Duration
 	FlushInterval            time.Duration
 	Quiet                    bool
+	Stats                    bool     // --stats: print the stage table even with --quiet
 	Inputs                   []string // merge: the files to merge
 }
 
@@ -113,7 +114,8 @@ Compute:
   --backend NAME          auto, cpu, ... (default auto)
   --workers N             pairs scored at once (default: number of CPUs)
   --threads N             goroutines inside one scoring (default 1)
-  --decoders N            files decoded at once (default: CPUs, at most 8)
+  --decoders N            files decoded at once (default: number of CPUs); each reference
+                          is decoded once for all its pairs
   --mem-budget SIZE       bytes of decoded images in flight, e.g. 2GiB (default 2GiB)
   --cache-dir DIR         capability profile folder, passed to the backend
 Scale-out:
@@ -124,7 +126,10 @@ Progress:
   --progress MODE         auto (bar on a terminal, else lines), bar, lines, json, none
   --progress-interval D   time between reports (default 200ms bar, 10s otherwise)
   --flush-interval D      longest time finished rows wait before being fsynced (default 2s)
-  --quiet                 no progress and no summary
+  --quiet                 no progress, no summary and no stage table
+  --stats                 print the table of time by stage (decode, prepare, score, write,
+                          waits) even with --quiet or --progress json; it is printed anyway
+                          after the summary otherwise. The JSON summary always has "stages".
 
 Exit status: 0 all rows scored, 3 some rows are errors (merge: rows missing or in conflict),
 2 usage, 1 fatal (rerun with --resume after fixing it).
@@ -164,6 +169,7 @@ func ParseFlags(args []string, merge bool, stderr io.Writer) (o Options, done bo
 	fs.DurationVar(&o.ProgressInterval, "progress-interval", 0, "")
 	fs.DurationVar(&o.FlushInterval, "flush-interval", 2*time.Second, "")
 	fs.BoolVar(&o.Quiet, "quiet", false, "")
+	fs.BoolVar(&o.Stats, "stats", false, "")
 	fail := func(format string, a ...any) (Options, bool, int) {
 		fmt.Fprintf(stderr, "%s: "+format+"\n", append([]any{name}, a...)...)
 		fmt.Fprintf(stderr, "run '%s --help' for usage\n", name)
@@ -384,8 +390,12 @@ func CLI(ctx context.Context, args []string, stdout, stderr io.Writer, deps Deps
 		}
 		return fatal(err)
 	}
-	if !o.Quiet && o.Progress != ProgressJSON {
+	summary := !o.Quiet && o.Progress != ProgressJSON
+	if summary {
 		printSummary(stderr, &sum)
+	}
+	if summary || o.Stats {
+		PrintStages(stderr, &sum)
 	}
 	if !sum.AllOK() {
 		return ExitPartial

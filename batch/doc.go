@@ -28,8 +28,12 @@
 //   - Scoring goes through the Engine interface. NewBackendEngine adapts any
 //     zenmetrics.Backend with a worker pool and a cache of prepared
 //     references, so one reference with many variants is prepared once.
-//     Decoding runs on its own goroutines ahead of scoring, bounded by a
-//     byte budget for decoded images in flight.
+//     Decoding runs on its own goroutines (one per CPU by default) ahead
+//     of scoring, bounded by a byte budget for decoded images in flight;
+//     each reference is decoded once for all its pairs.
+//   - Summary.Stages splits a run's time into decode, prepare, score and
+//     write, with the queue waits that tell a decode-bound run from a
+//     score-bound one (PrintStages; `zmscore --stats`).
 //   - --shard i/n (or Kubernetes Indexed Job / Slurm array variables)
 //     partitions pairs deterministically by a hash of the pair id; merge
 //     combines shard outputs and reports missing and duplicate rows.

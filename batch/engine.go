@@ -35,6 +35,18 @@ type JobResult struct {
 	Backend string        // the backend that produced it ("" if none ran)
 	Elapsed time.Duration // prepare (if it ran for this job) + score
 	Err     error
+
+	// Timed says the engine split Elapsed: Prepare is the time the job
+	// spent getting its prepared reference (preparing it, or waiting for a
+	// worker preparing the same one), Prepared whether this job ran
+	// Prepare, ScoreTime the time in the backend's Score and Scored
+	// whether Score ran. Without Timed the batch books Elapsed as score.
+	Timed              bool
+	Prepared, Scored   bool
+	Prepare, ScoreTime time.Duration
+	// Idle is how long the worker that ran the job waited for it to
+	// arrive: the scorer starved of decoded images (0 when unknown).
+	Idle time.Duration
 }
 
 // Engine scores jobs. The batch calls Submit from several goroutines and
@@ -134,6 +146,9 @@ func NewBackendEngine(cfg BackendEngineConfig) (*BackendEngine, error) {
 
 var errEngineClosed = errors.New("batch: engine closed")
 
+// Workers is the number of jobs scored at once.
+func (e *BackendEngine) Workers() int { return e.cfg.Workers }
+
 // Submit queues a job, blocking while every worker is busy.
 func (e *BackendEngine) Submit(ctx context.Context, j Job) error {
 	select {
@@ -191,13 +206,20 @@ func (e *BackendEngine) Close() error {
 
 func (e *BackendEngine) worker() {
 	defer e.wg.Done()
-	for j := range e.jobs {
+	for {
+		t0 := time.Now()
+		j, ok := <-e.jobs
+		if !ok {
+			return
+		}
+		idle := time.Since(t0)
 		select {
 		case <-e.done:
 			continue // closing: drop the rest
 		default:
 		}
 		r := e.run(j)
+		r.Idle = idle
 		select {
 		case e.results <- r:
 		case <-e.done:
@@ -237,14 +259,19 @@ func (e *BackendEngine) run(j Job) (res JobResult) {
 	}
 	ctx, cancel := e.ctx()
 	defer cancel()
-	ent := e.acquire(ctx, j)
+	res.Timed = true
+	ent, created := e.acquire(ctx, j)
 	defer e.releaseEntry(ent)
+	res.Prepared = created
+	res.Prepare = time.Since(start)
 	res.Backend = ent.backend
 	if ent.err != nil {
 		res.Err = ent.err
 		return res
 	}
+	t0 := time.Now()
 	s, err := scoreSafely(ctx, ent.ref, j.Dist)
+	res.ScoreTime, res.Scored = time.Since(t0), true
 	if err == nil && (math.IsNaN(s.Value) || math.IsInf(s.Value, 0)) {
 		err = fmt.Errorf("backend %s returned a non-finite score %v", ent.backend, s.Value)
 	}
@@ -257,8 +284,9 @@ func scoreSafely(ctx context.Context, r zenmetrics.Reference, dist *zenmetrics.I
 	return r.Score(ctx, dist)
 }
 
-// acquire returns the prepared reference for the job, preparing it once.
-func (e *BackendEngine) acquire(ctx context.Context, j Job) *prepEntry {
+// acquire returns the prepared reference for the job, preparing it once;
+// created says this call prepared it.
+func (e *BackendEngine) acquire(ctx context.Context, j Job) (ent *prepEntry, created bool) {
 	k := prepKey{j.RefKey, j.Metric}
 	e.mu.Lock()
 	ent, ok := e.cache[k]
@@ -270,7 +298,7 @@ func (e *BackendEngine) acquire(ctx context.Context, j Job) *prepEntry {
 		}
 		e.mu.Unlock()
 		<-ent.ready
-		return ent
+		return ent, false
 	}
 	ent = &prepEntry{key: k, ready: make(chan struct{}), users: 1}
 	if j.RefKey != "" {
@@ -288,7 +316,7 @@ func (e *BackendEngine) acquire(ctx context.Context, j Job) *prepEntry {
 		ent.backend = b.Name()
 		ent.ref, ent.err = b.Prepare(ctx, j.Metric, j.Ref, e.cfg.Options)
 	}()
-	return ent
+	return ent, true
 }
 
 // releaseEntry drops a user; unused entries go on the LRU list, and the

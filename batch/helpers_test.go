@@ -21,12 +21,13 @@ import (
 // fakeBackend scores by the mean absolute difference of the samples, after
 // an optional sleep, and counts how often it prepares a reference.
 type fakeBackend struct {
-	name     string
-	delay    time.Duration
-	prepares atomic.Int64
-	scores   atomic.Int64
-	live     atomic.Int64 // prepared references not yet released
-	failOn   string       // a metric name that always fails
+	name      string
+	delay     time.Duration
+	prepDelay time.Duration // sleep in Prepare
+	prepares  atomic.Int64
+	scores    atomic.Int64
+	live      atomic.Int64 // prepared references not yet released
+	failOn    string       // a metric name that always fails
 }
 
 func (b *fakeBackend) Name() string { return b.name }
@@ -38,6 +39,9 @@ func (b *fakeBackend) Close() error { return nil }
 func (b *fakeBackend) Prepare(ctx context.Context, m zenmetrics.Metric, ref *zenmetrics.Image, _ zenmetrics.Options) (zenmetrics.Reference, error) {
 	if m.String() == b.failOn {
 		return nil, fmt.Errorf("%w: %s on %s", zenmetrics.ErrUnsupported, m, b.name)
+	}
+	if b.prepDelay > 0 {
+		time.Sleep(b.prepDelay)
 	}
 	b.prepares.Add(1)
 	b.live.Add(1)

@@ -14,8 +14,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"golang.org/x/sync/semaphore"
-
 	"github.com/zenmetrics-go/zenmetrics"
 )
 
@@ -44,12 +42,14 @@ type Config struct {
 	// Decode decodes image files; nil uses Go's image/png and image/jpeg.
 	Decode DecodeFunc
 	// Decoders is how many files are decoded at once (default: the number of
-	// CPUs, at most 8).
+	// CPUs). Each reference is decoded once and shared by all its pairs.
 	Decoders int
 	// MemoryBudget bounds the bytes of decoded images held for jobs in
-	// flight (default 2 GiB). Decoding runs ahead of scoring until the
-	// budget is used; each decoder may in addition hold the one pair it has
-	// just decoded while it waits for budget.
+	// flight and for the references their pairs share (default 2 GiB).
+	// Decoding runs ahead of scoring until the budget is used; each
+	// decoder may in addition hold the one pair it has just decoded while
+	// it waits for budget. A pair that does not fit even when nothing else
+	// is in flight still runs, alone.
 	MemoryBudget int64
 	// FlushInterval and FlushRows bound how much finished work a crash can
 	// lose: rows are committed (written and fsynced) when FlushRows are
@@ -85,6 +85,8 @@ type Summary struct {
 	ByBackend map[string]*Counts `json:"by_backend"`
 	Elapsed   time.Duration      `json:"-"`
 	Seconds   float64            `json:"seconds"`
+	// Stages splits the run's time by stage (PrintStages prints it).
+	Stages Stages `json:"stages"`
 }
 
 // AllOK reports whether every row of the shard holds a score.
@@ -135,9 +137,19 @@ func Run(ctx context.Context, cfg Config) (sum Summary, err error) {
 	start := time.Now()
 	sum.ByBackend = map[string]*Counts{}
 	sum.Shard = cfg.Shard.String()
+	clock := &stageClock{}
+	workers := 0
+	if we, ok := cfg.Engine.(interface{ Workers() int }); ok {
+		workers = we.Workers()
+	}
+	var progress *Progress // stopped once the summary is complete
 	defer func() {
 		sum.Elapsed = time.Since(start)
 		sum.Seconds = sum.Elapsed.Seconds()
+		sum.Stages = clock.stages(cfg.Decoders, workers)
+		if progress != nil {
+			progress.stop(&sum)
+		}
 	}()
 	warn := func(s string) {
 		if cfg.Log != nil {
@@ -151,7 +163,7 @@ func Run(ctx context.Context, cfg Config) (sum Summary, err error) {
 		cfg.Decode = decodeStd
 	}
 	if cfg.Decoders < 1 {
-		cfg.Decoders = min(runtime.NumCPU(), 8)
+		cfg.Decoders = runtime.NumCPU()
 	}
 	if cfg.MemoryBudget <= 0 {
 		cfg.MemoryBudget = 2 << 30
@@ -272,9 +284,11 @@ func Run(ctx context.Context, cfg Config) (sum Summary, err error) {
 	closed := false
 	defer func() {
 		if !closed {
+			t0 := time.Now()
 			if cerr := out.Close(); cerr != nil && err == nil {
 				err = cerr
 			}
+			clock.write += time.Since(t0)
 		}
 	}()
 
@@ -311,14 +325,14 @@ func Run(ctx context.Context, cfg Config) (sum Summary, err error) {
 
 	if cfg.Progress != nil {
 		cfg.Progress.start(sum.Total, sum.Skipped, sum.SkippedFailed)
-		defer cfg.Progress.stop(&sum)
+		progress = cfg.Progress
 	}
 
 	rctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	p := &pipeline{cfg: &cfg, ctx: rctx, budget: semaphore.NewWeighted(cfg.MemoryBudget),
-		refs: map[string]*refImg{}, inflight: map[uint64]*pairState{},
-		rows: make(chan Row, 4*cfg.Decoders)}
+	p := &pipeline{cfg: &cfg, ctx: rctx, budget: newBudget(cfg.MemoryBudget),
+		refs: map[string]*refImg{}, refLeft: map[string]int{}, inflight: map[uint64]*pairState{},
+		rows: make(chan Row, 4*cfg.Decoders), clock: clock}
 	p.startProducers(pending)
 
 	// Writer: the calling goroutine commits rows in chunks.
@@ -328,9 +342,12 @@ func Run(ctx context.Context, cfg Config) (sum Summary, err error) {
 	defer tick.Stop()
 	flush := func() {
 		if werr == nil && len(buf) > 0 {
+			t0 := time.Now()
 			if werr = out.Commit(buf); werr != nil {
 				cancel()
 			}
+			clock.write += time.Since(t0)
+			clock.commits++
 		}
 		buf = buf[:0]
 	}
@@ -372,8 +389,11 @@ loop:
 		return sum, fmt.Errorf("batch: internal error: %d rows for %d jobs", got, expected)
 	}
 	closed = true
-	if err := out.Close(); err != nil {
-		return sum, fmt.Errorf("finishing %s: %w", cfg.Out, err)
+	t0 := time.Now()
+	cerr := out.Close()
+	clock.write += time.Since(t0)
+	if cerr != nil {
+		return sum, fmt.Errorf("finishing %s: %w", cfg.Out, cerr)
 	}
 	return sum, nil
 }
@@ -389,24 +409,31 @@ func outputErr(err error) error {
 type pipeline struct {
 	cfg    *Config
 	ctx    context.Context
-	budget *semaphore.Weighted
+	budget *budget
 	rows   chan Row
 
+	clock *stageClock
+
 	mu       sync.Mutex
-	refs     map[string]*refImg
+	refs     map[string]*refImg // by Pair.RefPath
+	refLeft  map[string]int     // pairs of the run per Pair.RefPath
 	inflight map[uint64]*pairState
 	tag      atomic.Uint64
 	fatal    error
 }
 
-// refImg is a decoded reference shared by the pairs in flight that use it.
+// refImg is a decoded reference, decoded once and shared by every pair of
+// the run that uses it. It lives until the last of those pairs is done
+// with it (pending is grouped by reference, so that is soon after its
+// first use, and at most a few references are held at once).
 type refImg struct {
-	key   string
-	ready chan struct{}
-	img   *zenmetrics.Image
-	err   error
-	users int
-	bytes int64 // budget held for it
+	key     string // RefKey: path, size, mtime
+	ready   chan struct{}
+	img     *zenmetrics.Image
+	err     error
+	left    int   // pairs not yet done with it
+	claimed bool  // a pair has taken on accounting its bytes
+	bytes   int64 // budget held for it
 }
 
 type pairState struct {
@@ -433,6 +460,9 @@ func (p *pipeline) err() error {
 }
 
 func (p *pipeline) startProducers(pending []work) {
+	for _, w := range pending {
+		p.refLeft[w.pair.RefPath]++
+	}
 	feed := make(chan work)
 	var decoders, producers sync.WaitGroup
 	go func() {
@@ -497,6 +527,7 @@ func refKey(path string) (string, error) {
 }
 
 func (p *pipeline) decode(path string) (im *zenmetrics.Image, err error) {
+	defer p.clock.decode.end(p.clock.decode.begin())
 	defer zenmetrics.Recover(&err)
 	im, err = p.cfg.Decode(path)
 	if err == nil {
@@ -507,35 +538,42 @@ func (p *pipeline) decode(path string) (im *zenmetrics.Image, err error) {
 	return im, err
 }
 
-// getRef returns the decoded reference, decoding it once for all the pairs
-// in flight that share it. created says this caller decoded it (and so
-// accounts its bytes).
-func (p *pipeline) getRef(key, path string) (r *refImg, created bool) {
+// getRef returns the reference of path and registers the caller as one of
+// its users; created says the caller must decode it (loadRef) and close
+// ready. Other callers wait on ready.
+func (p *pipeline) getRef(path string) (r *refImg, created bool) {
 	p.mu.Lock()
-	if r = p.refs[key]; r != nil {
-		r.users++
-		p.mu.Unlock()
-		<-r.ready
+	defer p.mu.Unlock()
+	if r = p.refs[path]; r != nil {
 		return r, false
 	}
-	r = &refImg{key: key, ready: make(chan struct{}), users: 1}
-	p.refs[key] = r
-	p.mu.Unlock()
-	r.img, r.err = p.decode(path)
-	close(r.ready)
+	r = &refImg{ready: make(chan struct{}), left: max(p.refLeft[path], 1)}
+	p.refs[path] = r
 	return r, true
 }
 
-func (p *pipeline) putRef(r *refImg) {
+// loadRef decodes a reference created by getRef.
+func (p *pipeline) loadRef(r *refImg, path string) {
+	defer close(r.ready)
+	p.clock.refDecodes.Add(1)
+	if r.key, r.err = refKey(path); r.err != nil {
+		return
+	}
+	r.img, r.err = p.decode(path)
+}
+
+// putRef says one pair is done with the reference; after the last, its
+// memory is freed.
+func (p *pipeline) putRef(path string, r *refImg) {
 	p.mu.Lock()
-	r.users--
-	release := r.users == 0
-	if release {
-		delete(p.refs, r.key)
+	r.left--
+	release := r.left == 0
+	if release && p.refs[path] == r {
+		delete(p.refs, path)
 	}
 	p.mu.Unlock()
 	if release && r.bytes > 0 {
-		p.budget.Release(r.bytes)
+		p.budget.releaseRef(r.bytes)
 	}
 }
 
@@ -543,43 +581,62 @@ func (p *pipeline) decodeAndSubmit(w work) {
 	if p.ctx.Err() != nil {
 		return
 	}
-	key, err := refKey(w.pair.RefPath)
-	if err != nil {
-		p.errorRows(w, "", err)
-		return
+	path := w.pair.RefPath
+	ref, created := p.getRef(path)
+	if created {
+		p.loadRef(ref, path)
+	} else {
+		p.clock.refReuses.Add(1)
 	}
-	ref, created := p.getRef(key, w.pair.RefPath)
+	// A reference another decoder is still decoding is awaited after the
+	// distorted image, so both decodes overlap.
+	var dist *zenmetrics.Image
+	var err error
+	select {
+	case <-ref.ready:
+	default:
+		dist, err = p.decode(w.pair.DistPath)
+		t0 := time.Now()
+		<-ref.ready
+		wait(&p.clock.refWait, t0)
+	}
 	if ref.err != nil {
-		p.putRef(ref)
+		p.putRef(path, ref)
 		p.errorRows(w, "", ref.err)
 		return
 	}
-	dist, err := p.decode(w.pair.DistPath)
+	if dist == nil && err == nil {
+		dist, err = p.decode(w.pair.DistPath)
+	}
 	if err != nil {
-		p.putRef(ref)
+		p.putRef(path, ref)
 		p.errorRows(w, "", err)
 		return
 	}
 	if err := zenmetrics.CheckSameSize(ref.img, dist); err != nil {
-		p.putRef(ref)
+		p.putRef(path, ref)
 		p.errorRows(w, "", &zenmetrics.InputError{Path: w.pair.DistPath, Err: err})
 		return
 	}
 	// Account the images in one acquisition (all or nothing, so waiting
-	// decoders hold no budget and cannot starve each other).
+	// decoders hold no budget and cannot starve each other). The first
+	// pair to get here accounts the reference too.
 	distBytes := int64(len(dist.Pix))
 	var refBytes int64
-	if created {
+	p.mu.Lock()
+	if !ref.claimed {
+		ref.claimed = true
 		refBytes = int64(len(ref.img.Pix))
 	}
-	need := min(refBytes+distBytes, p.cfg.MemoryBudget)
-	if err := p.budget.Acquire(p.ctx, need); err != nil {
-		p.putRef(ref)
+	p.mu.Unlock()
+	t0 := time.Now()
+	err = p.budget.acquire(p.ctx, refBytes, distBytes)
+	wait(&p.clock.budgetWait, t0)
+	if err != nil {
+		p.putRef(path, ref)
 		return
 	}
-	refBytes = min(refBytes, need)
-	distBytes = need - refBytes
-	if created {
+	if refBytes > 0 {
 		p.mu.Lock()
 		ref.bytes = refBytes
 		p.mu.Unlock()
@@ -591,11 +648,14 @@ func (p *pipeline) decodeAndSubmit(w work) {
 		tag := p.tag.Add(1)
 		p.inflight[tag] = ps
 		ps.metric[tag] = m
-		jobs = append(jobs, Job{Tag: tag, Metric: m, RefKey: key, Ref: ref.img, Dist: dist})
+		jobs = append(jobs, Job{Tag: tag, Metric: m, RefKey: ref.key, Ref: ref.img, Dist: dist})
 	}
 	p.mu.Unlock()
 	for i, j := range jobs {
-		if err := p.cfg.Engine.Submit(p.ctx, j); err != nil {
+		t0 := time.Now()
+		err := p.cfg.Engine.Submit(p.ctx, j)
+		wait(&p.clock.submitWait, t0)
+		if err != nil {
 			if p.ctx.Err() == nil {
 				p.setFatal(fmt.Errorf("engine: %w", err))
 			}
@@ -622,8 +682,8 @@ func (p *pipeline) finish(tag uint64) (ps *pairState, m zenmetrics.Metric) {
 	last := ps.left == 0
 	p.mu.Unlock()
 	if last {
-		p.budget.Release(ps.distBytes)
-		p.putRef(ps.ref)
+		p.budget.releaseDist(ps.distBytes)
+		p.putRef(ps.w.pair.RefPath, ps.ref)
 	}
 	return ps, m
 }
@@ -640,6 +700,7 @@ func (p *pipeline) collect() {
 			}
 			return
 		}
+		p.clock.result(&res)
 		ps, m := p.finish(res.Tag)
 		if ps == nil {
 			p.setFatal(fmt.Errorf("engine returned unknown job %d", res.Tag))
