@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"runtime"
 	"sync"
 	"unsafe"
 
@@ -544,16 +543,8 @@ func (r *butteraugliRef) upload(g *GPU, e *Encoder, im *zenmetrics.Image) error 
 		r.owned = append(r.owned, b)
 		r.bytes += b.Size()
 	}
-	if e == nil || need < bfStagingMin {
-		body := need &^ 3
-		if body > 0 {
-			g.Write(r.raw, 0, im.Pix[:body])
-		}
-		if tail := need - body; tail > 0 {
-			var t [4]byte
-			copy(t[:], im.Pix[body:need])
-			g.Write(r.raw, body, t[:])
-		}
+	if e == nil || need < stagingMin {
+		writeRaw(g, r.raw, im.Pix, need)
 		return nil
 	}
 	if r.staging == nil || r.staging.Size() != size {
@@ -569,64 +560,7 @@ func (r *butteraugliRef) upload(g *GPU, e *Encoder, im *zenmetrics.Image) error 
 		r.owned = append(r.owned, b)
 		r.bytes += b.Size()
 	}
-	var (
-		status wgpu.MapAsyncStatus
-		msg    string
-	)
-	h := r.staging.Handle()
-	f := h.MapAsync(wgpu.MapModeWrite, 0, uintptr(size), wgpu.CallbackModeWaitAnyOnly, func(st wgpu.MapAsyncStatus, m string) {
-		status, msg = st, m
-	})
-	if err := waitFuture(g.d.inst, f, "mapAsync"); err != nil {
-		return err
-	}
-	if status != wgpu.MapAsyncStatusSuccess {
-		if lost := g.d.lostErr(); lost != nil {
-			return lost
-		}
-		return fmt.Errorf("webgpu: mapAsync (write): %s: %s", status, msg)
-	}
-	ptr := h.GetMappedRange(0, uintptr(size))
-	if ptr == nil {
-		h.Unmap()
-		return fmt.Errorf("webgpu: GetMappedRange returned NULL")
-	}
-	dst := unsafe.Slice((*byte)(ptr), size)
-	parallelCopy(dst[:need], im.Pix[:need])
-	clear(dst[need:])
-	h.Unmap()
-	e.Copy(r.staging, 0, r.raw, 0, size)
-	return nil
-}
-
-// bfStagingMin is the raw size from which uploads use the staging buffer.
-const bfStagingMin = 1 << 20
-
-// parallelCopy copies src to dst (same length) in chunks on several
-// goroutines.
-func parallelCopy(dst, src []byte) {
-	const chunk = 4 << 20
-	n := len(src)
-	if n <= chunk {
-		copy(dst, src)
-		return
-	}
-	workers := min(runtime.GOMAXPROCS(0), 8, (n+chunk-1)/chunk)
-	per := (n + workers - 1) / workers
-	var wg sync.WaitGroup
-	for w := 0; w < workers; w++ {
-		lo := w * per
-		hi := min(n, lo+per)
-		if lo >= hi {
-			break
-		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			copy(dst[lo:hi], src[lo:hi])
-		}()
-	}
-	wg.Wait()
+	return fillStaging(g, e, r.staging, r.raw, im.Pix, need, size)
 }
 
 func (r *butteraugliRef) drop(b *Buffer) {

@@ -662,7 +662,7 @@ func (r *ssim2Ref) allocateKeep(g *GPU) error {
 }
 
 // upload makes r.raw hold im's raw sample bytes, (re)acquiring it when it
-// is too small. With an encoder and at least ssim2StagingMin bytes, the
+// is too small. With an encoder and at least stagingMin bytes, the
 // bytes go through a persistent mappable staging buffer of the reference:
 // mapped for writing (the previous score's copy out of it has finished by
 // then), filled in place on several goroutines, unmapped, and copied into
@@ -687,16 +687,8 @@ func (r *ssim2Scratch) upload(g *GPU, e *Encoder, im *zenmetrics.Image) error {
 		r.heldBytes += b.Size()
 	}
 	r.rawNeed = need
-	if e == nil || need < ssim2StagingMin {
-		body := need &^ 3
-		if body > 0 {
-			g.Write(r.raw, 0, im.Pix[:body])
-		}
-		if tail := need - body; tail > 0 {
-			var t [4]byte
-			copy(t[:], im.Pix[body:need])
-			g.Write(r.raw, body, t[:])
-		}
+	if e == nil || need < stagingMin {
+		writeRaw(g, r.raw, im.Pix, need)
 		return nil
 	}
 	if r.staging == nil || r.staging.Size() < size {
@@ -712,40 +704,10 @@ func (r *ssim2Scratch) upload(g *GPU, e *Encoder, im *zenmetrics.Image) error {
 		r.held = append(r.held, b)
 		r.heldBytes += b.Size()
 	}
-	h := r.staging.Handle()
-	var (
-		status wgpu.MapAsyncStatus
-		msg    string
-	)
-	f := h.MapAsync(wgpu.MapModeWrite, 0, uintptr(size), wgpu.CallbackModeWaitAnyOnly, func(st wgpu.MapAsyncStatus, m string) {
-		status, msg = st, m
-	})
-	if err := waitFuture(g.d.inst, f, "mapAsync"); err != nil {
-		return err
-	}
-	if status != wgpu.MapAsyncStatusSuccess {
-		if lost := g.d.lostErr(); lost != nil {
-			return lost
-		}
-		return fmt.Errorf("webgpu: mapAsync (write): %s: %s", status, msg)
-	}
-	ptr := h.GetMappedRange(0, uintptr(size))
-	if ptr == nil {
-		h.Unmap()
-		return fmt.Errorf("webgpu: GetMappedRange returned NULL")
-	}
-	dst := unsafe.Slice((*byte)(ptr), size)
-	parallelCopy(dst[:need], im.Pix[:need])
-	clear(dst[need:])
-	h.Unmap()
-	e.Copy(r.staging, 0, r.raw, 0, size)
-	return nil
+	return fillStaging(g, e, r.staging, r.raw, im.Pix, need, size)
 }
 
-// ssim2StagingMin is the raw size from which uploads use the staging buffer.
-const ssim2StagingMin = 1 << 20
-
-// reserve makes raw (and staging, from ssim2StagingMin) at least size
+// reserve makes raw (and staging, from stagingMin) at least size
 // bytes now, so that uploads of up to that size take no other buffers.
 func (r *ssim2Scratch) reserve(g *GPU, size int64) error {
 	size = (size + 3) &^ 3
@@ -762,7 +724,7 @@ func (r *ssim2Scratch) reserve(g *GPU, size int64) error {
 		r.held = append(r.held, b)
 		r.heldBytes += b.Size()
 	}
-	if size >= ssim2StagingMin && (r.staging == nil || r.staging.Size() < size) {
+	if size >= stagingMin && (r.staging == nil || r.staging.Size() < size) {
 		if r.staging != nil {
 			r.drop(r.staging)
 			r.staging = nil
