@@ -5,11 +5,11 @@
 # Logs go to /tmp/zmout; $OUT gets summary.txt and results.tgz (the device
 # returns at most 8 files).
 #
-# usage: scripts/gpu/run.sh [STEP...]   steps: probe tests bench strips cached batch (default: all)
+# usage: scripts/gpu/run.sh [STEP...]   steps: probe tests bench strips cached batch warm (default: all)
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 root=$PWD
-steps=("$@"); [ ${#steps[@]} -eq 0 ] && steps=(probe tests bench strips cached batch)
+steps=("$@"); [ ${#steps[@]} -eq 0 ] && steps=(probe tests bench strips cached batch warm)
 has() { local s; for s in "${steps[@]}"; do [ "$s" = "$1" ] && return 0; done; return 1; }
 OUT="${OUT:-/tmp/zm-out}"; mkdir -p "$OUT"
 R=/tmp/zmout; rm -rf "$R"; mkdir -p "$R"
@@ -69,6 +69,11 @@ if has batch && [ -d "$root/.gpu/main/shared/corpus/images" ]; then
       --out "$R/batch_$be.jsonl" --progress lines --stats > "$R/batch_$be.txt" 2>&1
     summary "batch backend=$be rc=$?"; tail -15 "$R/batch_$be.txt" >> "$R/summary.txt"
   done
+fi
+
+if has warm; then
+  /usr/bin/time -f "%e s wall" $B/zmwarm --force --cache-dir "$R/cache" > "$R/zmwarm.txt" 2>&1
+  summary "zmwarm --force rc=$?"; cat "$R/zmwarm.txt" >> "$R/summary.txt"
 fi
 
 cp "$R/summary.txt" "$OUT/summary.txt"
