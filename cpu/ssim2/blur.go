@@ -205,42 +205,82 @@ func (g *gaussian) blurRow(in, out []float32) {
 		step(n)
 	}
 	// Interior: four outputs per step from the four input sums s0..s3 and
-	// the last two outputs, each lane j accumulating its own terms.
+	// the last two outputs, each lane j accumulating its own terms. The
+	// three filters are written out with their state in locals so that the
+	// recurrences stay in registers; the operations are those of libjxl's
+	// step, in its order. A product of two float32 values rounded to
+	// float32 is computed in float32 directly (one rounding either way).
+	ma, mb, mc := &c.mulIn[0], &c.mulIn[1], &c.mulIn[2]
+	fa, fb, fc := &g.mulIn[0], &g.mulIn[1], &g.mulIn[2]
+	qa1, qb1, qc1 := &c.mulPrev[0], &c.mulPrev[1], &c.mulPrev[2]
+	qa2, qb2, qc2 := &c.mulPrev2[0], &c.mulPrev2[1], &c.mulPrev2[2]
+	pa1, pb1, pc1 := prev[0], prev[1], prev[2]
+	pa2, pb2, pc2 := prev2[0], prev2[1], prev2[2]
 	for ; n < xs-N+1-(gaussLanes-1); n += gaussLanes {
 		l := in[n-N-1 : n-N-1+4]
 		r := in[n+N-1 : n+N-1+4]
-		s0 := float64(l[0] + r[0])
-		s1 := float64(l[1] + r[1])
-		s2 := float64(l[2] + r[2])
-		s3 := float64(l[3] + r[3])
-		var o [3][4]float64
-		for k := 0; k < 3; k++ {
-			m := &c.mulIn[k]
-			o0 := r32(s0 * m[0])
-			o1 := r32(s0 * m[1])
-			o2 := r32(s0 * m[2])
-			o3 := r32(s0 * m[3])
-			o1 = r32(m[0]*s1 + o1)
-			o2 = r32(m[1]*s1 + o2)
-			o3 = r32(m[2]*s1 + o3)
-			o2 = r32(m[0]*s2 + o2)
-			o3 = r32(m[1]*s2 + o3)
-			o3 = r32(m[0]*s3 + o3)
-			p2, p1 := prev2[k], prev[k]
-			q2, q1 := &c.mulPrev2[k], &c.mulPrev[k]
-			o0 = r32(q1[0]*p1 + r32(q2[0]*p2+o0))
-			o1 = r32(q1[1]*p1 + r32(q2[1]*p2+o1))
-			o2 = r32(q1[2]*p1 + r32(q2[2]*p2+o2))
-			o3 = r32(q1[3]*p1 + r32(q2[3]*p2+o3))
-			prev2[k] = o2
-			prev[k] = o3
-			o[k] = [4]float64{o0, o1, o2, o3}
-		}
+		f0 := l[0] + r[0]
+		f1 := l[1] + r[1]
+		f2 := l[2] + r[2]
+		f3 := l[3] + r[3]
+		s1, s2, s3 := float64(f1), float64(f2), float64(f3)
+
+		a0 := float64(float32(f0 * fa[0]))
+		a1 := float64(float32(f0 * fa[1]))
+		a2 := float64(float32(f0 * fa[2]))
+		a3 := float64(float32(f0 * fa[3]))
+		a1 = r32(ma[0]*s1 + a1)
+		a2 = r32(ma[1]*s1 + a2)
+		a3 = r32(ma[2]*s1 + a3)
+		a2 = r32(ma[0]*s2 + a2)
+		a3 = r32(ma[1]*s2 + a3)
+		a3 = r32(ma[0]*s3 + a3)
+		a0 = r32(qa1[0]*pa1 + r32(qa2[0]*pa2+a0))
+		a1 = r32(qa1[1]*pa1 + r32(qa2[1]*pa2+a1))
+		a2 = r32(qa1[2]*pa1 + r32(qa2[2]*pa2+a2))
+		a3 = r32(qa1[3]*pa1 + r32(qa2[3]*pa2+a3))
+		pa2, pa1 = a2, a3
+
+		b0 := float64(float32(f0 * fb[0]))
+		b1 := float64(float32(f0 * fb[1]))
+		b2 := float64(float32(f0 * fb[2]))
+		b3 := float64(float32(f0 * fb[3]))
+		b1 = r32(mb[0]*s1 + b1)
+		b2 = r32(mb[1]*s1 + b2)
+		b3 = r32(mb[2]*s1 + b3)
+		b2 = r32(mb[0]*s2 + b2)
+		b3 = r32(mb[1]*s2 + b3)
+		b3 = r32(mb[0]*s3 + b3)
+		b0 = r32(qb1[0]*pb1 + r32(qb2[0]*pb2+b0))
+		b1 = r32(qb1[1]*pb1 + r32(qb2[1]*pb2+b1))
+		b2 = r32(qb1[2]*pb1 + r32(qb2[2]*pb2+b2))
+		b3 = r32(qb1[3]*pb1 + r32(qb2[3]*pb2+b3))
+		pb2, pb1 = b2, b3
+
+		c0 := float64(float32(f0 * fc[0]))
+		c1 := float64(float32(f0 * fc[1]))
+		c2 := float64(float32(f0 * fc[2]))
+		c3 := float64(float32(f0 * fc[3]))
+		c1 = r32(mc[0]*s1 + c1)
+		c2 = r32(mc[1]*s1 + c2)
+		c3 = r32(mc[2]*s1 + c3)
+		c2 = r32(mc[0]*s2 + c2)
+		c3 = r32(mc[1]*s2 + c3)
+		c3 = r32(mc[0]*s3 + c3)
+		c0 = r32(qc1[0]*pc1 + r32(qc2[0]*pc2+c0))
+		c1 = r32(qc1[1]*pc1 + r32(qc2[1]*pc2+c1))
+		c2 = r32(qc1[2]*pc1 + r32(qc2[2]*pc2+c2))
+		c3 = r32(qc1[3]*pc1 + r32(qc2[3]*pc2+c3))
+		pc2, pc1 = c2, c3
+
 		dst := out[n : n+4]
-		for j := range dst {
-			dst[j] = float32(o[0][j] + r32(o[1][j]+o[2][j]))
-		}
+		dst[0] = float32(a0 + r32(b0+c0))
+		dst[1] = float32(a1 + r32(b1+c1))
+		dst[2] = float32(a2 + r32(b2+c2))
+		dst[3] = float32(a3 + r32(b3+c3))
 	}
+	prev = [3]float64{pa1, pb1, pc1}
+	prev2 = [3]float64{pa2, pb2, pc2}
 	for ; n < xs; n++ {
 		step(n)
 	}

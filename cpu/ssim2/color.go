@@ -201,6 +201,37 @@ func cubeRootAndAdd(x, add float32) float32 {
 	return fma32(r2, x, add)
 }
 
+// cubeRootGuess is the exponent-bit initial guess for x^(-1/3) of
+// cubeRootAndAdd.
+func cubeRootGuess(x float32) float32 {
+	m1 := int32(math.Float32bits(x))
+	var m2 int32
+	if m1 != 0 {
+		m2 = 0x54800000 - (m1>>23)*0x002AAAAA
+	}
+	return math.Float32frombits(uint32(m2))
+}
+
+// cubeRootAndAdd3 is cubeRootAndAdd of three values, computed step by step
+// side by side so that the three dependency chains overlap. Each value goes
+// through exactly the operations of cubeRootAndAdd.
+func cubeRootAndAdd3(x0, x1, x2, add float32) (float32, float32, float32) {
+	n0, n1, n2 := float64(-(third * x0)), float64(-(third * x1)), float64(-(third * x2))
+	r0, r1, r2 := cubeRootGuess(x0), cubeRootGuess(x1), cubeRootGuess(x2)
+	for i := 0; i < 3; i++ {
+		q0, q1, q2 := r0*r0, r1*r1, r2*r2
+		r0 = float32(n0*float64(float32(q0*q0)) + float64(float32(fourThird*r0)))
+		r1 = float32(n1*float64(float32(q1*q1)) + float64(float32(fourThird*r1)))
+		r2 = float32(n2*float64(float32(q2*q2)) + float64(float32(fourThird*r2)))
+	}
+	q0, q1, q2 := r0*r0, r1*r1, r2*r2
+	r0 = fma32(third, fma32(-x0, float32(q0*q0), r0), r0)
+	r1 = fma32(third, fma32(-x1, float32(q1*q1), r1), r1)
+	r2 = fma32(third, fma32(-x2, float32(q2*q2), r2), r2)
+	q0, q1, q2 = r0*r0, r1*r1, r2*r2
+	return fma32(q0, x0, add), fma32(q1, x1, add), fma32(q2, x2, add)
+}
+
 // toXYB converts rows [y0, y1) of three linear planes (width w) to
 // SSIMULACRA2's positive XYB in dst.
 func toXYB(lin, dst *[3][]float32, w, y0, y1 int) {
@@ -230,9 +261,7 @@ func toXYBRow(r, g, b, dx, dy, db []float32) {
 		if !(m2 > 0) {
 			m2 = 0
 		}
-		m0 = cubeRootAndAdd(m0, negBiasCbrt)
-		m1 = cubeRootAndAdd(m1, negBiasCbrt)
-		m2 = cubeRootAndAdd(m2, negBiasCbrt)
+		m0, m1, m2 = cubeRootAndAdd3(m0, m1, m2, negBiasCbrt)
 		xv := 0.5 * float32(m0-m1)
 		yv := 0.5 * float32(m0+m1)
 		dx[x] = float32(xv*posXMul) + posXAdd
