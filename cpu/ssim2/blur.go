@@ -235,11 +235,11 @@ func (g *gaussian) blurRow(in, out []float32) {
 		a2 = r32(ma[0]*s2 + a2)
 		a3 = r32(ma[1]*s2 + a3)
 		a3 = r32(ma[0]*s3 + a3)
-		a0 = r32(qa1[0]*pa1 + r32(qa2[0]*pa2+a0))
-		a1 = r32(qa1[1]*pa1 + r32(qa2[1]*pa2+a1))
-		a2 = r32(qa1[2]*pa1 + r32(qa2[2]*pa2+a2))
-		a3 = r32(qa1[3]*pa1 + r32(qa2[3]*pa2+a3))
-		pa2, pa1 = a2, a3
+		a0f := float32(qa1[0]*pa1 + r32(qa2[0]*pa2+a0))
+		a1f := float32(qa1[1]*pa1 + r32(qa2[1]*pa2+a1))
+		a2f := float32(qa1[2]*pa1 + r32(qa2[2]*pa2+a2))
+		a3f := float32(qa1[3]*pa1 + r32(qa2[3]*pa2+a3))
+		pa2, pa1 = float64(a2f), float64(a3f)
 
 		b0 := float64(float32(f0 * fb[0]))
 		b1 := float64(float32(f0 * fb[1]))
@@ -251,11 +251,11 @@ func (g *gaussian) blurRow(in, out []float32) {
 		b2 = r32(mb[0]*s2 + b2)
 		b3 = r32(mb[1]*s2 + b3)
 		b3 = r32(mb[0]*s3 + b3)
-		b0 = r32(qb1[0]*pb1 + r32(qb2[0]*pb2+b0))
-		b1 = r32(qb1[1]*pb1 + r32(qb2[1]*pb2+b1))
-		b2 = r32(qb1[2]*pb1 + r32(qb2[2]*pb2+b2))
-		b3 = r32(qb1[3]*pb1 + r32(qb2[3]*pb2+b3))
-		pb2, pb1 = b2, b3
+		b0f := float32(qb1[0]*pb1 + r32(qb2[0]*pb2+b0))
+		b1f := float32(qb1[1]*pb1 + r32(qb2[1]*pb2+b1))
+		b2f := float32(qb1[2]*pb1 + r32(qb2[2]*pb2+b2))
+		b3f := float32(qb1[3]*pb1 + r32(qb2[3]*pb2+b3))
+		pb2, pb1 = float64(b2f), float64(b3f)
 
 		c0 := float64(float32(f0 * fc[0]))
 		c1 := float64(float32(f0 * fc[1]))
@@ -267,17 +267,17 @@ func (g *gaussian) blurRow(in, out []float32) {
 		c2 = r32(mc[0]*s2 + c2)
 		c3 = r32(mc[1]*s2 + c3)
 		c3 = r32(mc[0]*s3 + c3)
-		c0 = r32(qc1[0]*pc1 + r32(qc2[0]*pc2+c0))
-		c1 = r32(qc1[1]*pc1 + r32(qc2[1]*pc2+c1))
-		c2 = r32(qc1[2]*pc1 + r32(qc2[2]*pc2+c2))
-		c3 = r32(qc1[3]*pc1 + r32(qc2[3]*pc2+c3))
-		pc2, pc1 = c2, c3
+		c0f := float32(qc1[0]*pc1 + r32(qc2[0]*pc2+c0))
+		c1f := float32(qc1[1]*pc1 + r32(qc2[1]*pc2+c1))
+		c2f := float32(qc1[2]*pc1 + r32(qc2[2]*pc2+c2))
+		c3f := float32(qc1[3]*pc1 + r32(qc2[3]*pc2+c3))
+		pc2, pc1 = float64(c2f), float64(c3f)
 
 		dst := out[n : n+4]
-		dst[0] = float32(a0 + r32(b0+c0))
-		dst[1] = float32(a1 + r32(b1+c1))
-		dst[2] = float32(a2 + r32(b2+c2))
-		dst[3] = float32(a3 + r32(b3+c3))
+		dst[0] = a0f + (b0f + c0f)
+		dst[1] = a1f + (b1f + c1f)
+		dst[2] = a2f + (b2f + c2f)
+		dst[3] = a3f + (b3f + c3f)
 	}
 	prev = [3]float64{pa1, pb1, pc1}
 	prev2 = [3]float64{pa2, pb2, pc2}
@@ -298,20 +298,39 @@ func (g *gaussian) blurCols(in, out []float32, w, h, x0, x1 int) {
 	}
 	N := g.radius
 	nc := x1 - x0
-	var p1, p2 [3][colBlock]float64
+	// Two sets of filter states whose roles swap every row: cur holds
+	// y[n−1], old y[n−2], and y[n] overwrites old (saving the copies).
+	var st [2][3][colBlock]float64
+	cur, old := &st[0], &st[1]
 	var sum [colBlock]float64
 	n21, n23, n25 := c.n2[0], c.n2[1], c.n2[2]
 	d11, d13, d15 := c.d1[0], c.d1[1], c.d1[2]
 	for n := -N + 1; n < h; n++ {
 		top, bot := n-N-1, n+N-1
+		a1, a3, a5 := cur[0][:nc], cur[1][:nc], cur[2][:nc]
+		b1, b3, b5 := old[0][:nc], old[1][:nc], old[2][:nc]
+		cur, old = old, cur
+		// y = n2·sum − (d1·y[n−1] + y[n−2]), each bracket one rounding.
+		if top >= 0 && bot < h {
+			// Interior rows (always n ≥ 0): the input sum is formed in
+			// the loop.
+			t := in[top*w+x0 : top*w+x1]
+			bt := in[bot*w+x0 : bot*w+x1]
+			o := out[n*w+x0 : n*w+x1]
+			bt, o = bt[:len(t)], o[:len(t)]
+			a1, a3, a5, b1, b3, b5 = a1[:len(t)], a3[:len(t)], a5[:len(t)], b1[:len(t)], b3[:len(t)], b5[:len(t)]
+			for j := range t {
+				sv := float64(t[j] + bt[j])
+				y1 := float32(n21*sv - r32(d11*a1[j]+b1[j]))
+				y3 := float32(n23*sv - r32(d13*a3[j]+b3[j]))
+				y5 := float32(n25*sv - r32(d15*a5[j]+b5[j]))
+				b1[j], b3[j], b5[j] = float64(y1), float64(y3), float64(y5)
+				o[j] = y1 + (y3 + y5)
+			}
+			continue
+		}
 		s := sum[:nc]
 		switch {
-		case top >= 0 && bot < h:
-			t := in[top*w+x0 : top*w+x1]
-			b := in[bot*w+x0 : bot*w+x1]
-			for j := range s {
-				s[j] = float64(t[j] + b[j])
-			}
 		case bot < h:
 			b := in[bot*w+x0 : bot*w+x1]
 			for j := range s {
@@ -325,28 +344,23 @@ func (g *gaussian) blurCols(in, out []float32, w, h, x0, x1 int) {
 		default:
 			clear(s)
 		}
-		a1, a3, a5 := p1[0][:nc], p1[1][:nc], p1[2][:nc]
-		b1, b3, b5 := p2[0][:nc], p2[1][:nc], p2[2][:nc]
-		// y = n2·sum − (d1·y[n−1] + y[n−2]), each bracket one rounding.
 		if n < 0 {
 			for j, sv := range s {
 				y1 := r32(n21*sv - r32(d11*a1[j]+b1[j]))
 				y3 := r32(n23*sv - r32(d13*a3[j]+b3[j]))
 				y5 := r32(n25*sv - r32(d15*a5[j]+b5[j]))
-				b1[j], b3[j], b5[j] = a1[j], a3[j], a5[j]
-				a1[j], a3[j], a5[j] = y1, y3, y5
+				b1[j], b3[j], b5[j] = y1, y3, y5
 			}
 			continue
 		}
 		o := out[n*w+x0 : n*w+x1]
 		o = o[:len(s)]
 		for j, sv := range s {
-			y1 := r32(n21*sv - r32(d11*a1[j]+b1[j]))
-			y3 := r32(n23*sv - r32(d13*a3[j]+b3[j]))
-			y5 := r32(n25*sv - r32(d15*a5[j]+b5[j]))
-			b1[j], b3[j], b5[j] = a1[j], a3[j], a5[j]
-			a1[j], a3[j], a5[j] = y1, y3, y5
-			o[j] = float32(y1 + r32(y3+y5))
+			y1 := float32(n21*sv - r32(d11*a1[j]+b1[j]))
+			y3 := float32(n23*sv - r32(d13*a3[j]+b3[j]))
+			y5 := float32(n25*sv - r32(d15*a5[j]+b5[j]))
+			b1[j], b3[j], b5[j] = float64(y1), float64(y3), float64(y5)
+			o[j] = y1 + (y3 + y5)
 		}
 	}
 }
