@@ -58,8 +58,49 @@ var (
 	kernMask  = makeKernel(2.7)           // 13 taps
 )
 
-// scratch holds reusable work buffers for one sequential pipeline.
-type scratch struct{ bufs [3][]float32 }
+// scratch holds reusable work buffers for one sequential pipeline: three
+// numbered buffers, and a free list of planes that a stage has finished
+// with, handed out again (zeroed, like a new plane) to later stages.
+type scratch struct {
+	bufs [3][]float32
+	free [][]float32
+}
+
+// newPlane is a zeroed w×h plane, from the free list when a buffer there is
+// large enough (the smallest such), else newly allocated.
+func (s *scratch) newPlane(w, h int) plane {
+	n := w * h
+	best := -1
+	for i, b := range s.free {
+		if cap(b) >= n && (best < 0 || cap(b) < cap(s.free[best])) {
+			best = i
+		}
+	}
+	if best < 0 {
+		return newPlane(w, h)
+	}
+	b := s.free[best][:n]
+	last := len(s.free) - 1
+	s.free[best] = s.free[last]
+	s.free[last] = nil
+	s.free = s.free[:last]
+	clear(b)
+	return plane{w: w, h: h, p: b}
+}
+
+func (s *scratch) newImage3(w, h int) image3 {
+	return image3{s.newPlane(w, h), s.newPlane(w, h), s.newPlane(w, h)}
+}
+
+// release puts buffers that nothing reads any more on the free list. Each
+// buffer must be released once, and not while any plane still uses it.
+func (s *scratch) release(bufs ...[]float32) {
+	for _, b := range bufs {
+		if cap(b) > 0 {
+			s.free = append(s.free, b[:0])
+		}
+	}
+}
 
 // plane returns buffer i viewed as a w×h plane (contents undefined).
 func (s *scratch) plane(i, w, h int) plane {
@@ -137,20 +178,30 @@ func firColumns(k *kernel, src, out plane, y0, y1 int) {
 				}
 				continue
 			}
-			for i := 0; i < off; i++ {
-				a := acc[i&3][:n]
-				ra := src.row(y - off + i)[x0:x1]
-				rb := src.row(y + off - i)[x0:x1]
-				ra, rb = ra[:len(a)], rb[:len(a)]
-				s := sk[i]
-				if i < 4 {
-					for x := range a {
-						a[x] = (ra[x] + rb[x]) * s
+			// Partial sum j takes pairs j, j+4, j+8, … in that order; each
+			// is built in one pass over the strip (up to four pairs at a
+			// time, held in a register), the same additions in the same
+			// order as one pass per pair.
+			for j := 0; j < min(4, off); j++ {
+				a := acc[j][:n]
+				assign := true
+				for i := j; i < off; {
+					left := (off - i + 3) / 4 // pairs still due to this sum
+					ra := func(d int) []float32 { return src.row(y - off + i + 4*d)[x0:x1] }
+					rb := func(d int) []float32 { return src.row(y + off - i - 4*d)[x0:x1] }
+					switch {
+					case left >= 4:
+						colAcc4(a, ra(0), rb(0), ra(1), rb(1), ra(2), rb(2), ra(3), rb(3),
+							(*[4]float32)([]float32{sk[i], sk[i+4], sk[i+8], sk[i+12]}), assign)
+						i += 16
+					case left >= 2:
+						colAcc2(a, ra(0), rb(0), ra(1), rb(1), sk[i], sk[i+4], assign)
+						i += 8
+					default:
+						colAcc1(a, ra(0), rb(0), sk[i], assign)
+						i += 4
 					}
-				} else {
-					for x := range a {
-						a[x] += (ra[x] + rb[x]) * s
-					}
+					assign = false
 				}
 			}
 			rc := src.row(y)[x0:x1]
@@ -272,4 +323,57 @@ func blurSep5(wk workers, k *kernel, in, out, tmp plane) {
 			}
 		}
 	})
+}
+
+// colAcc1 sets (assign) or adds to a the tap pair (ra+rb)·s.
+func colAcc1(a, ra, rb []float32, s float32, assign bool) {
+	ra, rb = ra[:len(a)], rb[:len(a)]
+	if assign {
+		for x := range a {
+			a[x] = (ra[x] + rb[x]) * s
+		}
+		return
+	}
+	for x := range a {
+		a[x] += (ra[x] + rb[x]) * s
+	}
+}
+
+// colAcc2 is colAcc1 for two pairs in turn, in one pass.
+func colAcc2(a, ra0, rb0, ra1, rb1 []float32, s0, s1 float32, assign bool) {
+	ra0, rb0, ra1, rb1 = ra0[:len(a)], rb0[:len(a)], ra1[:len(a)], rb1[:len(a)]
+	if assign {
+		for x := range a {
+			v := (ra0[x] + rb0[x]) * s0
+			v += (ra1[x] + rb1[x]) * s1
+			a[x] = v
+		}
+		return
+	}
+	for x := range a {
+		v := a[x]
+		v += (ra0[x] + rb0[x]) * s0
+		v += (ra1[x] + rb1[x]) * s1
+		a[x] = v
+	}
+}
+
+// colAcc4 is colAcc1 for four pairs in turn, in one pass.
+func colAcc4(a, ra0, rb0, ra1, rb1, ra2, rb2, ra3, rb3 []float32, s *[4]float32, assign bool) {
+	n := len(a)
+	ra0, rb0, ra1, rb1 = ra0[:n], rb0[:n], ra1[:n], rb1[:n]
+	ra2, rb2, ra3, rb3 = ra2[:n], rb2[:n], ra3[:n], rb3[:n]
+	s0, s1, s2, s3 := s[0], s[1], s[2], s[3]
+	for x := range a {
+		var v float32
+		if assign {
+			v = (ra0[x] + rb0[x]) * s0
+		} else {
+			v = a[x] + (ra0[x]+rb0[x])*s0
+		}
+		v += (ra1[x] + rb1[x]) * s1
+		v += (ra2[x] + rb2[x]) * s2
+		v += (ra3[x] + rb3[x]) * s3
+		a[x] = v
+	}
 }

@@ -92,6 +92,9 @@ type Reference struct {
 	// variants holds one prepared reference for an opaque reference, or
 	// two (composited onto black, onto white) when it has alpha.
 	variants []*variant
+	// scratches keeps the work buffers of finished Scores (and of Prepare)
+	// for the next ones; nil once released.
+	scratches *sync.Pool
 }
 
 // variant is the reference prepared for one background.
@@ -128,28 +131,36 @@ func Prepare(ref *zenmetrics.Image, cfg Config) (r *Reference, err error) {
 		intensity: float32(cfg.IntensityTarget),
 		w:         ref.Width,
 		h:         ref.Height,
+		scratches: &sync.Pool{},
 	}
-	li := toLinear(wk, ref)
+	sc := &scratch{}
+	li := toLinear(wk, ref, sc)
 	if li.alpha == nil {
-		r.variants = []*variant{r.prepareVariant(li.rgb)}
+		r.variants = []*variant{r.prepareVariant(li.rgb, sc)}
 	} else {
 		for _, bg := range [2]float32{0, 1} {
-			r.variants = append(r.variants, r.prepareVariant(blendOnto(wk, li, bg)))
+			rgb := blendOnto(wk, li, bg, sc)
+			r.variants = append(r.variants, r.prepareVariant(rgb, sc))
+			sc.release(rgb[0].p, rgb[1].p, rgb[2].p)
 		}
+		sc.release(li.alpha.p)
 	}
+	sc.release(li.rgb[0].p, li.rgb[1].p, li.rgb[2].p)
+	r.scratches.Put(sc)
 	return r, nil
 }
 
-func (r *Reference) prepareVariant(rgb image3) *variant {
+func (r *Reference) prepareVariant(rgb image3, sc *scratch) *variant {
 	v := &variant{}
 	if r.w < minSize || r.h < minSize {
 		return v
 	}
-	v.full = prepareLevel(r.wk, rgb, r.intensity)
-	sub := subsample2x(r.wk, rgb)
+	v.full = prepareLevel(r.wk, rgb, r.intensity, sc)
+	sub := subsample2x(r.wk, rgb, sc)
 	if sub[0].w >= minSize && sub[0].h >= minSize {
-		v.sub = prepareLevel(r.wk, sub, r.intensity)
+		v.sub = prepareLevel(r.wk, sub, r.intensity, sc)
 	}
+	sc.release(sub[0].p, sub[1].p, sub[2].p)
 	return v
 }
 
@@ -162,6 +173,7 @@ func (r *Reference) Release() {
 	r.mu.Lock()
 	r.released = true
 	r.variants = nil
+	r.scratches = nil
 	r.mu.Unlock()
 }
 
@@ -184,21 +196,37 @@ func (r *Reference) Score(dist *zenmetrics.Image) (res Result, err error) {
 			RefWidth: r.w, RefHeight: r.h, DistWidth: dist.Width, DistHeight: dist.Height}
 	}
 	wk := r.wk
-	li := toLinear(wk, dist)
+	sc, _ := r.scratches.Get().(*scratch)
+	if sc == nil {
+		sc = &scratch{}
+	}
+	li := toLinear(wk, dist, sc)
 	var dm plane
 	if len(r.variants) == 1 && li.alpha == nil {
-		dm = r.diffmap(r.variants[0], li.rgb)
+		dm = r.diffmap(r.variants[0], li.rgb, sc)
 	} else {
 		var maps [2]plane
 		for i, bg := range [2]float32{0, 1} {
 			v := r.variants[min(i, len(r.variants)-1)]
-			maps[i] = r.diffmap(v, blendOnto(wk, li, bg))
+			rgb := blendOnto(wk, li, bg, sc)
+			maps[i] = r.diffmap(v, rgb, sc)
+			if li.alpha != nil {
+				// A blended copy, not li.rgb itself.
+				sc.release(rgb[0].p, rgb[1].p, rgb[2].p)
+			}
 		}
 		dm = maps[0]
 		for i, v := range maps[1].p {
 			dm.p[i] = max(dm.p[i], v)
 		}
+		sc.release(maps[1].p)
 	}
+	if li.alpha != nil {
+		sc.release(li.alpha.p)
+	}
+	sc.release(li.rgb[0].p, li.rgb[1].p, li.rgb[2].p)
+	// dm is never released: it may be handed out as Result.DistMap.
+	r.scratches.Put(sc)
 	res = Result{Width: r.w, Height: r.h}
 	var m float32
 	for _, v := range dm.p {
@@ -217,25 +245,31 @@ func (r *Reference) Score(dist *zenmetrics.Image) (res Result, err error) {
 
 // diffmap is the distance map of rgb1 against one prepared reference
 // variant: the full-resolution map blended with the half-resolution one.
-func (r *Reference) diffmap(v *variant, rgb1 image3) plane {
+//
+// Its work planes come from and go back to sc; rgb1 is left alone.
+func (r *Reference) diffmap(v *variant, rgb1 image3, sc *scratch) plane {
 	if v.full == nil {
 		return newPlane(r.w, r.h)
 	}
 	wk := r.wk
 	var sub image3
 	if v.sub != nil {
-		sub = subsample2x(wk, rgb1)
+		sub = subsample2x(wk, rgb1, sc)
 	}
-	sc := &scratch{}
-	xyb := newImage3(r.w, r.h)
-	opsinDynamics(wk, rgb1, r.intensity, xyb, newImage3(r.w, r.h), sc)
+	xyb := sc.newImage3(r.w, r.h)
+	blurred := sc.newImage3(r.w, r.h)
+	opsinDynamics(wk, rgb1, r.intensity, xyb, blurred, sc)
+	sc.release(blurred[0].p, blurred[1].p, blurred[2].p)
 	dm := diffmapLevel(wk, v.full, xyb, sc)
 	if v.sub != nil {
 		sw, sh := sub[0].w, sub[0].h
-		sxyb := newImage3(sw, sh)
-		opsinDynamics(wk, sub, r.intensity, sxyb, newImage3(sw, sh), sc)
+		sxyb := sc.newImage3(sw, sh)
+		sblurred := sc.newImage3(sw, sh)
+		opsinDynamics(wk, sub, r.intensity, sxyb, sblurred, sc)
+		sc.release(sblurred[0].p, sblurred[1].p, sblurred[2].p, sub[0].p, sub[1].p, sub[2].p)
 		sdm := diffmapLevel(wk, v.sub, sxyb, sc)
 		addSupersampled2x(wk, sdm, dm)
+		sc.release(sdm.p)
 	}
 	return dm
 }

@@ -59,13 +59,17 @@ type level struct {
 	mAC, mDC plane // mask weights of the AC and DC terms (from the eroded activity)
 }
 
-func prepareLevel(wk workers, rgb image3, intensity float32) *level {
+func prepareLevel(wk workers, rgb image3, intensity float32, sc *scratch) *level {
 	w, h := rgb[0].w, rgb[0].h
-	xyb := newImage3(w, h)
-	sc := &scratch{}
-	opsinDynamics(wk, rgb, intensity, xyb, newImage3(w, h), sc)
+	xyb := sc.newImage3(w, h)
+	blurred := sc.newImage3(w, h)
+	opsinDynamics(wk, rgb, intensity, xyb, blurred, sc)
+	sc.release(blurred[0].p, blurred[1].p, blurred[2].p)
 	lv := &level{w: w, h: h}
 	lv.pi = separateFrequencies(wk, xyb, sc)
+	// separateFrequencies keeps xyb[0] and xyb[1] (as the UHF bands) but
+	// not xyb[2].
+	sc.release(xyb[2].p)
 	lv.activity = newPlane(w, h)
 	maskActivity(wk, &lv.pi, lv.activity, sc)
 	eroded := sc.plane(0, w, h)
@@ -88,14 +92,14 @@ func prepareLevel(wk workers, rgb image3, intensity float32) *level {
 func diffmapLevel(wk workers, lv *level, xyb1 image3, sc *scratch) plane {
 	w, h := lv.w, lv.h
 	p1 := separateFrequencies(wk, xyb1, sc)
-	act1 := newPlane(w, h)
+	act1 := sc.newPlane(w, h)
 	maskActivity(wk, &p1, act1, sc)
 	p0 := &lv.pi
 
 	// Malta terms of X (c=0) and Y (c=1): UHF, then HF, then MF, summed in
 	// that order per pixel.
 	var acc [2]plane
-	dU, dH, dM := newPadded(w, h), newPadded(w, h), newPadded(w, h)
+	dU, dH, dM := sc.newPadded(w, h), sc.newPadded(w, h), sc.newPadded(w, h)
 	for c := 0; c < 2; c++ {
 		wk.rows(h, func(y0, y1 int) {
 			for y := y0; y < y1; y++ {
@@ -104,7 +108,7 @@ func diffmapLevel(wk workers, lv *level, xyb1 image3, sc *scratch) plane {
 				maltaDiffRow(&maltaMfW[c], p0.mf[c].row(y), p1.mf[c].row(y), dM.inner(y))
 			}
 		})
-		out := newPlane(w, h)
+		out := sc.newPlane(w, h)
 		s := dU.stride
 		wk.rows(h, func(y0, y1 int) {
 			for y := y0; y < y1; y++ {
@@ -125,7 +129,7 @@ func diffmapLevel(wk workers, lv *level, xyb1 image3, sc *scratch) plane {
 		acc[c] = out
 	}
 
-	res := newPlane(w, h)
+	res := sc.newPlane(w, h)
 	wk.rows(h, func(y0, y1 int) {
 		for y := y0; y < y1; y++ {
 			a0, a1 := acc[0].row(y), acc[1].row(y)
@@ -167,6 +171,12 @@ func diffmapLevel(wk workers, lv *level, xyb1 image3, sc *scratch) plane {
 			}
 		}
 	})
+	// Everything but res goes back to the free list: the distorted bands
+	// (xyb1[0] and xyb1[1] are p1.uhf; xyb1[2] is in none of them), the
+	// activity, the Malta inputs and sums.
+	sc.release(p1.lf[0].p, p1.lf[1].p, p1.lf[2].p, p1.mf[0].p, p1.mf[1].p, p1.mf[2].p,
+		p1.hf[0].p, p1.hf[1].p, p1.uhf[0].p, p1.uhf[1].p, xyb1[2].p,
+		act1.p, acc[0].p, acc[1].p, dU.p, dH.p, dM.p)
 	return res
 }
 
@@ -197,10 +207,10 @@ func asymL2(v0, v1, wgt, wlt, prev float32) float32 {
 
 // subsample2x averages 2×2 blocks (an odd last column or row is averaged
 // over the pixels it has).
-func subsample2x(wk workers, in image3) image3 {
+func subsample2x(wk workers, in image3, sc *scratch) image3 {
 	w, h := in[0].w, in[0].h
 	sw, sh := (w+1)/2, (h+1)/2
-	out := newImage3(sw, sh)
+	out := sc.newImage3(sw, sh)
 	for c := 0; c < 3; c++ {
 		src, dst := in[c], out[c]
 		wk.rows(sh, func(y0, y1 int) {

@@ -62,16 +62,16 @@ type linearImage struct {
 	alpha *plane
 }
 
-func toLinear(wk workers, im *zenmetrics.Image) linearImage {
+func toLinear(wk workers, im *zenmetrics.Image, sc *scratch) linearImage {
 	w, h := im.Width, im.Height
 	f := im.Format
 	nc := f.Channels()
 	bps := f.BytesPerSample()
 	lut := linearLUT(8 * bps)
 	var li linearImage
-	li.rgb = newImage3(w, h)
+	li.rgb = sc.newImage3(w, h)
 	if f.HasAlpha() {
-		a := newPlane(w, h)
+		a := sc.newPlane(w, h)
 		li.alpha = &a
 	}
 	colour := 3
@@ -147,13 +147,13 @@ func srgbToLinearExact(v float64) float64 {
 // value, as butteraugli_main does for images with alpha: the mix is taken on
 // sRGB-encoded values with the straight alpha, then decoded again. Images
 // without alpha are returned as they are.
-func blendOnto(wk workers, li linearImage, bgLinear float32) image3 {
+func blendOnto(wk workers, li linearImage, bgLinear float32, sc *scratch) image3 {
 	if li.alpha == nil {
 		return li.rgb
 	}
 	w, h := li.rgb[0].w, li.rgb[0].h
 	bg := float32(linearToSrgbExact(float64(bgLinear)))
-	out := newImage3(w, h)
+	out := sc.newImage3(w, h)
 	for c := 0; c < 3; c++ {
 		in, dst := li.rgb[c], out[c]
 		wk.rows(h, func(y0, y1 int) {

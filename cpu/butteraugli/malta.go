@@ -175,9 +175,10 @@ type padded struct {
 
 const maltaPad = 4
 
-func newPadded(w, h int) padded {
+// newPadded is a zeroed padded plane from sc.
+func (sc *scratch) newPadded(w, h int) padded {
 	s := w + 2*maltaPad
-	return padded{w: w, h: h, stride: s, p: make([]float32, s*(h+2*maltaPad))}
+	return padded{w: w, h: h, stride: s, p: sc.newPlane(s, h+2*maltaPad).p}
 }
 
 // inner returns the image part of row y.
