@@ -1,6 +1,6 @@
 package ssim2
 
-import "math"
+import "github.com/zenmetrics-go/zenmetrics/internal/recgauss"
 
 // The blur is libjxl's recursive Gaussian (tools/gauss_blur.cc, after
 // Charalampidis 2016, "Recursive implementation of the Gaussian filter using
@@ -34,102 +34,11 @@ type gaussian struct {
 
 var blurSigma15 = newGaussian(1.5)
 
-// newGaussian derives the filter constants in float64, as libjxl's
-// CreateRecursiveGaussian does, and rounds them to float32. Products are
-// wrapped in float64() so that Go never fuses them into a multiply-add.
+// newGaussian takes libjxl's CreateRecursiveGaussian constants (shared
+// with the GPU host code, which must produce the very same bits).
 func newGaussian(sigma float64) *gaussian {
-	g := &gaussian{}
-	radius := math.Round(3.2795*sigma + 0.2546)
-	piDiv2r := math.Pi / (2.0 * radius)
-	omega := [3]float64{piDiv2r, 3.0 * piDiv2r, 5.0 * piDiv2r}
-
-	p1 := +1.0 / math.Tan(0.5*omega[0])
-	p3 := -1.0 / math.Tan(0.5*omega[1])
-	p5 := +1.0 / math.Tan(0.5*omega[2])
-
-	r1 := float64(p1*p1) / math.Sin(omega[0])
-	r3 := float64(-p3*p3) / math.Sin(omega[1])
-	r5 := float64(p5*p5) / math.Sin(omega[2])
-
-	negHalfSigma2 := float64(-0.5*sigma) * sigma
-	recipRadius := 1.0 / radius
-	var rho [3]float64
-	for i := range rho {
-		rho[i] = math.Exp(float64(float64(negHalfSigma2*omega[i])*omega[i])) * recipRadius
-	}
-
-	d13 := float64(p1*r3) - float64(r1*p3)
-	d35 := float64(p3*r5) - float64(r3*p5)
-	d51 := float64(p5*r1) - float64(r5*p1)
-	recipD13 := 1.0 / d13
-	zeta15 := d35 * recipD13
-	zeta35 := d51 * recipD13
-
-	a := inv3x3([3][3]float64{{p1, p3, p5}, {r1, r3, r5}, {zeta15, zeta35, 1}})
-	gamma := [3]float64{
-		1,
-		float64(radius*radius) - float64(sigma*sigma),
-		float64(float64(zeta15*rho[0])+float64(zeta35*rho[1])) + rho[2],
-	}
-	var beta [3]float64
-	for y := 0; y < 3; y++ {
-		e := 0.0
-		for x := 0; x < 3; x++ {
-			e += float64(a[y][x] * gamma[x])
-		}
-		beta[y] = e
-	}
-
-	g.radius = int(radius)
-	for i := 0; i < 3; i++ {
-		n2 := -beta[i] * math.Cos(float64(omega[i]*(radius+1.0)))
-		d1 := -2.0 * math.Cos(omega[i])
-		g.n2[i] = float32(n2)
-		g.d1[i] = float32(d1)
-		d2 := d1 * d1
-		g.mulPrev[i] = [4]float32{
-			float32(-d1),
-			float32(d2 - 1.0),
-			float32(float64(float64(-d2)*d1) + float64(2.0*d1)),
-			float32(float64(float64(d2*d2)-float64(3.0*d2)) + 1.0),
-		}
-		g.mulPrev2[i] = [4]float32{
-			-1.0,
-			float32(d1),
-			float32(-d2 + 1.0),
-			float32(float64(float64(d2*d1)) - float64(2.0*d1)),
-		}
-		g.mulIn[i] = [4]float32{
-			float32(n2),
-			float32(float64(-d1) * n2),
-			float32(float64(d2*n2) - n2),
-			float32(float64(float64(float64(-d2)*d1)*n2) + float64(float64(2.0*d1)*n2)),
-		}
-	}
-	return g
-}
-
-// inv3x3 inverts a 3×3 matrix by cofactors, as libjxl's Inv3x3Matrix.
-func inv3x3(m [3][3]float64) [3][3]float64 {
-	var t [3][3]float64
-	t[0][0] = float64(m[1][1]*m[2][2]) - float64(m[1][2]*m[2][1])
-	t[0][1] = float64(m[0][2]*m[2][1]) - float64(m[0][1]*m[2][2])
-	t[0][2] = float64(m[0][1]*m[1][2]) - float64(m[0][2]*m[1][1])
-	t[1][0] = float64(m[1][2]*m[2][0]) - float64(m[1][0]*m[2][2])
-	t[1][1] = float64(m[0][0]*m[2][2]) - float64(m[0][2]*m[2][0])
-	t[1][2] = float64(m[0][2]*m[1][0]) - float64(m[0][0]*m[1][2])
-	t[2][0] = float64(m[1][0]*m[2][1]) - float64(m[1][1]*m[2][0])
-	t[2][1] = float64(m[0][1]*m[2][0]) - float64(m[0][0]*m[2][1])
-	t[2][2] = float64(m[0][0]*m[1][1]) - float64(m[0][1]*m[1][0])
-	det := float64(float64(m[0][0]*t[0][0])+float64(m[0][1]*t[1][0])) + float64(m[0][2]*t[2][0])
-	idet := 1.0 / det
-	var out [3][3]float64
-	for j := 0; j < 3; j++ {
-		for i := 0; i < 3; i++ {
-			out[j][i] = t[j][i] * idet
-		}
-	}
-	return out
+	c := recgauss.New(sigma)
+	return &gaussian{radius: c.Radius, n2: c.N2, d1: c.D1, mulIn: c.MulIn, mulPrev: c.MulPrev, mulPrev2: c.MulPrev2}
 }
 
 // The two passes hold float32 values in float64 variables: the product of

@@ -1,6 +1,10 @@
 package webgpu
 
-import "math"
+import (
+	"math"
+
+	"github.com/zenmetrics-go/zenmetrics/internal/recgauss"
+)
 
 // This file holds the host half of SSIMULACRA2 that is plain float64 math:
 // the blur taps baked into ssim2_maps.wgsl, the scale plan, and the final
@@ -23,74 +27,13 @@ type ssim2Coef struct {
 	MulIn, MulPrev, MulPrev2 [3][4]float32
 }
 
-// ssim2IIRCoef computes libjxl's recursive-Gaussian constants for sigma 1.5
-// in float64, in libjxl's order of operations (products wrapped in
-// float64() so that they are never fused), and rounds them to float32.
+// ssim2IIRCoef is libjxl's CreateRecursiveGaussian(1.5), from the
+// derivation the CPU reference uses too, padded to the WGSL layout.
 func ssim2IIRCoef() ssim2Coef {
-	const sigma = 1.5
-	radius := math.Round(3.2795*sigma + 0.2546) // N = 5
-	piDiv2r := math.Pi / (2.0 * radius)
-	omega := [3]float64{piDiv2r, 3.0 * piDiv2r, 5.0 * piDiv2r}
-	p1 := +1.0 / math.Tan(0.5*omega[0])
-	p3 := -1.0 / math.Tan(0.5*omega[1])
-	p5 := +1.0 / math.Tan(0.5*omega[2])
-	r1 := float64(p1*p1) / math.Sin(omega[0])
-	r3 := float64(-p3*p3) / math.Sin(omega[1])
-	r5 := float64(p5*p5) / math.Sin(omega[2])
-	negHalfSigma2 := float64(-0.5*sigma) * sigma
-	recipRadius := 1.0 / radius
-	var rho [3]float64
-	for i := range rho {
-		rho[i] = math.Exp(float64(float64(negHalfSigma2*omega[i])*omega[i])) * recipRadius
-	}
-	d13 := float64(p1*r3) - float64(r1*p3)
-	d35 := float64(p3*r5) - float64(r3*p5)
-	d51 := float64(p5*r1) - float64(r5*p1)
-	recipD13 := 1.0 / d13
-	zeta15 := d35 * recipD13
-	zeta35 := d51 * recipD13
-	a := cofactorInverse([3][3]float64{{p1, p3, p5}, {r1, r3, r5}, {zeta15, zeta35, 1}})
-	gamma := [3]float64{1, float64(radius*radius) - float64(sigma*sigma),
-		float64(float64(zeta15*rho[0])+float64(zeta35*rho[1])) + rho[2]}
-	var c ssim2Coef
-	for i := 0; i < 3; i++ {
-		beta := float64(float64(a[i][0]*gamma[0])+float64(a[i][1]*gamma[1])) + float64(a[i][2]*gamma[2])
-		n2 := -beta * math.Cos(float64(omega[i]*(radius+1.0)))
-		d1 := -2.0 * math.Cos(omega[i])
-		d2 := float64(d1 * d1)
-		c.N2[i], c.D1[i] = float32(n2), float32(d1)
-		c.MulPrev[i] = [4]float32{float32(-d1), float32(d2 - 1.0),
-			float32(float64(float64(-d2)*d1) + float64(2.0*d1)),
-			float32(float64(float64(d2*d2)-float64(3.0*d2)) + 1.0)}
-		c.MulPrev2[i] = [4]float32{-1.0, float32(d1), float32(-d2 + 1.0),
-			float32(float64(d2*d1) - float64(2.0*d1))}
-		c.MulIn[i] = [4]float32{float32(n2), float32(float64(-d1) * n2), float32(float64(d2*n2) - n2),
-			float32(float64(float64(float64(-d2)*d1)*n2) + float64(float64(2.0*d1)*n2))}
-	}
-	return c
-}
-
-// cofactorInverse inverts a 3×3 matrix as libjxl's Inv3x3Matrix does
-// (cofactors, then each times 1/det).
-func cofactorInverse(m [3][3]float64) [3][3]float64 {
-	var t [3][3]float64
-	t[0][0] = float64(m[1][1]*m[2][2]) - float64(m[1][2]*m[2][1])
-	t[0][1] = float64(m[0][2]*m[2][1]) - float64(m[0][1]*m[2][2])
-	t[0][2] = float64(m[0][1]*m[1][2]) - float64(m[0][2]*m[1][1])
-	t[1][0] = float64(m[1][2]*m[2][0]) - float64(m[1][0]*m[2][2])
-	t[1][1] = float64(m[0][0]*m[2][2]) - float64(m[0][2]*m[2][0])
-	t[1][2] = float64(m[0][2]*m[1][0]) - float64(m[0][0]*m[1][2])
-	t[2][0] = float64(m[1][0]*m[2][1]) - float64(m[1][1]*m[2][0])
-	t[2][1] = float64(m[0][1]*m[2][0]) - float64(m[0][0]*m[2][1])
-	t[2][2] = float64(m[0][0]*m[1][1]) - float64(m[0][1]*m[1][0])
-	det := float64(float64(m[0][0]*t[0][0])+float64(m[0][1]*t[1][0])) + float64(m[0][2]*t[2][0])
-	idet := 1.0 / det
-	var out [3][3]float64
-	for j := range out {
-		for i := range out[j] {
-			out[j][i] = t[j][i] * idet
-		}
-	}
+	c := recgauss.New(1.5)
+	out := ssim2Coef{MulIn: c.MulIn, MulPrev: c.MulPrev, MulPrev2: c.MulPrev2}
+	copy(out.N2[:], c.N2[:])
+	copy(out.D1[:], c.D1[:])
 	return out
 }
 
