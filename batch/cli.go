@@ -127,7 +127,7 @@ Progress:
   --progress-interval D   time between reports (default 200ms bar, 10s otherwise)
   --flush-interval D      longest time finished rows wait before being fsynced (default 2s)
   --quiet                 no progress, no summary and no stage table
-  --stats                 print the table of time by stage (decode, prepare, score, write,
+  --stats                 print the table of time by stage (decode, prepare, upload, score, write,
                           waits) even with --quiet or --progress json; it is printed anyway
                           after the summary otherwise. The JSON summary always has "stages".
 

@@ -7,10 +7,12 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"reflect"
 	"sync"
 	"time"
 
 	"github.com/zenmetrics-go/zenmetrics"
+	"github.com/zenmetrics-go/zenmetrics/gpu/webgpu"
 )
 
 // Job is one scoring request: one metric on one decoded pair.
@@ -97,6 +99,11 @@ type BackendEngine struct {
 	mu    sync.Mutex
 	cache map[prepKey]*prepEntry
 	lru   *list.List // of *prepEntry with users == 0, front = most recent
+
+	upMu sync.Mutex
+	// meters are the backends used so far that measure their uploads,
+	// with their counters when first used (guarded by upMu).
+	meters map[UploadMeter]webgpu.UploadStats
 }
 
 type prepKey struct {
@@ -313,6 +320,7 @@ func (e *BackendEngine) acquire(ctx context.Context, j Job) (ent *prepEntry, cre
 			ent.err = err
 			return
 		}
+		e.noteMeter(b)
 		ent.backend = b.Name()
 		ent.ref, ent.err = b.Prepare(ctx, j.Metric, j.Ref, e.cfg.Options)
 	}()
@@ -347,4 +355,56 @@ func (e *BackendEngine) releaseEntry(ent *prepEntry) {
 			old.ref.Release()
 		}
 	}
+}
+
+// UploadMeter is a backend that measures the host → device upload of the
+// images it scores apart from the scoring (*webgpu.Backend; see
+// webgpu.UploadStats for what exactly is timed). The batch discovers it
+// with a type assertion, so that the stage table can show an upload row
+// and the score row without it.
+type UploadMeter interface {
+	UploadStats() webgpu.UploadStats
+}
+
+// noteMeter remembers b, with its counters now, the first time it is used
+// when it measures its uploads (before its first Prepare, so everything
+// this engine does on it is counted). A backend of a type that cannot be a
+// map key is not measured (no such backend exists; the check keeps an odd
+// one from panicking).
+func (e *BackendEngine) noteMeter(b zenmetrics.Backend) {
+	m, ok := b.(UploadMeter)
+	if !ok || !reflect.TypeOf(m).Comparable() {
+		return
+	}
+	e.upMu.Lock()
+	defer e.upMu.Unlock()
+	if _, seen := e.meters[m]; seen {
+		return
+	}
+	if e.meters == nil {
+		e.meters = map[UploadMeter]webgpu.UploadStats{}
+	}
+	e.meters[m] = m.UploadStats()
+}
+
+// Uploads is the uploads made on the engine's backends since the engine
+// first used each, summed over them; ok is false while no backend it used
+// measures its uploads (a CPU backend: nothing is uploaded). The counters
+// are the backends' own: uploads made on them by someone else at the same
+// time are included, and two backends sharing one WebGPU device
+// (webgpu.NewBackendOn) each report the device's uploads, so both count
+// them.
+func (e *BackendEngine) Uploads() (u webgpu.UploadStats, ok bool) {
+	e.upMu.Lock()
+	defer e.upMu.Unlock()
+	for m, base := range e.meters {
+		d := m.UploadStats().Sub(base)
+		u.Count += d.Count
+		u.Total += d.Total
+		u.Bytes += d.Bytes
+		u.RefCount += d.RefCount
+		u.RefTotal += d.RefTotal
+		u.RefBytes += d.RefBytes
+	}
+	return u, len(e.meters) > 0
 }

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/zenmetrics-go/zenmetrics"
+	"github.com/zenmetrics-go/zenmetrics/gpu/webgpu"
 )
 
 // Config describes one batch run.
@@ -142,10 +143,17 @@ func Run(ctx context.Context, cfg Config) (sum Summary, err error) {
 	if we, ok := cfg.Engine.(interface{ Workers() int }); ok {
 		workers = we.Workers()
 	}
+	// The engine's upload counters now: the run's uploads are the
+	// difference at the end (the engine may have scored before).
+	var up0 webgpu.UploadStats
+	if ue, ok := cfg.Engine.(uploadEngine); ok {
+		up0, _ = ue.Uploads()
+	}
 	var progress *Progress // stopped once the summary is complete
 	defer func() {
 		sum.Elapsed = time.Since(start)
 		sum.Seconds = sum.Elapsed.Seconds()
+		clock.uploadsSince(cfg.Engine, up0)
 		sum.Stages = clock.stages(cfg.Decoders, workers)
 		if progress != nil {
 			progress.stop(&sum)

@@ -6,13 +6,22 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/zenmetrics-go/zenmetrics/gpu/webgpu"
 )
 
-// UploadInScore is Stages.Upload when the backend does not report its
-// host → device upload apart from scoring (no backend does today: the
-// WebGPU backend records the 8-bit upload as the first command of the
-// scoring's command buffer and exposes no per-score upload time).
-const UploadInScore = "included in score"
+// Stages.Upload says whether the host → device upload of the images
+// scored was measured apart from scoring.
+const (
+	// UploadInScore: not measured (the engine or backend does not report
+	// it; for a CPU backend nothing is uploaded). Score includes any
+	// upload.
+	UploadInScore = "included in score"
+	// UploadMeasured: the backend measured it (a WebGPU backend under
+	// BackendEngine, see UploadMeter). Uploads, UploadTime and UploadBytes
+	// are set, and UploadTime is part of Score.
+	UploadMeasured = "measured"
+)
 
 // Stages is where a run's time went. Busy times are summed over the
 // goroutines doing the work (so they can exceed the run's wall time);
@@ -47,10 +56,23 @@ type Stages struct {
 	PrepareInScore bool    `json:"prepare_in_score,omitempty"`
 	// Scores counts the backend's Score calls; Score is their time summed
 	// over workers. For a GPU backend it includes the upload of the
-	// distorted image (see Upload).
+	// distorted image, which Upload says whether the backend measured
+	// (UploadMeasured) or not (UploadInScore).
 	Scores int     `json:"scores"`
 	Score  float64 `json:"score_s"`
 	Upload string  `json:"upload"`
+	// When Upload is UploadMeasured: Uploads counts the uploads made while
+	// scoring (one per distorted image; a strip reference that recomputes
+	// its reference also uploads a crop of it per strip), UploadTime is
+	// their host-side time (the writeBuffer call, or the staging buffer's
+	// map wait, fill and unmap; the GPU-side copy runs in the score's
+	// command buffer and stays in score), summed over workers, and
+	// UploadBytes the image bytes sent. UploadTime is included in Score:
+	// ScoreExclUpload is the rest. Uploads made while preparing references
+	// are in Prepare and not counted here. All 0 when not measured.
+	Uploads     int     `json:"uploads"`
+	UploadTime  float64 `json:"upload_s"`
+	UploadBytes int64   `json:"upload_bytes"`
 
 	// Commits counts the output chunks written; Write is the time spent
 	// serialising, writing and fsyncing them, plus closing the output
@@ -68,6 +90,18 @@ type Stages struct {
 	BudgetWait float64 `json:"budget_wait_s"`
 	SubmitWait float64 `json:"submit_wait_s"`
 	RefWait    float64 `json:"ref_wait_s"`
+}
+
+// ScoreExclUpload is Score without the measured upload time (Score when
+// the upload was not measured), never below 0. The two are measured by
+// different clocks (the engine's around Score, the backend's around the
+// upload inside it), so rounding could otherwise make it slightly
+// negative for a run that does nothing but upload.
+func (s *Stages) ScoreExclUpload() float64 {
+	if s.Upload != UploadMeasured {
+		return s.Score
+	}
+	return max(0, s.Score-s.UploadTime)
 }
 
 // Bound names the stage that limited the run: "decode" when the scorers
@@ -138,6 +172,10 @@ type stageClock struct {
 	prepareInScore       bool
 	commits              int
 	write                time.Duration // the writer goroutine only
+
+	// Set once by Run after the run when the engine measured uploads.
+	uploadMeasured bool
+	upload         webgpu.UploadStats
 }
 
 // wait adds the time since t0 to a counter of nanoseconds.
@@ -167,7 +205,7 @@ func (c *stageClock) result(r *JobResult) {
 func (c *stageClock) stages(decoders, workers int) Stages {
 	c.decode.mu.Lock()
 	defer c.decode.mu.Unlock()
-	return Stages{
+	s := Stages{
 		Decoders: decoders, Workers: workers,
 		Decodes: c.decode.count, RefDecodes: int(c.refDecodes.Load()), RefReuses: int(c.refReuses.Load()),
 		Decode: c.decode.busy.Seconds(), DecodeWall: c.decode.wall.Seconds(),
@@ -179,18 +217,51 @@ func (c *stageClock) stages(decoders, workers int) Stages {
 		SubmitWait: time.Duration(c.submitWait.Load()).Seconds(),
 		RefWait:    time.Duration(c.refWait.Load()).Seconds(),
 	}
+	if c.uploadMeasured {
+		s.Upload = UploadMeasured
+		s.Uploads = int(c.upload.Count)
+		s.UploadTime = c.upload.Total.Seconds()
+		s.UploadBytes = c.upload.Bytes
+	}
+	return s
 }
 
-// PrintStages writes the stage table of a run, e.g.
+// uploadEngine is an engine that can say what its backends uploaded
+// (BackendEngine.Uploads).
+type uploadEngine interface {
+	Uploads() (webgpu.UploadStats, bool)
+}
+
+// uploadsSince records in c the uploads e made since the snapshot u0 (the
+// engine's counters at the start of the run), if e measures them.
+func (c *stageClock) uploadsSince(e Engine, u0 webgpu.UploadStats) {
+	ue, ok := e.(uploadEngine)
+	if !ok {
+		return
+	}
+	u, ok := ue.Uploads()
+	if !ok {
+		return
+	}
+	c.uploadMeasured = true
+	c.upload = u.Sub(u0)
+}
+
+// PrintStages writes the stage table of a run, e.g. for a WebGPU backend
+// that measures its uploads
 //
 //	zmscore: time by stage (wall 18.20 s, 2 decoders, 2 workers; busy = summed over goroutines)
 //	  stage      count   busy s   wall s   per item
 //	  decode        84     3.30     2.11    39.3 ms   (7 references decoded, reused by 70 pairs)
 //	  prepare        7     2.83        -   404.3 ms
-//	  score         77    26.70        -   346.8 ms   (upload: included in score)
+//	  upload        77    0.400        -   5.195 ms   (1847.7 MB, 4619.3 MB/s host side; the GPU copy is in score)
+//	  score         77    26.30        -   341.6 ms   (excl. upload; 26.70 s with it)
 //	  write          3     0.01     0.01     3.3 ms
 //	  waits: scorers idle 0.40 s (decode-bound signal); decoders blocked 10.52 s on the engine, 0.00 s on memory, 0.10 s on a shared reference (score-bound)
 //	  bound: score
+//
+// Without a measured upload there is no upload row and the score row ends
+// in "(upload: included in score)".
 func PrintStages(w io.Writer, sum *Summary) {
 	s := &sum.Stages
 	wall := sum.Elapsed.Seconds()
@@ -213,7 +284,24 @@ func PrintStages(w io.Writer, sum *Summary) {
 	} else {
 		fmt.Fprintf(w, "  %-8s %7d %8.2f %8s %10s\n", "prepare", s.Prepares, s.Prepare, "-", per(s.Prepare, s.Prepares))
 	}
-	fmt.Fprintf(w, "  %-8s %7d %8.2f %8s %10s   (upload: %s)\n", "score", s.Scores, s.Score, "-", per(s.Score, s.Scores), s.Upload)
+	if s.Upload == UploadMeasured {
+		rate := "-"
+		if s.UploadTime > 0 {
+			rate = fmt.Sprintf("%.1f", float64(s.UploadBytes)/1e6/s.UploadTime)
+		}
+		// Three decimals: a host-side copy is often well under a
+		// millisecond per image, which the other rows' format rounds to 0.
+		perUp := "-"
+		if s.Uploads > 0 {
+			perUp = fmt.Sprintf("%.3f ms", 1000*s.UploadTime/float64(s.Uploads))
+		}
+		fmt.Fprintf(w, "  %-8s %7d %8.3f %8s %10s   (%.1f MB, %s MB/s host side; the GPU copy is in score)\n",
+			"upload", s.Uploads, s.UploadTime, "-", perUp, float64(s.UploadBytes)/1e6, rate)
+		excl := s.ScoreExclUpload()
+		fmt.Fprintf(w, "  %-8s %7d %8.2f %8s %10s   (excl. upload; %.2f s with it)\n", "score", s.Scores, excl, "-", per(excl, s.Scores), s.Score)
+	} else {
+		fmt.Fprintf(w, "  %-8s %7d %8.2f %8s %10s   (upload: %s)\n", "score", s.Scores, s.Score, "-", per(s.Score, s.Scores), s.Upload)
+	}
 	fmt.Fprintf(w, "  %-8s %7d %8.2f %8.2f %10s\n", "write", s.Commits, s.Write, s.Write, per(s.Write, s.Commits))
 	idle := "not measured by this engine"
 	if s.Workers > 0 {

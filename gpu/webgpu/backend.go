@@ -49,6 +49,17 @@ func (b *Backend) Device() *Device { return b.dev }
 // Name is "webgpu:<adapter name>".
 func (b *Backend) Name() string { return b.dev.Name() }
 
+// UploadStats is the host-side time and bytes of the image uploads made
+// on this backend's device since it was opened (see UploadStats the type
+// for exactly what is timed: the writeBuffer call, or the staging buffer's
+// map wait, parallel fill and unmap; not the GPU-side copy, which runs in
+// the score's command buffer and is part of the score). Callers take the
+// difference of two snapshots (UploadStats.Sub) to split a run's score
+// time into upload and the rest. The counters belong to the device, so
+// backends sharing one (NewBackendOn) see each other's uploads. It does
+// not wait for the device thread.
+func (b *Backend) UploadStats() UploadStats { return uploads(b.dev).snapshot() }
+
 // BackendInfo is what `zmscore --json` reports about a WebGPU backend.
 type BackendInfo struct {
 	Name            string  `json:"name"`
@@ -200,6 +211,9 @@ func (b *Backend) estimateStrip(m zenmetrics.Metric, w, h int) (int64, bool) {
 // budget.
 func (b *Backend) Prepare(ctx context.Context, m zenmetrics.Metric, ref *zenmetrics.Image, opt zenmetrics.Options) (r zenmetrics.Reference, err error) {
 	defer zenmetrics.Recover(&err)
+	// Uploads under this context are the reference's (UploadStats.Ref*),
+	// not a score's.
+	ctx = withPreparing(ctx)
 	if m != zenmetrics.SSIMULACRA2 && m != zenmetrics.Butteraugli {
 		return nil, fmt.Errorf("%w: metric %v on %s", zenmetrics.ErrUnsupported, m, b.Name())
 	}

@@ -1,9 +1,12 @@
 package webgpu
 
 import (
+	"context"
 	"fmt"
 	"runtime"
 	"sync"
+	"sync/atomic"
+	"time"
 	"unsafe"
 
 	"github.com/zenmetrics-go/zenmetrics/gpu/wgpu"
@@ -19,9 +22,94 @@ import (
 // stagingMin is the raw size from which uploads use the staging buffer.
 const stagingMin = 1 << 20
 
+// UploadStats is the host side of the uploads of images' 8/16-bit bytes
+// through the shared upload path (queue.writeBuffer below stagingMin;
+// from it, waiting for the persistent staging buffer to map, filling it on
+// several goroutines and unmapping it). Total is the wall time of those
+// host calls, measured with time.Since from their start to their return.
+// It does not include the GPU-side copy from the staging buffer into the
+// storage buffer: that command is recorded at the start of the score's own
+// command buffer and executes (and is timed) as part of the score. Nor the
+// unpacking of the bytes into float planes, which is a scoring kernel.
+//
+// Count, Total and Bytes are the uploads made while scoring (Reference.Score
+// and anything else not inside Backend.Prepare): the distorted image, and
+// for a strip reference that recomputes its reference per score the
+// reference crops too (one upload per strip and image). Ref* are the
+// uploads made inside Backend.Prepare, which a caller books as preparation.
+// Bytes counts the image bytes sent, not the 4-byte padding.
+type UploadStats struct {
+	Count int64         `json:"count"`
+	Total time.Duration `json:"total_ns"`
+	Bytes int64         `json:"bytes"`
+
+	RefCount int64         `json:"ref_count"`
+	RefTotal time.Duration `json:"ref_total_ns"`
+	RefBytes int64         `json:"ref_bytes"`
+}
+
+// Sub is s − t, field by field: the uploads between two snapshots.
+func (s UploadStats) Sub(t UploadStats) UploadStats {
+	return UploadStats{Count: s.Count - t.Count, Total: s.Total - t.Total, Bytes: s.Bytes - t.Bytes,
+		RefCount: s.RefCount - t.RefCount, RefTotal: s.RefTotal - t.RefTotal, RefBytes: s.RefBytes - t.RefBytes}
+}
+
+// uploadCounters accumulate UploadStats for one device. They are atomics
+// because the device thread writes them while any goroutine may read them
+// (Backend.UploadStats does not wait for the device).
+type uploadCounters struct {
+	n, ns, bytes          atomic.Int64
+	refN, refNs, refBytes atomic.Int64
+}
+
+// uploadMap holds the counters of each device (*Device → *uploadCounters),
+// kept here rather than on Device so that the upload path owns its own
+// accounting. An entry is a few words; it outlives a closed device as
+// statsMap's does.
+var uploadMap sync.Map
+
+func uploads(d *Device) *uploadCounters {
+	if c, ok := uploadMap.Load(d); ok {
+		return c.(*uploadCounters)
+	}
+	c, _ := uploadMap.LoadOrStore(d, &uploadCounters{})
+	return c.(*uploadCounters)
+}
+
+func (c *uploadCounters) snapshot() UploadStats {
+	return UploadStats{Count: c.n.Load(), Total: time.Duration(c.ns.Load()), Bytes: c.bytes.Load(),
+		RefCount: c.refN.Load(), RefTotal: time.Duration(c.refNs.Load()), RefBytes: c.refBytes.Load()}
+}
+
+// preparingKey marks the context of Backend.Prepare: uploads made by Do
+// closures running under it are references being prepared.
+type preparingKey struct{}
+
+// withPreparing returns ctx marked as preparing a reference.
+func withPreparing(ctx context.Context) context.Context {
+	return context.WithValue(ctx, preparingKey{}, true)
+}
+
+// noteUpload books one upload of n bytes that started at t0 (device
+// thread: g.ctx is the running Do call's context).
+func noteUpload(g *GPU, t0 time.Time, n int64) {
+	d := time.Since(t0)
+	c := uploads(g.d)
+	if g.ctx != nil && g.ctx.Value(preparingKey{}) != nil {
+		c.refN.Add(1)
+		c.refNs.Add(int64(d))
+		c.refBytes.Add(n)
+		return
+	}
+	c.n.Add(1)
+	c.ns.Add(int64(d))
+	c.bytes.Add(n)
+}
+
 // writeRaw uploads pix[:need] into raw with queue.writeBuffer; a tail that
 // is not a multiple of 4 bytes (WebGPU's copy alignment) is padded.
 func writeRaw(g *GPU, raw *Buffer, pix []byte, need int64) {
+	defer noteUpload(g, time.Now(), need)
 	body := need &^ 3
 	if body > 0 {
 		g.Write(raw, 0, pix[:body])
@@ -36,7 +124,11 @@ func writeRaw(g *GPU, raw *Buffer, pix []byte, need int64) {
 // fillStaging maps staging (at least size bytes, MapWrite|CopySrc) for
 // writing, copies pix[:need] into it and zeroes the rest up to size, unmaps
 // it, and records on e the copy of size bytes into raw.
+//
+// The host side (map wait, fill, unmap) is booked in the device's
+// UploadStats when it succeeds; the copy recorded on e is the score's.
 func fillStaging(g *GPU, e *Encoder, staging, raw *Buffer, pix []byte, need, size int64) error {
+	t0 := time.Now()
 	var (
 		status wgpu.MapAsyncStatus
 		msg    string
@@ -63,6 +155,7 @@ func fillStaging(g *GPU, e *Encoder, staging, raw *Buffer, pix []byte, need, siz
 	parallelCopy(dst[:need], pix[:need])
 	clear(dst[need:])
 	h.Unmap()
+	noteUpload(g, t0, need)
 	e.Copy(staging, 0, raw, 0, size)
 	return nil
 }
