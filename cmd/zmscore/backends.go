@@ -107,6 +107,16 @@ func (a *autoBackend) Prepare(ctx context.Context, m zenmetrics.Metric, ref *zen
 
 func (a *autoBackend) Close() error { return errors.Join(a.gpu.Close(), a.cpu.Close()) }
 
+// UploadStats forwards the GPU backend's upload counters, so that a batch
+// on the auto backend shows the upload as its own stage (batch.UploadMeter);
+// the CPU fallback uploads nothing.
+func (a *autoBackend) UploadStats() webgpu.UploadStats {
+	if m, ok := a.gpu.(interface{ UploadStats() webgpu.UploadStats }); ok {
+		return m.UploadStats()
+	}
+	return webgpu.UploadStats{}
+}
+
 // namedRef remembers which backend prepared a reference, so the output
 // names the backend that really scored.
 type namedRef struct {
