@@ -14,6 +14,14 @@
 // vec4 load and one vec4 store per step instead of 8 + 4 scalar accesses.
 // The warm-up (n < 8) and the tail (last < 8 columns) stay scalar.
 // Quantity map (P.stride) as in ssim2_hblur.wgsl.
+//
+// Prefetch: a step's load would otherwise be used at once, so each step
+// paid one memory round trip (a loop-carried store before it keeps the
+// compiler from hoisting the next load: the bindings may alias). The
+// interior keeps the raw input blocks of the next PF steps in registers
+// (pa*: img1 or img2, pb*: img2 for img1·img2) and loads the block PF
+// steps ahead at every step, so PF loads are in flight while the
+// recursion runs; products are formed when a block is used, as before.
 
 @group(0) @binding(0) var<uniform> P: Params;
 @group(0) @binding(1) var<uniform> K: Coef;
@@ -30,6 +38,31 @@ override WG: u32 = 64u;
 // Quantity q of the aligned block b (elements 4b .. 4b + 3). The products
 // go through opq so they are rounded to f32 before the sums that follow
 // (libjxl stores them), as in the scalar kernel.
+// The raw block b of quantity q's first image (img1 for 0, 2, 4) and
+// second image (img2 for 1, 3, 4; unused otherwise).
+fn raw_a(q: u32, b: u32) -> vec4<f32> {
+  if (q == 1u || q == 3u) {
+    return img2[b];
+  }
+  return img1[b];
+}
+
+fn raw_b(q: u32, b: u32) -> vec4<f32> {
+  if (q == 4u) {
+    return img2[b];
+  }
+  return vec4<f32>(0.0);
+}
+
+// Quantity q from its raw blocks (see raw_a / raw_b).
+fn quant4(q: u32, a: vec4<f32>, b: vec4<f32>) -> vec4<f32> {
+  switch q {
+    case 0u, 1u: { return a; }
+    case 2u, 3u: { return opq4(a * a); }
+    default: { return opq4(a * b); }
+  }
+}
+
 fn src4(q: u32, b: u32) -> vec4<f32> {
   switch q {
     case 0u: { return img1[b]; }
@@ -123,9 +156,34 @@ fn hblur4(@builtin(global_invocation_id) gid: vec3<u32>) {
     bb = src4(q, rb + 1u);
     bc = src4(q, rb + 2u);
   }
+  // Prefetch ring: blocks blk + 1 .. blk + 8 of the step at n (blk = the
+  // block of n), clamped to the row's last block (past it: unused).
+  let last = rb + u32(w >> 2) - 1u;
+  let b0 = rb + u32(max(n, 0) >> 2u);
+  var pa0 = raw_a(q, min(b0 + 1u, last));
+  var pa1 = raw_a(q, min(b0 + 2u, last));
+  var pa2 = raw_a(q, min(b0 + 3u, last));
+  var pa3 = raw_a(q, min(b0 + 4u, last));
+  var pa4 = raw_a(q, min(b0 + 5u, last));
+  var pa5 = raw_a(q, min(b0 + 6u, last));
+  var pa6 = raw_a(q, min(b0 + 7u, last));
+  var pa7 = raw_a(q, min(b0 + 8u, last));
+  var pb0 = raw_b(q, min(b0 + 1u, last));
+  var pb1 = raw_b(q, min(b0 + 2u, last));
+  var pb2 = raw_b(q, min(b0 + 3u, last));
+  var pb3 = raw_b(q, min(b0 + 4u, last));
+  var pb4 = raw_b(q, min(b0 + 5u, last));
+  var pb5 = raw_b(q, min(b0 + 6u, last));
+  var pb6 = raw_b(q, min(b0 + 7u, last));
+  var pb7 = raw_b(q, min(b0 + 8u, last));
   for (; n < w - IIR_N + 1 - 3; n = n + 4) {
     let blk = rb + u32(n >> 2u);
-    let bd = src4(q, blk + 1u);
+    let bd = quant4(q, pa0, pb0);
+    let nb = min(blk + 9u, last);
+    pa0 = pa1; pa1 = pa2; pa2 = pa3; pa3 = pa4; pa4 = pa5; pa5 = pa6; pa6 = pa7;
+    pa7 = raw_a(q, nb);
+    pb0 = pb1; pb1 = pb2; pb2 = pb3; pb3 = pb4; pb4 = pb5; pb5 = pb6; pb6 = pb7;
+    pb7 = raw_b(q, nb);
     let sv = vec4<f32>(ba.z, ba.w, bb.x, bb.y) + bd;
     ba = bb;
     bb = bc;
