@@ -195,6 +195,21 @@ func (g *gaussian) blurRow(in, out []float32) {
 	}
 }
 
+// blurRowOf runs blurRow over row y of the w-wide plane a (times the same
+// row of b when b is not nil, formed in buf) into the same row of dst.
+func (g *gaussian) blurRowOf(a, b, dst []float32, w, y int, buf []float32) {
+	in := a[y*w : (y+1)*w]
+	if b != nil {
+		bb := b[y*w : (y+1)*w]
+		buf = buf[:w]
+		for x := range buf {
+			buf[x] = in[x] * bb[x]
+		}
+		in = buf
+	}
+	g.blurRow(in, dst[y*w:(y+1)*w])
+}
+
 // colBlock is how many columns one vertical-pass task filters side by side.
 const colBlock = 64
 

@@ -12,7 +12,7 @@ func BenchmarkBlur(b *testing.B) {
 	}
 	out := make([]float32, w*h)
 	r := &Reference{w: w, h: h, threads: 1}
-	sc := newScratch(w, h, 1)
+	sc := newScratch(w, h, 1, false)
 	b.SetBytes(w * h * 4)
 	for b.Loop() {
 		r.blur(out, in, nil, w, h, sc)

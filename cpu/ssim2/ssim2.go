@@ -94,6 +94,7 @@ func MinSize() (w, h int) { return minSide, minSide }
 type Reference struct {
 	w, h    int
 	threads int
+	simd    bool     // blur with the cpusimd kernels (useSIMD when prepared)
 	dims    [][2]int // per scale: width, height
 	// refAlpha: the reference has an alpha channel, so scoring uses the two
 	// backgrounds 0.1 and 0.9 (and the minimum); otherwise one run with the
@@ -133,6 +134,10 @@ type scratch struct {
 	mu2, s22, s12 []float32
 	rows          []float64   // per-row partial sums, 6 per row
 	rowbuf        [][]float32 // per worker: six rows (linear pairs, products)
+	// simd: blur with the cpusimd kernels; simdbuf is then each worker's
+	// work buffer for them (simdWorkLen floats).
+	simd    bool
+	simdbuf [][]float32
 }
 
 func scaleDims(w, h int) [][2]int {
@@ -153,7 +158,7 @@ func linSizes(w, h int) (n1, n2 int) {
 	return w1 * h1, ((w1 + 1) / 2) * ((h1 + 1) / 2)
 }
 
-func newScratch(w, h, threads int) *scratch {
+func newScratch(w, h, threads int, simd bool) *scratch {
 	n := w * h
 	n1, n2 := linSizes(w, h)
 	s := &scratch{}
@@ -174,6 +179,13 @@ func newScratch(w, h, threads int) *scratch {
 	for i := range s.rowbuf {
 		s.rowbuf[i] = make([]float32, 6*w)
 	}
+	if simd {
+		s.simd = true
+		s.simdbuf = make([][]float32, threads)
+		for i := range s.simdbuf {
+			s.simdbuf[i] = make([]float32, simdWorkLen(w))
+		}
+	}
 	return s
 }
 
@@ -190,7 +202,11 @@ func EstimateBytes(w, h int) int64 {
 	}
 	n := int64(w) * int64(h)
 	n1, n2 := linSizes(w, h)
-	work := 4*(3*int64(n1)+3*int64(n2)+3*n+4*n) + 8*6*int64(h) + 4*6*int64(runtime.GOMAXPROCS(0))*int64(w)
+	threads := int64(runtime.GOMAXPROCS(0))
+	work := 4*(3*int64(n1)+3*int64(n2)+3*n+4*n) + 8*6*int64(h) + 4*6*threads*int64(w)
+	if useSIMD {
+		work += 4 * threads * int64(simdWorkLen(w))
+	}
 	return ref + work
 }
 
@@ -221,8 +237,8 @@ func PrepareContext(ctx context.Context, ref *zenmetrics.Image, cfg Config) (r *
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	r = &Reference{w: ref.Width, h: ref.Height, threads: cfg.threads(), dims: scaleDims(ref.Width, ref.Height)}
-	sc := newScratch(r.w, r.h, r.threads)
+	r = &Reference{w: ref.Width, h: ref.Height, threads: cfg.threads(), simd: useSIMD, dims: scaleDims(ref.Width, ref.Height)}
+	sc := newScratch(r.w, r.h, r.threads, r.simd)
 	build := func(blend bool, bg float32) []refScale {
 		if err != nil {
 			return nil
@@ -295,7 +311,7 @@ func (r *Reference) ScoreContext(ctx context.Context, dist *zenmetrics.Image) (s
 	}
 	sc, _ := r.pool.Get().(*scratch)
 	if sc == nil {
-		sc = newScratch(r.w, r.h, r.threads)
+		sc = newScratch(r.w, r.h, r.threads, r.simd)
 	}
 	defer r.pool.Put(sc)
 
@@ -393,20 +409,15 @@ func (r *Reference) xyb(lin, dst *[3][]float32, w, h int) {
 // blur writes the Gaussian blur of a (or of a·b when b is not nil) into
 // dst, using sc.tmp between the horizontal and vertical passes.
 func (r *Reference) blur(dst, a, b []float32, w, h int, sc *scratch) {
+	if sc.simd {
+		r.blurSIMD(dst, a, b, w, h, sc)
+		return
+	}
 	g := blurSigma15
 	tmp := sc.tmp[:w*h]
 	parallelFor(r.threads, h, rowGrain(w), func(worker, lo, hi int) {
-		buf := sc.rowbuf[worker][:w]
 		for y := lo; y < hi; y++ {
-			in := a[y*w : (y+1)*w]
-			if b != nil {
-				bb := b[y*w : (y+1)*w]
-				for x := range buf {
-					buf[x] = in[x] * bb[x]
-				}
-				in = buf
-			}
-			g.blurRow(in, tmp[y*w:(y+1)*w])
+			g.blurRowOf(a, b, tmp, w, y, sc.rowbuf[worker][:w])
 		}
 	})
 	// Columns are independent, so narrower blocks (down to one cache line)

@@ -242,7 +242,7 @@ func TestBlurMatchesNaive(t *testing.T) {
 		for i := range in {
 			in[i] = float32(ref.Pix[3*i]) / 255
 		}
-		sc := newScratch(w, h, 2)
+		sc := newScratch(w, h, 2, false)
 		got := make([]float32, w*h)
 		r.blur(got, in, nil, w, h, sc)
 		want := naiveBlur(blurSigma15, in, w, h)

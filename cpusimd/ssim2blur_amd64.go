@@ -1,0 +1,90 @@
+//go:build amd64 && !noasm
+
+package cpusimd
+
+import "github.com/klauspost/cpuid/v2"
+
+// useAsm: the CPU runs the AVX2 + FMA3 kernels of ssim2blur_amd64.s.
+var useAsm = cpuid.CPU.Supports(cpuid.AVX, cpuid.AVX2, cpuid.FMA3)
+
+// The kernels of ssim2blur_amd64.s. The callers below check every length
+// before calling them; see the generator (_generate/ssim2blur) for what
+// each reads and writes.
+
+//go:noescape
+func hblurAVX2(t, o []float32, n0, e1, e2, xs, radius int, tab *[blurTabLen][8]float32)
+
+//go:noescape
+func cols16AVX2(in, out []float32, w, h, x0, radius int, tab *[blurTabLen][8]float32)
+
+//go:noescape
+func cols8AVX2(in, out []float32, w, h, x0, radius int, tab *[blurTabLen][8]float32)
+
+//go:noescape
+func transposeInAVX2(a []float32, w int, t []float32, n int)
+
+//go:noescape
+func transposeMulInAVX2(a, m []float32, w int, t []float32, n int)
+
+//go:noescape
+func transposeOutAVX2(o, out []float32, w, n int)
+
+// colsKernel runs the vertical pass over columns [x0, x1): 16 and then 8
+// at a time in assembly, the rest (fewer than 8) with the Go twin.
+func colsKernel(in, out []float32, w, h, x0, x1 int, b *Blur) {
+	if !useAsm {
+		colsGo(in, out, w, h, x0, x1, b)
+		return
+	}
+	checkCols(in, out, w, h, x0, x1)
+	x := x0
+	for ; x+16 <= x1; x += 16 {
+		cols16AVX2(in, out, w, h, x, b.radius, &b.tab)
+	}
+	if x+8 <= x1 {
+		cols8AVX2(in, out, w, h, x, b.radius, &b.tab)
+		x += 8
+	}
+	if x < x1 {
+		colsGo(in, out, w, h, x, x1, b)
+	}
+}
+
+// hblurKernel runs the transposed horizontal pass; see Blur.Rows8.
+func hblurKernel(t, o []float32, pad, n0, e1, e2, xs int, b *Blur) {
+	if !useAsm {
+		hblurGo(t, o, pad, n0, e1, e2, xs, b)
+		return
+	}
+	checkHblur(t, o, pad, n0, xs, b.radius)
+	hblurAVX2(t[pad*8:], o[pad*8:], n0, e1, e2, xs, b.radius, &b.tab)
+}
+
+// transposeInKernel: t[8x+r] = in[r*w+x] (× mul[r*w+x]) for x < w.
+func transposeInKernel(in, mul []float32, w int, t []float32) {
+	if !useAsm {
+		transposeInGo(in, mul, w, t, 0)
+		return
+	}
+	in, t = in[:8*w], t[:8*w]
+	n := w &^ 7
+	if mul != nil {
+		mul = mul[:8*w]
+		transposeMulInAVX2(in, mul, w, t, n)
+	} else {
+		transposeInAVX2(in, w, t, n)
+	}
+	transposeInGo(in, mul, w, t, n)
+}
+
+// transposeOutKernel: out[r*w+x] = o[8x+r] for x < w.
+func transposeOutKernel(o, out []float32, w int) {
+	if !useAsm {
+		transposeOutGo(o, out, w, 0)
+		return
+	}
+	o, out = o[:8*w], out[:8*w]
+	n := w &^ 7
+	transposeOutAVX2(o, out, w, n)
+	transposeOutGo(o, out, w, n)
+}
