@@ -18,7 +18,7 @@ package cpusimd
 
 import "os"
 
-//go:generate sh -c "cd ../_generate && go run ./ssim2blur -out ../cpusimd/ssim2blur_amd64.s"
+//go:generate sh -c "cd ../_generate && go run ./ssim2 -dir ../cpusimd"
 
 var enabled = useAsm && os.Getenv("ZENMETRICS_NOSIMD") == ""
 

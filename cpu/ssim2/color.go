@@ -234,11 +234,20 @@ func cubeRootAndAdd3(x0, x1, x2, add float32) (float32, float32, float32) {
 
 // toXYB converts rows [y0, y1) of three linear planes (width w) to
 // SSIMULACRA2's positive XYB in dst.
-func toXYB(lin, dst *[3][]float32, w, y0, y1 int) {
+func toXYB(lin, dst *[3][]float32, w, y0, y1 int, simd bool) {
 	for y := y0; y < y1; y++ {
 		o := y * w
-		toXYBRow(lin[0][o:o+w], lin[1][o:o+w], lin[2][o:o+w], dst[0][o:o+w], dst[1][o:o+w], dst[2][o:o+w])
+		xybRow(simd, lin[0][o:o+w], lin[1][o:o+w], lin[2][o:o+w], dst[0][o:o+w], dst[1][o:o+w], dst[2][o:o+w])
 	}
+}
+
+// xybRow is toXYBRow, or its cpusimd version when simd is set.
+func xybRow(simd bool, r, g, b, dx, dy, db []float32) {
+	if simd {
+		simdXYB.Row(r, g, b, dx, dy, db)
+		return
+	}
+	toXYBRow(r, g, b, dx, dy, db)
 }
 
 // toXYBRow converts one row of linear r, g, b to positive XYB: libjxl's

@@ -20,7 +20,19 @@ import (
 // switch it to compare both paths).
 var useSIMD = cpusimd.Enabled()
 
-var simdBlur = cpusimd.NewBlur(recgauss.New(1.5))
+var (
+	simdBlur = cpusimd.NewBlur(recgauss.New(1.5))
+	simdXYB  = cpusimd.NewXYB(cpusimd.XYBParams{
+		M: [3][3]float32{
+			{opsinM00, opsinM01, opsinM02},
+			{opsinM10, opsinM11, opsinM12},
+			{opsinM20, opsinM21, opsinM22},
+		},
+		Bias: opsinBias, NegBiasCbrt: negBiasCbrt, Third: third, FourThird: fourThird,
+		PosXMul: posXMul, PosXAdd: posXAdd, PosYAdd: posYAdd, PosBAdd: posBAdd,
+	})
+	simdTerms = cpusimd.NewTerms(ssimC2)
+)
 
 // simdWorkLen is the per-worker scratch of the fast blur for planes of
 // width w: the kernels' work buffer and eight padded rows in and out for

@@ -373,12 +373,12 @@ func (r *Reference) firstScale(im *zenmetrics.Image, blend bool, bg float32, xyb
 			y0 := 2 * oy
 			toLinearRow(im, y0, blend, bg, a[0], a[1], a[2])
 			o := y0 * w
-			toXYBRow(a[0], a[1], a[2], xyb[0][o:o+w], xyb[1][o:o+w], xyb[2][o:o+w])
+			xybRow(sc.simd, a[0], a[1], a[2], xyb[0][o:o+w], xyb[1][o:o+w], xyb[2][o:o+w])
 			second := a
 			if y1 := y0 + 1; y1 < h {
 				toLinearRow(im, y1, blend, bg, b[0], b[1], b[2])
 				o := y1 * w
-				toXYBRow(b[0], b[1], b[2], xyb[0][o:o+w], xyb[1][o:o+w], xyb[2][o:o+w])
+				xybRow(sc.simd, b[0], b[1], b[2], xyb[0][o:o+w], xyb[1][o:o+w], xyb[2][o:o+w])
 				second = b
 			}
 			for c := 0; c < 3; c++ {
@@ -400,9 +400,9 @@ func (r *Reference) nextScale(k, cur int, sc *scratch) int {
 	return 1 - cur
 }
 
-func (r *Reference) xyb(lin, dst *[3][]float32, w, h int) {
+func (r *Reference) xyb(lin, dst *[3][]float32, w, h int, simd bool) {
 	parallelFor(r.threads, h, rowGrain(w), func(_, lo, hi int) {
-		toXYB(lin, dst, w, lo, hi)
+		toXYB(lin, dst, w, lo, hi, simd)
 	})
 }
 
@@ -460,7 +460,7 @@ func (r *Reference) buildPyramid(ctx context.Context, ref *zenmetrics.Image, ble
 			r.firstScale(ref, blend, bg, &rs.img, sc)
 		} else {
 			lin := [3][]float32{sc.lin[cur][0][:n], sc.lin[cur][1][:n], sc.lin[cur][2][:n]}
-			r.xyb(&lin, &rs.img, w, h)
+			r.xyb(&lin, &rs.img, w, h, sc.simd)
 		}
 		for c := 0; c < 3; c++ {
 			r.blur(rs.mu[c], rs.img[c], nil, w, h, sc)
@@ -491,7 +491,7 @@ func (r *Reference) scoreView(ctx context.Context, v view, dist *zenmetrics.Imag
 			r.firstScale(dist, blend, v.bg, &img2, sc)
 		} else {
 			lin := [3][]float32{sc.lin[cur][0][:n], sc.lin[cur][1][:n], sc.lin[cur][2][:n]}
-			r.xyb(&lin, &img2, w, h)
+			r.xyb(&lin, &img2, w, h, sc.simd)
 		}
 		rs := &v.pyr[k]
 		for c := 0; c < 3; c++ {
@@ -504,10 +504,14 @@ func (r *Reference) scoreView(ctx context.Context, v view, dist *zenmetrics.Imag
 			r.blur(s12, rs.img[c], img2[c], w, h, sc)
 			rows := sc.rows[:6*h]
 			img1, mu1, vr1, im2 := rs.img[c], rs.mu[c], rs.vr[c], img2[c]
+			terms := rowTerms
+			if sc.simd {
+				terms = simdTerms.Row
+			}
 			parallelFor(r.threads, h, rowGrain(w), func(_, lo, hi int) {
 				for y := lo; y < hi; y++ {
 					o := y * w
-					rowTerms(rows[6*y:6*y+6], img1[o:o+w], mu1[o:o+w], vr1[o:o+w],
+					terms(rows[6*y:6*y+6], img1[o:o+w], mu1[o:o+w], vr1[o:o+w],
 						im2[o:o+w], mu2[o:o+w], s22[o:o+w], s12[o:o+w])
 				}
 			})

@@ -4,11 +4,12 @@ package cpusimd
 
 import "github.com/klauspost/cpuid/v2"
 
-// useAsm: the CPU runs the AVX2 + FMA3 kernels of ssim2blur_amd64.s.
+// useAsm: the CPU runs the AVX2 + FMA3 kernels of ssim2blur_amd64.s and
+// ssim2pixel_amd64.s.
 var useAsm = cpuid.CPU.Supports(cpuid.AVX, cpuid.AVX2, cpuid.FMA3)
 
-// The kernels of ssim2blur_amd64.s. The callers below check every length
-// before calling them; see the generator (_generate/ssim2blur) for what
+// The kernels of the .s files. The callers below check every length
+// before calling them; see the generator (_generate/ssim2) for what
 // each reads and writes.
 
 //go:noescape
@@ -87,4 +88,31 @@ func transposeOutKernel(o, out []float32, w int) {
 	n := w &^ 7
 	transposeOutAVX2(o, out, w, n)
 	transposeOutGo(o, out, w, n)
+}
+
+//go:noescape
+func xybAVX2(r, g, b, dx, dy, db []float32, n int, tab *[xybTabLen][8]float32)
+
+//go:noescape
+func rowTermsAVX2(img1, mu1, vr1, img2, mu2, s22, s12 []float32, n int, acc *[6][4]float64, tab *[termsTabLen][8]float32)
+
+// xybKernel converts a row (all slices of one length), eight pixels at a
+// time in assembly, the rest with the Go twin.
+func xybKernel(r, g, b, dx, dy, db []float32, t *XYB) {
+	n := 0
+	if useAsm {
+		n = len(r) &^ 7
+		xybAVX2(r, g, b, dx, dy, db, n, &t.tab)
+	}
+	xybGo(r, g, b, dx, dy, db, n, t)
+}
+
+// termsKernel sums the terms of the first n pixels (n a multiple of 8, all
+// slices at least n long) into acc.
+func termsKernel(img1, mu1, vr1, img2, mu2, s22, s12 []float32, n int, acc *[6][4]float64, t *Terms) {
+	if useAsm {
+		rowTermsAVX2(img1, mu1, vr1, img2, mu2, s22, s12, n, acc, &t.tab)
+		return
+	}
+	termsGo(img1, mu1, vr1, img2, mu2, s22, s12, n, acc, t)
 }

@@ -20,3 +20,11 @@ func transposeInKernel(in, mul []float32, w int, t []float32) {
 func transposeOutKernel(o, out []float32, w int) {
 	transposeOutGo(o, out, w, 0)
 }
+
+func xybKernel(r, g, b, dx, dy, db []float32, t *XYB) {
+	xybGo(r, g, b, dx, dy, db, 0, t)
+}
+
+func termsKernel(img1, mu1, vr1, img2, mu2, s22, s12 []float32, n int, acc *[6][4]float64, t *Terms) {
+	termsGo(img1, mu1, vr1, img2, mu2, s22, s12, n, acc, t)
+}
