@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/zenmetrics-go/zenmetrics"
+	"github.com/zenmetrics-go/zenmetrics/cpusimd"
 	"github.com/zenmetrics-go/zenmetrics/internal/metrictest"
 )
 
@@ -47,16 +48,32 @@ func (a adapted) Release() { a.r.Release() }
 // v0.12.0's ssimulacra2 on every pair of testdata/tiny, the shared corpus
 // and the reference vectors (plus each vector's own tolerance), and
 // bit-identical scores between all cores and one goroutine.
+//
+// It runs on the reference path and, where it is available, on the fast
+// path (cpusimd), each against libjxl.
 func TestSuite(t *testing.T) {
-	all := backend{"ssim2", Config{}}
-	one := backend{"ssim2-1thread", Config{Threads: 1}}
-	if runtime.GOMAXPROCS(0) == 1 {
-		all.cfg.Threads = 3 // still exercise the goroutine split
+	paths := []bool{false}
+	if cpusimd.Enabled() {
+		paths = append(paths, true)
 	}
-	metrictest.Run(t, all, zenmetrics.SSIMULACRA2, metrictest.Config{
-		Tol:       metrictest.Tolerances{Golden: 0.01, Reference: 0},
-		Reference: one,
-	})
+	for _, simd := range paths {
+		name := "ref"
+		if simd {
+			name = "simd"
+		}
+		t.Run(name, func(t *testing.T) {
+			defer setSIMD(simd)()
+			all := backend{"ssim2", Config{}}
+			one := backend{"ssim2-1thread", Config{Threads: 1}}
+			if runtime.GOMAXPROCS(0) == 1 {
+				all.cfg.Threads = 3 // still exercise the goroutine split
+			}
+			metrictest.Run(t, all, zenmetrics.SSIMULACRA2, metrictest.Config{
+				Tol:       metrictest.Tolerances{Golden: 0.01, Reference: 0},
+				Reference: one,
+			})
+		})
+	}
 }
 
 func TestTooSmall(t *testing.T) {
