@@ -15,7 +15,8 @@ var update = flag.Bool("update", false, "rewrite the generated shaders")
 // drifts from its generator. With -update it rewrites them.
 func TestGenerated(t *testing.T) {
 	for name, src := range map[string]string{
-		"ssim2_vmaps.wgsl": gen.SSIM2VMaps(),
+		"ssim2_vmaps.wgsl":  gen.SSIM2VMaps(),
+		"ssim2_vstate.wgsl": gen.SSIM2VState(),
 	} {
 		if *update {
 			if err := os.WriteFile(name, []byte(src), 0o644); err != nil {

@@ -32,6 +32,10 @@ struct Params {
   pad0: u32,
   carry: u32,          // vmaps: offset in partials of this dispatch's recursion
                        // state carried from strip to strip (0: none, whole image)
+  band_rows: u32,      // vmaps/vstate: rows per row band (0: one band)
+  band_base: u32,      // vmaps/vstate: offset in partials of the band-start states
+  pad1: u32,
+  pad2: u32,
 }
 
 // Fused multiply-add, as libjxl's SIMD code (highway MulAdd) computes it:

@@ -28,10 +28,20 @@
 // loads too (each input row serves two outputs: as n + N - 1, then
 // 2N rows later as n - N - 1).
 //
-// Each thread writes its six sums (TwoSum: the rounding error of every
-// addition is kept) to `partials`: slot q·width + x of each term, so a term
-// has 5·width slots, which ssim2_reduce.wgsl adds in a fixed order. Nothing
-// depends on scheduling, so scores are bit-identical run to run.
+// Row bands (P.band_rows != 0, whole images): the recursion is sequential
+// down a column, so one workgroup per column block would walk all H rows
+// with only 5·W threads in flight (the pass was latency bound: its time
+// followed the rows, not the pixels). With bands, workgroup (bx, b) takes
+// rows [b·band_rows, (b + 1)·band_rows) and starts from the recursion
+// state ssim2_vstate.wgsl stored before its first row (same operations,
+// same inputs: the very same bits as walking from the top), so the bands
+// run side by side.
+//
+// Each thread keeps six compensated sums (TwoSum: the rounding error of
+// every addition is kept); at the end the workgroup adds them pairwise in
+// a fixed tree and writes one value per term to `partials` at slot
+// band · workgroups_x + bx, which ssim2_reduce.wgsl adds in a fixed order.
+// Nothing depends on scheduling, so scores are bit-identical run to run.
 //
 // Cached reference (P.channels != 0): b0 and b2 are not horizontal blurs
 // but the reference's finished mu1 and sigma11 planes, made once by
@@ -177,7 +187,8 @@ fn terms(r: u32, i1: f32, i2: f32, cx: u32) -> Terms {
 
 @compute @workgroup_size(VX, 5, 1)
 fn vmaps(@builtin(local_invocation_id) lid: vec3<u32>,
-         @builtin(workgroup_id) wid: vec3<u32>) {
+         @builtin(workgroup_id) wid: vec3<u32>,
+         @builtin(num_workgroups) nwg: vec3<u32>) {
   fma_zero = P.pad0; // 0, opaque to the compiler (see ssim2_color.wgsl)
   let cx = lid.x;
   let q = lid.y;
@@ -191,12 +202,26 @@ fn vmaps(@builtin(local_invocation_id) lid: vec3<u32>,
   let carry = P.carry != 0u;
   let cw = 5u * P.width;
   let ci = P.carry + q * P.width + xc;
-  var start = 0i;
   let kept = P.channels != 0u && (q == 0u || q == 2u);
+  // Row band of this workgroup (wid.y): rows [blo, bhi); one band when
+  // P.band_rows is 0.
+  var blo = 0i;
+  var bhi = whi;
+  if (P.band_rows != 0u) {
+    blo = i32(wid.y * P.band_rows);
+    bhi = min(blo + i32(P.band_rows), whi);
+  }
+  var start = blo;
   if (carry && wlo > 0) {
     y1 = vec3<f32>(partials[ci], partials[ci + cw], partials[ci + 2u * cw]);
     y2 = vec3<f32>(partials[ci + 3u * cw], partials[ci + 4u * cw], partials[ci + 5u * cw]);
     start = wlo;
+  } else if (blo > 0) {
+    if (!kept) { // the state ssim2_vstate.wgsl left before row blo
+      let bi = P.band_base + (wid.y - 1u) * 6u * cw + q * P.width + xc;
+      y1 = vec3<f32>(partials[bi], partials[bi + cw], partials[bi + 2u * cw]);
+      y2 = vec3<f32>(partials[bi + 3u * cw], partials[bi + 4u * cw], partials[bi + 5u * cw]);
+    }
   } else if (!kept) { // kept: mu1 / sigma11 come finished, no state
     for (var n = -IIR_N + 1; n < 0; n = n + 1) {
       step(row_val(q, n - IIR_N - 1, xc) + row_val(q, n + IIR_N - 1, xc), &y1, &y2);
@@ -409,7 +434,7 @@ fn vmaps(@builtin(local_invocation_id) lid: vec3<u32>,
       }
     }
   }
-  for (var y0 = start; y0 < whi; y0 = y0 + 20i) {
+  for (var y0 = start; y0 < bhi; y0 = y0 + 20i) {
     let mb = q * QS + cx;
     if (kept) {
       // Rows past the image are never summed: clamped loads are fine.
@@ -793,21 +818,54 @@ fn vmaps(@builtin(local_invocation_id) lid: vec3<u32>,
     }
     workgroupBarrier();
   }
-  if (inside) {
-    let pb = P.partial_base + q * P.width + x;
-    partials[pb] = a0.x + a0.y;
-    partials[pb + P.partial_count] = a1.x + a1.y;
-    partials[pb + 2u * P.partial_count] = a2.x + a2.y;
-    partials[pb + 3u * P.partial_count] = a3.x + a3.y;
-    partials[pb + 4u * P.partial_count] = a4.x + a4.y;
-    partials[pb + 5u * P.partial_count] = a5.x + a5.y;
-    if (carry) {
-      partials[ci] = c1.x;
-      partials[ci + cw] = c1.y;
-      partials[ci + 2u * cw] = c1.z;
-      partials[ci + 3u * cw] = c2.x;
-      partials[ci + 4u * cw] = c2.y;
-      partials[ci + 5u * cw] = c2.z;
+  // One sum per workgroup and term: the 5·VX threads' compensated sums
+  // added pairwise in workgroup memory (a fixed tree, padded with zeros to
+  // a power of two), so the reduce kernel reads a few slots per workgroup
+  // instead of one per column and quantity.
+  let li = q * VX + cx;
+  let nt = 5u * VX;
+  let p2 = 1u << (32u - countLeadingZeros(nt - 1u));
+  mt[li] = a0.x;
+  mt[p2 + li] = a1.x;
+  mt[2u * p2 + li] = a2.x;
+  mt[3u * p2 + li] = a3.x;
+  mt[4u * p2 + li] = a4.x;
+  mt[5u * p2 + li] = a5.x;
+  mt[6u * p2 + li] = a0.y;
+  mt[7u * p2 + li] = a1.y;
+  mt[8u * p2 + li] = a2.y;
+  mt[9u * p2 + li] = a3.y;
+  mt[10u * p2 + li] = a4.y;
+  mt[11u * p2 + li] = a5.y;
+  if (li + nt < p2) {
+    for (var t = 0u; t < 12u; t = t + 1u) {
+      mt[t * p2 + li + nt] = 0.0;
     }
+  }
+  for (var k = p2 / 2u; k > 0u; k = k / 2u) {
+    workgroupBarrier();
+    if (li < k) {
+      for (var t = 0u; t < 6u; t = t + 1u) {
+        let a = t * p2 + li;
+        let e = (6u + t) * p2 + li;
+        let rs = two_sum(mt[a], mt[a + k]);
+        mt[a] = rs.x;
+        mt[e] = (mt[e] + mt[e + k]) + rs.y;
+      }
+    }
+  }
+  if (li == 0u) {
+    let pb = P.partial_base + wid.y * nwg.x + wid.x;
+    for (var t = 0u; t < 6u; t = t + 1u) {
+      partials[pb + t * P.partial_count] = mt[t * p2] + mt[(6u + t) * p2];
+    }
+  }
+  if (inside && carry) {
+    partials[ci] = c1.x;
+    partials[ci + cw] = c1.y;
+    partials[ci + 2u * cw] = c1.z;
+    partials[ci + 3u * cw] = c2.x;
+    partials[ci + 4u * cw] = c2.y;
+    partials[ci + 5u * cw] = c2.z;
   }
 }

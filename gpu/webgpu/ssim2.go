@@ -57,15 +57,21 @@ import (
 const (
 	ssim2WG         = 16 // unpack/downsample: ssim2WG × ssim2WG threads
 	ssim2HRows      = 64 // hblur: threads (rows) per workgroup
-	ssim2VCols      = 8  // vmaps: columns per workgroup (VX in ssim2_vmaps.wgsl; see ssim2Tuning)
-	ssim2VSlots     = 5  // vmaps: partial sums per column and term (row phases)
+	ssim2VCols      = 32 // vmaps: columns per workgroup (VX in ssim2_vmaps.wgsl; see ssim2Tuning)
+	ssim2VSlots     = 5  // vmaps: threads (quantities) per column
 	ssim2RedWG      = 256
-	ssim2ParamBytes = 64 // bytes of the WGSL Params struct
+	ssim2ParamBytes = 80 // bytes of the WGSL Params struct
+	// ssim2BandRowsDefault is the height of vmaps' row bands (a multiple
+	// of gen.VMapsRows); see ssim2_vmaps.wgsl and ssim2Tuning.
+	ssim2BandRowsDefault = 240
 )
 
 // ssim2Kernels are the compiled pipelines, made once per device.
 type ssim2Kernels struct {
 	unpack, downsample, hblur, vmaps, reduce *Pipeline
+	// vstate stores the vertical recursion's state at row-band starts
+	// (ssim2_vstate.wgsl), so that vmaps' bands run side by side.
+	vstate *Pipeline
 	// hblur4 is hblur with 16-byte accesses, for widths that are a multiple
 	// of 4 (nil when disabled by ssim2Tuning).
 	hblur4 *Pipeline
@@ -73,6 +79,7 @@ type ssim2Kernels struct {
 	// reference's mu1 and sigma11).
 	vblur *Pipeline
 	vx    int // vmaps columns per workgroup
+	band  int // vmaps row-band height (0: one band)
 	// FMA says how fused multiply-adds are computed: "native" (the device's
 	// fma() is fused), "emulated" (it is not; ssim2_color.wgsl emulates it)
 	// or "inexact" (neither gave the fused result: scores may differ from
@@ -132,7 +139,7 @@ func compileSSIM2(g *GPU) (*ssim2Kernels, error) {
 	}
 	var k ssim2Kernels
 	var useH4 bool
-	k.vx, useH4 = ssim2Tuning()
+	k.vx, useH4, k.band = ssim2Tuning()
 	native, emulated, err := probeFMA(g, color)
 	if err != nil {
 		return nil, err
@@ -157,6 +164,7 @@ func compileSSIM2(g *GPU) (*ssim2Kernels, error) {
 		{"ssim2_hblur4", "hblur4", Constants{"WG": ssim2HRows, "FMA_NATIVE": fmaNative}, &k.hblur4},
 		{"ssim2_hblur", "vblur", Constants{"WG": ssim2HRows, "FMA_NATIVE": fmaNative}, &k.vblur},
 		{"ssim2_vmaps", "vmaps", Constants{"VX": float64(k.vx), "FMA_NATIVE": fmaNative}, &k.vmaps},
+		{"ssim2_vstate", "vstate", Constants{"VX": float64(k.vx), "FMA_NATIVE": fmaNative}, &k.vstate},
 		{"ssim2_reduce", "reduce", Constants{"WG": ssim2RedWG}, &k.reduce},
 	} {
 		src, err := wgsl.Source(s.file)
@@ -167,7 +175,7 @@ func compileSSIM2(g *GPU) (*ssim2Kernels, error) {
 			continue
 		}
 		switch s.file {
-		case "ssim2_hblur", "ssim2_hblur4", "ssim2_vmaps":
+		case "ssim2_hblur", "ssim2_hblur4", "ssim2_vmaps", "ssim2_vstate":
 			src = color + "\n" + iir + "\n" + src
 		case "ssim2_unpack", "ssim2_downsample":
 			src = color + "\n" + src
@@ -185,7 +193,7 @@ func compileSSIM2(g *GPU) (*ssim2Kernels, error) {
 	return &k, nil
 }
 
-// ssim2Params mirrors the WGSL struct Params (64 bytes).
+// ssim2Params mirrors the WGSL struct Params (80 bytes).
 type ssim2Params struct {
 	Width, Height       uint32
 	SrcWidth, SrcHeight uint32
@@ -199,6 +207,9 @@ type ssim2Params struct {
 	PartialCount        uint32
 	Pad0                uint32
 	Carry               uint32 // vmaps: offset of the carried recursion state (strips; 0: none)
+	BandRows            uint32 // vmaps/vstate: rows per band (0: one band)
+	BandBase            uint32 // vmaps/vstate: offset of the band-start states in partials
+	Pad1, Pad2          uint32
 }
 
 func (p *ssim2Params) bytes() []byte {
@@ -290,6 +301,7 @@ type ssim2Scratch struct {
 	// carry is the offset in partials of the recursion state carried from
 	// strip to strip (ssim2_vmaps.wgsl), after the column sums; 0: none.
 	carry uint32
+	lay   ssim2Sums // the layout of partials
 
 	held      []*Buffer // every buffer of the scratch
 	heldBytes int64
@@ -332,14 +344,14 @@ func ssim2Estimate(w, h, passes, rawBytes int) int64 {
 // ssim2EstimateBase is ssim2Estimate without the kept blurs.
 func ssim2EstimateBase(w, h, passes, rawBytes int) int64 {
 	plan := ssim2Plan(w, h)
-	var pyr, part int64
+	var pyr int64
 	for _, s := range plan {
-		n := int64(s.W) * int64(s.H)
-		pyr += n
-		part += int64(s.W) * ssim2VSlots * 3 * ssim2Terms
+		pyr += int64(s.W) * int64(s.H)
 	}
+	// The partials at the narrowest vmaps workgroups (the most slots).
+	part := int64(newSSIM2Sums(plan, passes, 8, ssim2BandRowsDefault, false).total)
 	n := int64(w) * int64(h)
-	return 4*(int64(passes)*3*pyr+3*pyr+8*n+int64(passes)*part) + int64(rawBytes) + 64<<10
+	return 4*(int64(passes)*3*pyr+3*pyr+8*n+part) + int64(rawBytes) + 64<<10
 }
 
 // ssim2KeepBytes is what a cached reference's mu1 and sigma11 planes take:
@@ -389,7 +401,7 @@ func (b *Backend) prepareSSIM2(ctx context.Context, ref *zenmetrics.Image, sc *s
 		if err != nil {
 			return err
 		}
-		if err := r.allocate(g, ssim2Bgs(ref)); err != nil {
+		if err := r.allocate(g, k, ssim2Bgs(ref)); err != nil {
 			return err
 		}
 		e := g.Encoder()
@@ -464,27 +476,107 @@ func (t *bufTaker) planes(n int64) (p [3]*Buffer) {
 	return p
 }
 
-// ssim2PartialBase is the first partial slot of pass pi, scale s, channel
-// c: the passes one after another, in each the scales, in each the
-// channels, in each the six terms of W·ssim2VSlots slots.
-func ssim2PartialBase(plan []ssim2Scale, pi, s, c int) uint32 {
-	var perPass, base uint32
-	for i, sc := range plan {
-		n := uint32(sc.W) * ssim2VSlots * 3 * ssim2Terms
-		if i < s {
-			base += n
-		}
-		perPass += n
+// ssim2Sums is the layout of the partials buffer: first the per-workgroup
+// sums vmaps writes (passes one after another, in each the scales, in
+// each the channels, in each the six terms of count[s] slots: one per
+// workgroup across × row band), then, for strips, the recursion state
+// carried from strip to strip (6 floats per column and quantity of every
+// pass, scale and channel), then the band-start states vstate leaves for
+// vmaps' row bands (6 floats per column and quantity of each band after
+// the first, for one scale and channel at a time: the passes run one
+// dispatch after another, so they reuse it).
+type ssim2Sums struct {
+	count    []uint32 // per scale: slots per term
+	bands    []int    // per scale: row bands (1: none)
+	bandRows int      // rows per band (0: bands off)
+	perPass  uint32
+	carry    uint32 // offset of the carried strip state (0: none)
+	bandAt   uint32 // offset of the band-start states
+	total    uint32 // floats
+}
+
+// newSSIM2Sums lays out the partials of plan for vmaps workgroups of vx
+// columns; bands of bandRows rows (0: none) apply to whole images only
+// (carry, i.e. strips, turns them off: a strip already resumes from a
+// carried state and is short).
+func newSSIM2Sums(plan []ssim2Scale, passes, vx, bandRows int, carry bool) ssim2Sums {
+	if carry {
+		bandRows = 0
 	}
-	return uint32(pi)*perPass + base + uint32(c)*ssim2Terms*uint32(plan[s].W)*ssim2VSlots
+	l := ssim2Sums{bandRows: bandRows}
+	var bandFloats uint32
+	for _, sc := range plan {
+		nb := 1
+		if bandRows > 0 {
+			nb = (sc.H + bandRows - 1) / bandRows
+		}
+		nwx := (sc.W + vx - 1) / vx
+		l.bands = append(l.bands, nb)
+		l.count = append(l.count, uint32(nwx*nb))
+		l.perPass += uint32(nwx*nb) * 3 * ssim2Terms
+		bandFloats = max(bandFloats, uint32((nb-1)*6*ssim2VSlots*sc.W))
+	}
+	l.total = l.perPass * uint32(passes)
+	if carry {
+		l.carry = l.total
+		l.total += ssim2CarryFloats(plan) * uint32(passes)
+	}
+	l.bandAt = l.total
+	l.total += bandFloats
+	return l
+}
+
+// ssim2CarryFloats is the carried strip state of one pass: 6 floats per
+// column and quantity of every scale and channel.
+func ssim2CarryFloats(plan []ssim2Scale) uint32 {
+	var n uint32
+	for _, sc := range plan {
+		n += uint32(sc.W) * ssim2VSlots * 3 * 6
+	}
+	return n
+}
+
+// base is the first slot of pass pi, scale s, channel c.
+func (l *ssim2Sums) base(pi, s, c int) uint32 {
+	b := uint32(pi) * l.perPass
+	for i := 0; i < s; i++ {
+		b += l.count[i] * 3 * ssim2Terms
+	}
+	return b + uint32(c)*ssim2Terms*l.count[s]
+}
+
+// carryBase is where the carried state of pass pi, scale s, channel c
+// starts (strips only).
+func (l *ssim2Sums) carryBase(plan []ssim2Scale, pi, s, c int) uint32 {
+	b := l.carry + uint32(pi)*ssim2CarryFloats(plan)
+	for i := 0; i < s; i++ {
+		b += uint32(plan[i].W) * ssim2VSlots * 3 * 6
+	}
+	return b + uint32(c)*6*ssim2VSlots*uint32(plan[s].W)
+}
+
+// vmapsParams is the vmaps/vstate block of pass pi, scale s, channel c
+// summing rows win (carry: a strip's).
+func (l *ssim2Sums) vmapsParams(plan []ssim2Scale, pi, s, c int, win [2]int) *ssim2Params {
+	sc := plan[s]
+	p := &ssim2Params{Width: uint32(sc.W), Height: uint32(sc.H),
+		WinLo: uint32(win[0]), WinHi: uint32(win[1]),
+		PartialBase: l.base(pi, s, c), PartialCount: l.count[s], BandBase: l.bandAt}
+	if l.bands[s] > 1 {
+		p.BandRows = uint32(l.bandRows)
+	}
+	if l.carry != 0 {
+		p.Carry = l.carryBase(plan, pi, s, c)
+	}
+	return p
 }
 
 // newSSIM2Scratch takes the scratch for plan and passes from the pool and
 // writes its constant buffers; with carry (strips) partials has room for
 // the recursion state after the column sums, as much again. On error the
 // partial scratch is returned too, for the caller to free.
-func newSSIM2Scratch(g *GPU, plan []ssim2Scale, passes int, carry bool) (*ssim2Scratch, error) {
-	sc := &ssim2Scratch{}
+func newSSIM2Scratch(g *GPU, plan []ssim2Scale, passes int, carry bool, k *ssim2Kernels) (*ssim2Scratch, error) {
+	sc := &ssim2Scratch{lay: newSSIM2Sums(plan, passes, k.vx, k.band, carry)}
 	t := &bufTaker{g: g, list: &sc.held, bytes: &sc.heldBytes}
 	full := int64(plan[0].W) * int64(plan[0].H)
 	sc.xyb = t.planes(full)
@@ -497,23 +589,17 @@ func newSSIM2Scratch(g *GPU, plan []ssim2Scale, passes int, carry bool) (*ssim2S
 		WriteSlice(g, sc.coef, 0, coef)
 	}
 	sc.lin = make([][3]*Buffer, len(plan))
-	slots := 0
 	for s, p := range plan {
 		sc.lin[s] = t.planes(int64(p.W) * int64(p.H))
-		slots += p.W * ssim2VSlots * 3 * ssim2Terms
 	}
-	total := int64(slots) * int64(passes)
-	if carry {
-		sc.carry = uint32(total)
-		total *= 2 // the state: 6 floats per column and quantity, as many as the sums
-	}
-	sc.partials = t.get(4*total, false)
+	sc.carry = sc.lay.carry
+	sc.partials = t.get(4*int64(sc.lay.total), false)
 	var terms []ssim2Term
 	for pi := 0; pi < passes; pi++ {
-		for s, p := range plan {
-			count := uint32(p.W) * ssim2VSlots // per column, ssim2VSlots row phases
+		for s := range plan {
+			count := sc.lay.count[s]
 			for c := 0; c < 3; c++ {
-				cb := ssim2PartialBase(plan, pi, s, c)
+				cb := sc.lay.base(pi, s, c)
 				for q := uint32(0); q < ssim2Terms; q++ {
 					terms = append(terms, ssim2Term{Base: cb + q*count, Count: count})
 				}
@@ -548,9 +634,9 @@ func (sc *ssim2Scratch) fits(plan []ssim2Scale, passes int) bool {
 // allocate takes the reference's buffers from the pool (and its own
 // scratch when it shares none) and writes the constant parameter blocks.
 // On error the caller frees what was taken.
-func (r *ssim2Ref) allocate(g *GPU, bgs []float32) error {
+func (r *ssim2Ref) allocate(g *GPU, k *ssim2Kernels, bgs []float32) error {
 	if r.ssim2Scratch == nil {
-		sc, err := newSSIM2Scratch(g, r.plan, len(bgs), false)
+		sc, err := newSSIM2Scratch(g, r.plan, len(bgs), false, k)
 		r.ssim2Scratch, r.ownScratch = sc, true
 		if err != nil {
 			return err
@@ -584,21 +670,13 @@ func (r *ssim2Ref) allocate(g *GPU, bgs []float32) error {
 		r.passes = append(r.passes, p)
 		p.unpackRef = t.get(ssim2ParamBytes, true)
 		p.unpackDist = t.get(ssim2ParamBytes, true)
-		for s, sc := range r.plan {
+		for s := range r.plan {
 			p.img = append(p.img, t.planes(int64(sized[s].W)*int64(sized[s].H)))
-			count := uint32(sc.W) * ssim2VSlots
 			var blocks [3]*Buffer
 			for c := 0; c < 3; c++ {
 				blocks[c] = t.get(ssim2ParamBytes, true)
 				if t.err == nil {
-					base := ssim2PartialBase(r.plan, pi, s, c)
-					p := &ssim2Params{Width: uint32(sc.W), Height: uint32(sc.H),
-						WinLo: uint32(r.win[s][0]), WinHi: uint32(r.win[s][1]),
-						PartialBase: base, PartialCount: count}
-					if r.carry != 0 {
-						p.Carry = r.carry + base
-					}
-					g.Write(blocks[c], 0, p.bytes())
+					g.Write(blocks[c], 0, r.lay.vmapsParams(r.plan, pi, s, c, r.win[s]).bytes())
 				}
 			}
 			p.maps = append(p.maps, blocks)
@@ -635,9 +713,9 @@ func (r *ssim2Ref) allocateKeep(g *GPU) error {
 			for c := 0; c < 3; c++ {
 				p.keepMaps[s][c] = t.get(ssim2ParamBytes, true)
 				if t.err == nil {
-					g.Write(p.keepMaps[s][c], 0, (&ssim2Params{Width: uint32(sc.W), Height: uint32(sc.H),
-						Stride: ssim2QDist, Channels: 1, WinLo: uint32(r.win[s][0]), WinHi: uint32(r.win[s][1]),
-						PartialBase: ssim2PartialBase(r.plan, pi, s, c), PartialCount: uint32(sc.W) * ssim2VSlots}).bytes())
+					mp := r.lay.vmapsParams(r.plan, pi, s, c, r.win[s])
+					mp.Stride, mp.Channels = ssim2QDist, 1
+					g.Write(p.keepMaps[s][c], 0, mp.bytes())
 				}
 			}
 		}
@@ -798,6 +876,14 @@ func (r *ssim2Ref) encodeChain(e *Encoder, k *ssim2Kernels, p *ssim2PassState, r
 			} else {
 				r.encodeHBlur(e, k, p, s, c)
 			}
+			if r.lay.bands[s] > 1 {
+				mark("vstate s%d c%d", s, c)
+				if r.keep {
+					r.encodeVStateKept(e, k, p, s, c)
+				} else {
+					r.encodeVState(e, k, p, s, c)
+				}
+			}
 			mark("vmaps s%d c%d", s, c)
 			if r.keep {
 				r.encodeVMapsKept(e, k, p, s, c)
@@ -825,8 +911,22 @@ func (r *ssim2Ref) encodeHBlur(e *Encoder, k *ssim2Kernels, p *ssim2PassState, s
 // from r.hb into the channel's partial sums.
 func (r *ssim2Ref) encodeVMaps(e *Encoder, k *ssim2Kernels, p *ssim2PassState, s, c int) {
 	sc := r.plan[s]
-	e.Dispatch(k.vmaps, Groups(sc.W, k.vx), 1, 1, p.maps[s][c], r.coef,
+	e.Dispatch(k.vmaps, Groups(sc.W, k.vx), uint32(r.lay.bands[s]), 1, p.maps[s][c], r.coef,
 		r.hb[0], r.hb[1], r.hb[2], r.hb[3], r.hb[4], p.img[s][c], r.xyb[c], r.partials)
+}
+
+// encodeVState records the band-start states of channel c at scale s
+// (scales with more than one row band).
+func (r *ssim2Ref) encodeVState(e *Encoder, k *ssim2Kernels, p *ssim2PassState, s, c int) {
+	e.Dispatch(k.vstate, Groups(r.plan[s].W, k.vx), 1, 1, p.maps[s][c], r.coef,
+		r.hb[0], r.hb[1], r.hb[2], r.hb[3], r.hb[4], r.partials)
+}
+
+// encodeVStateKept is encodeVState with the kept planes bound (their
+// quantities have no state; the kernel skips them).
+func (r *ssim2Ref) encodeVStateKept(e *Encoder, k *ssim2Kernels, p *ssim2PassState, s, c int) {
+	e.Dispatch(k.vstate, Groups(r.plan[s].W, k.vx), 1, 1, p.keepMaps[s][c], r.coef,
+		p.mu1[s][c], r.hb[1], p.s11[s][c], r.hb[3], r.hb[4], r.partials)
 }
 
 // hblurFor is the horizontal blur pipeline for scale s.
@@ -860,7 +960,7 @@ func (r *ssim2Ref) encodeHBlurKept(e *Encoder, k *ssim2Kernels, p *ssim2PassStat
 // encodeVMapsKept is encodeVMaps reading mu1 and sigma11 from the kept
 // planes (bound in the places of their horizontal blurs).
 func (r *ssim2Ref) encodeVMapsKept(e *Encoder, k *ssim2Kernels, p *ssim2PassState, s, c int) {
-	e.Dispatch(k.vmaps, Groups(r.plan[s].W, k.vx), 1, 1, p.keepMaps[s][c], r.coef,
+	e.Dispatch(k.vmaps, Groups(r.plan[s].W, k.vx), uint32(r.lay.bands[s]), 1, p.keepMaps[s][c], r.coef,
 		p.mu1[s][c], r.hb[1], p.s11[s][c], r.hb[3], r.hb[4], p.img[s][c], r.xyb[c], r.partials)
 }
 

@@ -4,12 +4,14 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strconv"
 	"sort"
 	"time"
 	"unsafe"
 
 	zenmetrics "github.com/zenmetrics-go/zenmetrics"
 	"github.com/zenmetrics-go/zenmetrics/gpu/wgpu"
+	"github.com/zenmetrics-go/zenmetrics/wgsl"
 )
 
 // ReferenceBytes is the device memory a prepared reference of this backend
@@ -170,13 +172,16 @@ func SSIM2PassProfile(ctx context.Context, ref zenmetrics.Reference, dist *zenme
 }
 
 // ssim2Tuning returns the SSIMULACRA2 kernel geometry: vmaps columns per
-// workgroup and whether widths that are a multiple of 4 use the 16-byte
-// hblur kernel. Both leave every computed value unchanged (the scores are
-// bit-identical); the environment can override them for benchmarking
-// (read once per device, when the kernels are compiled):
-// ZENMETRICS_SSIM2_VX = 8, 16 or 32 and ZENMETRICS_SSIM2_HBLUR4 = 0.
-func ssim2Tuning() (vx int, hblur4 bool) {
-	vx, hblur4 = ssim2VCols, true
+// workgroup, whether widths that are a multiple of 4 use the 16-byte
+// hblur kernel, and the height of vmaps' row bands. The first two leave
+// every computed value unchanged (the scores are bit-identical); the band
+// height changes only the order in which the per-pixel terms are added
+// (the blurred values are the same bits). The environment can override
+// them for benchmarking (read once per device, when the kernels are
+// compiled): ZENMETRICS_SSIM2_VX = 8, 16 or 32, ZENMETRICS_SSIM2_HBLUR4 =
+// 0, ZENMETRICS_SSIM2_BAND = rows (a positive multiple of 20; 0: one band).
+func ssim2Tuning() (vx int, hblur4 bool, band int) {
+	vx, hblur4, band = ssim2VCols, true, ssim2BandRowsDefault
 	switch os.Getenv("ZENMETRICS_SSIM2_VX") {
 	case "8":
 		vx = 8
@@ -188,5 +193,8 @@ func ssim2Tuning() (vx int, hblur4 bool) {
 	if os.Getenv("ZENMETRICS_SSIM2_HBLUR4") == "0" {
 		hblur4 = false
 	}
-	return vx, hblur4
+	if v, err := strconv.Atoi(os.Getenv("ZENMETRICS_SSIM2_BAND")); err == nil && v >= 0 && v%wgsl.SSIM2ChunkRows == 0 {
+		band = v
+	}
+	return vx, hblur4, band
 }

@@ -188,8 +188,8 @@ func TestSSIM2BlurExact(t *testing.T) {
 			sums[5] += det * det * det * det
 		}
 	}
-	slots := ssim2VSlots * r.w // partial sums per term
-	cb := 1 * ssim2Terms * slots
+	slots := int(r.lay.count[0]) // partial sums per term
+	cb := int(r.lay.base(0, 0, 1))
 	for q := 0; q < 6; q++ {
 		g := 0.0
 		for x := 0; x < slots; x++ {

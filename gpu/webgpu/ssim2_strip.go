@@ -245,7 +245,11 @@ func (b *Backend) prepareSSIM2Strips(ctx context.Context, ref *zenmetrics.Image,
 	s := &ssim2StripRef{b: b, w: ref.Width, h: ref.Height, bgs: bgs, full: ssim2Plan(ref.Width, ref.Height), plan: plan}
 	err = b.dev.Do(ctx, func(g *GPU) error {
 		defer g.noteHeld()
-		sc, err := newSSIM2Scratch(g, ssim2Plan(ref.Width, plan.maxCrop), len(bgs), true)
+		k, err := b.kernels(g)
+		if err != nil {
+			return err
+		}
+		sc, err := newSSIM2Scratch(g, ssim2Plan(ref.Width, plan.maxCrop), len(bgs), true, k)
 		s.scratch = sc
 		if err != nil {
 			return err
