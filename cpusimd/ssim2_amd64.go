@@ -16,7 +16,14 @@ var useAsm = cpuid.CPU.Supports(cpuid.AVX, cpuid.AVX2, cpuid.FMA3)
 func hblurAVX2(t, o []float32, n0, e1, e2, xs, radius int, tab *[blurTabLen][8]float32)
 
 //go:noescape
-func cols16AVX2(in, out []float32, w, h, x0, radius int, tab *[blurTabLen][8]float32)
+func colsBlockAVX2(in, out []float32, w, h, x0, strips, radius int, tab *[blurTabLen][8]float32, st *[colStateLen]float32)
+
+// colMaxStrips is the most 16-column strips colsBlockAVX2 filters side by
+// side; colStateLen its state buffer: two sets of three filters' states.
+const (
+	colMaxStrips = 4
+	colStateLen  = 2 * 3 * 16 * colMaxStrips
+)
 
 //go:noescape
 func cols8AVX2(in, out []float32, w, h, x0, radius int, tab *[blurTabLen][8]float32)
@@ -30,8 +37,8 @@ func transposeMulInAVX2(a, m []float32, w int, t []float32, n int)
 //go:noescape
 func transposeOutAVX2(o, out []float32, w, n int)
 
-// colsKernel runs the vertical pass over columns [x0, x1): 16 and then 8
-// at a time in assembly, the rest (fewer than 8) with the Go twin.
+// colsKernel runs the vertical pass over columns [x0, x1): up to 64 and
+// then 8 at a time in assembly, the rest (fewer than 8) with the Go twin.
 func colsKernel(in, out []float32, w, h, x0, x1 int, b *Blur) {
 	if !useAsm {
 		colsGo(in, out, w, h, x0, x1, b)
@@ -39,8 +46,11 @@ func colsKernel(in, out []float32, w, h, x0, x1 int, b *Blur) {
 	}
 	checkCols(in, out, w, h, x0, x1)
 	x := x0
-	for ; x+16 <= x1; x += 16 {
-		cols16AVX2(in, out, w, h, x, b.radius, &b.tab)
+	for x+16 <= x1 {
+		strips := min((x1-x)/16, colMaxStrips)
+		var st [colStateLen]float32
+		colsBlockAVX2(in, out, w, h, x, strips, b.radius, &b.tab, &st)
+		x += 16 * strips
 	}
 	if x+8 <= x1 {
 		cols8AVX2(in, out, w, h, x, b.radius, &b.tab)

@@ -13,8 +13,9 @@ import (
 // order, lane by lane:
 //
 //   - Cols, the vertical pass: each column runs the plain recurrence
-//     y = n2·sum − (d1·y[n−1] + y[n−2]) (two fused operations), 16 or 8
-//     columns per instruction;
+//     y = n2·sum − (d1·y[n−1] + y[n−2]) (two fused operations), 8 columns
+//     per instruction, up to 64 columns row by row (each row's inputs and
+//     outputs contiguous, the column strips' recurrences overlapping);
 //   - Rows8, the horizontal pass: eight rows at once, transposed so that
 //     each vector lane is one row; per row the border outputs come one at a
 //     time and the interior four at a time from powers of the recurrence,

@@ -227,7 +227,7 @@ func TestCols(t *testing.T) {
 			for w := 1; w <= 40; w++ {
 				widths = append(widths, w)
 			}
-			widths = append(widths, 63, 64, 65, 100, 129)
+			widths = append(widths, 63, 64, 65, 100, 129, 200)
 			for _, w := range widths {
 				for _, h := range []int{1, 2, 3, 4, 5, 6, 7, 11, 12, 13, 31} {
 					in, _ := guarded(w*h, 64)

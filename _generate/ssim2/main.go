@@ -260,6 +260,124 @@ func cols(name string, strips int) {
 	out.WriteString("\n")
 }
 
+// colsBlock: the vertical pass over strips×16 adjacent columns (strips ≤
+// colMaxStrips), row by row: for each row every strip in turn, the filter
+// states in st (two sets of y[n−1] and y[n−2] that swap roles each row)
+// instead of registers, so that each row's inputs and outputs are
+// contiguous and the strips' recurrences overlap.
+//
+//	func colsBlockAVX2(in, out []float32, w, h, x0, strips, radius int, tab *[blurTabLen][8]float32, st *[colStateLen]float32)
+//
+// st[((set·3+k)·64 + c)] is filter k's state of column x0+c in set set;
+// it must be zero on entry.
+func colsBlock() {
+	out.WriteString("// func colsBlockAVX2(in []float32, out []float32, w int, h int, x0 int, strips int, radius int, tab *[42][8]float32, st *[384]float32)\n")
+	out.WriteString("// Requires: AVX, AVX2, FMA3\n")
+	out.WriteString("TEXT ·colsBlockAVX2(SB), NOSPLIT, $0-104\n")
+	p("MOVQ w+48(FP), BX")
+	p("MOVQ h+56(FP), R11")
+	p("MOVQ strips+72(FP), R9")
+	p("SHLQ $6, R9")
+	p("MOVQ radius+80(FP), R13")
+	p("MOVQ tab+88(FP), R8")
+	p("MOVQ st+96(FP), R10")
+	p("MOVQ $1, CX")
+	p("SUBQ R13, CX")
+	p("MOVQ R11, R12")
+	p("SUBQ R13, R12")
+	p("INCQ R12")
+	p("MOVQ CX, AX")
+	p("IMULQ BX, AX")
+	p("ADDQ x0+64(FP), AX")
+	p("SHLQ $2, AX")
+	p("MOVQ out_base+24(FP), DI")
+	p("ADDQ AX, DI")
+	p("MOVQ in_base+0(FP), SI")
+	p("ADDQ AX, SI")
+	p("MOVQ SI, DX")
+	p("MOVQ R13, AX")
+	p("DECQ AX")
+	p("IMULQ BX, AX")
+	p("SHLQ $2, AX")
+	p("ADDQ AX, DX")
+	p("MOVQ R13, AX")
+	p("INCQ AX")
+	p("IMULQ BX, AX")
+	p("SHLQ $2, AX")
+	p("SUBQ AX, SI")
+	p("SHLQ $2, BX")
+	p("INCQ R13")
+	comment("constants: d1 in Y10..Y12, n2 in Y13..Y15")
+	for k := 0; k < 3; k++ {
+		p("VMOVUPS %s, %s", tab(tabD1(k)), y(10+k))
+		p("VMOVUPS %s, %s", tab(tabN2(k)), y(13+k))
+	}
+	stOff := func(set, k, v int) int { return 4 * ((set*3+k)*64 + 8*v) }
+	row := func(set int) {
+		l := fmt.Sprintf("b%d", set)
+		p("CMPQ CX, R11")
+		p("JGE done")
+		p("XORQ R14, R14")
+		label(l + "_strip")
+		p("CMPQ CX, R13")
+		p("JLT %s_notop", l)
+		p("VMOVUPS (SI)(R14*1), Y0")
+		p("VMOVUPS 32(SI)(R14*1), Y1")
+		p("CMPQ CX, R12")
+		p("JGE %s_sum", l)
+		p("VADDPS (DX)(R14*1), Y0, Y0")
+		p("VADDPS 32(DX)(R14*1), Y1, Y1")
+		p("JMP %s_sum", l)
+		label(l + "_notop")
+		p("CMPQ CX, R12")
+		p("JGE %s_zero", l)
+		p("VMOVUPS (DX)(R14*1), Y0")
+		p("VMOVUPS 32(DX)(R14*1), Y1")
+		p("JMP %s_sum", l)
+		label(l + "_zero")
+		p("VXORPS Y0, Y0, Y0")
+		p("VXORPS Y1, Y1, Y1")
+		label(l + "_sum")
+		t := func(k, v int) string { return y(2 + 2*k + v) }
+		for k := 0; k < 3; k++ {
+			for v := 0; v < 2; v++ {
+				p("VMOVUPS %d(R10)(R14*1), %s", stOff(set, k, v), t(k, v))
+				p("VFMADD213PS %d(R10)(R14*1), %s, %s", stOff(1-set, k, v), y(10+k), t(k, v))
+			}
+		}
+		for k := 0; k < 3; k++ {
+			for v := 0; v < 2; v++ {
+				p("VFMSUB231PS %s, %s, %s", y(13+k), y(v), t(k, v))
+				p("VMOVUPS %s, %d(R10)(R14*1)", t(k, v), stOff(1-set, k, v))
+			}
+		}
+		p("TESTQ CX, CX")
+		p("JS %s_skip", l)
+		for v := 0; v < 2; v++ {
+			o := y(8 + v)
+			p("VADDPS %s, %s, %s", t(2, v), t(1, v), o)
+			p("VADDPS %s, %s, %s", o, t(0, v), o)
+			p("VMOVUPS %s, %d(DI)(R14*1)", o, 32*v)
+		}
+		label(l + "_skip")
+		p("ADDQ $64, R14")
+		p("CMPQ R14, R9")
+		p("JLT %s_strip", l)
+		p("ADDQ BX, SI")
+		p("ADDQ BX, DX")
+		p("ADDQ BX, DI")
+		p("INCQ CX")
+	}
+	label("loop")
+	row(0)
+	row(1)
+	p("JMP loop")
+	label("done")
+	p("VZEROUPPER")
+	p("RET")
+	out.WriteString("\n")
+}
+
 // transpose8 transposes Y0..Y7 (rows) into Y8..Y15 (columns), using
 // Y0..Y7 as scratch.
 func transpose8() {
@@ -397,8 +515,8 @@ func main() {
 	flag.Parse()
 	header()
 	hblur()
-	cols("cols16AVX2", 2)
 	cols("cols8AVX2", 1)
+	colsBlock()
 	transposeIn(false)
 	transposeIn(true)
 	transposeOut()
