@@ -188,7 +188,9 @@ func timeSize(ctx context.Context, b *webgpu.Backend, nv *nvml.Device, ref, dist
 	}
 	res.RefBytes = webgpu.ReferenceBytes(r)
 	var cached []time.Duration
+	trace := os.Getenv("ZMBENCH_TRACE") != ""
 	for i := 0; i < warmup+reps; i++ {
+		u0 := b.UploadStats()
 		t0 := time.Now()
 		s, err := r.Score(ctx, dist)
 		if err != nil {
@@ -197,6 +199,11 @@ func timeSize(ctx context.Context, b *webgpu.Backend, nv *nvml.Device, ref, dist
 		}
 		if i >= warmup {
 			cached = append(cached, time.Since(t0))
+		}
+		if trace {
+			u1 := b.UploadStats()
+			fmt.Fprintf(os.Stderr, "trace %dx%d cached rep %d: %.3f ms (upload %.3f ms)\n", ref.Width, ref.Height, i,
+				float64(time.Since(t0).Microseconds())/1000, float64((u1.Total-u0.Total).Microseconds())/1000)
 		}
 		res.Score = s.Value
 		sample()
