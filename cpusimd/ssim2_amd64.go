@@ -26,6 +26,18 @@ const (
 )
 
 //go:noescape
+func vrowAVX2(top, bot, out, st []float32, n, mode, set int, tab *[blurTabLen][8]float32)
+
+// vrowKernel: see Blur.VRow, which checks the lengths.
+func vrowKernel(top, bot, out, st []float32, n, mode, set int, b *Blur) {
+	if useAsm {
+		vrowAVX2(top, bot, out, st, n, mode, set, &b.tab)
+		return
+	}
+	vrowGo(top, bot, out, st, n, mode, set, b)
+}
+
+//go:noescape
 func cols8AVX2(in, out []float32, w, h, x0, radius int, tab *[blurTabLen][8]float32)
 
 //go:noescape

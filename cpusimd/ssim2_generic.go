@@ -28,3 +28,7 @@ func xybKernel(r, g, b, dx, dy, db []float32, t *XYB) {
 func termsKernel(img1, mu1, vr1, img2, mu2, s22, s12 []float32, n int, acc *[6][4]float64, t *Terms) {
 	termsGo(img1, mu1, vr1, img2, mu2, s22, s12, n, acc, t)
 }
+
+func vrowKernel(top, bot, out, st []float32, n, mode, set int, b *Blur) {
+	vrowGo(top, bot, out, st, n, mode, set, b)
+}

@@ -71,6 +71,56 @@ func (b *Blur) Cols(in, out []float32, w, h, x0, x1 int) {
 	colsKernel(in, out, w, h, x0, x1, b)
 }
 
+// VRowStateLen is the length of the state buffer of VRow for rows of n
+// columns.
+func VRowStateLen(n int) int { return 6 * n }
+
+// VRow computes one output row of the vertical pass over n columns (n a
+// multiple of 8: pad the rows), for callers that produce the horizontal
+// pass's rows as they go instead of whole planes: out[x] is the output of
+// row y, from the horizontal outputs top = row y−N−1 and bot = row y+N−1
+// (nil where that row is outside the image), and the filter states st
+// (VRowStateLen(n) floats, zero before the first call for a plane, row
+// y = 1−N). set must alternate 0, 1, 0, … from that first row. Rows before
+// 0 only warm the states up; their out is scratch.
+func (b *Blur) VRow(top, bot, out, st []float32, n, set int) {
+	if n%8 != 0 || len(out) < n || len(st) < 6*n || (top != nil && len(top) < n) || (bot != nil && len(bot) < n) || set&^1 != 0 {
+		panic(fmt.Sprintf("cpusimd: VRow of %d columns with len(out)=%d len(st)=%d set=%d", n, len(out), len(st), set))
+	}
+	mode := 0
+	if top != nil {
+		mode |= 1
+	}
+	if bot != nil {
+		mode |= 2
+	}
+	vrowKernel(top, bot, out, st, n, mode, set, b)
+}
+
+// vrowGo is the Go twin of vrowAVX2.
+func vrowGo(top, bot, out, st []float32, n, mode, set int, b *Blur) {
+	c := &b.c
+	for x := 0; x < n; x++ {
+		var s float32
+		switch mode {
+		case 1:
+			s = top[x]
+		case 2:
+			s = bot[x]
+		case 3:
+			s = top[x] + bot[x]
+		}
+		var v [3]float32
+		for k := 0; k < 3; k++ {
+			cur := &st[(set*3+k)*n+x]
+			old := &st[((1-set)*3+k)*n+x]
+			v[k] = fma32(c.N2[k], s, -fma32(c.D1[k], *cur, *old))
+			*old = v[k]
+		}
+		out[x] = v[0] + (v[1] + v[2])
+	}
+}
+
 // RowsWorkLen is the length of the work buffer Rows8 needs for rows of
 // width w.
 func (b *Blur) RowsWorkLen(w int) int { return 2 * 8 * (w + 3*b.radius) }

@@ -484,6 +484,80 @@ done:
 	VZEROUPPER
 	RET
 
+// func vrowAVX2(top []float32, bot []float32, out []float32, st []float32, n int, mode int, set int, tab *[42][8]float32)
+// Requires: AVX, AVX2, FMA3
+TEXT ·vrowAVX2(SB), NOSPLIT, $0-128
+	MOVQ top_base+0(FP), SI
+	MOVQ bot_base+24(FP), DX
+	MOVQ out_base+48(FP), DI
+	MOVQ st_base+72(FP), R8
+	MOVQ n+96(FP), CX
+	MOVQ mode+104(FP), R14
+	MOVQ tab+120(FP), BX
+	SHLQ $2, CX
+	// state pointers: cur k in R9..R11, old k in R8, R12, R13
+	MOVQ set+112(FP), AX
+	IMULQ $3, AX
+	IMULQ CX, AX
+	LEAQ (R8)(AX*1), R9
+	LEAQ (R9)(CX*1), R10
+	LEAQ (R10)(CX*1), R11
+	MOVQ $1, AX
+	SUBQ set+112(FP), AX
+	IMULQ $3, AX
+	IMULQ CX, AX
+	ADDQ AX, R8
+	LEAQ (R8)(CX*1), R12
+	LEAQ (R12)(CX*1), R13
+	VMOVUPS 96(BX), Y10
+	VMOVUPS 0(BX), Y13
+	VMOVUPS 128(BX), Y11
+	VMOVUPS 32(BX), Y14
+	VMOVUPS 160(BX), Y12
+	VMOVUPS 64(BX), Y15
+	XORQ AX, AX
+	TESTQ CX, CX
+	JZ vrow_done
+vrow_loop:
+	CMPQ R14, $1
+	JL vrow_zero
+	JE vrow_top
+	CMPQ R14, $2
+	JE vrow_bot
+	VMOVUPS (SI)(AX*1), Y0
+	VADDPS (DX)(AX*1), Y0, Y0
+	JMP vrow_sum
+vrow_top:
+	VMOVUPS (SI)(AX*1), Y0
+	JMP vrow_sum
+vrow_bot:
+	VMOVUPS (DX)(AX*1), Y0
+	JMP vrow_sum
+vrow_zero:
+	VXORPS Y0, Y0, Y0
+vrow_sum:
+	VMOVUPS (R9)(AX*1), Y2
+	VFMADD213PS (R8)(AX*1), Y10, Y2
+	VFMSUB231PS Y13, Y0, Y2
+	VMOVUPS Y2, (R8)(AX*1)
+	VMOVUPS (R10)(AX*1), Y3
+	VFMADD213PS (R12)(AX*1), Y11, Y3
+	VFMSUB231PS Y14, Y0, Y3
+	VMOVUPS Y3, (R12)(AX*1)
+	VMOVUPS (R11)(AX*1), Y4
+	VFMADD213PS (R13)(AX*1), Y12, Y4
+	VFMSUB231PS Y15, Y0, Y4
+	VMOVUPS Y4, (R13)(AX*1)
+	VADDPS Y4, Y3, Y5
+	VADDPS Y5, Y2, Y5
+	VMOVUPS Y5, (DI)(AX*1)
+	ADDQ $32, AX
+	CMPQ AX, CX
+	JLT vrow_loop
+vrow_done:
+	VZEROUPPER
+	RET
+
 // func transposeInAVX2(a []float32, w int, t []float32, n int)
 // Requires: AVX
 TEXT ·transposeInAVX2(SB), NOSPLIT, $0-64

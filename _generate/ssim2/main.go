@@ -378,6 +378,85 @@ func colsBlock() {
 	out.WriteString("\n")
 }
 
+// vrow: one output row of the vertical pass over n columns (a multiple of
+// 8), the filter states in st: y[n−1] of filter k at st[(set·3+k)·n + x],
+// y[n−2] at st[((1−set)·3+k)·n + x], which receives y[n]. mode says which
+// inputs exist: bit 0 the top row (n−radius−1), bit 1 the bottom row
+// (n+radius−1); the input sum is top+bottom, the one that exists, or 0.
+//
+//	func vrowAVX2(top, bot, out, st []float32, n, mode, set int, tab *[blurTabLen][8]float32)
+func vrow() {
+	out.WriteString("// func vrowAVX2(top []float32, bot []float32, out []float32, st []float32, n int, mode int, set int, tab *[42][8]float32)\n")
+	out.WriteString("// Requires: AVX, AVX2, FMA3\n")
+	out.WriteString("TEXT ·vrowAVX2(SB), NOSPLIT, $0-128\n")
+	p("MOVQ top_base+0(FP), SI")
+	p("MOVQ bot_base+24(FP), DX")
+	p("MOVQ out_base+48(FP), DI")
+	p("MOVQ st_base+72(FP), R8")
+	p("MOVQ n+96(FP), CX")
+	p("MOVQ mode+104(FP), R14")
+	p("MOVQ tab+120(FP), BX")
+	p("SHLQ $2, CX")
+	comment("state pointers: cur k in R9..R11, old k in R8, R12, R13")
+	p("MOVQ set+112(FP), AX")
+	p("IMULQ $3, AX")
+	p("IMULQ CX, AX")
+	p("LEAQ (R8)(AX*1), R9")
+	p("LEAQ (R9)(CX*1), R10")
+	p("LEAQ (R10)(CX*1), R11")
+	p("MOVQ $1, AX")
+	p("SUBQ set+112(FP), AX")
+	p("IMULQ $3, AX")
+	p("IMULQ CX, AX")
+	p("ADDQ AX, R8")
+	p("LEAQ (R8)(CX*1), R12")
+	p("LEAQ (R12)(CX*1), R13")
+	for k := 0; k < 3; k++ {
+		p("VMOVUPS %d(BX), %s", tabD1(k), y(10+k))
+		p("VMOVUPS %d(BX), %s", tabN2(k), y(13+k))
+	}
+	p("XORQ AX, AX")
+	p("TESTQ CX, CX")
+	p("JZ vrow_done")
+	label("vrow_loop")
+	p("CMPQ R14, $1")
+	p("JL vrow_zero")
+	p("JE vrow_top")
+	p("CMPQ R14, $2")
+	p("JE vrow_bot")
+	p("VMOVUPS (SI)(AX*1), Y0")
+	p("VADDPS (DX)(AX*1), Y0, Y0")
+	p("JMP vrow_sum")
+	label("vrow_top")
+	p("VMOVUPS (SI)(AX*1), Y0")
+	p("JMP vrow_sum")
+	label("vrow_bot")
+	p("VMOVUPS (DX)(AX*1), Y0")
+	p("JMP vrow_sum")
+	label("vrow_zero")
+	p("VXORPS Y0, Y0, Y0")
+	label("vrow_sum")
+	cur := []string{"R9", "R10", "R11"}
+	old := []string{"R8", "R12", "R13"}
+	for k := 0; k < 3; k++ {
+		t := y(2 + k)
+		p("VMOVUPS (%s)(AX*1), %s", cur[k], t)
+		p("VFMADD213PS (%s)(AX*1), %s, %s", old[k], y(10+k), t)
+		p("VFMSUB231PS %s, Y0, %s", y(13+k), t)
+		p("VMOVUPS %s, (%s)(AX*1)", t, old[k])
+	}
+	p("VADDPS Y4, Y3, Y5")
+	p("VADDPS Y5, Y2, Y5")
+	p("VMOVUPS Y5, (DI)(AX*1)")
+	p("ADDQ $32, AX")
+	p("CMPQ AX, CX")
+	p("JLT vrow_loop")
+	label("vrow_done")
+	p("VZEROUPPER")
+	p("RET")
+	out.WriteString("\n")
+}
+
 // transpose8 transposes Y0..Y7 (rows) into Y8..Y15 (columns), using
 // Y0..Y7 as scratch.
 func transpose8() {
@@ -517,6 +596,7 @@ func main() {
 	hblur()
 	cols("cols8AVX2", 1)
 	colsBlock()
+	vrow()
 	transposeIn(false)
 	transposeIn(true)
 	transposeOut()

@@ -88,3 +88,107 @@ func (r *Reference) blurSIMD(dst, a, b []float32, w, h int, sc *scratch) {
 		}
 	})
 }
+
+// fuseSIMD selects fusedTerms where it applies (tests switch it off to
+// compare with the plane-by-plane path, which gives the same bits).
+var fuseSIMD = true
+
+// ringRows is the number of horizontal-pass rows fusedTerms keeps per blur:
+// three groups of eight, enough for the vertical pass's window of rows
+// y−N−1 … y+N−1 (2N+1 = 11) behind the group being produced.
+const ringRows = 24
+
+// fusedLen is the length of scratch.fused for planes of width w: per blur
+// a ring of ringRows horizontal-pass rows (plus the padding VRow reads past
+// the last one), the vertical states and one output row.
+func fusedLen(w int) int {
+	w8 := (w + 7) &^ 7
+	return 3 * (ringRows*w + w8 + cpusimd.VRowStateLen(w8) + w8)
+}
+
+// fusedTerms is the distorted image's half of one channel at one scale on
+// one goroutine, streamed: eight rows at a time through the horizontal
+// pass of the three blurs (img2, img2², img1·img2) into small rings of
+// rows, each output row of the vertical pass as soon as its inputs exist,
+// and that row's error terms right away. The blurred planes mu2, s22 and
+// s12 never exist whole, which saves most of the memory traffic of the
+// plane-by-plane path; the arithmetic is the same, so are the bits.
+func (r *Reference) fusedTerms(rows []float64, img1, mu1, vr1, img2 []float32, w, h int, sc *scratch) {
+	N := simdBlur.Radius()
+	w8 := (w + 7) &^ 7
+	buf := sc.fused
+	take := func(n int) []float32 {
+		p := buf[:n:n]
+		buf = buf[n:]
+		return p
+	}
+	var ring, st, out [3][]float32
+	for b := range ring {
+		ring[b] = take(ringRows*w + w8)
+		st[b] = take(cpusimd.VRowStateLen(w8))
+		out[b] = take(w8)
+		clear(st[b])
+		// VRow reads w8 columns from a row start: the padding after the
+		// last ring row must hold finite values (its outputs are dropped).
+		clear(ring[b][ringRows*w:])
+	}
+	inputs := [3][2][]float32{{img2, nil}, {img2, img2}, {img1, img2}}
+	wbuf := sc.simdbuf[0]
+	work := wbuf[:simdBlur.RowsWorkLen(w)]
+	pad := wbuf[len(work):]
+	in8, mul8, out8 := pad[:8*w], pad[8*w:16*w], pad[16*w:24*w]
+	ringRow := func(b, y int) []float32 {
+		o := (y % ringRows) * w
+		return ring[b][o : o+w8]
+	}
+	set := 0
+	next := 1 - N // the next row of the vertical pass
+	for y0 := 0; y0 < h; y0 += 8 {
+		slot := (y0 % ringRows) * w
+		for b, in := range inputs {
+			dst := ring[b][slot : slot+8*w]
+			if y0+8 <= h {
+				var m []float32
+				if in[1] != nil {
+					m = in[1][y0*w : (y0+8)*w]
+				}
+				simdBlur.Rows8(in[0][y0*w:(y0+8)*w], m, dst, w, work)
+				continue
+			}
+			n := (h - y0) * w
+			copy(in8, in[0][y0*w:y0*w+n])
+			clear(in8[n:])
+			var m []float32
+			if in[1] != nil {
+				copy(mul8, in[1][y0*w:y0*w+n])
+				clear(mul8[n:])
+				m = mul8
+			}
+			simdBlur.Rows8(in8, m, out8, w, work)
+			copy(dst[:n], out8[:n])
+		}
+		avail := min(y0+8, h)
+		limit := avail - N + 1
+		if avail == h {
+			limit = h
+		}
+		for ; next < limit; next++ {
+			for b := range ring {
+				var top, bot []float32
+				if t := next - N - 1; t >= 0 {
+					top = ringRow(b, t)
+				}
+				if t := next + N - 1; t < h {
+					bot = ringRow(b, t)
+				}
+				simdBlur.VRow(top, bot, out[b], st[b], w8, set)
+			}
+			set ^= 1
+			if y := next; y >= 0 {
+				o := y * w
+				simdTerms.Row(rows[6*y:6*y+6], img1[o:o+w], mu1[o:o+w], vr1[o:o+w],
+					img2[o:o+w], out[0][:w], out[1][:w], out[2][:w])
+			}
+		}
+	}
+}

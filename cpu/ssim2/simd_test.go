@@ -244,26 +244,60 @@ func TestSIMDScoresVsReference(t *testing.T) {
 		pairs = append(pairs, pair{fmt.Sprintf("%dx%d", s[0], s[1]), ref, dist})
 	}
 	var worst float64
-	same := 0
+	same, count := 0, 0
 	for _, p := range pairs {
-		var v [2]float64
-		for i, simd := range []bool{false, true} {
-			restore := setSIMD(simd)
-			s, err := Score(p.ref, p.dist, Config{Threads: 2})
-			restore()
-			if err != nil {
-				t.Fatal(err)
+		for _, threads := range []int{1, 2} { // 1: the streamed fusedTerms
+			var v [2]float64
+			for i, simd := range []bool{false, true} {
+				restore := setSIMD(simd)
+				s, err := Score(p.ref, p.dist, Config{Threads: threads})
+				restore()
+				if err != nil {
+					t.Fatal(err)
+				}
+				v[i] = s
 			}
-			v[i] = s
-		}
-		d := math.Abs(v[1] - v[0])
-		if d == 0 {
-			same++
-		}
-		worst = max(worst, d)
-		if d > 1e-6 {
-			t.Errorf("%s: fast path %.10f, reference path %.10f", p.name, v[1], v[0])
+			d := math.Abs(v[1] - v[0])
+			count++
+			if d == 0 {
+				same++
+			}
+			worst = max(worst, d)
+			if d > 1e-6 {
+				t.Errorf("%s threads=%d: fast path %.10f, reference path %.10f", p.name, threads, v[1], v[0])
+			}
 		}
 	}
-	t.Logf("scores: max |Δ| fast vs reference path %.3g over %d pairs (%d bit-identical)", worst, len(pairs), same)
+	t.Logf("scores: max |Δ| fast vs reference path %.3g over %d scorings (%d bit-identical)", worst, count, same)
+}
+
+// TestSIMDFusedBitIdentical: the streamed distorted side (one goroutine)
+// and the plane-by-plane fast path run the same kernels on the same
+// values, so their scores must be equal bit for bit, at sizes that hit the
+// partial last group of eight rows, widths that are not multiples of 8,
+// heights below and around the blur radius at the small scales, and
+// images with alpha (two backgrounds).
+func TestSIMDFusedBitIdentical(t *testing.T) {
+	if !useSIMD {
+		t.Skip("fast path not available")
+	}
+	sizes := [][2]int{{8, 8}, {9, 13}, {15, 9}, {17, 31}, {37, 23}, {64, 64}, {100, 131}, {203, 157}, {333, 211}}
+	for i, s := range sizes {
+		for _, f := range []zenmetrics.PixelFormat{zenmetrics.RGB8, zenmetrics.RGBA16} {
+			ref, dist := metrictest.Synthetic(s[0], s[1], int64(40+i), f)
+			var v [2]float64
+			for j, fuse := range []bool{false, true} {
+				fuseSIMD = fuse
+				sv, err := Score(ref, dist, Config{Threads: 1})
+				fuseSIMD = true
+				if err != nil {
+					t.Fatal(err)
+				}
+				v[j] = sv
+			}
+			if math.Float64bits(v[0]) != math.Float64bits(v[1]) {
+				t.Errorf("%dx%d %v: streamed %.17g, plane by plane %.17g", s[0], s[1], f, v[1], v[0])
+			}
+		}
+	}
 }

@@ -138,6 +138,9 @@ type scratch struct {
 	// work buffer for them (simdWorkLen floats).
 	simd    bool
 	simdbuf [][]float32
+	// fused: with simd on one goroutine, the buffers of fusedTerms
+	// (fusedLen floats).
+	fused []float32
 }
 
 func scaleDims(w, h int) [][2]int {
@@ -185,6 +188,9 @@ func newScratch(w, h, threads int, simd bool) *scratch {
 		for i := range s.simdbuf {
 			s.simdbuf[i] = make([]float32, simdWorkLen(w))
 		}
+		if threads == 1 {
+			s.fused = make([]float32, fusedLen(w))
+		}
 	}
 	return s
 }
@@ -205,7 +211,7 @@ func EstimateBytes(w, h int) int64 {
 	threads := int64(runtime.GOMAXPROCS(0))
 	work := 4*(3*int64(n1)+3*int64(n2)+3*n+4*n) + 8*6*int64(h) + 4*6*threads*int64(w)
 	if useSIMD {
-		work += 4 * threads * int64(simdWorkLen(w))
+		work += 4 * (threads*int64(simdWorkLen(w)) + int64(fusedLen(w)))
 	}
 	return ref + work
 }
@@ -498,23 +504,27 @@ func (r *Reference) scoreView(ctx context.Context, v view, dist *zenmetrics.Imag
 			if err := ctx.Err(); err != nil {
 				return 0, err
 			}
-			mu2, s22, s12 := sc.mu2[:n], sc.s22[:n], sc.s12[:n]
-			r.blur(mu2, img2[c], nil, w, h, sc)
-			r.blur(s22, img2[c], img2[c], w, h, sc)
-			r.blur(s12, rs.img[c], img2[c], w, h, sc)
 			rows := sc.rows[:6*h]
 			img1, mu1, vr1, im2 := rs.img[c], rs.mu[c], rs.vr[c], img2[c]
-			terms := rowTerms
-			if sc.simd {
-				terms = simdTerms.Row
-			}
-			parallelFor(r.threads, h, rowGrain(w), func(_, lo, hi int) {
-				for y := lo; y < hi; y++ {
-					o := y * w
-					terms(rows[6*y:6*y+6], img1[o:o+w], mu1[o:o+w], vr1[o:o+w],
-						im2[o:o+w], mu2[o:o+w], s22[o:o+w], s12[o:o+w])
+			if sc.fused != nil && fuseSIMD {
+				r.fusedTerms(rows, img1, mu1, vr1, im2, w, h, sc)
+			} else {
+				mu2, s22, s12 := sc.mu2[:n], sc.s22[:n], sc.s12[:n]
+				r.blur(mu2, im2, nil, w, h, sc)
+				r.blur(s22, im2, im2, w, h, sc)
+				r.blur(s12, img1, im2, w, h, sc)
+				terms := rowTerms
+				if sc.simd {
+					terms = simdTerms.Row
 				}
-			})
+				parallelFor(r.threads, h, rowGrain(w), func(_, lo, hi int) {
+					for y := lo; y < hi; y++ {
+						o := y * w
+						terms(rows[6*y:6*y+6], img1[o:o+w], mu1[o:o+w], vr1[o:o+w],
+							im2[o:o+w], mu2[o:o+w], s22[o:o+w], s12[o:o+w])
+					}
+				})
+			}
 			var tot [6]float64
 			for y := 0; y < h; y++ {
 				for i := range tot {
