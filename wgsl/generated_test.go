@@ -15,7 +15,6 @@ var update = flag.Bool("update", false, "rewrite the generated shaders")
 // drifts from its generator. With -update it rewrites them.
 func TestGenerated(t *testing.T) {
 	for name, src := range map[string]string{
-		"ssim2_hblur4.wgsl": gen.SSIM2HBlur4(),
 		"ssim2_vmaps.wgsl":  gen.SSIM2VMaps(),
 		"ssim2_vstate.wgsl": gen.SSIM2VState(),
 	} {

@@ -16,8 +16,8 @@
 //
 // The pass does only the recursion (no maps, nothing written per row), so
 // its time is the chain of FMAs down the column plus memory latency; the
-// input rows are kept in flight in a ring of named registers, loaded 2
-// whole chunks of R = 20 rows before they are used (see the generator).
+// input rows of the next 3 chunks of R = 20 rows are kept in flight in a
+// ring of named registers (a chunk's rows are loaded 3 chunks before use).
 // Quantities kept finished by a cached reference (P.channels != 0: q = 0,
 // 2) have no state and return at once.
 
@@ -172,6 +172,16 @@ fn vstate(@builtin(local_invocation_id) lid: vec3<u32>,
   var w77 = 0.0;
   var w78 = 0.0;
   var w79 = 0.0;
+  var w80 = 0.0;
+  var w81 = 0.0;
+  var w82 = 0.0;
+  var w83 = 0.0;
+  var w84 = 0.0;
+  var w85 = 0.0;
+  var w86 = 0.0;
+  var w87 = 0.0;
+  var w88 = 0.0;
+  var w89 = 0.0;
   switch q {
     case 0u: {
       w0 = ld0(0 - 6, xc);
@@ -254,6 +264,16 @@ fn vstate(@builtin(local_invocation_id) lid: vec3<u32>,
       w77 = ld0(0 + 71, xc);
       w78 = ld0(0 + 72, xc);
       w79 = ld0(0 + 73, xc);
+      w80 = ld0(0 + 74, xc);
+      w81 = ld0(0 + 75, xc);
+      w82 = ld0(0 + 76, xc);
+      w83 = ld0(0 + 77, xc);
+      w84 = ld0(0 + 78, xc);
+      w85 = ld0(0 + 79, xc);
+      w86 = ld0(0 + 80, xc);
+      w87 = ld0(0 + 81, xc);
+      w88 = ld0(0 + 82, xc);
+      w89 = ld0(0 + 83, xc);
     }
     case 1u: {
       w0 = ld1(0 - 6, xc);
@@ -336,6 +356,16 @@ fn vstate(@builtin(local_invocation_id) lid: vec3<u32>,
       w77 = ld1(0 + 71, xc);
       w78 = ld1(0 + 72, xc);
       w79 = ld1(0 + 73, xc);
+      w80 = ld1(0 + 74, xc);
+      w81 = ld1(0 + 75, xc);
+      w82 = ld1(0 + 76, xc);
+      w83 = ld1(0 + 77, xc);
+      w84 = ld1(0 + 78, xc);
+      w85 = ld1(0 + 79, xc);
+      w86 = ld1(0 + 80, xc);
+      w87 = ld1(0 + 81, xc);
+      w88 = ld1(0 + 82, xc);
+      w89 = ld1(0 + 83, xc);
     }
     case 2u: {
       w0 = ld2(0 - 6, xc);
@@ -418,6 +448,16 @@ fn vstate(@builtin(local_invocation_id) lid: vec3<u32>,
       w77 = ld2(0 + 71, xc);
       w78 = ld2(0 + 72, xc);
       w79 = ld2(0 + 73, xc);
+      w80 = ld2(0 + 74, xc);
+      w81 = ld2(0 + 75, xc);
+      w82 = ld2(0 + 76, xc);
+      w83 = ld2(0 + 77, xc);
+      w84 = ld2(0 + 78, xc);
+      w85 = ld2(0 + 79, xc);
+      w86 = ld2(0 + 80, xc);
+      w87 = ld2(0 + 81, xc);
+      w88 = ld2(0 + 82, xc);
+      w89 = ld2(0 + 83, xc);
     }
     case 3u: {
       w0 = ld3(0 - 6, xc);
@@ -500,6 +540,16 @@ fn vstate(@builtin(local_invocation_id) lid: vec3<u32>,
       w77 = ld3(0 + 71, xc);
       w78 = ld3(0 + 72, xc);
       w79 = ld3(0 + 73, xc);
+      w80 = ld3(0 + 74, xc);
+      w81 = ld3(0 + 75, xc);
+      w82 = ld3(0 + 76, xc);
+      w83 = ld3(0 + 77, xc);
+      w84 = ld3(0 + 78, xc);
+      w85 = ld3(0 + 79, xc);
+      w86 = ld3(0 + 80, xc);
+      w87 = ld3(0 + 81, xc);
+      w88 = ld3(0 + 82, xc);
+      w89 = ld3(0 + 83, xc);
     }
     default: {
       w0 = ld4(0 - 6, xc);
@@ -582,583 +632,229 @@ fn vstate(@builtin(local_invocation_id) lid: vec3<u32>,
       w77 = ld4(0 + 71, xc);
       w78 = ld4(0 + 72, xc);
       w79 = ld4(0 + 73, xc);
+      w80 = ld4(0 + 74, xc);
+      w81 = ld4(0 + 75, xc);
+      w82 = ld4(0 + 76, xc);
+      w83 = ld4(0 + 77, xc);
+      w84 = ld4(0 + 78, xc);
+      w85 = ld4(0 + 79, xc);
+      w86 = ld4(0 + 80, xc);
+      w87 = ld4(0 + 81, xc);
+      w88 = ld4(0 + 82, xc);
+      w89 = ld4(0 + 83, xc);
     }
   }
-  for (var y0 = 0i; y0 < last; y0 = y0 + 80i) {
-    if (y0 + 0 < last) {
-      step(w0 + w10, &y1, &y2);
-      step(w1 + w11, &y1, &y2);
-      step(w2 + w12, &y1, &y2);
-      step(w3 + w13, &y1, &y2);
-      step(w4 + w14, &y1, &y2);
-      step(w5 + w15, &y1, &y2);
-      step(w6 + w16, &y1, &y2);
-      step(w7 + w17, &y1, &y2);
-      step(w8 + w18, &y1, &y2);
-      step(w9 + w19, &y1, &y2);
-      step(w10 + w20, &y1, &y2);
-      step(w11 + w21, &y1, &y2);
-      step(w12 + w22, &y1, &y2);
-      step(w13 + w23, &y1, &y2);
-      step(w14 + w24, &y1, &y2);
-      step(w15 + w25, &y1, &y2);
-      step(w16 + w26, &y1, &y2);
-      step(w17 + w27, &y1, &y2);
-      step(w18 + w28, &y1, &y2);
-      step(w19 + w29, &y1, &y2);
-      if ((y0 + 20) % band == 0) { // the state before row y0 + 20 starts a band
-        let bi = P.band_base + u32((y0 + 20) / band - 1) * 6u * cw + q * P.width + x;
-        partials[bi] = y1.x;
-        partials[bi + cw] = y1.y;
-        partials[bi + 2u * cw] = y1.z;
-        partials[bi + 3u * cw] = y2.x;
-        partials[bi + 4u * cw] = y2.y;
-        partials[bi + 5u * cw] = y2.z;
-      }
-      // Rows 80 ahead into the slots this chunk is done with.
-      switch q {
-        case 0u: {
-          w0 = ld0(y0 + 74, xc);
-          w1 = ld0(y0 + 75, xc);
-          w2 = ld0(y0 + 76, xc);
-          w3 = ld0(y0 + 77, xc);
-          w4 = ld0(y0 + 78, xc);
-          w5 = ld0(y0 + 79, xc);
-          w6 = ld0(y0 + 80, xc);
-          w7 = ld0(y0 + 81, xc);
-          w8 = ld0(y0 + 82, xc);
-          w9 = ld0(y0 + 83, xc);
-          w10 = ld0(y0 + 84, xc);
-          w11 = ld0(y0 + 85, xc);
-          w12 = ld0(y0 + 86, xc);
-          w13 = ld0(y0 + 87, xc);
-          w14 = ld0(y0 + 88, xc);
-          w15 = ld0(y0 + 89, xc);
-          w16 = ld0(y0 + 90, xc);
-          w17 = ld0(y0 + 91, xc);
-          w18 = ld0(y0 + 92, xc);
-          w19 = ld0(y0 + 93, xc);
-        }
-        case 1u: {
-          w0 = ld1(y0 + 74, xc);
-          w1 = ld1(y0 + 75, xc);
-          w2 = ld1(y0 + 76, xc);
-          w3 = ld1(y0 + 77, xc);
-          w4 = ld1(y0 + 78, xc);
-          w5 = ld1(y0 + 79, xc);
-          w6 = ld1(y0 + 80, xc);
-          w7 = ld1(y0 + 81, xc);
-          w8 = ld1(y0 + 82, xc);
-          w9 = ld1(y0 + 83, xc);
-          w10 = ld1(y0 + 84, xc);
-          w11 = ld1(y0 + 85, xc);
-          w12 = ld1(y0 + 86, xc);
-          w13 = ld1(y0 + 87, xc);
-          w14 = ld1(y0 + 88, xc);
-          w15 = ld1(y0 + 89, xc);
-          w16 = ld1(y0 + 90, xc);
-          w17 = ld1(y0 + 91, xc);
-          w18 = ld1(y0 + 92, xc);
-          w19 = ld1(y0 + 93, xc);
-        }
-        case 2u: {
-          w0 = ld2(y0 + 74, xc);
-          w1 = ld2(y0 + 75, xc);
-          w2 = ld2(y0 + 76, xc);
-          w3 = ld2(y0 + 77, xc);
-          w4 = ld2(y0 + 78, xc);
-          w5 = ld2(y0 + 79, xc);
-          w6 = ld2(y0 + 80, xc);
-          w7 = ld2(y0 + 81, xc);
-          w8 = ld2(y0 + 82, xc);
-          w9 = ld2(y0 + 83, xc);
-          w10 = ld2(y0 + 84, xc);
-          w11 = ld2(y0 + 85, xc);
-          w12 = ld2(y0 + 86, xc);
-          w13 = ld2(y0 + 87, xc);
-          w14 = ld2(y0 + 88, xc);
-          w15 = ld2(y0 + 89, xc);
-          w16 = ld2(y0 + 90, xc);
-          w17 = ld2(y0 + 91, xc);
-          w18 = ld2(y0 + 92, xc);
-          w19 = ld2(y0 + 93, xc);
-        }
-        case 3u: {
-          w0 = ld3(y0 + 74, xc);
-          w1 = ld3(y0 + 75, xc);
-          w2 = ld3(y0 + 76, xc);
-          w3 = ld3(y0 + 77, xc);
-          w4 = ld3(y0 + 78, xc);
-          w5 = ld3(y0 + 79, xc);
-          w6 = ld3(y0 + 80, xc);
-          w7 = ld3(y0 + 81, xc);
-          w8 = ld3(y0 + 82, xc);
-          w9 = ld3(y0 + 83, xc);
-          w10 = ld3(y0 + 84, xc);
-          w11 = ld3(y0 + 85, xc);
-          w12 = ld3(y0 + 86, xc);
-          w13 = ld3(y0 + 87, xc);
-          w14 = ld3(y0 + 88, xc);
-          w15 = ld3(y0 + 89, xc);
-          w16 = ld3(y0 + 90, xc);
-          w17 = ld3(y0 + 91, xc);
-          w18 = ld3(y0 + 92, xc);
-          w19 = ld3(y0 + 93, xc);
-        }
-        default: {
-          w0 = ld4(y0 + 74, xc);
-          w1 = ld4(y0 + 75, xc);
-          w2 = ld4(y0 + 76, xc);
-          w3 = ld4(y0 + 77, xc);
-          w4 = ld4(y0 + 78, xc);
-          w5 = ld4(y0 + 79, xc);
-          w6 = ld4(y0 + 80, xc);
-          w7 = ld4(y0 + 81, xc);
-          w8 = ld4(y0 + 82, xc);
-          w9 = ld4(y0 + 83, xc);
-          w10 = ld4(y0 + 84, xc);
-          w11 = ld4(y0 + 85, xc);
-          w12 = ld4(y0 + 86, xc);
-          w13 = ld4(y0 + 87, xc);
-          w14 = ld4(y0 + 88, xc);
-          w15 = ld4(y0 + 89, xc);
-          w16 = ld4(y0 + 90, xc);
-          w17 = ld4(y0 + 91, xc);
-          w18 = ld4(y0 + 92, xc);
-          w19 = ld4(y0 + 93, xc);
-        }
-      }
+  for (var y0 = 0i; y0 < last; y0 = y0 + 20i) {
+    step(w0 + w10, &y1, &y2);
+    step(w1 + w11, &y1, &y2);
+    step(w2 + w12, &y1, &y2);
+    step(w3 + w13, &y1, &y2);
+    step(w4 + w14, &y1, &y2);
+    step(w5 + w15, &y1, &y2);
+    step(w6 + w16, &y1, &y2);
+    step(w7 + w17, &y1, &y2);
+    step(w8 + w18, &y1, &y2);
+    step(w9 + w19, &y1, &y2);
+    step(w10 + w20, &y1, &y2);
+    step(w11 + w21, &y1, &y2);
+    step(w12 + w22, &y1, &y2);
+    step(w13 + w23, &y1, &y2);
+    step(w14 + w24, &y1, &y2);
+    step(w15 + w25, &y1, &y2);
+    step(w16 + w26, &y1, &y2);
+    step(w17 + w27, &y1, &y2);
+    step(w18 + w28, &y1, &y2);
+    step(w19 + w29, &y1, &y2);
+    if ((y0 + 20) % band == 0) { // the state before row y0 + 20 starts a band
+      let bi = P.band_base + u32((y0 + 20) / band - 1) * 6u * cw + q * P.width + x;
+      partials[bi] = y1.x;
+      partials[bi + cw] = y1.y;
+      partials[bi + 2u * cw] = y1.z;
+      partials[bi + 3u * cw] = y2.x;
+      partials[bi + 4u * cw] = y2.y;
+      partials[bi + 5u * cw] = y2.z;
     }
-    if (y0 + 20 < last) {
-      step(w20 + w30, &y1, &y2);
-      step(w21 + w31, &y1, &y2);
-      step(w22 + w32, &y1, &y2);
-      step(w23 + w33, &y1, &y2);
-      step(w24 + w34, &y1, &y2);
-      step(w25 + w35, &y1, &y2);
-      step(w26 + w36, &y1, &y2);
-      step(w27 + w37, &y1, &y2);
-      step(w28 + w38, &y1, &y2);
-      step(w29 + w39, &y1, &y2);
-      step(w30 + w40, &y1, &y2);
-      step(w31 + w41, &y1, &y2);
-      step(w32 + w42, &y1, &y2);
-      step(w33 + w43, &y1, &y2);
-      step(w34 + w44, &y1, &y2);
-      step(w35 + w45, &y1, &y2);
-      step(w36 + w46, &y1, &y2);
-      step(w37 + w47, &y1, &y2);
-      step(w38 + w48, &y1, &y2);
-      step(w39 + w49, &y1, &y2);
-      if ((y0 + 40) % band == 0) { // the state before row y0 + 40 starts a band
-        let bi = P.band_base + u32((y0 + 40) / band - 1) * 6u * cw + q * P.width + x;
-        partials[bi] = y1.x;
-        partials[bi + cw] = y1.y;
-        partials[bi + 2u * cw] = y1.z;
-        partials[bi + 3u * cw] = y2.x;
-        partials[bi + 4u * cw] = y2.y;
-        partials[bi + 5u * cw] = y2.z;
+    // Slots move down by 20; the chunk 4 ahead is requested.
+    w0 = w20;
+    w1 = w21;
+    w2 = w22;
+    w3 = w23;
+    w4 = w24;
+    w5 = w25;
+    w6 = w26;
+    w7 = w27;
+    w8 = w28;
+    w9 = w29;
+    w10 = w30;
+    w11 = w31;
+    w12 = w32;
+    w13 = w33;
+    w14 = w34;
+    w15 = w35;
+    w16 = w36;
+    w17 = w37;
+    w18 = w38;
+    w19 = w39;
+    w20 = w40;
+    w21 = w41;
+    w22 = w42;
+    w23 = w43;
+    w24 = w44;
+    w25 = w45;
+    w26 = w46;
+    w27 = w47;
+    w28 = w48;
+    w29 = w49;
+    w30 = w50;
+    w31 = w51;
+    w32 = w52;
+    w33 = w53;
+    w34 = w54;
+    w35 = w55;
+    w36 = w56;
+    w37 = w57;
+    w38 = w58;
+    w39 = w59;
+    w40 = w60;
+    w41 = w61;
+    w42 = w62;
+    w43 = w63;
+    w44 = w64;
+    w45 = w65;
+    w46 = w66;
+    w47 = w67;
+    w48 = w68;
+    w49 = w69;
+    w50 = w70;
+    w51 = w71;
+    w52 = w72;
+    w53 = w73;
+    w54 = w74;
+    w55 = w75;
+    w56 = w76;
+    w57 = w77;
+    w58 = w78;
+    w59 = w79;
+    w60 = w80;
+    w61 = w81;
+    w62 = w82;
+    w63 = w83;
+    w64 = w84;
+    w65 = w85;
+    w66 = w86;
+    w67 = w87;
+    w68 = w88;
+    w69 = w89;
+    switch q {
+      case 0u: {
+        w70 = ld0(y0 + 84, xc);
+        w71 = ld0(y0 + 85, xc);
+        w72 = ld0(y0 + 86, xc);
+        w73 = ld0(y0 + 87, xc);
+        w74 = ld0(y0 + 88, xc);
+        w75 = ld0(y0 + 89, xc);
+        w76 = ld0(y0 + 90, xc);
+        w77 = ld0(y0 + 91, xc);
+        w78 = ld0(y0 + 92, xc);
+        w79 = ld0(y0 + 93, xc);
+        w80 = ld0(y0 + 94, xc);
+        w81 = ld0(y0 + 95, xc);
+        w82 = ld0(y0 + 96, xc);
+        w83 = ld0(y0 + 97, xc);
+        w84 = ld0(y0 + 98, xc);
+        w85 = ld0(y0 + 99, xc);
+        w86 = ld0(y0 + 100, xc);
+        w87 = ld0(y0 + 101, xc);
+        w88 = ld0(y0 + 102, xc);
+        w89 = ld0(y0 + 103, xc);
       }
-      // Rows 80 ahead into the slots this chunk is done with.
-      switch q {
-        case 0u: {
-          w20 = ld0(y0 + 94, xc);
-          w21 = ld0(y0 + 95, xc);
-          w22 = ld0(y0 + 96, xc);
-          w23 = ld0(y0 + 97, xc);
-          w24 = ld0(y0 + 98, xc);
-          w25 = ld0(y0 + 99, xc);
-          w26 = ld0(y0 + 100, xc);
-          w27 = ld0(y0 + 101, xc);
-          w28 = ld0(y0 + 102, xc);
-          w29 = ld0(y0 + 103, xc);
-          w30 = ld0(y0 + 104, xc);
-          w31 = ld0(y0 + 105, xc);
-          w32 = ld0(y0 + 106, xc);
-          w33 = ld0(y0 + 107, xc);
-          w34 = ld0(y0 + 108, xc);
-          w35 = ld0(y0 + 109, xc);
-          w36 = ld0(y0 + 110, xc);
-          w37 = ld0(y0 + 111, xc);
-          w38 = ld0(y0 + 112, xc);
-          w39 = ld0(y0 + 113, xc);
-        }
-        case 1u: {
-          w20 = ld1(y0 + 94, xc);
-          w21 = ld1(y0 + 95, xc);
-          w22 = ld1(y0 + 96, xc);
-          w23 = ld1(y0 + 97, xc);
-          w24 = ld1(y0 + 98, xc);
-          w25 = ld1(y0 + 99, xc);
-          w26 = ld1(y0 + 100, xc);
-          w27 = ld1(y0 + 101, xc);
-          w28 = ld1(y0 + 102, xc);
-          w29 = ld1(y0 + 103, xc);
-          w30 = ld1(y0 + 104, xc);
-          w31 = ld1(y0 + 105, xc);
-          w32 = ld1(y0 + 106, xc);
-          w33 = ld1(y0 + 107, xc);
-          w34 = ld1(y0 + 108, xc);
-          w35 = ld1(y0 + 109, xc);
-          w36 = ld1(y0 + 110, xc);
-          w37 = ld1(y0 + 111, xc);
-          w38 = ld1(y0 + 112, xc);
-          w39 = ld1(y0 + 113, xc);
-        }
-        case 2u: {
-          w20 = ld2(y0 + 94, xc);
-          w21 = ld2(y0 + 95, xc);
-          w22 = ld2(y0 + 96, xc);
-          w23 = ld2(y0 + 97, xc);
-          w24 = ld2(y0 + 98, xc);
-          w25 = ld2(y0 + 99, xc);
-          w26 = ld2(y0 + 100, xc);
-          w27 = ld2(y0 + 101, xc);
-          w28 = ld2(y0 + 102, xc);
-          w29 = ld2(y0 + 103, xc);
-          w30 = ld2(y0 + 104, xc);
-          w31 = ld2(y0 + 105, xc);
-          w32 = ld2(y0 + 106, xc);
-          w33 = ld2(y0 + 107, xc);
-          w34 = ld2(y0 + 108, xc);
-          w35 = ld2(y0 + 109, xc);
-          w36 = ld2(y0 + 110, xc);
-          w37 = ld2(y0 + 111, xc);
-          w38 = ld2(y0 + 112, xc);
-          w39 = ld2(y0 + 113, xc);
-        }
-        case 3u: {
-          w20 = ld3(y0 + 94, xc);
-          w21 = ld3(y0 + 95, xc);
-          w22 = ld3(y0 + 96, xc);
-          w23 = ld3(y0 + 97, xc);
-          w24 = ld3(y0 + 98, xc);
-          w25 = ld3(y0 + 99, xc);
-          w26 = ld3(y0 + 100, xc);
-          w27 = ld3(y0 + 101, xc);
-          w28 = ld3(y0 + 102, xc);
-          w29 = ld3(y0 + 103, xc);
-          w30 = ld3(y0 + 104, xc);
-          w31 = ld3(y0 + 105, xc);
-          w32 = ld3(y0 + 106, xc);
-          w33 = ld3(y0 + 107, xc);
-          w34 = ld3(y0 + 108, xc);
-          w35 = ld3(y0 + 109, xc);
-          w36 = ld3(y0 + 110, xc);
-          w37 = ld3(y0 + 111, xc);
-          w38 = ld3(y0 + 112, xc);
-          w39 = ld3(y0 + 113, xc);
-        }
-        default: {
-          w20 = ld4(y0 + 94, xc);
-          w21 = ld4(y0 + 95, xc);
-          w22 = ld4(y0 + 96, xc);
-          w23 = ld4(y0 + 97, xc);
-          w24 = ld4(y0 + 98, xc);
-          w25 = ld4(y0 + 99, xc);
-          w26 = ld4(y0 + 100, xc);
-          w27 = ld4(y0 + 101, xc);
-          w28 = ld4(y0 + 102, xc);
-          w29 = ld4(y0 + 103, xc);
-          w30 = ld4(y0 + 104, xc);
-          w31 = ld4(y0 + 105, xc);
-          w32 = ld4(y0 + 106, xc);
-          w33 = ld4(y0 + 107, xc);
-          w34 = ld4(y0 + 108, xc);
-          w35 = ld4(y0 + 109, xc);
-          w36 = ld4(y0 + 110, xc);
-          w37 = ld4(y0 + 111, xc);
-          w38 = ld4(y0 + 112, xc);
-          w39 = ld4(y0 + 113, xc);
-        }
+      case 1u: {
+        w70 = ld1(y0 + 84, xc);
+        w71 = ld1(y0 + 85, xc);
+        w72 = ld1(y0 + 86, xc);
+        w73 = ld1(y0 + 87, xc);
+        w74 = ld1(y0 + 88, xc);
+        w75 = ld1(y0 + 89, xc);
+        w76 = ld1(y0 + 90, xc);
+        w77 = ld1(y0 + 91, xc);
+        w78 = ld1(y0 + 92, xc);
+        w79 = ld1(y0 + 93, xc);
+        w80 = ld1(y0 + 94, xc);
+        w81 = ld1(y0 + 95, xc);
+        w82 = ld1(y0 + 96, xc);
+        w83 = ld1(y0 + 97, xc);
+        w84 = ld1(y0 + 98, xc);
+        w85 = ld1(y0 + 99, xc);
+        w86 = ld1(y0 + 100, xc);
+        w87 = ld1(y0 + 101, xc);
+        w88 = ld1(y0 + 102, xc);
+        w89 = ld1(y0 + 103, xc);
       }
-    }
-    if (y0 + 40 < last) {
-      step(w40 + w50, &y1, &y2);
-      step(w41 + w51, &y1, &y2);
-      step(w42 + w52, &y1, &y2);
-      step(w43 + w53, &y1, &y2);
-      step(w44 + w54, &y1, &y2);
-      step(w45 + w55, &y1, &y2);
-      step(w46 + w56, &y1, &y2);
-      step(w47 + w57, &y1, &y2);
-      step(w48 + w58, &y1, &y2);
-      step(w49 + w59, &y1, &y2);
-      step(w50 + w60, &y1, &y2);
-      step(w51 + w61, &y1, &y2);
-      step(w52 + w62, &y1, &y2);
-      step(w53 + w63, &y1, &y2);
-      step(w54 + w64, &y1, &y2);
-      step(w55 + w65, &y1, &y2);
-      step(w56 + w66, &y1, &y2);
-      step(w57 + w67, &y1, &y2);
-      step(w58 + w68, &y1, &y2);
-      step(w59 + w69, &y1, &y2);
-      if ((y0 + 60) % band == 0) { // the state before row y0 + 60 starts a band
-        let bi = P.band_base + u32((y0 + 60) / band - 1) * 6u * cw + q * P.width + x;
-        partials[bi] = y1.x;
-        partials[bi + cw] = y1.y;
-        partials[bi + 2u * cw] = y1.z;
-        partials[bi + 3u * cw] = y2.x;
-        partials[bi + 4u * cw] = y2.y;
-        partials[bi + 5u * cw] = y2.z;
+      case 2u: {
+        w70 = ld2(y0 + 84, xc);
+        w71 = ld2(y0 + 85, xc);
+        w72 = ld2(y0 + 86, xc);
+        w73 = ld2(y0 + 87, xc);
+        w74 = ld2(y0 + 88, xc);
+        w75 = ld2(y0 + 89, xc);
+        w76 = ld2(y0 + 90, xc);
+        w77 = ld2(y0 + 91, xc);
+        w78 = ld2(y0 + 92, xc);
+        w79 = ld2(y0 + 93, xc);
+        w80 = ld2(y0 + 94, xc);
+        w81 = ld2(y0 + 95, xc);
+        w82 = ld2(y0 + 96, xc);
+        w83 = ld2(y0 + 97, xc);
+        w84 = ld2(y0 + 98, xc);
+        w85 = ld2(y0 + 99, xc);
+        w86 = ld2(y0 + 100, xc);
+        w87 = ld2(y0 + 101, xc);
+        w88 = ld2(y0 + 102, xc);
+        w89 = ld2(y0 + 103, xc);
       }
-      // Rows 80 ahead into the slots this chunk is done with.
-      switch q {
-        case 0u: {
-          w40 = ld0(y0 + 114, xc);
-          w41 = ld0(y0 + 115, xc);
-          w42 = ld0(y0 + 116, xc);
-          w43 = ld0(y0 + 117, xc);
-          w44 = ld0(y0 + 118, xc);
-          w45 = ld0(y0 + 119, xc);
-          w46 = ld0(y0 + 120, xc);
-          w47 = ld0(y0 + 121, xc);
-          w48 = ld0(y0 + 122, xc);
-          w49 = ld0(y0 + 123, xc);
-          w50 = ld0(y0 + 124, xc);
-          w51 = ld0(y0 + 125, xc);
-          w52 = ld0(y0 + 126, xc);
-          w53 = ld0(y0 + 127, xc);
-          w54 = ld0(y0 + 128, xc);
-          w55 = ld0(y0 + 129, xc);
-          w56 = ld0(y0 + 130, xc);
-          w57 = ld0(y0 + 131, xc);
-          w58 = ld0(y0 + 132, xc);
-          w59 = ld0(y0 + 133, xc);
-        }
-        case 1u: {
-          w40 = ld1(y0 + 114, xc);
-          w41 = ld1(y0 + 115, xc);
-          w42 = ld1(y0 + 116, xc);
-          w43 = ld1(y0 + 117, xc);
-          w44 = ld1(y0 + 118, xc);
-          w45 = ld1(y0 + 119, xc);
-          w46 = ld1(y0 + 120, xc);
-          w47 = ld1(y0 + 121, xc);
-          w48 = ld1(y0 + 122, xc);
-          w49 = ld1(y0 + 123, xc);
-          w50 = ld1(y0 + 124, xc);
-          w51 = ld1(y0 + 125, xc);
-          w52 = ld1(y0 + 126, xc);
-          w53 = ld1(y0 + 127, xc);
-          w54 = ld1(y0 + 128, xc);
-          w55 = ld1(y0 + 129, xc);
-          w56 = ld1(y0 + 130, xc);
-          w57 = ld1(y0 + 131, xc);
-          w58 = ld1(y0 + 132, xc);
-          w59 = ld1(y0 + 133, xc);
-        }
-        case 2u: {
-          w40 = ld2(y0 + 114, xc);
-          w41 = ld2(y0 + 115, xc);
-          w42 = ld2(y0 + 116, xc);
-          w43 = ld2(y0 + 117, xc);
-          w44 = ld2(y0 + 118, xc);
-          w45 = ld2(y0 + 119, xc);
-          w46 = ld2(y0 + 120, xc);
-          w47 = ld2(y0 + 121, xc);
-          w48 = ld2(y0 + 122, xc);
-          w49 = ld2(y0 + 123, xc);
-          w50 = ld2(y0 + 124, xc);
-          w51 = ld2(y0 + 125, xc);
-          w52 = ld2(y0 + 126, xc);
-          w53 = ld2(y0 + 127, xc);
-          w54 = ld2(y0 + 128, xc);
-          w55 = ld2(y0 + 129, xc);
-          w56 = ld2(y0 + 130, xc);
-          w57 = ld2(y0 + 131, xc);
-          w58 = ld2(y0 + 132, xc);
-          w59 = ld2(y0 + 133, xc);
-        }
-        case 3u: {
-          w40 = ld3(y0 + 114, xc);
-          w41 = ld3(y0 + 115, xc);
-          w42 = ld3(y0 + 116, xc);
-          w43 = ld3(y0 + 117, xc);
-          w44 = ld3(y0 + 118, xc);
-          w45 = ld3(y0 + 119, xc);
-          w46 = ld3(y0 + 120, xc);
-          w47 = ld3(y0 + 121, xc);
-          w48 = ld3(y0 + 122, xc);
-          w49 = ld3(y0 + 123, xc);
-          w50 = ld3(y0 + 124, xc);
-          w51 = ld3(y0 + 125, xc);
-          w52 = ld3(y0 + 126, xc);
-          w53 = ld3(y0 + 127, xc);
-          w54 = ld3(y0 + 128, xc);
-          w55 = ld3(y0 + 129, xc);
-          w56 = ld3(y0 + 130, xc);
-          w57 = ld3(y0 + 131, xc);
-          w58 = ld3(y0 + 132, xc);
-          w59 = ld3(y0 + 133, xc);
-        }
-        default: {
-          w40 = ld4(y0 + 114, xc);
-          w41 = ld4(y0 + 115, xc);
-          w42 = ld4(y0 + 116, xc);
-          w43 = ld4(y0 + 117, xc);
-          w44 = ld4(y0 + 118, xc);
-          w45 = ld4(y0 + 119, xc);
-          w46 = ld4(y0 + 120, xc);
-          w47 = ld4(y0 + 121, xc);
-          w48 = ld4(y0 + 122, xc);
-          w49 = ld4(y0 + 123, xc);
-          w50 = ld4(y0 + 124, xc);
-          w51 = ld4(y0 + 125, xc);
-          w52 = ld4(y0 + 126, xc);
-          w53 = ld4(y0 + 127, xc);
-          w54 = ld4(y0 + 128, xc);
-          w55 = ld4(y0 + 129, xc);
-          w56 = ld4(y0 + 130, xc);
-          w57 = ld4(y0 + 131, xc);
-          w58 = ld4(y0 + 132, xc);
-          w59 = ld4(y0 + 133, xc);
-        }
+      case 3u: {
+        w70 = ld3(y0 + 84, xc);
+        w71 = ld3(y0 + 85, xc);
+        w72 = ld3(y0 + 86, xc);
+        w73 = ld3(y0 + 87, xc);
+        w74 = ld3(y0 + 88, xc);
+        w75 = ld3(y0 + 89, xc);
+        w76 = ld3(y0 + 90, xc);
+        w77 = ld3(y0 + 91, xc);
+        w78 = ld3(y0 + 92, xc);
+        w79 = ld3(y0 + 93, xc);
+        w80 = ld3(y0 + 94, xc);
+        w81 = ld3(y0 + 95, xc);
+        w82 = ld3(y0 + 96, xc);
+        w83 = ld3(y0 + 97, xc);
+        w84 = ld3(y0 + 98, xc);
+        w85 = ld3(y0 + 99, xc);
+        w86 = ld3(y0 + 100, xc);
+        w87 = ld3(y0 + 101, xc);
+        w88 = ld3(y0 + 102, xc);
+        w89 = ld3(y0 + 103, xc);
       }
-    }
-    if (y0 + 60 < last) {
-      step(w60 + w70, &y1, &y2);
-      step(w61 + w71, &y1, &y2);
-      step(w62 + w72, &y1, &y2);
-      step(w63 + w73, &y1, &y2);
-      step(w64 + w74, &y1, &y2);
-      step(w65 + w75, &y1, &y2);
-      step(w66 + w76, &y1, &y2);
-      step(w67 + w77, &y1, &y2);
-      step(w68 + w78, &y1, &y2);
-      step(w69 + w79, &y1, &y2);
-      step(w70 + w0, &y1, &y2);
-      step(w71 + w1, &y1, &y2);
-      step(w72 + w2, &y1, &y2);
-      step(w73 + w3, &y1, &y2);
-      step(w74 + w4, &y1, &y2);
-      step(w75 + w5, &y1, &y2);
-      step(w76 + w6, &y1, &y2);
-      step(w77 + w7, &y1, &y2);
-      step(w78 + w8, &y1, &y2);
-      step(w79 + w9, &y1, &y2);
-      if ((y0 + 80) % band == 0) { // the state before row y0 + 80 starts a band
-        let bi = P.band_base + u32((y0 + 80) / band - 1) * 6u * cw + q * P.width + x;
-        partials[bi] = y1.x;
-        partials[bi + cw] = y1.y;
-        partials[bi + 2u * cw] = y1.z;
-        partials[bi + 3u * cw] = y2.x;
-        partials[bi + 4u * cw] = y2.y;
-        partials[bi + 5u * cw] = y2.z;
-      }
-      // Rows 80 ahead into the slots this chunk is done with.
-      switch q {
-        case 0u: {
-          w60 = ld0(y0 + 134, xc);
-          w61 = ld0(y0 + 135, xc);
-          w62 = ld0(y0 + 136, xc);
-          w63 = ld0(y0 + 137, xc);
-          w64 = ld0(y0 + 138, xc);
-          w65 = ld0(y0 + 139, xc);
-          w66 = ld0(y0 + 140, xc);
-          w67 = ld0(y0 + 141, xc);
-          w68 = ld0(y0 + 142, xc);
-          w69 = ld0(y0 + 143, xc);
-          w70 = ld0(y0 + 144, xc);
-          w71 = ld0(y0 + 145, xc);
-          w72 = ld0(y0 + 146, xc);
-          w73 = ld0(y0 + 147, xc);
-          w74 = ld0(y0 + 148, xc);
-          w75 = ld0(y0 + 149, xc);
-          w76 = ld0(y0 + 150, xc);
-          w77 = ld0(y0 + 151, xc);
-          w78 = ld0(y0 + 152, xc);
-          w79 = ld0(y0 + 153, xc);
-        }
-        case 1u: {
-          w60 = ld1(y0 + 134, xc);
-          w61 = ld1(y0 + 135, xc);
-          w62 = ld1(y0 + 136, xc);
-          w63 = ld1(y0 + 137, xc);
-          w64 = ld1(y0 + 138, xc);
-          w65 = ld1(y0 + 139, xc);
-          w66 = ld1(y0 + 140, xc);
-          w67 = ld1(y0 + 141, xc);
-          w68 = ld1(y0 + 142, xc);
-          w69 = ld1(y0 + 143, xc);
-          w70 = ld1(y0 + 144, xc);
-          w71 = ld1(y0 + 145, xc);
-          w72 = ld1(y0 + 146, xc);
-          w73 = ld1(y0 + 147, xc);
-          w74 = ld1(y0 + 148, xc);
-          w75 = ld1(y0 + 149, xc);
-          w76 = ld1(y0 + 150, xc);
-          w77 = ld1(y0 + 151, xc);
-          w78 = ld1(y0 + 152, xc);
-          w79 = ld1(y0 + 153, xc);
-        }
-        case 2u: {
-          w60 = ld2(y0 + 134, xc);
-          w61 = ld2(y0 + 135, xc);
-          w62 = ld2(y0 + 136, xc);
-          w63 = ld2(y0 + 137, xc);
-          w64 = ld2(y0 + 138, xc);
-          w65 = ld2(y0 + 139, xc);
-          w66 = ld2(y0 + 140, xc);
-          w67 = ld2(y0 + 141, xc);
-          w68 = ld2(y0 + 142, xc);
-          w69 = ld2(y0 + 143, xc);
-          w70 = ld2(y0 + 144, xc);
-          w71 = ld2(y0 + 145, xc);
-          w72 = ld2(y0 + 146, xc);
-          w73 = ld2(y0 + 147, xc);
-          w74 = ld2(y0 + 148, xc);
-          w75 = ld2(y0 + 149, xc);
-          w76 = ld2(y0 + 150, xc);
-          w77 = ld2(y0 + 151, xc);
-          w78 = ld2(y0 + 152, xc);
-          w79 = ld2(y0 + 153, xc);
-        }
-        case 3u: {
-          w60 = ld3(y0 + 134, xc);
-          w61 = ld3(y0 + 135, xc);
-          w62 = ld3(y0 + 136, xc);
-          w63 = ld3(y0 + 137, xc);
-          w64 = ld3(y0 + 138, xc);
-          w65 = ld3(y0 + 139, xc);
-          w66 = ld3(y0 + 140, xc);
-          w67 = ld3(y0 + 141, xc);
-          w68 = ld3(y0 + 142, xc);
-          w69 = ld3(y0 + 143, xc);
-          w70 = ld3(y0 + 144, xc);
-          w71 = ld3(y0 + 145, xc);
-          w72 = ld3(y0 + 146, xc);
-          w73 = ld3(y0 + 147, xc);
-          w74 = ld3(y0 + 148, xc);
-          w75 = ld3(y0 + 149, xc);
-          w76 = ld3(y0 + 150, xc);
-          w77 = ld3(y0 + 151, xc);
-          w78 = ld3(y0 + 152, xc);
-          w79 = ld3(y0 + 153, xc);
-        }
-        default: {
-          w60 = ld4(y0 + 134, xc);
-          w61 = ld4(y0 + 135, xc);
-          w62 = ld4(y0 + 136, xc);
-          w63 = ld4(y0 + 137, xc);
-          w64 = ld4(y0 + 138, xc);
-          w65 = ld4(y0 + 139, xc);
-          w66 = ld4(y0 + 140, xc);
-          w67 = ld4(y0 + 141, xc);
-          w68 = ld4(y0 + 142, xc);
-          w69 = ld4(y0 + 143, xc);
-          w70 = ld4(y0 + 144, xc);
-          w71 = ld4(y0 + 145, xc);
-          w72 = ld4(y0 + 146, xc);
-          w73 = ld4(y0 + 147, xc);
-          w74 = ld4(y0 + 148, xc);
-          w75 = ld4(y0 + 149, xc);
-          w76 = ld4(y0 + 150, xc);
-          w77 = ld4(y0 + 151, xc);
-          w78 = ld4(y0 + 152, xc);
-          w79 = ld4(y0 + 153, xc);
-        }
+      default: {
+        w70 = ld4(y0 + 84, xc);
+        w71 = ld4(y0 + 85, xc);
+        w72 = ld4(y0 + 86, xc);
+        w73 = ld4(y0 + 87, xc);
+        w74 = ld4(y0 + 88, xc);
+        w75 = ld4(y0 + 89, xc);
+        w76 = ld4(y0 + 90, xc);
+        w77 = ld4(y0 + 91, xc);
+        w78 = ld4(y0 + 92, xc);
+        w79 = ld4(y0 + 93, xc);
+        w80 = ld4(y0 + 94, xc);
+        w81 = ld4(y0 + 95, xc);
+        w82 = ld4(y0 + 96, xc);
+        w83 = ld4(y0 + 97, xc);
+        w84 = ld4(y0 + 98, xc);
+        w85 = ld4(y0 + 99, xc);
+        w86 = ld4(y0 + 100, xc);
+        w87 = ld4(y0 + 101, xc);
+        w88 = ld4(y0 + 102, xc);
+        w89 = ld4(y0 + 103, xc);
       }
     }
   }
