@@ -39,6 +39,21 @@
 // in order, so that rows can be processed in parallel with bit-identical
 // results for every thread count (the two orders differ by about 1e-13).
 //
+// # Fast path
+//
+// On amd64 CPUs with AVX2 and FMA3 the per-pixel work runs in package
+// cpusimd's assembly kernels (the recursive Gaussian's two passes, the XYB
+// conversion, the error terms), and on one goroutine the distorted image's
+// blurs and error terms are streamed row by row instead of plane by plane.
+// The kernels do the same float32 operations in the same order; their
+// fused multiply-adds round once, as libjxl's FMA instructions do, where the
+// reference code emulates them in float64 and can round twice (when the
+// float64 sum lands exactly halfway between two float32 values), and the
+// error terms of a row are added in four partial sums. On the test corpus
+// and the synthetic cases the two paths give bit-identical scores (see
+// simd_test.go for what is measured and the tolerances). Build with
+// -tags noasm or set ZENMETRICS_NOSIMD=1 for the reference path only.
+//
 // # Input
 //
 // Any zenmetrics.Image format: 8- or 16-bit, grey or RGB, with or without
