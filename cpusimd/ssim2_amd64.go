@@ -28,6 +28,18 @@ const (
 //go:noescape
 func vrowAVX2(top, bot, out, st []float32, n, mode, set int, tab *[blurTabLen][8]float32)
 
+//go:noescape
+func vrow2AVX2(top0, bot0, top1, bot1, out0, out1, st []float32, n, mode0, mode1, set int, tab *[blurTabLen][8]float32)
+
+// vrow2Kernel: see Blur.VRow2, which checks the lengths.
+func vrow2Kernel(top0, bot0, top1, bot1, out0, out1, st []float32, n, mode0, mode1, set int, b *Blur) {
+	if useAsm {
+		vrow2AVX2(top0, bot0, top1, bot1, out0, out1, st, n, mode0, mode1, set, &b.tab)
+		return
+	}
+	vrow2Go(top0, bot0, top1, bot1, out0, out1, st, n, mode0, mode1, set, b)
+}
+
 // vrowKernel: see Blur.VRow, which checks the lengths.
 func vrowKernel(top, bot, out, st []float32, n, mode, set int, b *Blur) {
 	if useAsm {

@@ -32,3 +32,7 @@ func termsKernel(img1, mu1, vr1, img2, mu2, s22, s12 []float32, n int, acc *[6][
 func vrowKernel(top, bot, out, st []float32, n, mode, set int, b *Blur) {
 	vrowGo(top, bot, out, st, n, mode, set, b)
 }
+
+func vrow2Kernel(top0, bot0, top1, bot1, out0, out1, st []float32, n, mode0, mode1, set int, b *Blur) {
+	vrow2Go(top0, bot0, top1, bot1, out0, out1, st, n, mode0, mode1, set, b)
+}

@@ -84,9 +84,20 @@ func VRowStateLen(n int) int { return 6 * n }
 // y = 1−N). set must alternate 0, 1, 0, … from that first row. Rows before
 // 0 only warm the states up; their out is scratch.
 func (b *Blur) VRow(top, bot, out, st []float32, n, set int) {
-	if n%8 != 0 || len(out) < n || len(st) < 6*n || (top != nil && len(top) < n) || (bot != nil && len(bot) < n) || set&^1 != 0 {
-		panic(fmt.Sprintf("cpusimd: VRow of %d columns with len(out)=%d len(st)=%d set=%d", n, len(out), len(st), set))
-	}
+	checkVRow(top, bot, out, st, n, set)
+	vrowKernel(top, bot, out, st, n, rowMode(top, bot), set, b)
+}
+
+// VRow2 is VRow for rows y (top0, bot0 into out0, with set) and y+1 (top1,
+// bot1 into out1, with 1−set) in one pass over the states; set is the same
+// after it as before it.
+func (b *Blur) VRow2(top0, bot0, top1, bot1, out0, out1, st []float32, n, set int) {
+	checkVRow(top0, bot0, out0, st, n, set)
+	checkVRow(top1, bot1, out1, st, n, set)
+	vrow2Kernel(top0, bot0, top1, bot1, out0, out1, st, n, rowMode(top0, bot0), rowMode(top1, bot1), set, b)
+}
+
+func rowMode(top, bot []float32) int {
 	mode := 0
 	if top != nil {
 		mode |= 1
@@ -94,10 +105,17 @@ func (b *Blur) VRow(top, bot, out, st []float32, n, set int) {
 	if bot != nil {
 		mode |= 2
 	}
-	vrowKernel(top, bot, out, st, n, mode, set, b)
+	return mode
 }
 
-// vrowGo is the Go twin of vrowAVX2.
+func checkVRow(top, bot, out, st []float32, n, set int) {
+	if n%8 != 0 || len(out) < n || len(st) < 6*n || (top != nil && len(top) < n) || (bot != nil && len(bot) < n) || set&^1 != 0 {
+		panic(fmt.Sprintf("cpusimd: VRow of %d columns with len(out)=%d len(st)=%d set=%d", n, len(out), len(st), set))
+	}
+}
+
+// vrowGo is the Go twin of vrowAVX2. The states of columns 8g…8g+7 are the
+// 48 floats at st[48g:], filter k of set s at st[48g+8(3s+k):][:8].
 func vrowGo(top, bot, out, st []float32, n, mode, set int, b *Blur) {
 	c := &b.c
 	for x := 0; x < n; x++ {
@@ -110,15 +128,22 @@ func vrowGo(top, bot, out, st []float32, n, mode, set int, b *Blur) {
 		case 3:
 			s = top[x] + bot[x]
 		}
+		g, lane := x/8, x%8
 		var v [3]float32
 		for k := 0; k < 3; k++ {
-			cur := &st[(set*3+k)*n+x]
-			old := &st[((1-set)*3+k)*n+x]
+			cur := &st[48*g+8*(3*set+k)+lane]
+			old := &st[48*g+8*(3*(1-set)+k)+lane]
 			v[k] = fma32(c.N2[k], s, -fma32(c.D1[k], *cur, *old))
 			*old = v[k]
 		}
 		out[x] = v[0] + (v[1] + v[2])
 	}
+}
+
+// vrow2Go is the Go twin of vrow2AVX2: two vrowGo rows.
+func vrow2Go(top0, bot0, top1, bot1, out0, out1, st []float32, n, mode0, mode1, set int, b *Blur) {
+	vrowGo(top0, bot0, out0, st, n, mode0, set, b)
+	vrowGo(top1, bot1, out1, st, n, mode1, 1-set, b)
 }
 
 // RowsWorkLen is the length of the work buffer Rows8 needs for rows of

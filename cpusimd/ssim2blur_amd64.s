@@ -487,28 +487,20 @@ done:
 // func vrowAVX2(top []float32, bot []float32, out []float32, st []float32, n int, mode int, set int, tab *[42][8]float32)
 // Requires: AVX, AVX2, FMA3
 TEXT ·vrowAVX2(SB), NOSPLIT, $0-128
+	MOVQ st_base+72(FP), R10
+	MOVQ set+112(FP), R11
+	IMULQ $96, R11
+	ADDQ R10, R11
+	MOVQ $1, DX
+	SUBQ set+112(FP), DX
+	IMULQ $96, DX
+	ADDQ DX, R10
 	MOVQ top_base+0(FP), SI
 	MOVQ bot_base+24(FP), DX
 	MOVQ out_base+48(FP), DI
-	MOVQ st_base+72(FP), R8
 	MOVQ n+96(FP), CX
-	MOVQ mode+104(FP), R14
 	MOVQ tab+120(FP), BX
 	SHLQ $2, CX
-	// state pointers: cur k in R9..R11, old k in R8, R12, R13
-	MOVQ set+112(FP), AX
-	IMULQ $3, AX
-	IMULQ CX, AX
-	LEAQ (R8)(AX*1), R9
-	LEAQ (R9)(CX*1), R10
-	LEAQ (R10)(CX*1), R11
-	MOVQ $1, AX
-	SUBQ set+112(FP), AX
-	IMULQ $3, AX
-	IMULQ CX, AX
-	ADDQ AX, R8
-	LEAQ (R8)(CX*1), R12
-	LEAQ (R12)(CX*1), R13
 	VMOVUPS 96(BX), Y10
 	VMOVUPS 0(BX), Y13
 	VMOVUPS 128(BX), Y11
@@ -519,11 +511,11 @@ TEXT ·vrowAVX2(SB), NOSPLIT, $0-128
 	TESTQ CX, CX
 	JZ vrow_done
 vrow_loop:
-	CMPQ R14, $1
-	JL vrow_zero
-	JE vrow_top
-	CMPQ R14, $2
-	JE vrow_bot
+	CMPQ mode+104(FP), $1
+	JLT vrow_zero
+	JEQ vrow_top
+	CMPQ mode+104(FP), $2
+	JEQ vrow_bot
 	VMOVUPS (SI)(AX*1), Y0
 	VADDPS (DX)(AX*1), Y0, Y0
 	JMP vrow_sum
@@ -536,25 +528,130 @@ vrow_bot:
 vrow_zero:
 	VXORPS Y0, Y0, Y0
 vrow_sum:
-	VMOVUPS (R9)(AX*1), Y2
-	VFMADD213PS (R8)(AX*1), Y10, Y2
+	VMOVUPS 0(R11), Y2
+	VFMADD213PS 0(R10), Y10, Y2
 	VFMSUB231PS Y13, Y0, Y2
-	VMOVUPS Y2, (R8)(AX*1)
-	VMOVUPS (R10)(AX*1), Y3
-	VFMADD213PS (R12)(AX*1), Y11, Y3
+	VMOVUPS Y2, 0(R10)
+	VMOVUPS 32(R11), Y3
+	VFMADD213PS 32(R10), Y11, Y3
 	VFMSUB231PS Y14, Y0, Y3
-	VMOVUPS Y3, (R12)(AX*1)
-	VMOVUPS (R11)(AX*1), Y4
-	VFMADD213PS (R13)(AX*1), Y12, Y4
+	VMOVUPS Y3, 32(R10)
+	VMOVUPS 64(R11), Y4
+	VFMADD213PS 64(R10), Y12, Y4
 	VFMSUB231PS Y15, Y0, Y4
-	VMOVUPS Y4, (R13)(AX*1)
+	VMOVUPS Y4, 64(R10)
 	VADDPS Y4, Y3, Y5
 	VADDPS Y5, Y2, Y5
 	VMOVUPS Y5, (DI)(AX*1)
+	ADDQ $192, R10
+	ADDQ $192, R11
 	ADDQ $32, AX
 	CMPQ AX, CX
 	JLT vrow_loop
 vrow_done:
+	VZEROUPPER
+	RET
+
+// func vrow2AVX2(top0 []float32, bot0 []float32, top1 []float32, bot1 []float32, out0 []float32, out1 []float32, st []float32, n int, mode0 int, mode1 int, set int, tab *[42][8]float32)
+// Requires: AVX, AVX2, FMA3
+TEXT ·vrow2AVX2(SB), NOSPLIT, $0-208
+	MOVQ st_base+144(FP), R10
+	MOVQ set+192(FP), R11
+	IMULQ $96, R11
+	ADDQ R10, R11
+	MOVQ $1, DX
+	SUBQ set+192(FP), DX
+	IMULQ $96, DX
+	ADDQ DX, R10
+	MOVQ top0_base+0(FP), SI
+	MOVQ bot0_base+24(FP), DX
+	MOVQ top1_base+48(FP), DI
+	MOVQ bot1_base+72(FP), BX
+	MOVQ out0_base+96(FP), R8
+	MOVQ out1_base+120(FP), R9
+	MOVQ n+168(FP), CX
+	MOVQ tab+200(FP), R12
+	SHLQ $2, CX
+	VMOVUPS 96(R12), Y13
+	VMOVUPS 128(R12), Y14
+	VMOVUPS 160(R12), Y15
+	XORQ AX, AX
+	TESTQ CX, CX
+	JZ vrow2_done
+vrow2_loop:
+	CMPQ mode0+176(FP), $1
+	JLT r0_zero
+	JEQ r0_top
+	CMPQ mode0+176(FP), $2
+	JEQ r0_bot
+	VMOVUPS (SI)(AX*1), Y0
+	VADDPS (DX)(AX*1), Y0, Y0
+	JMP r0_sum
+r0_top:
+	VMOVUPS (SI)(AX*1), Y0
+	JMP r0_sum
+r0_bot:
+	VMOVUPS (DX)(AX*1), Y0
+	JMP r0_sum
+r0_zero:
+	VXORPS Y0, Y0, Y0
+r0_sum:
+	CMPQ mode1+184(FP), $1
+	JLT r1_zero
+	JEQ r1_top
+	CMPQ mode1+184(FP), $2
+	JEQ r1_bot
+	VMOVUPS (DI)(AX*1), Y1
+	VADDPS (BX)(AX*1), Y1, Y1
+	JMP r1_sum
+r1_top:
+	VMOVUPS (DI)(AX*1), Y1
+	JMP r1_sum
+r1_bot:
+	VMOVUPS (BX)(AX*1), Y1
+	JMP r1_sum
+r1_zero:
+	VXORPS Y1, Y1, Y1
+r1_sum:
+	VMOVUPS 0(R11), Y8
+	VMOVAPS Y8, Y2
+	VFMADD213PS 0(R10), Y13, Y2
+	VFMSUB231PS 0(R12), Y0, Y2
+	VMOVAPS Y2, Y5
+	VFMADD213PS Y8, Y13, Y5
+	VFMSUB231PS 0(R12), Y1, Y5
+	VMOVUPS Y2, 0(R10)
+	VMOVUPS Y5, 0(R11)
+	VMOVUPS 32(R11), Y8
+	VMOVAPS Y8, Y3
+	VFMADD213PS 32(R10), Y14, Y3
+	VFMSUB231PS 32(R12), Y0, Y3
+	VMOVAPS Y3, Y6
+	VFMADD213PS Y8, Y14, Y6
+	VFMSUB231PS 32(R12), Y1, Y6
+	VMOVUPS Y3, 32(R10)
+	VMOVUPS Y6, 32(R11)
+	VMOVUPS 64(R11), Y8
+	VMOVAPS Y8, Y4
+	VFMADD213PS 64(R10), Y15, Y4
+	VFMSUB231PS 64(R12), Y0, Y4
+	VMOVAPS Y4, Y7
+	VFMADD213PS Y8, Y15, Y7
+	VFMSUB231PS 64(R12), Y1, Y7
+	VMOVUPS Y4, 64(R10)
+	VMOVUPS Y7, 64(R11)
+	VADDPS Y4, Y3, Y9
+	VADDPS Y9, Y2, Y9
+	VMOVUPS Y9, (R8)(AX*1)
+	VADDPS Y7, Y6, Y10
+	VADDPS Y10, Y5, Y10
+	VMOVUPS Y10, (R9)(AX*1)
+	ADDQ $192, R10
+	ADDQ $192, R11
+	ADDQ $32, AX
+	CMPQ AX, CX
+	JLT vrow2_loop
+vrow2_done:
 	VZEROUPPER
 	RET
 

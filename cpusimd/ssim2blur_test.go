@@ -67,6 +67,7 @@ type blurImpl struct {
 	cols  func(in, out []float32, w, h, x0, x1 int)
 	rows8 func(in, mul, out []float32, w int, work []float32)
 	vrow  func(top, bot, out, st []float32, n, set int)
+	vrow2 func(top0, bot0, top1, bot1, out0, out1, st []float32, n, set int)
 }
 
 func impls(t *testing.T) []blurImpl {
@@ -96,10 +97,13 @@ func impls(t *testing.T) []blurImpl {
 			}
 			vrowGo(top, bot, out, st, n, mode, set, b)
 		},
+		vrow2: func(top0, bot0, top1, bot1, out0, out1 []float32, st []float32, n, set int) {
+			vrow2Go(top0, bot0, top1, bot1, out0, out1, st, n, rowMode(top0, bot0), rowMode(top1, bot1), set, b)
+		},
 	}
 	list := []blurImpl{goImpl}
 	if useAsm {
-		list = append(list, blurImpl{name: "asm", cols: b.Cols, rows8: b.Rows8, vrow: b.VRow})
+		list = append(list, blurImpl{name: "asm", cols: b.Cols, rows8: b.Rows8, vrow: b.VRow, vrow2: b.VRow2})
 	} else {
 		t.Log("assembly kernels not available here: testing the Go twins only")
 	}
@@ -389,25 +393,43 @@ func TestVRow(t *testing.T) {
 					st, checkSt := guarded(VRowStateLen(n), 32)
 					clear(st)
 					row, checkRow := guarded(n, 32)
+					row1, checkRow1 := guarded(n, 32)
 					got := make([]float32, w*h)
-					set := 0
-					for y := 1 - N; y < h; y++ {
-						var top, bot []float32
+					inputs := func(y int) (top, bot []float32) {
 						if r := y - N - 1; r >= 0 {
 							top = in[r*n : (r+1)*n]
 						}
 						if r := y + N - 1; r < h {
 							bot = in[r*n : (r+1)*n]
 						}
-						im.vrow(top, bot, row, st, n, set)
-						set ^= 1
+						return top, bot
+					}
+					keep := func(y int, row []float32) {
 						if y >= 0 {
 							copy(got[y*w:(y+1)*w], row[:w])
 						}
 					}
+					// Rows one at a time and, at random, two at a time.
+					set := 0
+					for y := 1 - N; y < h; {
+						top, bot := inputs(y)
+						if y+1 < h && rng.IntN(2) == 0 {
+							top1, bot1 := inputs(y + 1)
+							im.vrow2(top, bot, top1, bot1, row, row1, st, n, set)
+							keep(y, row)
+							keep(y+1, row1)
+							y += 2
+							continue
+						}
+						im.vrow(top, bot, row, st, n, set)
+						set ^= 1
+						keep(y, row)
+						y++
+					}
 					what := fmt.Sprintf("%dx%d", w, h)
 					checkSt(t, what)
 					checkRow(t, what)
+					checkRow1(t, what)
 					col := make([]float32, h)
 					for x := 0; x < w; x++ {
 						for y := 0; y < h; y++ {

@@ -378,39 +378,62 @@ func colsBlock() {
 	out.WriteString("\n")
 }
 
+// The states of vrow and vrow2, per group of 8 columns g: 48 floats, the
+// 8 lanes of filter k in set s at st[48g + 8(3s+k)]. In set "set" is
+// y[n−1] (cur), in the other y[n−2] (old), which receives y[n].
+
+// vrowSum loads the input sum of one row into dst: top+bot, the one that
+// exists, or zero, as the row's mode (an argument) says: bit 0 top, bit 1
+// bottom.
+func vrowSum(dst, mode, top, bot, l string) {
+	p("CMPQ %s, $1", mode)
+	p("JLT %s_zero", l)
+	p("JEQ %s_top", l)
+	p("CMPQ %s, $2", mode)
+	p("JEQ %s_bot", l)
+	p("VMOVUPS (%s)(AX*1), %s", top, dst)
+	p("VADDPS (%s)(AX*1), %s, %s", bot, dst, dst)
+	p("JMP %s_sum", l)
+	label(l + "_top")
+	p("VMOVUPS (%s)(AX*1), %s", top, dst)
+	p("JMP %s_sum", l)
+	label(l + "_bot")
+	p("VMOVUPS (%s)(AX*1), %s", bot, dst)
+	p("JMP %s_sum", l)
+	label(l + "_zero")
+	p("VXORPS %s, %s, %s", dst, dst, dst)
+	label(l + "_sum")
+}
+
+// vrowStates turns the state base in R10 into R11 = cur = base + 96·set
+// and R10 = old = base + 96·(1−set), from the set argument at setArg.
+func vrowStates(setArg string) {
+	p("MOVQ %s, R11", setArg)
+	p("IMULQ $96, R11")
+	p("ADDQ R10, R11")
+	p("MOVQ $1, DX")
+	p("SUBQ %s, DX", setArg)
+	p("IMULQ $96, DX")
+	p("ADDQ DX, R10")
+}
+
 // vrow: one output row of the vertical pass over n columns (a multiple of
-// 8), the filter states in st: y[n−1] of filter k at st[(set·3+k)·n + x],
-// y[n−2] at st[((1−set)·3+k)·n + x], which receives y[n]. mode says which
-// inputs exist: bit 0 the top row (n−radius−1), bit 1 the bottom row
-// (n+radius−1); the input sum is top+bottom, the one that exists, or 0.
+// 8); mode says which inputs exist (bit 0 the top row n−radius−1, bit 1
+// the bottom row n+radius−1).
 //
 //	func vrowAVX2(top, bot, out, st []float32, n, mode, set int, tab *[blurTabLen][8]float32)
 func vrow() {
 	out.WriteString("// func vrowAVX2(top []float32, bot []float32, out []float32, st []float32, n int, mode int, set int, tab *[42][8]float32)\n")
 	out.WriteString("// Requires: AVX, AVX2, FMA3\n")
 	out.WriteString("TEXT ·vrowAVX2(SB), NOSPLIT, $0-128\n")
+	p("MOVQ st_base+72(FP), R10")
+	vrowStates("set+112(FP)")
 	p("MOVQ top_base+0(FP), SI")
 	p("MOVQ bot_base+24(FP), DX")
 	p("MOVQ out_base+48(FP), DI")
-	p("MOVQ st_base+72(FP), R8")
 	p("MOVQ n+96(FP), CX")
-	p("MOVQ mode+104(FP), R14")
 	p("MOVQ tab+120(FP), BX")
 	p("SHLQ $2, CX")
-	comment("state pointers: cur k in R9..R11, old k in R8, R12, R13")
-	p("MOVQ set+112(FP), AX")
-	p("IMULQ $3, AX")
-	p("IMULQ CX, AX")
-	p("LEAQ (R8)(AX*1), R9")
-	p("LEAQ (R9)(CX*1), R10")
-	p("LEAQ (R10)(CX*1), R11")
-	p("MOVQ $1, AX")
-	p("SUBQ set+112(FP), AX")
-	p("IMULQ $3, AX")
-	p("IMULQ CX, AX")
-	p("ADDQ AX, R8")
-	p("LEAQ (R8)(CX*1), R12")
-	p("LEAQ (R12)(CX*1), R13")
 	for k := 0; k < 3; k++ {
 		p("VMOVUPS %d(BX), %s", tabD1(k), y(10+k))
 		p("VMOVUPS %d(BX), %s", tabN2(k), y(13+k))
@@ -419,39 +442,82 @@ func vrow() {
 	p("TESTQ CX, CX")
 	p("JZ vrow_done")
 	label("vrow_loop")
-	p("CMPQ R14, $1")
-	p("JL vrow_zero")
-	p("JE vrow_top")
-	p("CMPQ R14, $2")
-	p("JE vrow_bot")
-	p("VMOVUPS (SI)(AX*1), Y0")
-	p("VADDPS (DX)(AX*1), Y0, Y0")
-	p("JMP vrow_sum")
-	label("vrow_top")
-	p("VMOVUPS (SI)(AX*1), Y0")
-	p("JMP vrow_sum")
-	label("vrow_bot")
-	p("VMOVUPS (DX)(AX*1), Y0")
-	p("JMP vrow_sum")
-	label("vrow_zero")
-	p("VXORPS Y0, Y0, Y0")
-	label("vrow_sum")
-	cur := []string{"R9", "R10", "R11"}
-	old := []string{"R8", "R12", "R13"}
+	vrowSum("Y0", "mode+104(FP)", "SI", "DX", "vrow")
 	for k := 0; k < 3; k++ {
 		t := y(2 + k)
-		p("VMOVUPS (%s)(AX*1), %s", cur[k], t)
-		p("VFMADD213PS (%s)(AX*1), %s, %s", old[k], y(10+k), t)
+		p("VMOVUPS %d(R11), %s", 32*k, t)
+		p("VFMADD213PS %d(R10), %s, %s", 32*k, y(10+k), t)
 		p("VFMSUB231PS %s, Y0, %s", y(13+k), t)
-		p("VMOVUPS %s, (%s)(AX*1)", t, old[k])
+		p("VMOVUPS %s, %d(R10)", t, 32*k)
 	}
 	p("VADDPS Y4, Y3, Y5")
 	p("VADDPS Y5, Y2, Y5")
 	p("VMOVUPS Y5, (DI)(AX*1)")
+	p("ADDQ $192, R10")
+	p("ADDQ $192, R11")
 	p("ADDQ $32, AX")
 	p("CMPQ AX, CX")
 	p("JLT vrow_loop")
 	label("vrow_done")
+	p("VZEROUPPER")
+	p("RET")
+	out.WriteString("\n")
+}
+
+// vrow2: two consecutive output rows, row y (top0, bot0, mode0 into out0)
+// with the states' set "set" and row y+1 (top1, bot1, mode1 into out1)
+// with the other, as two vrow calls would do, loading and storing the
+// states once.
+//
+//	func vrow2AVX2(top0, bot0, top1, bot1, out0, out1, st []float32, n, mode0, mode1, set int, tab *[blurTabLen][8]float32)
+func vrow2() {
+	out.WriteString("// func vrow2AVX2(top0 []float32, bot0 []float32, top1 []float32, bot1 []float32, out0 []float32, out1 []float32, st []float32, n int, mode0 int, mode1 int, set int, tab *[42][8]float32)\n")
+	out.WriteString("// Requires: AVX, AVX2, FMA3\n")
+	out.WriteString("TEXT ·vrow2AVX2(SB), NOSPLIT, $0-208\n")
+	p("MOVQ st_base+144(FP), R10")
+	vrowStates("set+192(FP)")
+	p("MOVQ top0_base+0(FP), SI")
+	p("MOVQ bot0_base+24(FP), DX")
+	p("MOVQ top1_base+48(FP), DI")
+	p("MOVQ bot1_base+72(FP), BX")
+	p("MOVQ out0_base+96(FP), R8")
+	p("MOVQ out1_base+120(FP), R9")
+	p("MOVQ n+168(FP), CX")
+	p("MOVQ tab+200(FP), R12")
+	p("SHLQ $2, CX")
+	for k := 0; k < 3; k++ {
+		p("VMOVUPS %d(R12), %s", tabD1(k), y(13+k))
+	}
+	p("XORQ AX, AX")
+	p("TESTQ CX, CX")
+	p("JZ vrow2_done")
+	label("vrow2_loop")
+	vrowSum("Y0", "mode0+176(FP)", "SI", "DX", "r0")
+	vrowSum("Y1", "mode1+184(FP)", "DI", "BX", "r1")
+	for k := 0; k < 3; k++ {
+		t, u := y(2+k), y(5+k)
+		p("VMOVUPS %d(R11), Y8", 32*k)
+		p("VMOVAPS Y8, %s", t)
+		p("VFMADD213PS %d(R10), %s, %s", 32*k, y(13+k), t)
+		p("VFMSUB231PS %d(R12), Y0, %s", tabN2(k), t)
+		p("VMOVAPS %s, %s", t, u)
+		p("VFMADD213PS Y8, %s, %s", y(13+k), u)
+		p("VFMSUB231PS %d(R12), Y1, %s", tabN2(k), u)
+		p("VMOVUPS %s, %d(R10)", t, 32*k)
+		p("VMOVUPS %s, %d(R11)", u, 32*k)
+	}
+	p("VADDPS Y4, Y3, Y9")
+	p("VADDPS Y9, Y2, Y9")
+	p("VMOVUPS Y9, (R8)(AX*1)")
+	p("VADDPS Y7, Y6, Y10")
+	p("VADDPS Y10, Y5, Y10")
+	p("VMOVUPS Y10, (R9)(AX*1)")
+	p("ADDQ $192, R10")
+	p("ADDQ $192, R11")
+	p("ADDQ $32, AX")
+	p("CMPQ AX, CX")
+	p("JLT vrow2_loop")
+	label("vrow2_done")
 	p("VZEROUPPER")
 	p("RET")
 	out.WriteString("\n")
@@ -597,6 +663,7 @@ func main() {
 	cols("cols8AVX2", 1)
 	colsBlock()
 	vrow()
+	vrow2()
 	transposeIn(false)
 	transposeIn(true)
 	transposeOut()

@@ -100,10 +100,10 @@ const ringRows = 24
 
 // fusedLen is the length of scratch.fused for planes of width w: per blur
 // a ring of ringRows horizontal-pass rows (plus the padding VRow reads past
-// the last one), the vertical states and one output row.
+// the last one), the vertical states and two output rows.
 func fusedLen(w int) int {
 	w8 := (w + 7) &^ 7
-	return 3 * (ringRows*w + w8 + cpusimd.VRowStateLen(w8) + w8)
+	return 3 * (ringRows*w + w8 + cpusimd.VRowStateLen(w8) + 2*w8)
 }
 
 // fusedTerms is the distorted image's half of one channel at one scale on
@@ -122,11 +122,12 @@ func (r *Reference) fusedTerms(rows []float64, img1, mu1, vr1, img2 []float32, w
 		buf = buf[n:]
 		return p
 	}
-	var ring, st, out [3][]float32
+	var ring, st, out, out2 [3][]float32
 	for b := range ring {
 		ring[b] = take(ringRows*w + w8)
 		st[b] = take(cpusimd.VRowStateLen(w8))
 		out[b] = take(w8)
+		out2[b] = take(w8)
 		clear(st[b])
 		// VRow reads w8 columns from a row start: the padding after the
 		// last ring row must hold finite values (its outputs are dropped).
@@ -172,23 +173,39 @@ func (r *Reference) fusedTerms(rows []float64, img1, mu1, vr1, img2 []float32, w
 		if avail == h {
 			limit = h
 		}
+		inputs := func(b, y int) (top, bot []float32) {
+			if t := y - N - 1; t >= 0 {
+				top = ringRow(b, t)
+			}
+			if t := y + N - 1; t < h {
+				bot = ringRow(b, t)
+			}
+			return top, bot
+		}
+		terms := func(y int, o0, o1, o2 []float32) {
+			if y >= 0 {
+				o := y * w
+				simdTerms.Row(rows[6*y:6*y+6], img1[o:o+w], mu1[o:o+w], vr1[o:o+w],
+					img2[o:o+w], o0[:w], o1[:w], o2[:w])
+			}
+		}
+		// Two rows per pass over the states where possible.
+		for ; next+1 < limit; next += 2 {
+			for b := range ring {
+				top0, bot0 := inputs(b, next)
+				top1, bot1 := inputs(b, next+1)
+				simdBlur.VRow2(top0, bot0, top1, bot1, out[b], out2[b], st[b], w8, set)
+			}
+			terms(next, out[0], out[1], out[2])
+			terms(next+1, out2[0], out2[1], out2[2])
+		}
 		for ; next < limit; next++ {
 			for b := range ring {
-				var top, bot []float32
-				if t := next - N - 1; t >= 0 {
-					top = ringRow(b, t)
-				}
-				if t := next + N - 1; t < h {
-					bot = ringRow(b, t)
-				}
+				top, bot := inputs(b, next)
 				simdBlur.VRow(top, bot, out[b], st[b], w8, set)
 			}
 			set ^= 1
-			if y := next; y >= 0 {
-				o := y * w
-				simdTerms.Row(rows[6*y:6*y+6], img1[o:o+w], mu1[o:o+w], vr1[o:o+w],
-					img2[o:o+w], out[0][:w], out[1][:w], out[2][:w])
-			}
+			terms(next, out[0], out[1], out[2])
 		}
 	}
 }
