@@ -277,6 +277,8 @@ func New(ctx context.Context, cfg Config) (o *Orchestrator, err error) {
 		n := 1
 		if s == o.cpu {
 			n = o.pool.MaxParallelCPU
+		} else if b := s.backendNow(); b != nil {
+			n = concurrentScores(b)
 		}
 		s.setLimit(n)
 	}

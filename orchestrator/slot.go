@@ -96,7 +96,23 @@ func (s *slot) openBackend(ctx context.Context) (zenmetrics.Backend, error) {
 		return nil, err
 	}
 	s.be.Store(&backendBox{b})
+	if n := concurrentScores(b); n > 1 {
+		s.setLimit(n)
+	}
 	return b, nil
+}
+
+// concurrentScores is how many workers a GPU slot runs: one, unless the
+// backend says it overlaps concurrent scores (webgpu.Backend: 2, one
+// filling its upload while the other's work runs on the GPU). The device
+// still runs one task's GPU work at a time; the memory check sees both
+// attempts (inflight).
+func concurrentScores(b zenmetrics.Backend) int {
+	c, ok := b.(interface{ ConcurrentScores() int })
+	if !ok {
+		return 1
+	}
+	return min(max(c.ConcurrentScores(), 1), 4)
 }
 
 // estimate asks the backend; a cold lazy backend is assumed able, at an

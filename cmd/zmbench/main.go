@@ -189,6 +189,16 @@ func timeSize(ctx context.Context, b *webgpu.Backend, nv *nvml.Device, ref, dist
 	res.RefBytes = webgpu.ReferenceBytes(r)
 	var cached []time.Duration
 	trace := os.Getenv("ZMBENCH_TRACE") != ""
+	// Warm up for at least a second as well as -warmup scores: an idle GPU
+	// runs at a low clock for the first few hundred milliseconds of work
+	// (H200: 435 MHz for ~0.3 s, then 1980 MHz), which would otherwise land
+	// in the timed scores of a large image.
+	for t0 := time.Now(); time.Since(t0) < time.Second; {
+		if _, err := r.Score(ctx, dist); err != nil {
+			r.Release()
+			return res, err
+		}
+	}
 	for i := 0; i < warmup+reps; i++ {
 		u0 := b.UploadStats()
 		t0 := time.Now()

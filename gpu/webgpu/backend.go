@@ -60,6 +60,13 @@ func (b *Backend) Name() string { return b.dev.Name() }
 // not wait for the device thread.
 func (b *Backend) UploadStats() UploadStats { return uploads(b.dev).snapshot() }
 
+// ConcurrentScores is how many scores a scheduler should run on this
+// backend at once (the orchestrator's workers per GPU): 2. The device
+// thread still runs one score's GPU work at a time, but a cached
+// SSIMULACRA2 score fills its upload outside it (ssim2_pipe.go), so with
+// two callers the next image's upload overlaps this one's GPU work.
+func (b *Backend) ConcurrentScores() int { return 2 }
+
 // BackendInfo is what `zmscore --json` reports about a WebGPU backend.
 type BackendInfo struct {
 	Name            string  `json:"name"`

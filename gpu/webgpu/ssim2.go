@@ -277,6 +277,7 @@ type ssim2Ref struct {
 
 	mu       sync.Mutex
 	released bool
+	pipe     ssim2Pipe // staging buffers of pipelined scores (ssim2_pipe.go)
 	bytes    int64     // device bytes of owned
 	owned    []*Buffer // the reference's own buffers (not a shared scratch)
 }
@@ -986,9 +987,15 @@ func (r *ssim2Ref) score(ctx context.Context, dist *zenmetrics.Image) (float64, 
 	if dist.Width != r.w || dist.Height != r.h {
 		return 0, &zenmetrics.SizeMismatchError{RefWidth: r.w, RefHeight: r.h, DistWidth: dist.Width, DistHeight: dist.Height}
 	}
+	if r.pipelined(dist) {
+		r.mu.Unlock()
+		v, err := r.scorePipelined(ctx, dist)
+		r.mu.Lock()
+		return v, err
+	}
 	err := r.b.dev.Do(ctx, func(g *GPU) error {
 		defer g.noteHeld()
-		_, err := r.run(g, dist, false)
+		_, err := r.run(g, dist, false, nil)
 		return err
 	})
 	if err != nil {
@@ -1001,13 +1008,21 @@ func (r *ssim2Ref) score(ctx context.Context, dist *zenmetrics.Image) (float64, 
 // into r.sumsHost. With timed set, every dispatch is its own timed pass and
 // their GPU times are returned (the reduction is the timed pass "reduce";
 // the upload copy is outside any pass and not timed).
-func (r *ssim2Ref) run(g *GPU, dist *zenmetrics.Image, timed bool) ([]PassTime, error) {
+//
+// With pre (a pipelined score, ssim2_pipe.go) dist's bytes are already in
+// that filled staging buffer: it is unmapped and copied instead.
+func (r *ssim2Ref) run(g *GPU, dist *zenmetrics.Image, timed bool, pre *stagingSlot) ([]PassTime, error) {
 	k, err := r.b.kernels(g)
 	if err != nil {
 		return nil, err
 	}
 	e := g.Encoder()
-	if err := r.upload(g, e, dist); err != nil {
+	if pre != nil {
+		err = r.copyFilled(g, e, pre, dist)
+	} else {
+		err = r.upload(g, e, dist)
+	}
+	if err != nil {
 		e.Discard()
 		return nil, err
 	}
@@ -1094,16 +1109,40 @@ func ssim2Finish(plan []ssim2Scale, sums [][]ssim2ScaleSums) float64 {
 // device pool. It is idempotent.
 func (r *ssim2Ref) Release() {
 	r.mu.Lock()
-	defer r.mu.Unlock()
 	if r.released {
+		r.mu.Unlock()
 		return
 	}
 	r.released = true
-	r.free()
+	r.mu.Unlock()
+	// Pipelined scores may be filling a staging buffer right now: wait
+	// for them to hand it back before anything is freed.
+	slots := r.closeSlots()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var bufs []*Buffer
+	for _, st := range slots {
+		if st.buf != nil {
+			bufs = append(bufs, st.buf)
+		}
+	}
+	if len(bufs) > 0 {
+		// Mapped buffers go back to the pool unmapped.
+		_ = r.b.dev.Do(context.Background(), func(g *GPU) error {
+			for _, st := range slots {
+				if st.mem != nil {
+					st.buf.Handle().Unmap()
+					st.mem = nil
+				}
+			}
+			return nil
+		})
+	}
+	r.free(bufs...)
 }
 
-func (r *ssim2Ref) free() {
-	owned := r.owned
+func (r *ssim2Ref) free(extra ...*Buffer) {
+	owned := append(r.owned, extra...)
 	r.owned = nil
 	if r.ownScratch && r.ssim2Scratch != nil {
 		owned = append(owned, r.held...)

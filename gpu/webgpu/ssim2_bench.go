@@ -165,7 +165,7 @@ func SSIM2PassProfile(ctx context.Context, ref zenmetrics.Reference, dist *zenme
 			return nil
 		}
 		var err error
-		out, err = r.run(g, dist, true)
+		out, err = r.run(g, dist, true, nil)
 		return err
 	})
 	return out, err

@@ -314,7 +314,7 @@ func (s *ssim2StripRef) Score(ctx context.Context, dist *zenmetrics.Image) (sc z
 		if err == nil {
 			err = s.b.dev.Do(ctx, func(g *GPU) error {
 				defer g.noteHeld()
-				_, err := r.run(g, crop, false)
+				_, err := r.run(g, crop, false, nil)
 				return err
 			})
 			if err == nil {

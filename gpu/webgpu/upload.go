@@ -106,6 +106,43 @@ func noteUpload(g *GPU, t0 time.Time, n int64) {
 	c.bytes.Add(n)
 }
 
+// noteUploadDur books one upload of n bytes whose host side took d (for
+// uploads filled off the device thread: pipelined SSIMULACRA2 scores).
+func noteUploadDur(g *GPU, d time.Duration, n int64) {
+	c := uploads(g.d)
+	c.n.Add(1)
+	c.ns.Add(int64(d))
+	c.bytes.Add(n)
+}
+
+// mapForWrite maps staging (MapWrite|CopySrc) for writing and returns its
+// first size bytes. Device thread.
+func mapForWrite(g *GPU, staging *Buffer, size int64) ([]byte, error) {
+	var (
+		status wgpu.MapAsyncStatus
+		msg    string
+	)
+	h := staging.Handle()
+	f := h.MapAsync(wgpu.MapModeWrite, 0, uintptr(size), wgpu.CallbackModeWaitAnyOnly, func(st wgpu.MapAsyncStatus, m string) {
+		status, msg = st, m
+	})
+	if err := waitFuture(g.d.inst, f, "mapAsync"); err != nil {
+		return nil, err
+	}
+	if status != wgpu.MapAsyncStatusSuccess {
+		if lost := g.d.lostErr(); lost != nil {
+			return nil, lost
+		}
+		return nil, fmt.Errorf("webgpu: mapAsync (write): %s: %s", status, msg)
+	}
+	ptr := h.GetMappedRange(0, uintptr(size))
+	if ptr == nil {
+		h.Unmap()
+		return nil, fmt.Errorf("webgpu: GetMappedRange returned NULL")
+	}
+	return unsafe.Slice((*byte)(ptr), size), nil
+}
+
 // writeRaw uploads pix[:need] into raw with queue.writeBuffer; a tail that
 // is not a multiple of 4 bytes (WebGPU's copy alignment) is padded.
 func writeRaw(g *GPU, raw *Buffer, pix []byte, need int64) {
