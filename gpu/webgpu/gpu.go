@@ -604,6 +604,44 @@ type Readback struct {
 	staging *Buffer
 	n       int64
 	done    bool
+	// Poll's map: started once, its result kept for Read.
+	fut    wgpu.Future
+	status wgpu.MapAsyncStatus
+	msg    string
+}
+
+// mapAsync starts mapping the staging buffer for reading (once).
+func (r *Readback) mapAsync() {
+	if r.fut.ID != 0 {
+		return
+	}
+	n4 := uintptr((r.n + 3) &^ 3)
+	r.fut = r.staging.h.MapAsync(wgpu.MapModeRead, 0, n4, wgpu.CallbackModeWaitAnyOnly, func(s wgpu.MapAsyncStatus, m string) {
+		r.status, r.msg = s, m
+	})
+}
+
+// Poll reports, without waiting, whether the GPU has finished the work
+// before the read-back (then Read does not wait). It lets a caller wait
+// off the device thread, leaving it free for other work meanwhile (device
+// thread; call it in short Do calls).
+func (r *Readback) Poll() (bool, error) {
+	if r.done {
+		return false, errors.New("webgpu: Readback polled after Read")
+	}
+	r.mapAsync()
+	if r.fut.ID == 0 {
+		return false, errors.New("webgpu: mapAsync: invalid future")
+	}
+	info := []wgpu.FutureWaitInfo{{Future: r.fut}}
+	st := r.g.d.inst.WaitAny(info, 0)
+	switch {
+	case st == wgpu.WaitStatusSuccess && info[0].Completed != 0:
+		return true, nil
+	case st == wgpu.WaitStatusSuccess || st == wgpu.WaitStatusTimedOut:
+		return false, nil
+	}
+	return false, fmt.Errorf("webgpu: read-back: WaitAny: %s", st)
 }
 
 // ReadBack records a copy of n bytes of b at off into a pooled staging
@@ -704,21 +742,15 @@ func (r *Readback) Read(dst []byte) error {
 	r.done = true
 	defer r.staging.Release()
 	n4 := uintptr((r.n + 3) &^ 3)
-	var (
-		status wgpu.MapAsyncStatus
-		msg    string
-	)
-	f := r.staging.h.MapAsync(wgpu.MapModeRead, 0, n4, wgpu.CallbackModeWaitAnyOnly, func(s wgpu.MapAsyncStatus, m string) {
-		status, msg = s, m
-	})
-	if err := waitFuture(r.g.d.inst, f, "mapAsync"); err != nil {
+	r.mapAsync()
+	if err := waitFuture(r.g.d.inst, r.fut, "mapAsync"); err != nil {
 		return err
 	}
-	if status != wgpu.MapAsyncStatusSuccess {
+	if r.status != wgpu.MapAsyncStatusSuccess {
 		if lost := r.g.d.lostErr(); lost != nil {
 			return lost
 		}
-		return fmt.Errorf("webgpu: mapAsync: %s: %s", status, msg)
+		return fmt.Errorf("webgpu: mapAsync: %s: %s", r.status, r.msg)
 	}
 	p := r.staging.h.GetConstMappedRange(0, n4)
 	if p == nil {

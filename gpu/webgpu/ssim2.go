@@ -278,6 +278,7 @@ type ssim2Ref struct {
 	mu       sync.Mutex
 	released bool
 	pipe     ssim2Pipe // staging buffers of pipelined scores (ssim2_pipe.go)
+	pending  *Readback // a pipelined run's read-back, handed to its caller
 	bytes    int64     // device bytes of owned
 	owned    []*Buffer // the reference's own buffers (not a shared scratch)
 }
@@ -1048,6 +1049,11 @@ func (r *ssim2Ref) run(g *GPU, dist *zenmetrics.Image, timed bool, pre *stagingS
 	if err := e.Submit(); err != nil {
 		return nil, err
 	}
+	if pre != nil {
+		// Pipelined: the caller waits for rb off the device thread.
+		r.pending = rb
+		return nil, nil
+	}
 	if err := ReadSlice(rb, r.sumsHost); err != nil {
 		return nil, err
 	}
@@ -1072,9 +1078,19 @@ func (r *ssim2Ref) finish() float64 {
 	return ssim2Finish(r.plan, r.addSums(nil))
 }
 
+// finishFrom is finish for sums read into host instead of r.sumsHost.
+func (r *ssim2Ref) finishFrom(host []float32) float64 {
+	return ssim2Finish(r.plan, r.addSumsFrom(host, nil))
+}
+
 // addSums adds the read-back sums (per pass, scale, channel and term) to
 // acc, allocating it when nil, and returns it.
 func (r *ssim2Ref) addSums(acc [][]ssim2ScaleSums) [][]ssim2ScaleSums {
+	return r.addSumsFrom(r.sumsHost, acc)
+}
+
+// addSumsFrom is addSums reading host.
+func (r *ssim2Ref) addSumsFrom(host []float32, acc [][]ssim2ScaleSums) [][]ssim2ScaleSums {
 	if acc == nil {
 		acc = make([][]ssim2ScaleSums, len(r.passes))
 		for p := range acc {
@@ -1086,7 +1102,7 @@ func (r *ssim2Ref) addSums(acc [][]ssim2ScaleSums) [][]ssim2ScaleSums {
 		for s := range r.plan {
 			for c := 0; c < 3; c++ {
 				for q := 0; q < ssim2Terms; q++ {
-					acc[p][s][c][q] += float64(r.sumsHost[2*i]) + float64(r.sumsHost[2*i+1])
+					acc[p][s][c][q] += float64(host[2*i]) + float64(host[2*i+1])
 					i++
 				}
 			}

@@ -17,12 +17,14 @@ import (
 // idle itself while the GPU scores. Here a score fills one of two staging
 // buffers that sit mapped between scores, on the calling goroutine and
 // outside the device thread; only then does it take the reference's lock
-// and the device thread to unmap, copy, score and read back, and it maps
-// its buffer again before handing it back (the copy out of it has finished
-// by then, so the map is immediate). So when two goroutines score on one
-// reference — the orchestrator runs ConcurrentScores workers per GPU —
-// one fills its buffer while the other's work runs on the GPU. Scores are
-// the same bits as the serial path (the same commands in the same order).
+// and the device thread to unmap, copy and submit. It then polls for the
+// result off the device thread, reads the sums back and maps its buffer
+// again (the copy out of it has finished by then, so the map is
+// immediate). So when two goroutines score on one reference — the
+// orchestrator runs ConcurrentScores workers per GPU — one fills its
+// buffer and submits while the other's work runs on the GPU, and the GPU
+// runs the scores back to back. Scores are the same bits as the serial
+// path (the same commands in the same order).
 
 // ssim2Pipeline turns the pipelined path on (tests compare it with the
 // serial one).
@@ -131,6 +133,12 @@ func (r *ssim2Ref) closeSlots() []*stagingSlot {
 }
 
 // scorePipelined is score for r.pipelined images (r.mu not held).
+//
+// The device thread is held only to submit (under r.mu: the scratch and
+// the uniform blocks are the reference's) and, once the GPU is done, to
+// read the sums back; in between the caller polls, so another caller can
+// fill and submit its score meanwhile and the GPU runs the two back to
+// back (Dawn orders their use of the shared scratch).
 func (r *ssim2Ref) scorePipelined(ctx context.Context, dist *zenmetrics.Image) (float64, error) {
 	need := ssim2RawBytes(dist)
 	size := (need + 3) &^ 3
@@ -138,36 +146,77 @@ func (r *ssim2Ref) scorePipelined(ctx context.Context, dist *zenmetrics.Image) (
 	if err != nil {
 		return 0, err
 	}
+	defer func() { r.pipe.slots <- st }()
 	t0 := time.Now()
 	parallelCopy(st.mem[:need], dist.Pix[:need])
 	clear(st.mem[need:size])
 	fill := time.Since(t0)
 
 	r.mu.Lock()
-	defer r.mu.Unlock()
-	defer func() { r.pipe.slots <- st }()
 	if r.released {
+		r.mu.Unlock()
 		return 0, zenmetrics.ErrReleased
 	}
+	host := make([]float32, len(r.sumsHost))
+	var rb *Readback
 	err = r.b.dev.Do(ctx, func(g *GPU) error {
 		defer g.noteHeld()
 		noteUploadDur(g, fill, need)
+		r.pending = nil
 		_, err := r.run(g, dist, false, st)
-		if st.mem == nil && st.buf != nil {
-			// Map it again for the next score: its copy has finished
-			// (run waited for the read-back), so this does not wait.
-			if mem, merr := mapForWrite(g, st.buf, st.buf.Size()); merr == nil {
-				st.mem = mem
-			} else if err == nil {
-				err = merr
-			}
-		}
+		rb, r.pending = r.pending, nil
 		return err
 	})
+	r.mu.Unlock()
+	// From here on the read-back must be drained and the slot mapped
+	// again whatever happens, or the pool would lose the buffers.
+	finish := func(read bool) error {
+		return r.b.dev.Do(context.Background(), func(g *GPU) error {
+			var err error
+			if rb != nil {
+				if read {
+					err = ReadSlice(rb, host)
+				} else {
+					_ = rb.Read(nil)
+				}
+			}
+			if st.mem == nil && st.buf != nil {
+				// Its copy has finished (the read-back came after it).
+				mem, merr := mapForWrite(g, st.buf, st.buf.Size())
+				if merr == nil {
+					st.mem = mem
+				} else if err == nil {
+					err = merr
+				}
+			}
+			return err
+		})
+	}
 	if err != nil {
+		_ = finish(false)
 		return 0, err
 	}
-	return r.finish(), nil
+	for wait := 20 * time.Microsecond; ; {
+		var ready bool
+		err = r.b.dev.Do(ctx, func(g *GPU) error {
+			var perr error
+			ready, perr = rb.Poll()
+			return perr
+		})
+		if err != nil || ready {
+			break
+		}
+		time.Sleep(wait)
+		wait = min(2*wait, 200*time.Microsecond)
+	}
+	if err != nil {
+		_ = finish(false)
+		return 0, err
+	}
+	if err := finish(true); err != nil {
+		return 0, err
+	}
+	return r.finishFrom(host), nil
 }
 
 // copyFilled records the copy of a filled staging slot into r.raw (made
