@@ -106,17 +106,19 @@ func fusedLen(w int) int {
 	return 3 * (ringRows*w + w8 + cpusimd.VRowStateLen(w8) + 2*w8)
 }
 
-// fusedTerms is the distorted image's half of one channel at one scale on
-// one goroutine, streamed: eight rows at a time through the horizontal
-// pass of the three blurs (img2, img2², img1·img2) into small rings of
-// rows, each output row of the vertical pass as soon as its inputs exist,
-// and that row's error terms right away. The blurred planes mu2, s22 and
-// s12 never exist whole, which saves most of the memory traffic of the
-// plane-by-plane path; the arithmetic is the same, so are the bits.
-func (r *Reference) fusedTerms(rows []float64, img1, mu1, vr1, img2 []float32, w, h int, sc *scratch) {
+// fusedTerms is the distorted image's half of one channel at one scale,
+// streamed on one goroutine with worker's buffers: eight rows at a time
+// through the horizontal pass of the three blurs (img2, img2², img1·img2)
+// into small rings of rows, each output row of the vertical pass as soon
+// as its inputs exist, and that row's error terms right away. The blurred
+// planes mu2, s22 and s12 never exist whole, which saves most of the
+// memory traffic of the plane-by-plane path; the arithmetic is the same,
+// so are the bits. Channels are independent, so several goroutines run
+// one channel each.
+func (r *Reference) fusedTerms(rows []float64, img1, mu1, vr1, img2 []float32, w, h int, sc *scratch, worker int) {
 	N := simdBlur.Radius()
 	w8 := (w + 7) &^ 7
-	buf := sc.fused
+	buf := sc.fused[worker]
 	take := func(n int) []float32 {
 		p := buf[:n:n]
 		buf = buf[n:]
@@ -134,7 +136,7 @@ func (r *Reference) fusedTerms(rows []float64, img1, mu1, vr1, img2 []float32, w
 		clear(ring[b][ringRows*w:])
 	}
 	inputs := [3][2][]float32{{img2, nil}, {img2, img2}, {img1, img2}}
-	wbuf := sc.simdbuf[0]
+	wbuf := sc.simdbuf[worker]
 	work := wbuf[:simdBlur.RowsWorkLen(w)]
 	pad := wbuf[len(work):]
 	in8, mul8, out8 := pad[:8*w], pad[8*w:16*w], pad[16*w:24*w]

@@ -248,7 +248,7 @@ func TestSIMDScoresVsReference(t *testing.T) {
 	var worst float64
 	same, count := 0, 0
 	for _, p := range pairs {
-		for _, threads := range []int{1, 2} { // 1: the streamed fusedTerms
+		for _, threads := range []int{1, 2} {
 			var v [2]float64
 			for i, simd := range []bool{false, true} {
 				restore := setSIMD(simd)
@@ -273,9 +273,9 @@ func TestSIMDScoresVsReference(t *testing.T) {
 	t.Logf("scores: max |Δ| fast vs reference path %.3g over %d scorings (%d bit-identical)", worst, count, same)
 }
 
-// TestSIMDFusedBitIdentical: the streamed distorted side (one goroutine)
-// and the plane-by-plane fast path run the same kernels on the same
-// values, so their scores must be equal bit for bit, at sizes that hit the
+// TestSIMDFusedBitIdentical: the streamed distorted side and the
+// plane-by-plane fast path run the same kernels on the same values, so
+// their scores must be equal bit for bit, on one goroutine and on two, at sizes that hit the
 // partial last group of eight rows, widths that are not multiples of 8,
 // heights below and around the blur radius at the small scales, and
 // images with alpha (two backgrounds).
@@ -287,18 +287,21 @@ func TestSIMDFusedBitIdentical(t *testing.T) {
 	for i, s := range sizes {
 		for _, f := range []zenmetrics.PixelFormat{zenmetrics.RGB8, zenmetrics.RGBA16} {
 			ref, dist := metrictest.Synthetic(s[0], s[1], int64(40+i), f)
-			var v [2]float64
-			for j, fuse := range []bool{false, true} {
-				fuseSIMD = fuse
-				sv, err := Score(ref, dist, Config{Threads: 1})
+			var v [3]float64
+			for j, c := range []struct {
+				fuse    bool
+				threads int
+			}{{false, 1}, {true, 1}, {true, 2}} {
+				fuseSIMD = c.fuse
+				sv, err := Score(ref, dist, Config{Threads: c.threads})
 				fuseSIMD = true
 				if err != nil {
 					t.Fatal(err)
 				}
 				v[j] = sv
 			}
-			if math.Float64bits(v[0]) != math.Float64bits(v[1]) {
-				t.Errorf("%dx%d %v: streamed %.17g, plane by plane %.17g", s[0], s[1], f, v[1], v[0])
+			if math.Float64bits(v[0]) != math.Float64bits(v[1]) || math.Float64bits(v[0]) != math.Float64bits(v[2]) {
+				t.Errorf("%dx%d %v: streamed %.17g (2 goroutines %.17g), plane by plane %.17g", s[0], s[1], f, v[1], v[2], v[0])
 			}
 		}
 	}
@@ -320,7 +323,7 @@ func (b pathBackend) Prepare(ctx context.Context, m zenmetrics.Metric, ref *zenm
 // TestSIMDVsReferencePath runs the shared suite's comparison of the fast
 // path with the reference path on its fresh cases (every pixel format,
 // awkward sizes, mixed alpha, padded strides) and on testdata/tiny and its
-// odd crops, on one goroutine (streamed) and on three.
+// odd crops, on one goroutine and on three.
 //
 // Tolerance: 1e-6, as TestSIMDScoresVsReference. Measured: logged by the
 // suite (max |Δ| 0 as of this writing).

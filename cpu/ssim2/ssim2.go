@@ -43,8 +43,9 @@
 //
 // On amd64 CPUs with AVX2 and FMA3 the per-pixel work runs in package
 // cpusimd's assembly kernels (the recursive Gaussian's two passes, the XYB
-// conversion, the error terms), and on one goroutine the distorted image's
-// blurs and error terms are streamed row by row instead of plane by plane.
+// conversion, the error terms), and the distorted image's blurs and error
+// terms are streamed row by row (a channel per goroutine) instead of plane
+// by plane.
 // The kernels do the same float32 operations in the same order; their
 // fused multiply-adds round once, as libjxl's FMA instructions do, where the
 // reference code emulates them in float64 and can round twice (when the
@@ -153,9 +154,9 @@ type scratch struct {
 	// work buffer for them (simdWorkLen floats).
 	simd    bool
 	simdbuf [][]float32
-	// fused: with simd on one goroutine, the buffers of fusedTerms
-	// (fusedLen floats).
-	fused []float32
+	// fused: with simd, each worker's buffers for fusedTerms (fusedLen
+	// floats); rows then has room for three channels.
+	fused [][]float32
 }
 
 func scaleDims(w, h int) [][2]int {
@@ -192,7 +193,11 @@ func newScratch(w, h, threads int, simd bool) *scratch {
 		s.img[c] = take(n)
 	}
 	s.tmp, s.mu2, s.s22, s.s12 = take(n), take(n), take(n), take(n)
-	s.rows = make([]float64, 6*h)
+	rows := 6 * h
+	if simd {
+		rows *= 3
+	}
+	s.rows = make([]float64, rows)
 	s.rowbuf = make([][]float32, threads)
 	for i := range s.rowbuf {
 		s.rowbuf[i] = make([]float32, 6*w)
@@ -203,8 +208,9 @@ func newScratch(w, h, threads int, simd bool) *scratch {
 		for i := range s.simdbuf {
 			s.simdbuf[i] = make([]float32, simdWorkLen(w))
 		}
-		if threads == 1 {
-			s.fused = make([]float32, fusedLen(w))
+		s.fused = make([][]float32, threads)
+		for i := range s.fused {
+			s.fused[i] = make([]float32, fusedLen(w))
 		}
 	}
 	return s
@@ -226,7 +232,7 @@ func EstimateBytes(w, h int) int64 {
 	threads := int64(runtime.GOMAXPROCS(0))
 	work := 4*(3*int64(n1)+3*int64(n2)+3*n+4*n) + 8*6*int64(h) + 4*6*threads*int64(w)
 	if useSIMD {
-		work += 4 * (threads*int64(simdWorkLen(w)) + int64(fusedLen(w)))
+		work += 4*threads*int64(simdWorkLen(w)+fusedLen(w)) + 8*12*int64(h)
 	}
 	return ref + work
 }
@@ -515,49 +521,73 @@ func (r *Reference) scoreView(ctx context.Context, v view, dist *zenmetrics.Imag
 			r.xyb(&lin, &img2, w, h, sc.simd)
 		}
 		rs := &v.pyr[k]
+		if err := ctx.Err(); err != nil {
+			return 0, err
+		}
+		if sc.fused != nil && fuseSIMD {
+			// The channels are independent: on several goroutines they
+			// are streamed side by side, each into its own row sums.
+			parallelFor(r.threads, 3, 1, func(worker, lo, hi int) {
+				for c := lo; c < hi; c++ {
+					if ctx.Err() != nil {
+						return
+					}
+					r.fusedTerms(sc.rows[6*h*c:6*h*(c+1)], rs.img[c], rs.mu[c], rs.vr[c], img2[c], w, h, sc, worker)
+				}
+			})
+			if err := ctx.Err(); err != nil {
+				return 0, err
+			}
+			for c := 0; c < 3; c++ {
+				norms[k][c] = planeNorms(sc.rows[6*h*c:6*h*(c+1)], h, n)
+			}
+			continue
+		}
 		for c := 0; c < 3; c++ {
 			if err := ctx.Err(); err != nil {
 				return 0, err
 			}
 			rows := sc.rows[:6*h]
 			img1, mu1, vr1, im2 := rs.img[c], rs.mu[c], rs.vr[c], img2[c]
-			if sc.fused != nil && fuseSIMD {
-				r.fusedTerms(rows, img1, mu1, vr1, im2, w, h, sc)
-			} else {
-				mu2, s22, s12 := sc.mu2[:n], sc.s22[:n], sc.s12[:n]
-				r.blur(mu2, im2, nil, w, h, sc)
-				r.blur(s22, im2, im2, w, h, sc)
-				r.blur(s12, img1, im2, w, h, sc)
-				terms := rowTerms
-				if sc.simd {
-					terms = simdTerms.Row
+			mu2, s22, s12 := sc.mu2[:n], sc.s22[:n], sc.s12[:n]
+			r.blur(mu2, im2, nil, w, h, sc)
+			r.blur(s22, im2, im2, w, h, sc)
+			r.blur(s12, img1, im2, w, h, sc)
+			terms := rowTerms
+			if sc.simd {
+				terms = simdTerms.Row
+			}
+			parallelFor(r.threads, h, rowGrain(w), func(_, lo, hi int) {
+				for y := lo; y < hi; y++ {
+					o := y * w
+					terms(rows[6*y:6*y+6], img1[o:o+w], mu1[o:o+w], vr1[o:o+w],
+						im2[o:o+w], mu2[o:o+w], s22[o:o+w], s12[o:o+w])
 				}
-				parallelFor(r.threads, h, rowGrain(w), func(_, lo, hi int) {
-					for y := lo; y < hi; y++ {
-						o := y * w
-						terms(rows[6*y:6*y+6], img1[o:o+w], mu1[o:o+w], vr1[o:o+w],
-							im2[o:o+w], mu2[o:o+w], s22[o:o+w], s12[o:o+w])
-					}
-				})
-			}
-			var tot [6]float64
-			for y := 0; y < h; y++ {
-				for i := range tot {
-					tot[i] += rows[6*y+i]
-				}
-			}
-			onePerPixels := 1.0 / float64(n)
-			norms[k][c] = [6]float64{
-				onePerPixels * tot[0],
-				math.Sqrt(math.Sqrt(onePerPixels * tot[1])),
-				onePerPixels * tot[2],
-				math.Sqrt(math.Sqrt(onePerPixels * tot[3])),
-				onePerPixels * tot[4],
-				math.Sqrt(math.Sqrt(onePerPixels * tot[5])),
-			}
+			})
+			norms[k][c] = planeNorms(rows, h, n)
 		}
 	}
 	return finalScore(norms[:len(r.dims)]), nil
+}
+
+// planeNorms adds up a plane's row sums (6 per row, in row order) and
+// turns them into the 1-norms and 4-norms of its three maps (n pixels).
+func planeNorms(rows []float64, h, n int) [6]float64 {
+	var tot [6]float64
+	for y := 0; y < h; y++ {
+		for i := range tot {
+			tot[i] += rows[6*y+i]
+		}
+	}
+	onePerPixels := 1.0 / float64(n)
+	return [6]float64{
+		onePerPixels * tot[0],
+		math.Sqrt(math.Sqrt(onePerPixels * tot[1])),
+		onePerPixels * tot[2],
+		math.Sqrt(math.Sqrt(onePerPixels * tot[3])),
+		onePerPixels * tot[4],
+		math.Sqrt(math.Sqrt(onePerPixels * tot[5])),
+	}
 }
 
 func quartic(x float64) float64 {
