@@ -23,10 +23,14 @@ import (
 //	hblur       per scale and channel: libjxl's horizontal recursive Gaussian of
 //	            img1, img2, img1², img2², img1·img2 (thread per row and quantity;
 //	            hblur4, the same with 16-byte accesses, where width % 4 == 0)
+//	vstate      per scale and channel with more than one row band: the vertical
+//	            recursion down every column, leaving its state at band starts
 //	vmaps       per scale and channel: the vertical recursion (thread per column
-//	            and quantity, rows in chunks through workgroup memory) fused
-//	            with the SSIM and edge maps; compensated per-thread sums
-//	reduce      every (pass, scale, channel, term): compensated sum of the columns
+//	            and quantity, one workgroup per column block and row band,
+//	            rows in chunks through workgroup memory) fused with the SSIM
+//	            and edge maps; compensated sums, one per workgroup and term
+//	reduce      every (pass, scale, channel, term): compensated sum of the
+//	            workgroups' sums
 //
 // and 2 × 108 (or 2 × 216) floats read back; the norms, weights and the
 // final polynomial are float64 on the host (ssim2_math.go).
