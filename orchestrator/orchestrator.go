@@ -1,6 +1,8 @@
 // Package orchestrator turns tasks (a metric, a reference, a distorted
-// image) into results, using every compute path the machine has: one worker
-// per GPU adapter and a pool of CPU workers. For each task it asks the
+// image) into results, using every compute path the machine has: a worker
+// per GPU adapter (two for a WebGPU backend, whose scores then overlap the
+// next upload with the current GPU work: Backend.ConcurrentScores) and a
+// pool of CPU workers. For each task it asks the
 // reference cache whether the reference is already prepared, asks the
 // chooser which rung of the fallback ladder to start on (from the capability
 // profile's measured costs, the live free memory and the recorded

@@ -14,9 +14,11 @@ import (
 	"github.com/zenmetrics-go/zenmetrics/refcache"
 )
 
-// slot is one backend with its queue and workers: one worker for a GPU
-// adapter (the device serialises work anyway, and one owner keeps its
-// memory predictable), MaxParallelCPU workers for the CPU.
+// slot is one backend with its queue and workers: for a GPU adapter one
+// worker (the device serialises work anyway, and one owner keeps its
+// memory predictable) or as many as the backend's ConcurrentScores (two
+// for WebGPU: one fills its upload and submits while the other's work
+// runs), MaxParallelCPU workers for the CPU.
 type slot struct {
 	backendSlot
 	o *Orchestrator
