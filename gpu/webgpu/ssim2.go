@@ -757,20 +757,9 @@ func (r *ssim2Ref) allocateKeep(g *GPU) error {
 func (r *ssim2Scratch) upload(g *GPU, e *Encoder, im *zenmetrics.Image) error {
 	need := ssim2RawBytes(im)
 	size := (need + 3) &^ 3
-	if r.raw == nil || r.raw.Size() < size {
-		if r.raw != nil {
-			r.drop(r.raw)
-			r.raw = nil
-		}
-		b, err := g.Storage(size)
-		if err != nil {
-			return err
-		}
-		r.raw = b
-		r.held = append(r.held, b)
-		r.heldBytes += b.Size()
+	if err := r.ensureRaw(g, need); err != nil {
+		return err
 	}
-	r.rawNeed = need
 	if e == nil || need < stagingMin {
 		writeRaw(g, r.raw, im.Pix, need)
 		return nil
@@ -789,6 +778,27 @@ func (r *ssim2Scratch) upload(g *GPU, e *Encoder, im *zenmetrics.Image) error {
 		r.heldBytes += b.Size()
 	}
 	return fillStaging(g, e, r.staging, r.raw, im.Pix, need, size)
+}
+
+// ensureRaw makes r.raw hold at least need bytes (rounded up to 4),
+// replacing a smaller one, and records need as the bytes in use.
+func (r *ssim2Scratch) ensureRaw(g *GPU, need int64) error {
+	size := (need + 3) &^ 3
+	if r.raw == nil || r.raw.Size() < size {
+		if r.raw != nil {
+			r.drop(r.raw)
+			r.raw = nil
+		}
+		b, err := g.Storage(size)
+		if err != nil {
+			return err
+		}
+		r.raw = b
+		r.held = append(r.held, b)
+		r.heldBytes += b.Size()
+	}
+	r.rawNeed = need
+	return nil
 }
 
 // reserve makes raw (and staging, from stagingMin) at least size

@@ -223,23 +223,11 @@ func (r *ssim2Ref) scorePipelined(ctx context.Context, dist *zenmetrics.Image) (
 // large enough first) as the first command of e, unmapping the slot.
 func (r *ssim2Ref) copyFilled(g *GPU, e *Encoder, st *stagingSlot, dist *zenmetrics.Image) error {
 	need := ssim2RawBytes(dist)
-	size := (need + 3) &^ 3
-	if r.raw == nil || r.raw.Size() < size {
-		if r.raw != nil {
-			r.drop(r.raw)
-			r.raw = nil
-		}
-		b, err := g.Storage(size)
-		if err != nil {
-			return err
-		}
-		r.raw = b
-		r.held = append(r.held, b)
-		r.heldBytes += b.Size()
+	if err := r.ensureRaw(g, need); err != nil {
+		return err
 	}
-	r.rawNeed = need
 	st.buf.Handle().Unmap()
 	st.mem = nil
-	e.Copy(st.buf, 0, r.raw, 0, size)
+	e.Copy(st.buf, 0, r.raw, 0, (need+3)&^3)
 	return nil
 }

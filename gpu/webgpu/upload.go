@@ -166,32 +166,13 @@ func writeRaw(g *GPU, raw *Buffer, pix []byte, need int64) {
 // UploadStats when it succeeds; the copy recorded on e is the score's.
 func fillStaging(g *GPU, e *Encoder, staging, raw *Buffer, pix []byte, need, size int64) error {
 	t0 := time.Now()
-	var (
-		status wgpu.MapAsyncStatus
-		msg    string
-	)
-	h := staging.Handle()
-	f := h.MapAsync(wgpu.MapModeWrite, 0, uintptr(size), wgpu.CallbackModeWaitAnyOnly, func(st wgpu.MapAsyncStatus, m string) {
-		status, msg = st, m
-	})
-	if err := waitFuture(g.d.inst, f, "mapAsync"); err != nil {
+	dst, err := mapForWrite(g, staging, size)
+	if err != nil {
 		return err
 	}
-	if status != wgpu.MapAsyncStatusSuccess {
-		if lost := g.d.lostErr(); lost != nil {
-			return lost
-		}
-		return fmt.Errorf("webgpu: mapAsync (write): %s: %s", status, msg)
-	}
-	ptr := h.GetMappedRange(0, uintptr(size))
-	if ptr == nil {
-		h.Unmap()
-		return fmt.Errorf("webgpu: GetMappedRange returned NULL")
-	}
-	dst := unsafe.Slice((*byte)(ptr), size)
 	parallelCopy(dst[:need], pix[:need])
 	clear(dst[need:])
-	h.Unmap()
+	staging.Handle().Unmap()
 	noteUpload(g, t0, need)
 	e.Copy(staging, 0, raw, 0, size)
 	return nil
