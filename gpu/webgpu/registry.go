@@ -1,0 +1,93 @@
+package webgpu
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	zenmetrics "github.com/zenmetrics-go/zenmetrics"
+)
+
+// Metric registration.
+//
+// Each metric's host code lives in its own package, gpu/webgpu/<metric>,
+// which imports this one; so the Backend here cannot import them (an
+// import cycle) and instead looks metrics up in a registry that their
+// packages fill from init. The places that construct a Backend (the
+// orchestrator, the commands, tests) import gpu/webgpu/all, whose blank
+// imports register every metric. Assembling the Backend one level up
+// instead would have moved the Backend type, its memory model and every
+// caller's import path for no gain: the registry keeps Backend where it
+// is and lets a new metric arrive as one new package plus one line in
+// gpu/webgpu/all.
+
+// MetricImpl is one metric's GPU host code, as the Backend uses it.
+type MetricImpl interface {
+	// Estimate is Backend.Estimate for this metric, in mode ModeFull or
+	// ModeStrip (the Backend refuses other modes first, and for ModeFull
+	// applies the heap and VRAM-budget caps after). For ModeFull it
+	// returns the worst case over pixel formats, ok false when a buffer
+	// would exceed the device's binding or buffer limits.
+	Estimate(b *Backend, w, h int, mode zenmetrics.Mode) (bytes int64, ok bool)
+	// Prepare is Backend.Prepare for this metric, in mode ModeFull or
+	// ModeStrip; ctx is marked so that its uploads count as the
+	// reference's. It returns no typed nil inside the interface.
+	Prepare(ctx context.Context, b *Backend, ref *zenmetrics.Image, opt zenmetrics.Options) (zenmetrics.Reference, error)
+}
+
+var registry struct {
+	mu sync.RWMutex
+	m  map[zenmetrics.Metric]MetricImpl
+}
+
+// Register makes metric m available on every WebGPU Backend (from the
+// metric package's init). Registering a metric twice panics: two packages
+// claim it.
+func Register(m zenmetrics.Metric, impl MetricImpl) {
+	registry.mu.Lock()
+	defer registry.mu.Unlock()
+	if registry.m == nil {
+		registry.m = map[zenmetrics.Metric]MetricImpl{}
+	}
+	if _, dup := registry.m[m]; dup {
+		panic(fmt.Sprintf("webgpu: metric %v registered twice", m))
+	}
+	registry.m[m] = impl
+}
+
+// impl is the registered host code of m, or nil.
+func impl(m zenmetrics.Metric) MetricImpl {
+	registry.mu.RLock()
+	defer registry.mu.RUnlock()
+	return registry.m[m]
+}
+
+// Metrics lists the registered metrics (what this build scores on WebGPU).
+func Metrics() []zenmetrics.Metric {
+	registry.mu.RLock()
+	defer registry.mu.RUnlock()
+	out := make([]zenmetrics.Metric, 0, len(registry.m))
+	for m := range registry.m {
+		out = append(out, m)
+	}
+	return out
+}
+
+// Available is the device memory one new task may plan on (bytes; -1 when
+// nothing is known): the strip planners size bands to it.
+func (b *Backend) Available() int64 { return b.available() }
+
+// RefreshHeld brings the held-bytes accounting up to date, waiting for the
+// device thread (Available reads the last value without waiting).
+func (b *Backend) RefreshHeld(ctx context.Context) { b.refreshHeld(ctx) }
+
+// CheckBudget refuses, as out of memory, a full image whose predicted
+// bytes exceed the VRAM budget (none set: nil).
+func (b *Backend) CheckBudget(need int64) error {
+	cap := b.VRAMBudget()
+	if cap <= 0 || need <= cap {
+		return nil
+	}
+	return &zenmetrics.OutOfMemoryError{Backend: b.Name(), Requested: need, Free: cap,
+		Detail: fmt.Sprintf("above the VRAM budget of %d MiB (%s or SetVRAMBudget)", cap>>20, EnvVRAMBudget)}
+}
