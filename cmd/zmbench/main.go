@@ -10,18 +10,22 @@
 // (webgpu.SSIM2BytesPerPixel, an upper bound) and the bandwidth that
 // implies. Then the upload bandwidth of each upload path.
 //
-//	zmbench -sizes 1,4,16 -reps 20 -json out.json
+//	zmbench --sizes 1,4,16 --reps 20 --json out.json
 //
-// With -strips it compares full-image and strip scoring instead (strips.go):
+// With --strips it compares full-image and strip scoring instead (strips.go):
 //
-//	zmbench -strips -strip-metric butteraugli -sizes 16,64 -reps 5 -warmup 1 -vram-budget-mib 2048
+//	zmbench --strips --strip-metric butteraugli --sizes 16,64 --reps 5 --warmup 1 --vram-budget-mib 2048
+//
+// `zmbench --help` lists every flag with examples.
 package main
 
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"sort"
@@ -35,6 +39,7 @@ import (
 	"github.com/zenmetrics-go/zenmetrics/gpu/nvml"
 	"github.com/zenmetrics-go/zenmetrics/gpu/webgpu"
 	"github.com/zenmetrics-go/zenmetrics/internal/metrictest"
+	ver "github.com/zenmetrics-go/zenmetrics/internal/version"
 )
 
 type sizeResult struct {
@@ -74,33 +79,120 @@ type report struct {
 	Date        string             `json:"date"`
 }
 
-func main() {
-	sizes := flag.String("sizes", "1,4,16", "comma-separated sizes in megapixels (square images, 1 MP = 1024×1024)")
-	reps := flag.Int("reps", 20, "timed runs per measurement (median reported)")
-	warmup := flag.Int("warmup", 3, "untimed runs first")
-	jsonPath := flag.String("json", "", "write the results as JSON to this file")
-	cpu := flag.Bool("cpu", false, "also score each pair with the CPU reference (slow) and print both")
-	upMiB := flag.Int("upload-mib", 64, "bytes per upload-bandwidth measurement, MiB")
-	metricName := flag.String("metric", "ssim2", "metric to time: ssim2 or butteraugli (-profile and the byte model are SSIMULACRA2's)")
-	flag.BoolVar(&profile, "profile", false, "also time every dispatch in its own pass (median of -reps) and print a per-kernel table")
-	strips := flag.Bool("strips", false, "instead: full image vs strips (Butteraugli by default) at each size: ms, predicted and measured VRAM, score difference")
-	stripMetric := flag.String("strip-metric", "butteraugli", "with -strips: butteraugli or ssim2")
-	budgetMiB := flag.Int64("vram-budget-mib", 0, "with -strips: VRAM budget for the strip runs, MiB (0: the device's free memory); also env "+webgpu.EnvVRAMBudget)
-	flag.Parse()
-	m, err := zenmetrics.ParseMetric(*metricName)
-	if err != nil || (m != zenmetrics.SSIMULACRA2 && m != zenmetrics.Butteraugli) {
-		fmt.Fprintf(os.Stderr, "zmbench: -metric %q: want ssim2 or butteraugli\n", *metricName)
-		os.Exit(2)
+// usageText is the --help text; it names every flag newFlags defines (the
+// test checks that).
+const usageText = `Usage: zmbench [flags]
+
+Times the WebGPU backend on seeded photo-like image pairs and prints a
+markdown table per size: warm ms per distorted image against a prepared
+reference, one-shot ms (prepare + score + release), MP/s, the reference's
+device memory, NVIDIA's used memory at its peak where NVML is present, the
+kernels' bytes per image and the bandwidth that implies; then the upload
+bandwidth of each upload path. Needs a WebGPU runtime (see zmprobe).
+
+Examples:
+  zmbench                                   SSIMULACRA2 at 1, 4 and 16 MP
+  zmbench --sizes 1,4,16 --reps 20 --json out.json
+  zmbench --metric butteraugli --sizes 4 --cpu     also the CPU score, side by side
+  zmbench --profile --sizes 16              GPU time of every dispatch, per kernel
+  zmbench --strips --strip-metric butteraugli --sizes 16,64 --reps 5 --warmup 1 --vram-budget-mib 2048
+                                            full image vs strips: ms, VRAM, score difference
+
+Flags:
+  --sizes LIST          comma-separated sizes in megapixels, square images,
+                        1 MP = 1024x1024 (default 1,4,16)
+  --reps N              timed runs per measurement, median reported (default 20)
+  --warmup N            untimed runs first (default 3)
+  --json FILE           also write the results as JSON to FILE
+  --metric NAME         ssim2 or butteraugli (default ssim2); --profile and
+                        the byte model are SSIMULACRA2's
+  --cpu                 also score each pair with the CPU reference (slow)
+  --upload-mib N        bytes per upload-bandwidth measurement, MiB (default 64)
+  --profile             also time every dispatch in its own pass (median of
+                        --reps) and print a per-kernel table
+  --strips              instead: full image vs strips at each size
+  --strip-metric NAME   with --strips: butteraugli (default) or ssim2
+  --vram-budget-mib N   with --strips: VRAM budget of the strip runs, MiB
+                        (0: the device's free memory; also $` + webgpu.EnvVRAMBudget + `)
+  --version             print the version and exit
+  --help                print this help and exit
+
+Exit status: 0 done, 1 a measurement failed, 2 usage error.
+`
+
+type options struct {
+	sizes, jsonPath, metric, stripMetric string
+	reps, warmup, upMiB                  int
+	cpu, profile, strips, version        bool
+	budgetMiB                            int64
+}
+
+// newFlags defines zmbench's flags on a fresh set.
+func newFlags(o *options) *flag.FlagSet {
+	fs := flag.NewFlagSet("zmbench", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.StringVar(&o.sizes, "sizes", "1,4,16", "")
+	fs.IntVar(&o.reps, "reps", 20, "")
+	fs.IntVar(&o.warmup, "warmup", 3, "")
+	fs.StringVar(&o.jsonPath, "json", "", "")
+	fs.BoolVar(&o.cpu, "cpu", false, "")
+	fs.IntVar(&o.upMiB, "upload-mib", 64, "")
+	fs.StringVar(&o.metric, "metric", "ssim2", "")
+	fs.BoolVar(&o.profile, "profile", false, "")
+	fs.BoolVar(&o.strips, "strips", false, "")
+	fs.StringVar(&o.stripMetric, "strip-metric", "butteraugli", "")
+	fs.Int64Var(&o.budgetMiB, "vram-budget-mib", 0, "")
+	fs.BoolVar(&o.version, "version", false, "")
+	return fs
+}
+
+// parse reads the command line; done is true when the command is finished
+// (help, version or a usage error) with exit status code.
+func parse(args []string, stdout, stderr io.Writer) (o options, m zenmetrics.Metric, done bool, code int) {
+	fs := newFlags(&o)
+	fail := func(format string, a ...any) (options, zenmetrics.Metric, bool, int) {
+		fmt.Fprintf(stderr, "zmbench: "+format+"\nRun 'zmbench --help' for usage.\n", a...)
+		return o, m, true, 2
 	}
-	metric = m
-	if *strips {
-		if err := runStrips(*sizes, *stripMetric, *budgetMiB, *reps, *warmup, *jsonPath); err != nil {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprint(stdout, usageText)
+			return o, m, true, 0
+		}
+		return fail("%v", err)
+	}
+	if fs.NArg() > 0 {
+		return fail("unexpected argument %q", fs.Arg(0))
+	}
+	if o.version {
+		fmt.Fprintln(stdout, ver.Line("zmbench"))
+		return o, m, true, 0
+	}
+	var err error
+	m, err = zenmetrics.ParseMetric(o.metric)
+	if err != nil || (m != zenmetrics.SSIMULACRA2 && m != zenmetrics.Butteraugli) {
+		return fail("--metric %q: want ssim2 or butteraugli", o.metric)
+	}
+	if o.reps < 1 || o.warmup < 0 || o.upMiB < 1 || o.budgetMiB < 0 {
+		return fail("--reps must be at least 1, --warmup and --vram-budget-mib at least 0, --upload-mib at least 1")
+	}
+	return o, m, false, 0
+}
+
+func main() {
+	o, m, done, code := parse(os.Args[1:], os.Stdout, os.Stderr)
+	if done {
+		os.Exit(code)
+	}
+	metric, profile = m, o.profile
+	if o.strips {
+		if err := runStrips(o.sizes, o.stripMetric, o.budgetMiB, o.reps, o.warmup, o.jsonPath); err != nil {
 			fmt.Fprintln(os.Stderr, "zmbench:", err)
 			os.Exit(1)
 		}
 		return
 	}
-	if err := run(*sizes, *reps, *warmup, *jsonPath, *cpu, *upMiB); err != nil {
+	if err := run(o.sizes, o.reps, o.warmup, o.jsonPath, o.cpu, o.upMiB); err != nil {
 		fmt.Fprintln(os.Stderr, "zmbench:", err)
 		os.Exit(1)
 	}

@@ -3,7 +3,7 @@
 // features, memory heaps, device init time and shader features verified by
 // running tiny kernels (see capability.Probe).
 //
-//	zmprobe [-cpu-only] [-timeout 2m] [-compact]
+//	zmprobe [--cpu-only] [--timeout 2m] [--compact] [--version] [--help]
 //
 // The Dawn library is found through $ZENMETRICS_WEBGPU_LIB, next to the
 // executable, or the system loader's usual places.
@@ -12,22 +12,98 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"time"
 
 	"github.com/zenmetrics-go/zenmetrics/capability"
+	ver "github.com/zenmetrics-go/zenmetrics/internal/version"
 )
 
+// usageText is the --help text; it names every flag parse defines (the
+// test checks that).
+const usageText = `Usage: zmprobe [flags]
+
+Prints what this machine can do, as JSON on stdout: the CPU (model, cpuid
+features, cores, RAM) and every WebGPU adapter with its limits, features,
+memory heaps, device start-up time and the shader features verified by
+running tiny kernels. Use it to see why zmscore picks the backend it picks,
+or to attach to a bug report.
+
+Examples:
+  zmprobe                          everything, indented JSON
+  zmprobe --cpu-only --compact     the CPU only, one line
+  ZENMETRICS_WEBGPU_LIB=/opt/dawn/libwebgpu_wrapper.so zmprobe --timeout 30s
+
+Flags:
+  --cpu-only       probe the CPU only (no WebGPU library is loaded)
+  --timeout D      give up after this long, e.g. 30s (default 2m)
+  --compact        one-line JSON instead of indented
+  --version        print the version and exit
+  --help           print this help and exit
+
+The Dawn library (libwebgpu_wrapper.so) is found through
+$ZENMETRICS_WEBGPU_LIB, next to the executable, or the system loader's
+usual places; problems finding or using it are listed under "problems".
+
+Exit status: 0 probed, 1 the probe failed (what was found is still
+printed), 2 usage error.
+`
+
+type options struct {
+	cpuOnly, compact, version bool
+	timeout                   time.Duration
+}
+
+// newFlags defines zmprobe's flags on a fresh set.
+func newFlags(o *options) *flag.FlagSet {
+	fs := flag.NewFlagSet("zmprobe", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.BoolVar(&o.cpuOnly, "cpu-only", false, "")
+	fs.DurationVar(&o.timeout, "timeout", 2*time.Minute, "")
+	fs.BoolVar(&o.compact, "compact", false, "")
+	fs.BoolVar(&o.version, "version", false, "")
+	return fs
+}
+
+// parse reads the command line; done is true when the command is finished
+// (help, version or a usage error) with exit status code.
+func parse(args []string, stdout, stderr io.Writer) (o options, done bool, code int) {
+	fs := newFlags(&o)
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprint(stdout, usageText)
+			return o, true, 0
+		}
+		fmt.Fprintf(stderr, "zmprobe: %v\nRun 'zmprobe --help' for usage.\n", err)
+		return o, true, 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "zmprobe: unexpected argument %q\nRun 'zmprobe --help' for usage.\n", fs.Arg(0))
+		return o, true, 2
+	}
+	if o.version {
+		fmt.Fprintln(stdout, ver.Line("zmprobe"))
+		return o, true, 0
+	}
+	if o.timeout <= 0 {
+		fmt.Fprintf(stderr, "zmprobe: --timeout must be positive, not %v\n", o.timeout)
+		return o, true, 2
+	}
+	return o, false, 0
+}
+
 func main() {
-	cpuOnly := flag.Bool("cpu-only", false, "probe the CPU only")
-	timeout := flag.Duration("timeout", 2*time.Minute, "give up after this long")
-	compact := flag.Bool("compact", false, "one-line JSON")
-	flag.Parse()
-	ctx, cancel := context.WithTimeout(context.Background(), *timeout)
+	opt, done, code := parse(os.Args[1:], os.Stdout, os.Stderr)
+	if done {
+		os.Exit(code)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), opt.timeout)
 	defer cancel()
-	rep, err := capability.Probe(ctx, capability.ProbeOptions{SkipGPU: *cpuOnly})
+	rep, err := capability.Probe(ctx, capability.ProbeOptions{SkipGPU: opt.cpuOnly})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "zmprobe:", err)
 		if rep == nil {
@@ -35,7 +111,7 @@ func main() {
 		}
 	}
 	enc := json.NewEncoder(os.Stdout)
-	if !*compact {
+	if !opt.compact {
 		enc.SetIndent("", "  ")
 	}
 	if err := enc.Encode(rep); err != nil {

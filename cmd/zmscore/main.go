@@ -5,6 +5,11 @@
 //	zmscore [--metric ssim2] [--backend auto|cpu] [--json] [--threads N] REF DIST [DIST...]
 //	zmscore --metric butteraugli [--intensity-target N] [--pnorm P]
 //	        [--distmap MAP.png] [--rawdistmap MAP.pfm] REF DIST [DIST...]
+//	zmscore --manifest FILE | --ref-dir DIR --dist-dir DIR  --out FILE [--resume] ...
+//	zmscore merge --out FILE [--manifest FILE --metric M] PART...
+//
+// The batch modes (manifests, folder pairing, merge) are package batch's;
+// `zmscore --help` prints every mode with an example each.
 //
 // Plain output is one line per DIST, in order: the score as %.8f, or "nan"
 // when that DIST failed (its error goes to stderr). --json prints one JSON
@@ -29,29 +34,28 @@ import (
 	"os"
 	"os/signal"
 	"runtime"
-	"runtime/debug"
 	"strings"
 	"time"
 
 	"github.com/zenmetrics-go/zenmetrics"
 	"github.com/zenmetrics-go/zenmetrics/batch"
 	"github.com/zenmetrics-go/zenmetrics/imageio"
+	ver "github.com/zenmetrics-go/zenmetrics/internal/version"
 )
 
 // newBackend is openBackend; tests replace it with an instrumented fake.
 var newBackend = openBackend
 
-// version is set at link time: -ldflags "-X main.version=v1.2.3".
+// version may be set at link time (-ldflags "-X main.version=v1.2.3");
+// otherwise the build information decides (internal/version).
 var version = ""
 
-func versionString() string {
+// versionLine is what --version prints.
+func versionLine() string {
 	if version != "" {
-		return version
+		return fmt.Sprintf("zmscore %s (%s, %s/%s)", version, runtime.Version(), runtime.GOOS, runtime.GOARCH)
 	}
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
-		return bi.Main.Version
-	}
-	return "devel"
+	return ver.Line("zmscore")
 }
 
 func main() {
@@ -93,11 +97,34 @@ func (o *options) metricOptions() zenmetrics.Options {
 }
 
 func usage(w io.Writer) {
-	fmt.Fprintf(w, `Usage: zmscore [flags] REF DIST [DIST...]
+	fmt.Fprintf(w, `Usage: zmscore [flags] REF DIST [DIST...]          pair mode (below)
+       zmscore --manifest FILE --out FILE [flags]  batch mode: a corpus
+       zmscore --ref-dir DIR --dist-dir DIR --out FILE [flags]
+       zmscore merge --out FILE [flags] PART...    batch mode: join shards
+       zmscore --version | --help
 
-Scores each distorted image DIST against the reference image REF and prints
-one line per DIST, in order: the score as %%.8f, or "nan" if that DIST failed
-(the reason goes to stderr). The reference is prepared once for all DISTs.
+Examples:
+  One pair (prints one score, %%.8f):
+    zmscore ref.png dist.png
+  Several DISTs against one reference, prepared once; JSON lines:
+    zmscore --json ref.png q20.jpg q50.jpg q80.webp
+  Butteraugli with a distance map per DIST:
+    zmscore --metric butteraugli --pnorm 6 --distmap maps/{}.png ref.png out/*.png
+  A chosen backend (auto, cpu, webgpu) and thread count:
+    zmscore --backend cpu --threads 4 ref.png dist.png
+  A corpus from a manifest, crash-safe; after a crash, the same with --resume:
+    zmscore --manifest pairs.tsv --metric ssim2,butteraugli --out scores.parquet
+    zmscore --manifest pairs.tsv --metric ssim2,butteraugli --out scores.parquet --resume
+  A corpus from two folders (NAME__anything.ext paired with NAME__ref.ext):
+    zmscore --ref-dir refs/ --dist-dir encoded/ --out scores.jsonl
+  Shard outputs joined into one file, checked against the manifest:
+    zmscore merge --manifest pairs.tsv --metric ssim2 --out all.parquet scores-shard-*
+
+Pair mode scores each distorted image DIST against the reference image REF
+and prints one line per DIST, in order: the score as %%.8f, or "nan" if that
+DIST failed (the reason goes to stderr). The reference is prepared once for
+all DISTs.
+
 Inputs: PNG (any layout), JPEG, WebP. JPEG is decoded with Go's decoder,
 which differs from libjpeg-turbo (used by libjxl's tools) by up to ~40 levels;
 for reference-exact scores decode JPEGs to PNG with djpeg first.
@@ -136,7 +163,10 @@ Metrics:
 	for _, b := range backendList {
 		fmt.Fprintf(w, "  %-8s %s\n", b.name, b.desc)
 	}
-	fmt.Fprintf(w, "\nExit status: 0 all scored, 1 input or scoring error, 2 usage error.\n")
+	fmt.Fprintf(w, "\nExit status (pair mode): 0 all scored, 1 input or scoring error, 2 usage error.\n\n")
+	// The batch modes' own text, whole: one --help shows every mode and
+	// every flag, rather than a help that has to be found per mode.
+	fmt.Fprint(w, batch.Usage)
 }
 
 // parseArgs parses flags anywhere among the file names ("--" ends flags).
@@ -180,7 +210,7 @@ func parseArgs(args []string, stdout, stderr io.Writer) (opt options, done bool,
 		args = rest[1:]
 	}
 	if *showVersion {
-		fmt.Fprintf(stdout, "zmscore %s (%s, %s/%s)\n", versionString(), runtime.Version(), runtime.GOOS, runtime.GOARCH)
+		fmt.Fprintln(stdout, versionLine())
 		return options{}, true, 0
 	}
 	m, err := zenmetrics.ParseMetric(*metric)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/zenmetrics-go/zenmetrics"
 	"github.com/zenmetrics-go/zenmetrics/internal/shared"
+	ver "github.com/zenmetrics-go/zenmetrics/internal/version"
 )
 
 func runCLI(args ...string) (code int, stdout, stderr string) {
@@ -179,7 +180,7 @@ func TestJSON(t *testing.T) {
 
 func TestVersionAndHelp(t *testing.T) {
 	code, out, _ := runCLI("--version")
-	if code != 0 || !strings.HasPrefix(out, "zmscore devel") {
+	if code != 0 || !strings.HasPrefix(out, "zmscore "+ver.String()+" (") {
 		t.Fatalf("--version: %d %q", code, out)
 	}
 	version = "v9.8.7"

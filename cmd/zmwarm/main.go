@@ -34,6 +34,7 @@ import (
 
 	"github.com/zenmetrics-go/zenmetrics"
 	"github.com/zenmetrics-go/zenmetrics/capability"
+	ver "github.com/zenmetrics-go/zenmetrics/internal/version"
 	"github.com/zenmetrics-go/zenmetrics/orchestrator"
 )
 
@@ -116,12 +117,10 @@ func parse(args []string, stderr io.Writer) (*options, int, bool) {
 	return o, 0, true
 }
 
+// version is the --version line: the shared build-info rule
+// (internal/version), plus the profile schema this build reads and writes.
 func version() string {
-	v := "(devel)"
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
-		v = bi.Main.Version
-	}
-	return fmt.Sprintf("zmwarm %s (profile schema %d)", v, capability.SchemaVersion)
+	return fmt.Sprintf("%s profile schema %d", ver.Line("zmwarm"), capability.SchemaVersion)
 }
 
 // run is main without the process: testable, and every path returns an

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	ver "github.com/zenmetrics-go/zenmetrics/internal/version"
 )
 
 func runArgs(t *testing.T, args ...string) (int, string, string) {
@@ -18,7 +20,7 @@ func runArgs(t *testing.T, args ...string) (int, string, string) {
 }
 
 func TestUsageAndVersion(t *testing.T) {
-	if code, out, _ := runArgs(t, "--version"); code != exitOK || !strings.HasPrefix(out, "zmwarm ") {
+	if code, out, _ := runArgs(t, "--version"); code != exitOK || !strings.HasPrefix(out, ver.Line("zmwarm")+" profile schema ") {
 		t.Fatalf("--version: %d %q", code, out)
 	}
 	if code, _, errs := runArgs(t, "--help"); code != exitOK || !strings.Contains(errs, "Usage: zmwarm") {
