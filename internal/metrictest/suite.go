@@ -55,6 +55,10 @@ type Config struct {
 	// Tiny is an image size the metric must refuse with ErrBadInput
 	// (0: 4, below every metric's minimum).
 	Tiny int
+	// NoMinSize says the metric has no minimum size (its reference tool
+	// scores a 1×1 image, as dssim-core does); Errors then checks that
+	// Tiny×Tiny, 64×Tiny and 1×1 images are scored, not refused.
+	NoMinSize bool
 	// SkipCorpus leaves out the large shared corpus (it still runs the tiny
 	// corpus and the reference vectors). Run also leaves it out under
 	// `go test -short`.
@@ -496,13 +500,22 @@ func Errors(t *testing.T, b zenmetrics.Backend, m zenmetrics.Metric, cfg Config)
 	if tiny == 0 {
 		tiny = 4
 	}
-	small, _ := SyntheticPair(tiny, tiny, 3)
-	if _, err := b.Prepare(ctx, m, small, cfg.Options); !errors.Is(err, zenmetrics.ErrBadInput) {
-		t.Errorf("Prepare %dx%d: err = %v, want ErrBadInput", tiny, tiny, err)
-	}
-	wide, _ := SyntheticPair(64, tiny, 3)
-	if _, err := b.Prepare(ctx, m, wide, cfg.Options); !errors.Is(err, zenmetrics.ErrBadInput) {
-		t.Errorf("Prepare 64x%d: err = %v, want ErrBadInput", tiny, err)
+	if cfg.NoMinSize {
+		for _, s := range [][2]int{{tiny, tiny}, {64, tiny}, {1, 1}} {
+			r, d := SyntheticPair(s[0], s[1], 3)
+			if v, err := zenmetrics.ScoreOnce(ctx, b, m, r, d, cfg.Options); err != nil || math.IsNaN(v.Value) || math.IsInf(v.Value, 0) {
+				t.Errorf("ScoreOnce %dx%d (no minimum size): %v, %v", s[0], s[1], v.Value, err)
+			}
+		}
+	} else {
+		small, _ := SyntheticPair(tiny, tiny, 3)
+		if _, err := b.Prepare(ctx, m, small, cfg.Options); !errors.Is(err, zenmetrics.ErrBadInput) {
+			t.Errorf("Prepare %dx%d: err = %v, want ErrBadInput", tiny, tiny, err)
+		}
+		wide, _ := SyntheticPair(64, tiny, 3)
+		if _, err := b.Prepare(ctx, m, wide, cfg.Options); !errors.Is(err, zenmetrics.ErrBadInput) {
+			t.Errorf("Prepare 64x%d: err = %v, want ErrBadInput", tiny, err)
+		}
 	}
 
 	bad := &zenmetrics.Image{Width: 16, Height: 16, Format: zenmetrics.RGB8, Stride: 48, Pix: make([]byte, 100)}
