@@ -8,12 +8,10 @@ import (
 	"image/jpeg"
 	"image/png"
 	"io"
-	"io/fs"
-	"os"
-	"strconv"
 	"strings"
 
 	"github.com/zenmetrics-go/zenmetrics"
+	"github.com/zenmetrics-go/zenmetrics/internal/safeio"
 )
 
 // DefaultMaxPixels is the pixel limit used when Options.MaxPixels is 0: one
@@ -47,43 +45,26 @@ func DecodeFile(path string) (*zenmetrics.Image, error) {
 	return DecodeFileOptions(path, Options{})
 }
 
-// DecodeFileOptions reads and decodes the file at path.
+// DecodeFileOptions reads and decodes the file at path. Only a regular
+// file is opened (a directory, device, FIFO or socket is refused at once,
+// and a FIFO is never waited on); its header is checked against
+// opt.MaxPixels and its size against what that header allows before the
+// rest is read, so a huge or endless file is refused after its first bytes.
 func DecodeFileOptions(path string, opt Options) (*zenmetrics.Image, error) {
-	f, err := os.Open(path)
+	f, st, err := safeio.Open(path)
 	if err != nil {
-		return nil, fileError(path, err)
+		return nil, inputErr(path, err)
 	}
 	defer f.Close()
-	st, err := f.Stat()
+	info, err := probe(f, st.Size(), opt)
 	if err != nil {
-		return nil, fileError(path, err)
+		return nil, inputErr(path, err)
 	}
-	if st.IsDir() {
-		return nil, inputErr(path, fmt.Errorf("%w: is a directory", zenmetrics.ErrBadInput))
-	}
-	// No compressed image needs more than ~8 bytes per pixel (16-bit RGBA
-	// stored uncompressed) plus metadata; refuse absurd files before
-	// reading them into memory.
-	if limit := opt.maxPixels()*9 + 64<<20; st.Size() > limit {
-		return nil, inputErr(path, fmt.Errorf("%w: file of %d bytes is larger than any image within the %d-pixel limit",
-			zenmetrics.ErrBadInput, st.Size(), opt.maxPixels()))
-	}
-	data, err := io.ReadAll(f)
+	data, err := safeio.ReadAll(f, st.Size(), maxFileBytes(info.Width, info.Height))
 	if err != nil {
-		return nil, fileError(path, err)
+		return nil, inputErr(path, err)
 	}
 	return Decode(data, path, opt)
-}
-
-// fileError turns an os error into an InputError that matches both
-// zenmetrics.ErrBadInput and the os error (fs.ErrNotExist, ...), without
-// repeating the path that *fs.PathError already carries.
-func fileError(path string, err error) error {
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		return inputErr(path, fmt.Errorf("%w: %s: %w", zenmetrics.ErrBadInput, pe.Op, pe.Err))
-	}
-	return inputErr(path, fmt.Errorf("%w: %w", zenmetrics.ErrBadInput, err))
 }
 
 func inputErr(name string, err error) error {
@@ -130,9 +111,19 @@ func Decode(data []byte, name string, opt Options) (im *zenmetrics.Image, err er
 	if err != nil {
 		return nil, inputErr(name, err)
 	}
-	if max := opt.maxPixels(); int64(hd.w)*int64(hd.h) > max {
-		return nil, inputErr(name, fmt.Errorf("%w: %s image of %d×%d pixels exceeds the limit of %d pixels",
-			zenmetrics.ErrBadInput, hd.format, hd.w, hd.h, max))
+	if err := checkPixels(hd.format, hd.w, hd.h, opt); err != nil {
+		return nil, inputErr(name, err)
+	}
+	// The data must be able to hold what the header claims before the
+	// decoders allocate the whole image for it.
+	switch hd.format {
+	case FormatPNG:
+		err = checkPNGData(hd.png)
+	case FormatWebP:
+		err = checkVP8Data(data, hd.webp)
+	}
+	if err != nil {
+		return nil, inputErr(name, err)
 	}
 	switch hd.format {
 	case FormatPNG:
@@ -217,27 +208,12 @@ func sniff(data []byte) (name string, known bool) {
 	return "", false
 }
 
-// firstBytes shows up to 8 leading bytes for an "unknown format" error.
-func firstBytes(data []byte) string {
-	n := min(len(data), 8)
-	return fmt.Sprintf("% x (%s)", data[:n], strconv.QuoteToASCII(string(data[:n])))
-}
-
 func readHeader(data []byte) (header, error) {
-	format, known := sniff(data)
-	if !known {
-		if len(data) == 0 {
-			return header{}, fmt.Errorf("%w: empty file", zenmetrics.ErrBadInput)
-		}
-		if format != "" {
-			return header{}, fmt.Errorf("%w: %s files are not supported (only PNG, JPEG and WebP); convert to PNG first",
-				zenmetrics.ErrUnsupported, format)
-		}
-		return header{}, fmt.Errorf("%w: unknown image format (not PNG, JPEG or WebP); first bytes: %s",
-			zenmetrics.ErrBadInput, firstBytes(data))
+	format, err := sniffKnown(data)
+	if err != nil {
+		return header{}, err
 	}
 	hd := header{format: format}
-	var err error
 	switch format {
 	case FormatPNG:
 		hd.png, err = parsePNGHeader(data)

@@ -57,8 +57,18 @@
 //
 // # Limits and errors
 //
-// The pixel count is read from the file header and checked against
-// Options.MaxPixels before any pixel buffer is allocated. Every error from
+// DecodeFile and ProbeFile open regular files only: a directory, device
+// (/dev/zero), FIFO or socket is refused at once, and a FIFO is never
+// waited on. The format and header are read from the first bytes; the
+// pixel count is checked against Options.MaxPixels, and the file size
+// against the most any image of the declared size can take, before the
+// rest of the file is read. Before a decoder allocates the image, the
+// compressed data must be able to hold it: a PNG's IDAT bytes at least
+// 1/1032 of its samples (deflate's largest ratio), a lossy WebP's VP8 data
+// one bit per macroblock; so allocation follows the data present, not the
+// header's claim alone. ProbeFile reports an image's size and an upper
+// bound of its decode memory without decoding it, for callers that compare
+// sizes or budget memory first. Error messages never quote a file's bytes. Every error from
 // Decode, DecodeFile and DecodeFileOptions is a *zenmetrics.InputError
 // naming the file, wrapping zenmetrics.ErrBadInput (corrupt, truncated,
 // unknown, too large) or zenmetrics.ErrUnsupported (a valid file using a

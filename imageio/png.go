@@ -27,6 +27,7 @@ type pngHeader struct {
 	depth, ctype  byte
 	interlace     byte
 	trns          bool
+	idatBytes     int64 // IDAT payload present in the file
 }
 
 func (p pngHeader) format() zenmetrics.PixelFormat {
@@ -71,18 +72,16 @@ func (p pngHeader) format() zenmetrics.PixelFormat {
 	return 0
 }
 
-// parsePNGHeader reads IHDR and walks the chunk list up to the first IDAT
-// looking for tRNS. It does not check CRCs or chunk order: image/png does
-// that when it decodes, and a file it refuses is refused either way.
-func parsePNGHeader(data []byte) (pngHeader, error) {
+// parseIHDR reads the IHDR chunk that must follow the signature. It needs
+// only the first 33 bytes of the file.
+func parseIHDR(data []byte) (pngHeader, error) {
 	var p pngHeader
 	d := data[len(magicPNG):]
 	if len(d) < 8+13 {
 		return p, fmt.Errorf("%w: png: truncated before the end of IHDR (%d bytes)", zenmetrics.ErrBadInput, len(data))
 	}
 	if binary.BigEndian.Uint32(d) != 13 || string(d[4:8]) != "IHDR" {
-		return p, fmt.Errorf("%w: png: first chunk is %q of %d bytes, not a 13-byte IHDR",
-			zenmetrics.ErrBadInput, d[4:8], binary.BigEndian.Uint32(d))
+		return p, fmt.Errorf("%w: png: the first chunk is not a 13-byte IHDR", zenmetrics.ErrBadInput)
 	}
 	ih := d[8:21]
 	w, h := binary.BigEndian.Uint32(ih[0:4]), binary.BigEndian.Uint32(ih[4:8])
@@ -107,18 +106,39 @@ func parsePNGHeader(data []byte) (pngHeader, error) {
 		return p, fmt.Errorf("%w: png: invalid compression/filter/interlace method %d/%d/%d",
 			zenmetrics.ErrBadInput, ih[10], ih[11], p.interlace)
 	}
+	return p, nil
+}
+
+// parsePNGHeader reads IHDR and walks the chunk list, noting whether a
+// tRNS chunk comes before the first IDAT and adding up the IDAT bytes
+// present (for checkPNGData). It does not check CRCs or chunk order:
+// image/png does that when it decodes, and a file it refuses is refused
+// either way.
+func parsePNGHeader(data []byte) (pngHeader, error) {
+	p, err := parseIHDR(data)
+	if err != nil {
+		return p, err
+	}
 	// Walk the chunks that follow IHDR (and its CRC).
-	rest := d[8+13+4:]
+	rest := data[len(magicPNG)+8+13+4:]
+	seenIDAT := false
 	for len(rest) >= 8 {
-		n := binary.BigEndian.Uint32(rest)
+		n := int64(binary.BigEndian.Uint32(rest))
 		typ := string(rest[4:8])
-		if typ == "IDAT" {
+		if typ == "IEND" {
 			break
 		}
-		if typ == "tRNS" {
-			p.trns = true
+		avail := min(n, int64(len(rest)-8))
+		switch typ {
+		case "IDAT":
+			seenIDAT = true
+			p.idatBytes += avail
+		case "tRNS":
+			if !seenIDAT {
+				p.trns = true
+			}
 		}
-		if uint64(n)+12 > uint64(len(rest)) {
+		if n+12 > int64(len(rest)) {
 			break // truncated; the decoder will say so
 		}
 		rest = rest[12+n:]
