@@ -13,6 +13,7 @@ import (
 
 	"github.com/zenmetrics-go/zenmetrics"
 	"github.com/zenmetrics-go/zenmetrics/cpu/butteraugli"
+	"github.com/zenmetrics-go/zenmetrics/cpu/dssim"
 	"github.com/zenmetrics-go/zenmetrics/cpu/ssim2"
 )
 
@@ -51,6 +52,12 @@ func (b *Backend) Estimate(m zenmetrics.Metric, w, h int, mode zenmetrics.Mode) 
 	case zenmetrics.Butteraugli:
 		// libjxl never refuses a size: below 8 px the map is all zeros.
 		return butteraugli.EstimateBytes(w, h), true
+	case zenmetrics.DSSIM:
+		// dssim-core has no minimum size either (it scores a 1×1 image).
+		if w <= 0 || h <= 0 {
+			return 0, false
+		}
+		return dssim.EstimateBytes(w, h), true
 	}
 	return 0, false
 }
@@ -74,6 +81,8 @@ func (b *Backend) Prepare(ctx context.Context, m zenmetrics.Metric, ref *zenmetr
 		return &ssim2Ref{r: p}, nil
 	case zenmetrics.Butteraugli:
 		return butteraugli.PrepareBackend(ctx, ref, opt, b.cfg.Threads)
+	case zenmetrics.DSSIM:
+		return dssim.PrepareBackend(ctx, ref, opt, b.cfg.Threads)
 	}
 	return nil, fmt.Errorf("%w: metric %v on the cpu backend", zenmetrics.ErrUnsupported, m)
 }

@@ -29,6 +29,37 @@ func TestSSIMULACRA2(t *testing.T) {
 	})
 }
 
+// TestDSSIM runs the shared suite on the CPU backend's DSSIM: within 1e-3
+// relative (or 1e-8 absolute, the rounding of the 8-decimal reference
+// scores) of dssim-core 3.4.0 on testdata/tiny, the shared corpus and the
+// reference vectors, identical scores between all cores and one goroutine,
+// and no refusal of small images (dssim-core scores a 1×1 image).
+func TestDSSIM(t *testing.T) {
+	threads := 0
+	if runtime.GOMAXPROCS(0) == 1 {
+		threads = 3
+	}
+	b := New(Config{Threads: threads})
+	defer b.Close()
+	one := New(Config{Threads: 1})
+	defer one.Close()
+	metrictest.Run(t, b, zenmetrics.DSSIM, metrictest.Config{
+		Tol:       metrictest.Tolerances{Golden: 1e-8, GoldenRel: 1e-3, Reference: 0},
+		Reference: one,
+		NoMinSize: true,
+	})
+	// The SSIM map comes back through Options.DistMap at the image's size.
+	ref, dist := metrictest.SyntheticPair(40, 30, 1)
+	s, err := zenmetrics.ScoreOnce(context.Background(), b, zenmetrics.DSSIM, ref, dist, zenmetrics.Options{DistMap: true})
+	if err != nil || s.Metric != zenmetrics.DSSIM || !(s.Value > 0) || s.DistMap == nil ||
+		s.DistMap.Width != 40 || s.DistMap.Height != 30 || len(s.DistMap.Pix) != 40*30 {
+		t.Errorf("dssim ScoreOnce with map = %+v, %v", s, err)
+	}
+	if n, ok := b.Estimate(zenmetrics.DSSIM, 1, 1, zenmetrics.ModeFull); !ok || n <= 0 {
+		t.Errorf("Estimate dssim 1x1 = %d, %v; dssim-core scores it", n, ok)
+	}
+}
+
 func TestBackendContract(t *testing.T) {
 	b := New(Config{})
 	if b.Name() != "cpu" {
