@@ -22,6 +22,10 @@ type Config struct {
 	// Threads is the number of goroutines one Prepare or Score may use;
 	// 0 means runtime.GOMAXPROCS(0). Scores do not depend on it.
 	Threads int
+	// MemBudget bounds what one prepared reference and one scoring take,
+	// with the two images; Prepare refuses a larger one before allocating
+	// (see checkMemory). 0 means sysmem.DefaultBudget(), negative no limit.
+	MemBudget int64
 }
 
 // Backend is the CPU reference backend. It is safe for concurrent use.
@@ -42,6 +46,9 @@ func (b *Backend) Name() string { return "cpu" }
 // image uses. Every mode is computed on the full image (the CPU has no
 // memory cliff that strips would avoid), so mode does not change it.
 func (b *Backend) Estimate(m zenmetrics.Metric, w, h int, mode zenmetrics.Mode) (int64, bool) {
+	if CheckSize(m, w, h) != nil {
+		return 0, false
+	}
 	switch m {
 	case zenmetrics.SSIMULACRA2:
 		mw, mh := ssim2.MinSize()
@@ -50,7 +57,7 @@ func (b *Backend) Estimate(m zenmetrics.Metric, w, h int, mode zenmetrics.Mode) 
 		}
 		return ssim2.EstimateBytes(w, h), true
 	case zenmetrics.Butteraugli:
-		// libjxl never refuses a size: below 8 px the map is all zeros.
+		// Below 8 px: refused by CheckSize (libjxl's tool prints 0).
 		return butteraugli.EstimateBytes(w, h), true
 	case zenmetrics.DSSIM:
 		// dssim-core has no minimum size either (it scores a 1×1 image).
@@ -70,6 +77,9 @@ func (b *Backend) Prepare(ctx context.Context, m zenmetrics.Metric, ref *zenmetr
 		return nil, fmt.Errorf("%w: cpu backend is closed", zenmetrics.ErrUnsupported)
 	}
 	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if err := b.checkMemory(m, ref); err != nil {
 		return nil, err
 	}
 	switch m {

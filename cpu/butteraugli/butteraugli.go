@@ -76,8 +76,15 @@ type Result struct {
 }
 
 // minSize is the smallest width and height libjxl's comparator computes a
-// distance map for; below it the map is all zeros.
+// distance map for; below it the map is all zeros (libjxl v0.12.0,
+// lib/jxl/butteraugli/butteraugli.cc, ButteraugliComparator::Make and
+// Diffmap; BSD-3-Clause), and so is this package's.
 const minSize = 8
+
+// MinSize is minSize for the backends: cpu.Backend and the CLIs refuse
+// images below it (a distance of 0 for unrelated images would read as a
+// perfect match), while Compare and Prepare here keep libjxl's zeros.
+const MinSize = minSize
 
 // Reference is a prepared reference image: its opsin dynamics, frequency
 // bands and masking terms at full and half resolution, computed once and

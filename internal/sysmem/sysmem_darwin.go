@@ -1,0 +1,14 @@
+//go:build darwin
+
+package sysmem
+
+import "golang.org/x/sys/unix"
+
+// probe is sysctl hw.memsize.
+func probe() int64 {
+	v, err := unix.SysctlUint64("hw.memsize")
+	if err != nil {
+		return 0
+	}
+	return int64(v)
+}
