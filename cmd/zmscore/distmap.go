@@ -105,6 +105,19 @@ func butteraugliOutputs(r *result, s zenmetrics.Score, opt *options, i int, ref 
 			return fmt.Errorf("backend did not report the %g-norm", opt.pnorm)
 		}
 	}
+	return mapOutputs(r, s, opt, i, ref, butteraugliHeatMap)
+}
+
+// butteraugliHeatMap is butteraugli_main's --distmap colouring.
+func butteraugliHeatMap(m *zenmetrics.FloatPlane) *zenmetrics.Image {
+	good, bad := imageio.ButteraugliHeatMapThresholds()
+	return imageio.HeatMap(m, good, bad)
+}
+
+// mapOutputs writes the maps asked for DIST number i (of ref's size) from
+// s.DistMap: --distmap as the PNG colour gives, --rawdistmap as PFM. An
+// error fails that DIST.
+func mapOutputs(r *result, s zenmetrics.Score, opt *options, i int, ref *zenmetrics.Image, colour func(*zenmetrics.FloatPlane) *zenmetrics.Image) error {
 	if !opt.wantMaps() {
 		return nil
 	}
@@ -117,8 +130,7 @@ func butteraugliOutputs(r *result, s zenmetrics.Score, opt *options, i int, ref 
 			m.Width, m.Height, len(m.Pix), ref.Width, ref.Height)
 	}
 	if opt.distMaps != nil {
-		good, bad := imageio.ButteraugliHeatMapThresholds()
-		heat := imageio.HeatMap(m, good, bad)
+		heat := colour(m)
 		path := opt.distMaps[i]
 		if err := writeFile(path, func(w io.Writer) error { return imageio.EncodePNG(w, heat) }); err != nil {
 			return fmt.Errorf("writing --distmap: %w", err)

@@ -5,6 +5,7 @@
 //	zmscore [--metric ssim2] [--backend auto|cpu] [--json] [--threads N] REF DIST [DIST...]
 //	zmscore --metric butteraugli [--intensity-target N] [--pnorm P]
 //	        [--distmap MAP.png] [--rawdistmap MAP.pfm] REF DIST [DIST...]
+//	zmscore --metric dssim [--distmap MAP.png] [--rawdistmap MAP.pfm] REF DIST [DIST...]
 //	zmscore --manifest FILE | --ref-dir DIR --dist-dir DIR  --out FILE [--resume] ...
 //	zmscore merge --out FILE [--manifest FILE --metric M] PART...
 //
@@ -21,6 +22,10 @@
 // --pnorm, that p-norm ("pnorm"). --distmap writes butteraugli_main's colour
 // heat map as PNG, --rawdistmap the float distance map as PFM, both like
 // butteraugli_main --distmap and --rawdistmap.
+//
+// For DSSIM the score is dssim-core 3.4.0's value, as the dssim tool prints
+// it; --distmap writes the first scale's SSIM map coloured as `dssim -o`
+// does, --rawdistmap that SSIM map itself (1 = identical) as PFM.
 package main
 
 import (
@@ -90,7 +95,11 @@ func (o *options) wantMaps() bool { return o.distMaps != nil || o.rawDistMaps !=
 
 // metricOptions are the zenmetrics.Options the command line asks for.
 func (o *options) metricOptions() zenmetrics.Options {
-	if o.metric != zenmetrics.Butteraugli {
+	switch o.metric {
+	case zenmetrics.DSSIM:
+		return zenmetrics.Options{DistMap: o.wantMaps()}
+	case zenmetrics.Butteraugli:
+	default:
 		return zenmetrics.Options{}
 	}
 	return zenmetrics.Options{IntensityTarget: o.intensityTarget, PNorm: o.pnorm, DistMap: o.wantMaps()}
@@ -139,7 +148,8 @@ Flags (also accepted after the file names):
   --version        print the version and exit
   --help           print this help and exit
 
-Butteraugli (--metric butteraugli; a usage error with other metrics):
+Butteraugli (--metric butteraugli; its other flags are usage errors with
+other metrics, --distmap and --rawdistmap apply to dssim too):
   The score is the maximum distance, butteraugli_main's first line.
   --json adds "pnorm3" (its "3-norm:" line) and, with --pnorm, "pnorm".
   --intensity-target N  display peak in nits for sRGB 1.0 (default 80)
@@ -153,6 +163,14 @@ Butteraugli (--metric butteraugli; a usage error with other metrics):
   With several DISTs, FILE must contain {} or %%s, replaced by each DIST's
   file name without its extension (e.g. --distmap maps/{}.png). A map that
   cannot be written fails its DIST. --json names the files written.
+
+DSSIM (--metric dssim): the score is dssim-core 3.4.0's 1/SSIM-1 value.
+  --distmap FILE   write the first scale's SSIM map as RGBA PNG coloured as
+                   the dssim tool's -o writes it: red (1-ssim)^2*16, green
+                   (1-ssim)*3, blue (1-ssim) relative to the image's average
+  --rawdistmap FILE  write that per-pixel SSIM map (1 = identical) as a
+                   grayscale little-endian PFM
+  FILE templates as for Butteraugli.
 
 Metrics:
 `)
@@ -227,9 +245,14 @@ func parseArgs(args []string, stdout, stderr io.Writer) (opt options, done bool,
 	opt.ref, opt.dists = files[0], files[1:]
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-	for _, name := range []string{"intensity-target", "pnorm", "distmap", "rawdistmap"} {
+	for _, name := range []string{"intensity-target", "pnorm"} {
 		if set[name] && opt.metric != zenmetrics.Butteraugli {
 			return fail("--%s applies to --metric butteraugli only, not %s", name, opt.metric)
+		}
+	}
+	for _, name := range []string{"distmap", "rawdistmap"} {
+		if set[name] && opt.metric != zenmetrics.Butteraugli && opt.metric != zenmetrics.DSSIM {
+			return fail("--%s applies to --metric butteraugli and dssim only, not %s", name, opt.metric)
 		}
 	}
 	if v := opt.intensityTarget; !(v > 0) || math.IsInf(v, 0) {
@@ -393,8 +416,11 @@ func runContext(ctx context.Context, args []string, stdout, stderr io.Writer) in
 			if len(s.Extras) > 0 {
 				r.Extras = s.Extras
 			}
-			if opt.metric == zenmetrics.Butteraugli {
+			switch opt.metric {
+			case zenmetrics.Butteraugli:
 				err = butteraugliOutputs(&r, s, &opt, i, ref)
+			case zenmetrics.DSSIM:
+				err = mapOutputs(&r, s, &opt, i, ref, imageio.DSSIMMapImage)
 			}
 		}
 		emit(r, err)
