@@ -276,3 +276,69 @@ func TestMatchesDjpegPhotos(t *testing.T) {
 		}
 	}
 }
+
+// TestMatchesDjpegScanScripts covers scan scripts that leave coefficients
+// incomplete, where libjpeg's block smoothing changes the output (DC-only
+// files take its DC-interpolating path), and multi-scan sequential files.
+func TestMatchesDjpegScanScripts(t *testing.T) {
+	needTools(t)
+	scripts := map[string]string{
+		"dc-only":            "0,1,2: 0-0, 0, 0;",
+		"dc-approx":          "0,1,2: 0-0, 0, 2;",
+		"unrefined":          "0,1,2: 0-0, 0, 1;\n0: 1-5, 0, 2;\n2: 1-63, 0, 1;\n1: 1-63, 0, 1;\n0: 6-63, 0, 2;\n0: 1-63, 2, 1;",
+		"partial-bands":      "0,1,2: 0-0, 0, 0;\n0: 1-2, 0, 0;\n1: 1-63, 0, 0;\n2: 1-63, 0, 0;",
+		"low-only":           "0,1,2: 0-0, 0, 0;\n0: 1-9, 0, 0;\n1: 1-9, 0, 0;\n2: 1-9, 0, 0;",
+		"complete":           "0,1,2: 0-0, 0, 1;\n0: 1-63, 0, 1;\n1: 1-63, 0, 0;\n2: 1-63, 0, 0;\n0,1,2: 0-0, 1, 0;\n0: 1-63, 1, 0;",
+		"seq-noninterleaved": "0: 0-63, 0, 0;\n1: 0-63, 0, 0;\n2: 0-63, 0, 0;",
+		"seq-mixed":          "0: 0-63, 0, 0;\n1,2: 0-63, 0, 0;",
+	}
+	grayScripts := map[string]string{
+		"gray-dc-only":   "0: 0-0, 0, 0;",
+		"gray-unrefined": "0: 0-0, 0, 1;\n0: 1-63, 0, 1;",
+		"gray-seq":       "0: 0-63, 0, 0;",
+	}
+	dir := t.TempDir()
+	sizes := []sizeCase{{1, 1}, {7, 13}, {17, 9}, {33, 31}, {67, 45}, {40, 72}}
+	for name, script := range scripts {
+		f := filepath.Join(dir, name+".txt")
+		if err := os.WriteFile(f, []byte(script), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		for _, sz := range sizes {
+			src := ppm(sz.w, sz.h, 3, synth(sz.w, sz.h, 3, int64(sz.w+7*sz.h)))
+			for _, extra := range []string{"-sample 2x2", "-sample 1x1", "-sample 2x1 -arithmetic", "-sample 1x2"} {
+				args := append(strings.Fields(extra), "-scans", f)
+				checkAgainstDjpeg(t, fmt.Sprintf("%s %dx%d %s", name, sz.w, sz.h, extra), run(t, src, "cjpeg", args...))
+			}
+		}
+	}
+	for name, script := range grayScripts {
+		f := filepath.Join(dir, name+".txt")
+		if err := os.WriteFile(f, []byte(script), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		for _, sz := range sizes {
+			src := ppm(sz.w, sz.h, 1, synth(sz.w, sz.h, 1, int64(sz.w)))
+			checkAgainstDjpeg(t, fmt.Sprintf("%s %dx%d", name, sz.w, sz.h), run(t, src, "cjpeg", "-scans", f))
+		}
+	}
+	// A corpus photo, DC only and unrefined: smoothing on real content.
+	paths := corpusPhotos(t)
+	src := photoPPM(t, paths[0])
+	for _, name := range []string{"dc-only", "unrefined"} {
+		checkAgainstDjpeg(t, "photo "+name, run(t, src, "cjpeg", "-scans", filepath.Join(dir, name+".txt")))
+	}
+}
+
+// TestMatchesDjpegJpegtran covers files rewritten by jpegtran: progressive
+// and arithmetic transcodes and restart intervals of a baseline file.
+func TestMatchesDjpegJpegtran(t *testing.T) {
+	needTools(t)
+	for _, sz := range []sizeCase{{17, 9}, {67, 45}} {
+		src := ppm(sz.w, sz.h, 3, synth(sz.w, sz.h, 3, 5))
+		base := run(t, src, "cjpeg", "-quality", "80")
+		for _, m := range []string{"-progressive", "-arithmetic", "-restart 1", "-optimize -progressive -restart 2B", "-grayscale", "-arithmetic -progressive"} {
+			checkAgainstDjpeg(t, fmt.Sprintf("jpegtran %s %dx%d", m, sz.w, sz.h), run(t, base, "jpegtran", strings.Fields(m)...))
+		}
+	}
+}

@@ -9,11 +9,11 @@ import (
 // jinit_upsampler (jdsample.c) chooses them with do_fancy_upsampling on and
 // no DCT scaling.
 const (
-	upFull     = iota // same size as the output
-	upH2V1Fancy       // 2:1 horizontally, triangular filter
-	upH1V2Fancy       // 1:2 vertically, triangular filter (libjpeg-turbo ≥ 2.0)
-	upH2V2Fancy       // 2:1 both ways, triangular filter
-	upInt             // integral factors by replication
+	upFull      = iota // same size as the output
+	upH2V1Fancy        // 2:1 horizontally, triangular filter
+	upH1V2Fancy        // 1:2 vertically, triangular filter (libjpeg-turbo ≥ 2.0)
+	upH2V2Fancy        // 2:1 both ways, triangular filter
+	upInt              // integral factors by replication
 )
 
 type upsampler struct {
