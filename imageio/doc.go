@@ -8,10 +8,16 @@
 //   - PNG, every colour type and bit depth, kept in the file's own channel
 //     layout: gray stays gray, 16-bit stays 16-bit (big-endian), alpha stays
 //     straight (non-premultiplied) exactly as stored. Details below.
-//   - JPEG (baseline and progressive) through Go's image/jpeg: gray files
-//     become Gray8, colour files RGB8. CMYK and YCCK files are refused with
-//     an error wrapping zenmetrics.ErrUnsupported: converting them needs a
-//     colour profile the metrics do not have. See the warning below.
+//   - JPEG through this module's libjpeg-turbo-exact decoder
+//     (imageio/internal/jpegturbo): baseline and progressive, Huffman and
+//     arithmetic coding, every integral sampling. Gray files become Gray8,
+//     YCbCr and RGB files RGB8, with exactly the samples libjpeg-turbo 2.1's
+//     default decompression (djpeg, and libjxl's tools) produces. CMYK and
+//     YCCK files are refused with an error wrapping zenmetrics.ErrUnsupported
+//     (converting them needs a colour profile; libjxl's tools refuse them
+//     too), as are 12-bit, lossless and hierarchical files. Corrupt or
+//     truncated files, including one without EOI, are refused with
+//     zenmetrics.ErrBadInput where libjpeg would warn and fill in blocks.
 //   - WebP (lossy, lossy with alpha, lossless) through golang.org/x/image/webp
 //     for the bitstream. Lossy files are converted from Y'CbCr to RGB here,
 //     with libwebp's fixed-point BT.601 arithmetic and its "fancy" chroma
@@ -42,18 +48,13 @@
 // full for entries past its end). Palette indices past the end of PLTE read
 // as opaque black, as libpng does. Interlaced files are supported.
 //
-// # JPEG decoding differs from libjxl's tools
+// # JPEG metadata
 //
-// Go's image/jpeg is not libjpeg-turbo, the decoder that libjxl's tools
-// (ssimulacra2, butteraugli_main) use: it has a different IDCT and no
-// "fancy" (interpolating) chroma upsampling. Decoded pixels of 4:2:0 files
-// differ from libjpeg-turbo's by up to about 40 levels on photographs (more
-// at sharp saturated colour edges: 79 on this package's synthetic test
-// image), and SSIMULACRA2
-// scores of .jpg inputs come out lower than libjxl's by roughly 0.8 to 5
-// points. For scores that match the reference tools, decode JPEG files to
-// PNG with libjpeg-turbo first (djpeg, or any libjpeg-turbo based tool) and
-// score the PNGs.
+// An embedded ICC profile (APP2) is ignored like PNG iCCP: samples are
+// taken to be sRGB. libjxl's tools colour-manage a non-sRGB profile, so
+// scores of such files can differ from theirs. EXIF orientation (APP1) is
+// not applied; libjxl's ssimulacra2 and butteraugli_main do not apply it
+// either when they read a JPEG.
 //
 // # Limits and errors
 //

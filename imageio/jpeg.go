@@ -1,56 +1,67 @@
 package imageio
 
 import (
-	"bytes"
+	"errors"
 	"fmt"
-	"image"
-	"image/color"
-	"image/jpeg"
 
 	"github.com/zenmetrics-go/zenmetrics"
+	"github.com/zenmetrics-go/zenmetrics/imageio/internal/jpegturbo"
 )
 
-// jpegHeader reads the frame header. Gray files decode to Gray8, colour
-// files to RGB8; four-component (CMYK, YCCK) files are refused because
-// turning them into sRGB needs a colour profile.
+// jpegHeader reads the markers up to the first scan with the libjpeg-turbo
+// exact decoder. Gray files decode to Gray8, colour files (YCbCr or RGB) to
+// RGB8. Four-component (CMYK, YCCK) files are refused, as libjxl v0.12's
+// tools refuse them (lib/extras/dec/jpg.cc: "unsupported number of
+// components in JPEG"): turning them into sRGB needs a colour profile.
 func jpegHeader(data []byte) (w, h int, f zenmetrics.PixelFormat, err error) {
-	cfg, err := jpeg.DecodeConfig(bytes.NewReader(data))
+	cfg, err := jpegturbo.DecodeConfig(data)
 	if err != nil {
-		return 0, 0, 0, decodeErr("jpeg", err)
+		return 0, 0, 0, jpegErr(err)
 	}
-	switch cfg.ColorModel {
-	case color.GrayModel:
+	switch cfg.ColorSpace {
+	case jpegturbo.Gray:
 		f = zenmetrics.Gray8
-	case color.YCbCrModel, color.RGBAModel:
+	case jpegturbo.RGB:
 		f = zenmetrics.RGB8
-	case color.CMYKModel:
-		return 0, 0, 0, fmt.Errorf("%w: jpeg: CMYK/YCCK JPEG (%dx%d) is not supported; convert it to an sRGB PNG first",
-			zenmetrics.ErrUnsupported, cfg.Width, cfg.Height)
 	default:
-		return 0, 0, 0, fmt.Errorf("%w: jpeg: unexpected colour model %T", zenmetrics.ErrUnsupported, cfg.ColorModel)
+		return 0, 0, 0, fmt.Errorf("%w: jpeg: %s JPEG (%dx%d) is not supported (libjxl's tools refuse it too); convert it to an sRGB PNG first",
+			zenmetrics.ErrUnsupported, cfg.JPEGColor, cfg.Width, cfg.Height)
 	}
 	return cfg.Width, cfg.Height, f, nil
 }
 
-// decodeJPEG uses Go's image/jpeg; see the package documentation for how
-// its output differs from libjpeg-turbo's.
+// jpegErr keeps the decoder's classification (its errors already wrap
+// zenmetrics.ErrBadInput or zenmetrics.ErrUnsupported).
+func jpegErr(err error) error {
+	if errors.Is(err, zenmetrics.ErrBadInput) || errors.Is(err, zenmetrics.ErrUnsupported) {
+		return err
+	}
+	return fmt.Errorf("%w: jpeg: %w", zenmetrics.ErrBadInput, err)
+}
+
+// decodeJPEG decodes with jpegturbo, whose samples equal libjpeg-turbo
+// 2.1's default output (djpeg), the decoder libjxl's tools use. Embedded
+// ICC profiles and EXIF orientation are not applied (see the package
+// documentation).
 func decodeJPEG(data []byte, hd header) (*zenmetrics.Image, error) {
-	img, err := jpeg.Decode(bytes.NewReader(data))
+	// The pixel limit was checked against the header by Decode.
+	img, err := jpegturbo.Decode(data, jpegturbo.Limits{})
 	if err != nil {
-		return nil, decodeErr("jpeg", err)
+		return nil, jpegErr(err)
 	}
-	b := img.Bounds()
-	if !zeroOrigin(b) || b.Dx() != hd.w || b.Dy() != hd.h {
-		return nil, fmt.Errorf("%w: jpeg decoder returned bounds %v for a %dx%d header", zenmetrics.ErrBadInput, b, hd.w, hd.h)
-	}
-	switch img.(type) {
-	case *image.Gray, *image.YCbCr, *image.RGBA:
+	var pf zenmetrics.PixelFormat
+	switch img.ColorSpace {
+	case jpegturbo.Gray:
+		pf = zenmetrics.Gray8
+	case jpegturbo.RGB:
+		pf = zenmetrics.RGB8
 	default:
-		return nil, unexpectedType("jpeg", img, hd.pf)
+		return nil, fmt.Errorf("%w: jpeg: %s JPEG is not supported", zenmetrics.ErrUnsupported, img.JPEGColor)
 	}
-	im, err := convert(img, hd.pf, true)
-	if err != nil {
-		return nil, unexpectedType("jpeg", img, hd.pf)
+	if img.Width != hd.w || img.Height != hd.h || pf != hd.pf {
+		return nil, fmt.Errorf("%w: jpeg decoder produced %dx%d %v for a %dx%d %v header",
+			zenmetrics.ErrBadInput, img.Width, img.Height, pf, hd.w, hd.h, hd.pf)
 	}
-	return im, nil
+	return &zenmetrics.Image{Width: img.Width, Height: img.Height, Format: pf,
+		Stride: img.Width * pf.BytesPerPixel(), Pix: img.Pix}, nil
 }
