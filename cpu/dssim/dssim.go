@@ -158,7 +158,35 @@ type Reference struct {
 
 	mu       sync.RWMutex
 	released bool
-	scratch  sync.Pool // *scratch
+
+	// idle scratches kept for the next Score (at most maxIdle), so that
+	// scoring many images allocates nothing per image. A sync.Pool would
+	// drop them at every garbage collection, which at tens of MiB each
+	// happens often.
+	idleMu sync.Mutex
+	idle   []*scratch
+}
+
+// maxIdle is how many scratches a Reference keeps between Score calls.
+const maxIdle = 2
+
+func (r *Reference) getScratch() *scratch {
+	r.idleMu.Lock()
+	defer r.idleMu.Unlock()
+	if k := len(r.idle); k > 0 {
+		sc := r.idle[k-1]
+		r.idle = r.idle[:k-1]
+		return sc
+	}
+	return nil
+}
+
+func (r *Reference) putScratch(sc *scratch) {
+	r.idleMu.Lock()
+	defer r.idleMu.Unlock()
+	if len(r.idle) < maxIdle {
+		r.idle = append(r.idle, sc)
+	}
 }
 
 // scratch is one scoring's (or the preparation's) working memory.
@@ -168,6 +196,8 @@ type scratch struct {
 	prod [3][]float32
 	tmp  []float32
 	rows []float64
+	// rowbuf is each worker's rowBufLen(w) buffer for the blur.
+	rowbuf [][]float32
 }
 
 // scaleDims lists the sizes of the scales used for a w×h image.
@@ -191,7 +221,7 @@ func scratchFloats(w, h int) int64 {
 	return 4*(n+n1) + 9*n + 3*n + n
 }
 
-func newScratch(w, h int) *scratch {
+func newScratch(w, h, threads int) *scratch {
 	n := w * h
 	n1 := (w / 2) * (h / 2)
 	big := make([]float32, scratchFloats(w, h))
@@ -208,6 +238,10 @@ func newScratch(w, h int) *scratch {
 		s.st.img[c], s.st.mu[c], s.st.sq[c], s.prod[c] = take(n), take(n), take(n), take(n)
 	}
 	s.tmp = take(n)
+	s.rowbuf = make([][]float32, threads)
+	for i := range s.rowbuf {
+		s.rowbuf[i] = make([]float32, rowBufLen(w))
+	}
 	return s
 }
 
@@ -221,7 +255,8 @@ func EstimateBytes(w, h int) int64 {
 	for _, d := range scaleDims(w, h) {
 		ref += 9 * 4 * int64(d[0]) * int64(d[1])
 	}
-	return ref + 4*scratchFloats(w, h) + 8*int64(h)
+	threads := int64(runtime.GOMAXPROCS(0))
+	return ref + 4*scratchFloats(w, h) + 8*int64(h) + 4*threads*int64(rowBufLen(w))
 }
 
 // Prepare does the reference-only work: linear light, the pyramid and the
@@ -242,7 +277,7 @@ func PrepareContext(ctx context.Context, ref *zenmetrics.Image, cfg Config) (r *
 	}
 	r = &Reference{w: ref.Width, h: ref.Height, cfg: cfg, p: pool{threads: cfg.threads()},
 		dims: scaleDims(ref.Width, ref.Height)}
-	sc := newScratch(r.w, r.h)
+	sc := newScratch(r.w, r.h, r.p.threads)
 	r.ref = make([]stats, len(r.dims))
 	err = r.pyramid(ctx, ref, sc, func(s int, lin *linImage) error {
 		n := lin.w * lin.h
@@ -252,13 +287,13 @@ func PrepareContext(ctx context.Context, ref *zenmetrics.Image, cfg Config) (r *
 			st.img[c], st.mu[c], st.sq[c] = big[0:n:n], big[n:2*n:2*n], big[2*n:3*n:3*n]
 			big = big[3*n:]
 		}
-		r.stats(lin, st, sc.tmp)
+		r.stats(lin, st, sc)
 		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
-	r.scratch.Put(sc)
+	r.putScratch(sc)
 	return r, nil
 }
 
@@ -277,7 +312,7 @@ func (r *Reference) pyramid(ctx context.Context, im *zenmetrics.Image, sc *scrat
 		return v
 	}
 	cur := view(0, 0)
-	r.p.rows(r.h, r.w, func(y0, y1 int) { toLinearRows(im, cur, y0, y1) })
+	r.p.rows(r.h, r.w, func(_, y0, y1 int) { toLinearRows(im, cur, y0, y1) })
 	for s := range r.dims {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -288,33 +323,27 @@ func (r *Reference) pyramid(ctx context.Context, im *zenmetrics.Image, sc *scrat
 		if s+1 < len(r.dims) {
 			next := view((s+1)%2, s+1)
 			src := cur
-			r.p.rows(next.h, next.w, func(y0, y1 int) { downsampleRows(src, next, y0, y1) })
+			r.p.rows(next.h, next.w, func(_, y0, y1 int) { downsampleRows(src, next, y0, y1) })
 			cur = next
 		}
 	}
 	return nil
 }
 
-// stats fills st (planes at least lin.w·lin.h long) for one scale.
-func (r *Reference) stats(lin *linImage, st *stats, tmp []float32) {
+// stats fills st (planes at least lin.w·lin.h long) for one scale, using
+// sc's blur buffers.
+func (r *Reference) stats(lin *linImage, st *stats, sc *scratch) {
 	w, h := lin.w, lin.h
 	n := w * h
 	img := [3][]float32{st.img[0][:n], st.img[1][:n], st.img[2][:n]}
-	r.p.rows(h, w, func(y0, y1 int) { labRows(lin, img[0], img[1], img[2], y0, y1) })
-	tmp = tmp[:n]
+	r.p.rows(h, w, func(_, y0, y1 int) { labRows(lin, img[0], img[1], img[2], y0, y1) })
+	tmp := sc.tmp[:n]
 	for c := 0; c < 3; c++ {
 		if c > 0 {
-			r.p.blur(img[c], img[c], tmp, w, h)
+			r.p.blur(blurInput{a: img[c]}, img[c], tmp, w, h, sc.rowbuf)
 		}
-		r.p.blur(img[c], st.mu[c][:n], tmp, w, h)
-		sq := st.sq[c][:n]
-		src := img[c]
-		r.p.rows(h, w, func(y0, y1 int) {
-			for i := y0 * w; i < y1*w; i++ {
-				sq[i] = src[i] * src[i]
-			}
-		})
-		r.p.blur(sq, sq, tmp, w, h)
+		r.p.blur(blurInput{a: img[c]}, st.mu[c][:n], tmp, w, h, sc.rowbuf)
+		r.p.blur(blurInput{a: img[c], square: true}, st.sq[c][:n], tmp, w, h, sc.rowbuf)
 	}
 }
 
@@ -328,7 +357,9 @@ func (r *Reference) Release() {
 	defer r.mu.Unlock()
 	r.released = true
 	r.ref = nil
-	r.scratch = sync.Pool{}
+	r.idleMu.Lock()
+	r.idle = nil
+	r.idleMu.Unlock()
 }
 
 // Width and Height report the reference's size.
@@ -358,11 +389,11 @@ func (r *Reference) Score(ctx context.Context, dist *zenmetrics.Image) (value fl
 	if err := ctx.Err(); err != nil {
 		return 0, nil, err
 	}
-	sc, _ := r.scratch.Get().(*scratch)
+	sc := r.getScratch()
 	if sc == nil {
-		sc = newScratch(r.w, r.h)
+		sc = newScratch(r.w, r.h, r.p.threads)
 	}
-	defer r.scratch.Put(sc)
+	defer r.putScratch(sc)
 	if r.cfg.SSIMMap {
 		ssimMap = &zenmetrics.FloatPlane{Width: r.w, Height: r.h, Pix: make([]float32, r.w*r.h)}
 	}
@@ -388,21 +419,16 @@ func (r *Reference) scoreScale(s int, lin *linImage, sc *scratch, out []float32)
 	w, h := lin.w, lin.h
 	n := w * h
 	st := &sc.st
-	r.stats(lin, st, sc.tmp)
+	r.stats(lin, st, sc)
 	ref := &r.ref[s]
 	tmp := sc.tmp[:n]
 	for c := 0; c < 3; c++ {
-		prod, a, b := sc.prod[c][:n], ref.img[c][:n], st.img[c][:n]
-		r.p.rows(h, w, func(y0, y1 int) {
-			for i := y0 * w; i < y1*w; i++ {
-				prod[i] = a[i] * b[i]
-			}
-		})
-		r.p.blur(prod, prod, tmp, w, h)
+		in := blurInput{a: ref.img[c][:n], b: st.img[c][:n]}
+		r.p.blur(in, sc.prod[c][:n], tmp, w, h, sc.rowbuf)
 	}
 	out = out[:n]
 	rows := sc.rows[:h]
-	r.p.rows(h, w, func(y0, y1 int) {
+	r.p.rows(h, w, func(_, y0, y1 int) {
 		for y := y0; y < y1; y++ {
 			o := y * w
 			rows[y] = ssimRow(ref, st, &sc.prod, o, o+w, out[o:o+w])
@@ -414,7 +440,7 @@ func (r *Reference) scoreScale(s int, lin *linImage, sc *scratch, out []float32)
 	}
 	count := float64(n)
 	avg := math.Pow(math.Max(total/count, 0), math.Pow(0.5, float64(s)))
-	r.p.rows(h, w, func(y0, y1 int) {
+	r.p.rows(h, w, func(_, y0, y1 int) {
 		for y := y0; y < y1; y++ {
 			d := 0.0
 			for _, v := range out[y*w : y*w+w] {

@@ -98,7 +98,8 @@ func TestBlurImpulse(t *testing.T) {
 	dst := make([]float32, 25)
 	tmp := make([]float32, 25)
 	p := pool{threads: 1}
-	p.blur(src, dst, tmp, 5, 5)
+	bufs := [][]float32{make([]float32, rowBufLen(5))}
+	p.blur(blurInput{a: src}, dst, tmp, 5, 5, bufs)
 	for _, c := range []struct {
 		i    int
 		want float64
@@ -110,7 +111,7 @@ func TestBlurImpulse(t *testing.T) {
 	// A 1×1 plane: the kernel's sum times itself (edges clamp onto the one
 	// pixel), within float32 rounding of 1.000001².
 	one := []float32{1}
-	p.blur(one, one, tmp[:1], 1, 1)
+	p.blur(blurInput{a: one}, one, tmp[:1], 1, 1, bufs)
 	if math.Abs(float64(one[0])-1) > 1e-5 {
 		t.Errorf("1x1 blur of 1 = %v", one[0])
 	}

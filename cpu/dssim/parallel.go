@@ -12,21 +12,22 @@ import (
 type pool struct{ threads int }
 
 // rows calls fn over [0, h) cut into chunks of rows with some tens of
-// thousands of pixels each (rows of w pixels).
-func (p *pool) rows(h, w int, fn func(y0, y1 int)) {
+// thousands of pixels each (rows of w pixels). worker (0 to threads−1)
+// lets fn index per-worker buffers.
+func (p *pool) rows(h, w int, fn func(worker, y0, y1 int)) {
 	grain := max(32768/max(w, 1), 1)
 	chunks := (h + grain - 1) / grain
 	threads := min(p.threads, chunks)
 	if threads <= 1 {
 		if h > 0 {
-			fn(0, h)
+			fn(0, 0, h)
 		}
 		return
 	}
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	var panicked atomic.Value
-	work := func() {
+	work := func(worker int) {
 		defer func() {
 			if v := recover(); v != nil {
 				panicked.CompareAndSwap(nil, panicBox{v})
@@ -38,17 +39,17 @@ func (p *pool) rows(h, w int, fn func(y0, y1 int)) {
 				return
 			}
 			y0 := c * grain
-			fn(y0, min(y0+grain, h))
+			fn(worker, y0, min(y0+grain, h))
 		}
 	}
 	wg.Add(threads - 1)
 	for i := 1; i < threads; i++ {
 		go func() {
 			defer wg.Done()
-			work()
+			work(i)
 		}()
 	}
-	work()
+	work(0)
 	wg.Wait()
 	// A worker's panic is raised again on the calling goroutine, where the
 	// public entry points turn it into an error.
