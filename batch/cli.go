@@ -17,6 +17,7 @@ import (
 	"github.com/zenmetrics-go/zenmetrics"
 	"github.com/zenmetrics-go/zenmetrics/cpu"
 	"github.com/zenmetrics-go/zenmetrics/imageio"
+	"github.com/zenmetrics-go/zenmetrics/internal/sysmem"
 )
 
 // Exit codes of CLI.
@@ -38,8 +39,12 @@ type BackendOptions struct {
 type Deps struct {
 	// OpenBackend opens --backend; nil knows "auto" and "cpu" (cpu.New).
 	OpenBackend func(BackendOptions) (zenmetrics.Backend, error)
-	// Decode decodes images; nil is imageio.DecodeFile.
+	// Decode decodes images; nil is imageio.DecodeFileOptions with
+	// --max-pixels.
 	Decode DecodeFunc
+	// Probe reads image headers; nil is imageio.ProbeFile with
+	// --max-pixels.
+	Probe ProbeFunc
 	// Getenv reads the environment (shard variables); nil is os.Getenv.
 	Getenv func(string) string
 	// Stderr's terminal-ness decides the progress bar; IsTerminal(stderr)
@@ -75,6 +80,7 @@ type Options struct {
 	Backend                  BackendOptions
 	Workers, Decoders        int
 	MemoryBudget             int64
+	MaxPixels                int64 // --max-pixels: the largest image decoded
 	Out                      string
 	Format                   Format
 	Resume, Force, Retry     bool
@@ -116,7 +122,10 @@ Compute:
   --threads N             goroutines inside one scoring (default 1)
   --decoders N            files decoded at once (default: number of CPUs); each reference
                           is decoded once for all its pairs
-  --mem-budget SIZE       bytes of decoded images in flight, e.g. 2GiB (default 2GiB)
+  --mem-budget SIZE       memory for decoded images and CPU scoring in flight, e.g. 8GiB (default:
+                          3/4 of the physical memory or cgroup limit); a pair predicted (from
+                          the image headers) to need more is an error row, not a crash
+  --max-pixels N          refuse images whose header declares more pixels (default 2^30)
   --cache-dir DIR         capability profile folder, passed to the backend
 Scale-out:
   --shard I/N             score only pairs with hash(id) mod N == I; default from
@@ -158,7 +167,8 @@ func ParseFlags(args []string, merge bool, stderr io.Writer) (o Options, done bo
 	fs.StringVar(&o.Backend.CacheDir, "cache-dir", "", "")
 	fs.IntVar(&o.Workers, "workers", runtime.NumCPU(), "")
 	fs.IntVar(&o.Decoders, "decoders", 0, "")
-	fs.StringVar(&budget, "mem-budget", "2GiB", "")
+	fs.StringVar(&budget, "mem-budget", "", "")
+	fs.Int64Var(&o.MaxPixels, "max-pixels", imageio.DefaultMaxPixels, "")
 	fs.StringVar(&o.Out, "out", "", "")
 	fs.StringVar(&format, "format", "", "")
 	fs.BoolVar(&o.Resume, "resume", false, "")
@@ -197,8 +207,14 @@ func ParseFlags(args []string, merge bool, stderr io.Writer) (o Options, done bo
 	if o.Quiet {
 		o.Progress = ProgressNone
 	}
-	if o.MemoryBudget, err = ParseSize(budget); err != nil || o.MemoryBudget <= 0 {
-		return fail("--mem-budget: bad size %q", budget)
+	o.MemoryBudget = sysmem.DefaultBudget()
+	if budget != "" {
+		if o.MemoryBudget, err = ParseSize(budget); err != nil || o.MemoryBudget <= 0 {
+			return fail("--mem-budget: bad size %q", budget)
+		}
+	}
+	if o.MaxPixels <= 0 {
+		return fail("--max-pixels must be positive, not %d", o.MaxPixels)
 	}
 	if shard != "" {
 		if o.Shard, err = ParseShard(shard); err != nil {
@@ -306,9 +322,8 @@ func defaultOpenBackend(o BackendOptions) (zenmetrics.Backend, error) {
 // code. ctx should be cancelled on SIGINT/SIGTERM: rows finished by then
 // are committed and a rerun with --resume goes on from there.
 func CLI(ctx context.Context, args []string, stdout, stderr io.Writer, deps Deps) int {
-	if deps.Decode == nil {
-		deps.Decode = imageio.DecodeFile
-	}
+	// Decode and Probe are set once the flags are known (--max-pixels).
+	defaultDecode := deps.Decode == nil
 	if deps.OpenBackend == nil {
 		deps.OpenBackend = defaultOpenBackend
 	}
@@ -328,6 +343,16 @@ func CLI(ctx context.Context, args []string, stdout, stderr io.Writer, deps Deps
 	}
 	if merge {
 		return cliMerge(&o, stdout, stderr)
+	}
+	imOpt := imageio.Options{MaxPixels: o.MaxPixels}
+	if defaultDecode {
+		deps.Decode = func(path string) (*zenmetrics.Image, error) { return imageio.DecodeFileOptions(path, imOpt) }
+	}
+	if deps.Probe == nil {
+		deps.Probe = func(path string) (ImageHeader, error) {
+			info, err := imageio.ProbeFile(path, imOpt)
+			return ImageHeader{Width: info.Width, Height: info.Height, DecodeBytes: info.DecodeBytes}, err
+		}
 	}
 	fatal := func(err error) int {
 		fmt.Fprintf(stderr, "zmscore: %v\n", err)
@@ -381,6 +406,7 @@ func CLI(ctx context.Context, args []string, stdout, stderr io.Writer, deps Deps
 	cfg := Config{Pairs: pairs, Metrics: o.Metrics, Out: out, Stdout: stdout, Format: o.Format,
 		Resume: o.Resume, Force: o.Force, RetryFailed: o.Retry, Shard: o.Shard, Engine: engine,
 		Decode: deps.Decode, Decoders: o.Decoders, MemoryBudget: o.MemoryBudget,
+		Probe: deps.Probe, WorkingSet: cpuWorkingSet(backend),
 		FlushInterval: o.FlushInterval, Progress: prog, Log: stderr}
 	sum, err := Run(ctx, cfg)
 	if err != nil {
@@ -401,6 +427,18 @@ func CLI(ctx context.Context, args []string, stdout, stderr io.Writer, deps Deps
 		return ExitPartial
 	}
 	return ExitOK
+}
+
+// cpuWorkingSet predicts the scoring memory of a pair when backend scores
+// on the CPU (its Estimate is heap); GPU backends account their own device
+// memory, and the CPU backend they may fall back to checks its own budget.
+func cpuWorkingSet(backend zenmetrics.Backend) WorkingSetFunc {
+	if backend.Name() != "cpu" {
+		return nil
+	}
+	return func(m zenmetrics.Metric, w, h int) (int64, bool) {
+		return backend.Estimate(m, w, h, zenmetrics.ModeFull)
+	}
 }
 
 func printSummary(w io.Writer, s *Summary) {

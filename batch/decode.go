@@ -6,9 +6,9 @@ import (
 	"image/draw"
 	_ "image/jpeg" // fallback decoder formats
 	_ "image/png"
-	"os"
 
 	"github.com/zenmetrics-go/zenmetrics"
+	"github.com/zenmetrics-go/zenmetrics/internal/safeio"
 )
 
 // DecodeFunc decodes an image file. The CLI passes imageio.DecodeFile;
@@ -25,7 +25,8 @@ func decodeStd(path string) (im *zenmetrics.Image, err error) {
 			im, err = nil, &zenmetrics.InputError{Path: path, Err: fmt.Errorf("%w: decoder panic: %v", zenmetrics.ErrBadInput, v)}
 		}
 	}()
-	f, err := os.Open(path)
+	// Only a regular file: a FIFO would block and a device never end.
+	f, _, err := safeio.Open(path)
 	if err != nil {
 		return nil, &zenmetrics.InputError{Path: path, Err: err}
 	}

@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"regexp"
 	"sort"
@@ -19,6 +18,7 @@ import (
 	"github.com/zeebo/xxh3"
 
 	"github.com/zenmetrics-go/zenmetrics"
+	"github.com/zenmetrics-go/zenmetrics/internal/safeio"
 )
 
 // Pair is one comparison to make.
@@ -64,6 +64,10 @@ func (e *ManifestError) Error() string {
 	return e.Path + ": " + e.Msg
 }
 
+// maxManifestBytes bounds a manifest file: 4 GiB is some 20 million rows
+// of ordinary paths, and parsing holds the file and its pairs in memory.
+const maxManifestBytes = 4 << 30
+
 // ReadManifest reads a manifest file. format may be "" to choose by the
 // file's extension (.tsv, .csv, .jsonl/.json/.ndjson) or, failing that, by
 // sniffing its first bytes ('{' is JSONL, a tab in the first line TSV, else
@@ -74,9 +78,14 @@ func (e *ManifestError) Error() string {
 // skipped. Relative paths are relative to the manifest's folder. The metric
 // column holds one metric or a comma-separated list.
 func ReadManifest(path string, format Format) ([]Pair, error) {
-	data, err := os.ReadFile(path)
+	// Only a regular file, of bounded size: /dev/zero or a FIFO named as
+	// the manifest must fail at once, not grow memory or hang.
+	data, err := safeio.ReadFile(path, maxManifestBytes)
+	if errors.Is(err, safeio.ErrNotRegular) || errors.Is(err, safeio.ErrTooLarge) {
+		return nil, &ManifestError{Path: path, Msg: err.Error()}
+	}
 	if err != nil {
-		return nil, err
+		return nil, &zenmetrics.InputError{Path: path, Err: err}
 	}
 	return parseManifest(path, data, format)
 }

@@ -50,8 +50,17 @@ type Config struct {
 	// Decoding runs ahead of scoring until the budget is used; each
 	// decoder may in addition hold the one pair it has just decoded while
 	// it waits for budget. A pair that does not fit even when nothing else
-	// is in flight still runs, alone.
+	// is in flight still runs, alone. With Probe, a pair whose predicted
+	// memory (both decodes plus WorkingSet) exceeds it gets error rows
+	// matching zenmetrics.ErrOutOfMemory instead, before any decoding.
 	MemoryBudget int64
+	// Probe reads image headers so that sizes are compared, minimum sizes
+	// checked and memory predicted before anything is decoded (nil: sizes
+	// are compared after decoding).
+	Probe ProbeFunc
+	// WorkingSet predicts the scoring memory of a pair beyond its images
+	// (the CLI sets it for the CPU backend); nil counts none.
+	WorkingSet WorkingSetFunc
 	// FlushInterval and FlushRows bound how much finished work a crash can
 	// lose: rows are committed (written and fsynced) when FlushRows are
 	// waiting or FlushInterval has passed (defaults 2 s and 1000).
@@ -426,6 +435,7 @@ type pipeline struct {
 	refs     map[string]*refImg // by Pair.RefPath
 	refLeft  map[string]int     // pairs of the run per Pair.RefPath
 	inflight map[uint64]*pairState
+	heads    map[string]*headEntry // reference headers, by Pair.RefPath
 	tag      atomic.Uint64
 	fatal    error
 }
@@ -578,6 +588,7 @@ func (p *pipeline) putRef(path string, r *refImg) {
 	release := r.left == 0
 	if release && p.refs[path] == r {
 		delete(p.refs, path)
+		delete(p.heads, path)
 	}
 	p.mu.Unlock()
 	if release && r.bytes > 0 {
@@ -590,6 +601,13 @@ func (p *pipeline) decodeAndSubmit(w work) {
 		return
 	}
 	path := w.pair.RefPath
+	var ws int64 // predicted scoring memory, held with the images
+	if p.cfg.Probe != nil {
+		if w.metrics, ws = p.precheck(w); len(w.metrics) == 0 {
+			p.skipRef(path)
+			return
+		}
+	}
 	ref, created := p.getRef(path)
 	if created {
 		p.loadRef(ref, path)
@@ -629,7 +647,7 @@ func (p *pipeline) decodeAndSubmit(w work) {
 	// Account the images in one acquisition (all or nothing, so waiting
 	// decoders hold no budget and cannot starve each other). The first
 	// pair to get here accounts the reference too.
-	distBytes := int64(len(dist.Pix))
+	distBytes := int64(len(dist.Pix)) + ws
 	var refBytes int64
 	p.mu.Lock()
 	if !ref.claimed {

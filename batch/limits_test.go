@@ -1,0 +1,211 @@
+package batch
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/zenmetrics-go/zenmetrics"
+	"github.com/zenmetrics-go/zenmetrics/internal/hostile"
+	"github.com/zenmetrics-go/zenmetrics/internal/safeio"
+)
+
+// TestHostileRowsAreErrorRows (issue #21): manifest rows naming a
+// character device, a FIFO, a socket, a directory, a text file holding a
+// secret, a PNG claiming 32768² in 73 bytes, and a 20000² distorted image
+// against a 24×16 reference each become one error row, at once, from the
+// headers (nothing is decoded for them: the heap grows by far less than
+// any of their claims), while the good pairs are scored. An error row
+// never quotes the secret file's content.
+func TestHostileRowsAreErrorRows(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("FIFOs, sockets and /dev/zero are Unix")
+	}
+	if testing.Short() {
+		t.Skip("writes a 20000² PNG (about 1.5 s)")
+	}
+	c := makeCorpus(t, 1, 2, false)
+	img := filepath.Join(c.dir, "img")
+	fifo := filepath.Join(img, "fifo.png")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sock := filepath.Join(img, "sock.png")
+	l, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	secret := filepath.Join(img, "shadow")
+	os.WriteFile(secret, []byte("root:*:20000:0:99999:7:::\n"), 0o600)
+	os.WriteFile(filepath.Join(img, "claim.png"), hostile.ClaimingPNG(32768, 32768, 16, 6), 0o644)
+	if err := hostile.WriteFlatPNG(filepath.Join(img, "huge.png"), 20000, 20000, 9); err != nil {
+		t.Fatal(err)
+	}
+	bad := []string{"/dev/zero", "img/fifo.png", "img/sock.png", "img", "img/shadow", "img/claim.png", "img/huge.png"}
+	m, _ := os.ReadFile(c.manifest)
+	var b strings.Builder
+	b.Write(m)
+	for _, d := range bad {
+		fmt.Fprintf(&b, "img/im000__ref.png\t%s\n", d)
+	}
+	os.WriteFile(c.manifest, []byte(b.String()), 0o644)
+
+	out := filepath.Join(t.TempDir(), "o.jsonl")
+	deps := Deps{OpenBackend: func(BackendOptions) (zenmetrics.Backend, error) { return &fakeBackend{name: "fake"}, nil }}
+	var code int
+	var stderr string
+	var ms0, ms1 runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&ms0)
+	code, _, stderr = runCLI(t, deps, "--manifest", c.manifest, "--out", out, "--progress", "none", "--decoders", "2")
+	runtime.ReadMemStats(&ms1)
+	if code != ExitPartial {
+		t.Fatalf("code %d, want %d (some rows failed); stderr:\n%s", code, ExitPartial, stderr)
+	}
+	// Bound: 64 MiB for the whole run (flag parsing, output, the small
+	// images); the 20000² image alone would decode to 1.2 GB and the
+	// 73-byte PNG claims 8 GiB.
+	if d := ms1.TotalAlloc - ms0.TotalAlloc; d > 64<<20 {
+		t.Errorf("the run allocated %d MiB", d>>20)
+	}
+	rows := readAll(t, out)
+	byDist := map[string]Row{}
+	for _, r := range rows {
+		byDist[r.Dist] = r
+	}
+	if len(rows) != c.pairs+len(bad) {
+		t.Fatalf("%d rows, want %d", len(rows), c.pairs+len(bad))
+	}
+	want := map[string]string{
+		"/dev/zero":     "not a regular file: it is a character device",
+		"img/fifo.png":  "not a regular file: it is a FIFO",
+		"img/sock.png":  "not a regular file: it is a socket",
+		"img":           "not a regular file: it is a directory",
+		"img/shadow":    "unknown image format",
+		"img/claim.png": "image sizes differ: reference is 24x16, distorted is 32768x32768",
+		"img/huge.png":  "image sizes differ: reference is 24x16, distorted is 20000x20000",
+	}
+	for d, msg := range want {
+		r := byDist[d]
+		if r.OK() || !strings.Contains(r.Error, msg) {
+			t.Errorf("%s: row %+v, want an error containing %q", d, r, msg)
+		}
+		if strings.Contains(r.Error, "root") || strings.Contains(r.Error, "99999") {
+			t.Errorf("%s: error row quotes the file: %q", d, r.Error)
+		}
+	}
+	for _, r := range rows {
+		if !strings.HasPrefix(r.Dist, "img/im000__v") {
+			continue
+		}
+		if !r.OK() {
+			t.Errorf("good pair %s failed: %s", r.Dist, r.Error)
+		}
+	}
+}
+
+// TestManifestNotRegular: /dev/zero, a FIFO or a directory named as the
+// manifest is a usage error at once (no hang, no unbounded read).
+func TestManifestNotRegular(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("FIFOs and /dev/zero are Unix")
+	}
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "m.tsv")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range []string{"/dev/zero", fifo, dir} {
+		if _, err := ReadManifest(m, ""); !errors.Is(err, zenmetrics.ErrBadInput) && !strings.Contains(fmt.Sprint(err), safeio.ErrNotRegular.Error()) {
+			t.Errorf("ReadManifest(%s) = %v", m, err)
+		}
+		code, _, stderr := runCLI(t, Deps{}, "--manifest", m, "--out", filepath.Join(dir, "o.jsonl"))
+		if code != ExitUsage || !strings.Contains(stderr, "not a regular file") {
+			t.Errorf("--manifest %s: code %d, stderr %q", m, code, stderr)
+		}
+	}
+}
+
+// TestOversizedPairIsErrorRow (issue #21): a 20000×20000 PNG pair (1.5 MB
+// files) in a manifest scored on the CPU backend: its working set (30 GB
+// for SSIMULACRA2, 76 GB for Butteraugli by the CPU backend's Estimate)
+// exceeds --mem-budget, so both rows are error rows matching
+// ErrOutOfMemory, predicted from the headers before anything is decoded;
+// the other pairs are scored, and --resume (and --resume --retry-failed)
+// finish with the same rows instead of dying on the pair. A 5×5 pair gets
+// Butteraugli's too-small error (libjxl's tool would print 0).
+func TestOversizedPairIsErrorRow(t *testing.T) {
+	if testing.Short() {
+		t.Skip("writes a 20000² PNG (about 1.5 s)")
+	}
+	c := makeCorpus(t, 1, 1, false)
+	img := filepath.Join(c.dir, "img")
+	if err := hostile.WriteFlatPNG(filepath.Join(img, "huge__ref.png"), 20000, 20000, 9); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(filepath.Join(img, "huge__ref.png"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(img, "huge__d.png"), data, 0o644)
+	writePNG(t, filepath.Join(img, "small__ref.png"), 5, 5, 1)
+	writePNG(t, filepath.Join(img, "small__d.png"), 5, 5, 2)
+	m, _ := os.ReadFile(c.manifest)
+	m = append(m, "img/huge__ref.png\timg/huge__d.png\nimg/small__ref.png\timg/small__d.png\n"...)
+	os.WriteFile(c.manifest, m, 0o644)
+
+	out := filepath.Join(t.TempDir(), "o.jsonl")
+	args := []string{"--manifest", c.manifest, "--out", out, "--backend", "cpu", "--metric", "ssim2,butteraugli",
+		"--mem-budget", "8GiB", "--progress", "none", "--quiet"}
+	var ms0, ms1 runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&ms0)
+	code, _, stderr := runCLI(t, Deps{}, args...)
+	runtime.ReadMemStats(&ms1)
+	if code != ExitPartial {
+		t.Fatalf("code %d, want %d; stderr:\n%s", code, ExitPartial, stderr)
+	}
+	// Bound: 256 MiB for the run (the real CPU backend scores the 24×16
+	// pair); decoding the 20000² pair alone would take 5.6 GB.
+	if d := ms1.TotalAlloc - ms0.TotalAlloc; d > 256<<20 {
+		t.Errorf("the run allocated %d MiB", d>>20)
+	}
+	check := func(stage string) {
+		rows := readAll(t, out)
+		if len(rows) != 6 {
+			t.Fatalf("%s: %d rows, want 6", stage, len(rows))
+		}
+		for _, r := range rows {
+			switch {
+			case strings.HasPrefix(r.Dist, "img/huge"):
+				if r.OK() || !strings.Contains(r.Error, "out of memory") || !strings.Contains(r.Error, "--mem-budget") {
+					t.Errorf("%s: huge pair %s: %+v, want an out-of-memory error row", stage, r.Metric, r)
+				}
+			case strings.HasPrefix(r.Dist, "img/small"):
+				if r.Metric == "butteraugli" && (r.OK() || !strings.Contains(r.Error, "too small")) {
+					t.Errorf("%s: 5×5 butteraugli: %+v, want a too-small error row", stage, r)
+				}
+			default:
+				if !r.OK() {
+					t.Errorf("%s: good pair %s failed: %s", stage, r.Metric, r.Error)
+				}
+			}
+		}
+	}
+	check("first run")
+	if code, _, stderr := runCLI(t, Deps{}, append(args, "--resume")...); code != ExitPartial {
+		t.Fatalf("--resume: code %d; stderr:\n%s", code, stderr)
+	}
+	check("--resume")
+	if code, _, stderr := runCLI(t, Deps{}, append(args, "--resume", "--retry-failed")...); code != ExitPartial {
+		t.Fatalf("--resume --retry-failed: code %d; stderr:\n%s", code, stderr)
+	}
+	check("--retry-failed")
+}

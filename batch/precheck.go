@@ -1,0 +1,117 @@
+package batch
+
+import (
+	"fmt"
+	"sync"
+
+	"github.com/zenmetrics-go/zenmetrics"
+	"github.com/zenmetrics-go/zenmetrics/cpu"
+)
+
+// ImageHeader is what a file's header says, read without decoding.
+type ImageHeader struct {
+	Width, Height int
+	// DecodeBytes bounds the memory decoding the file takes (decoder
+	// image, converted image, file bytes).
+	DecodeBytes int64
+}
+
+// ProbeFunc reads an image file's header (the CLI passes imageio.ProbeFile
+// with --max-pixels). Errors should name the file.
+type ProbeFunc func(path string) (ImageHeader, error)
+
+// WorkingSetFunc predicts the memory scoring metric m on a w×h pair takes
+// beyond the two decoded images (for the CPU backend its Estimate); ok
+// false means no prediction.
+type WorkingSetFunc func(m zenmetrics.Metric, w, h int) (bytes int64, ok bool)
+
+// headEntry is a reference's header, read once for all its pairs.
+type headEntry struct {
+	once sync.Once
+	h    ImageHeader
+	err  error
+}
+
+// probeRef reads (once) the header of the reference at path.
+func (p *pipeline) probeRef(path string) (ImageHeader, error) {
+	p.mu.Lock()
+	if p.heads == nil {
+		p.heads = map[string]*headEntry{}
+	}
+	e := p.heads[path]
+	if e == nil {
+		e = &headEntry{}
+		p.heads[path] = e
+	}
+	p.mu.Unlock()
+	e.once.Do(func() { e.h, e.err = p.cfg.Probe(path) })
+	return e.h, e.err
+}
+
+// skipRef accounts a pair that will not use its reference (refused from
+// the headers), so that the reference is still freed after its last pair
+// and is not decoded at all when no pair needs it.
+func (p *pipeline) skipRef(path string) {
+	p.mu.Lock()
+	r := p.refs[path]
+	if r == nil {
+		p.refLeft[path]--
+		if p.refLeft[path] <= 0 {
+			delete(p.heads, path)
+		}
+		p.mu.Unlock()
+		return
+	}
+	p.mu.Unlock()
+	p.putRef(path, r)
+}
+
+// precheck decides from the two headers, before anything is decoded,
+// what of a pair can be scored: both files must be readable images of the
+// same size (a 20000² distorted image against a 64² reference is refused
+// from its header), each metric needs its minimum size, and the pair's
+// predicted memory (both decodes plus the metric's working set) must fit
+// the memory budget, else that metric's row is an error matching
+// zenmetrics.ErrOutOfMemory and the batch goes on. It sends the error rows
+// itself and returns the metrics left to score (none: the pair is done)
+// and the working-set bytes to hold while they run.
+func (p *pipeline) precheck(w work) (left []zenmetrics.Metric, ws int64) {
+	rh, err := p.probeRef(w.pair.RefPath)
+	if err != nil {
+		p.errorRows(w, "", err)
+		return nil, 0
+	}
+	dh, err := p.cfg.Probe(w.pair.DistPath)
+	if err != nil {
+		p.errorRows(w, "", err)
+		return nil, 0
+	}
+	if rh.Width != dh.Width || rh.Height != dh.Height {
+		p.errorRows(w, "", &zenmetrics.InputError{Path: w.pair.DistPath, Err: &zenmetrics.SizeMismatchError{
+			RefWidth: rh.Width, RefHeight: rh.Height, DistWidth: dh.Width, DistHeight: dh.Height}})
+		return nil, 0
+	}
+	decode := rh.DecodeBytes + dh.DecodeBytes
+	for _, m := range w.metrics {
+		var err error
+		var need int64
+		if err = cpu.CheckSize(m, rh.Width, rh.Height); err == nil && p.cfg.WorkingSet != nil {
+			if n, ok := p.cfg.WorkingSet(m, rh.Width, rh.Height); ok {
+				need = n
+			}
+		}
+		if err == nil && p.cfg.MemoryBudget > 0 && decode+need > p.cfg.MemoryBudget {
+			err = &zenmetrics.OutOfMemoryError{Backend: "batch", Requested: decode + need, Free: p.cfg.MemoryBudget,
+				Detail: fmt.Sprintf("a %d×%d pair needs about %d MiB to decode and score %v, more than the memory budget of %d MiB "+
+					"(raise --mem-budget if the machine has the memory)",
+					rh.Width, rh.Height, (decode+need)>>20, m, p.cfg.MemoryBudget>>20)}
+		}
+		if err != nil {
+			p.send(Row{ID: w.pair.ID, Ref: w.pair.Ref, Dist: w.pair.Dist, Metric: m.String(), Error: err.Error()})
+			continue
+		}
+		left = append(left, m)
+		ws += need
+	}
+	return left, ws
+}
