@@ -1,0 +1,146 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/zenmetrics-go/zenmetrics"
+	"github.com/zenmetrics-go/zenmetrics/internal/hostile"
+)
+
+// runMeasured runs the CLI in-process and returns what the Go heap handed
+// out during the run (runtime.MemStats.TotalAlloc delta).
+func runMeasured(args ...string) (code int, stdout, stderr string, alloc uint64) {
+	var a, b runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&a)
+	code, stdout, stderr = runCLI(args...)
+	runtime.ReadMemStats(&b)
+	return code, stdout, stderr, b.TotalAlloc - a.TotalAlloc
+}
+
+// smallPNG writes a w×h RGB8 PNG with a gradient.
+func smallPNG(t *testing.T, path string, w, h, seed int) {
+	t.Helper()
+	im := zenmetrics.NewImage(w, h, zenmetrics.RGB8)
+	for i := range im.Pix {
+		im.Pix[i] = byte(i*7 + seed*31)
+	}
+	if err := writePNG(path, im); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestHostileInputsPairMode (issue #21): in pair mode a FIFO (as DIST and
+// as REF), /dev/zero, a directory and a non-image holding a secret are
+// refused at once with a per-DIST error; the secret's bytes never reach
+// the output; nothing hangs (a FIFO open would block without a writer,
+// and this test would time out).
+func TestHostileInputsPairMode(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("FIFOs and /dev/zero are Unix")
+	}
+	dir := t.TempDir()
+	ref, good := filepath.Join(dir, "ref.png"), filepath.Join(dir, "good.png")
+	smallPNG(t, ref, 32, 24, 1)
+	smallPNG(t, good, 32, 24, 2)
+	fifo := filepath.Join(dir, "fifo.png")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	secret := filepath.Join(dir, "shadow")
+	os.WriteFile(secret, []byte("root:*:20000:0:99999:7:::\n"), 0o600)
+	code, out, errOut := runCLI("--backend", "cpu", ref, fifo, "/dev/zero", dir, secret, good)
+	if code != 1 {
+		t.Fatalf("exit %d, want 1; stderr %q", code, errOut)
+	}
+	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+	if len(lines) != 5 || lines[0] != "nan" || lines[3] != "nan" || lines[4] == "nan" {
+		t.Fatalf("stdout %q: want nan×4 then a score", out)
+	}
+	for _, want := range []string{"fifo.png: zenmetrics: bad input: not a regular file: it is a FIFO",
+		"/dev/zero: zenmetrics: bad input: not a regular file: it is a character device",
+		"not a regular file: it is a directory", "shadow: zenmetrics: bad input: unknown image format"} {
+		if !strings.Contains(errOut, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, errOut)
+		}
+	}
+	if strings.Contains(errOut+out, "root") || strings.Contains(errOut+out, "99999") {
+		t.Errorf("output quotes the secret file:\n%s%s", out, errOut)
+	}
+	// A FIFO as the reference: every DIST gets the reference's error.
+	code, out, errOut = runCLI("--backend", "cpu", fifo, good)
+	if code != 1 || out != "nan\n" || !strings.Contains(errOut, "reference: "+fifo+": zenmetrics: bad input: not a regular file") {
+		t.Errorf("FIFO reference: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+}
+
+// TestOversizedPairMode (issue #21): a 20000² DIST against a 32×24
+// reference is refused from its header (the run allocates a few MiB, not
+// the 1.2 GB of the decoded image); a 20000² pair over --mem-budget on
+// the CPU is an out-of-memory error before decoding, not a Go fatal
+// error; --max-pixels refuses from the header.
+func TestOversizedPairMode(t *testing.T) {
+	if testing.Short() {
+		t.Skip("writes a 20000² PNG (about 1.5 s)")
+	}
+	dir := t.TempDir()
+	ref := filepath.Join(dir, "ref.png")
+	smallPNG(t, ref, 32, 24, 1)
+	huge, huge2 := filepath.Join(dir, "huge.png"), filepath.Join(dir, "huge2.png")
+	if err := hostile.WriteFlatPNG(huge, 20000, 20000, 9); err != nil {
+		t.Fatal(err)
+	}
+	data, _ := os.ReadFile(huge)
+	os.WriteFile(huge2, data, 0o644)
+
+	// Bound for every refused run: 32 MiB (flag parsing, the 32×24
+	// reference, error texts); the refused images claim 1.2 GB or more.
+	const bound = 32 << 20
+	code, out, errOut, alloc := runMeasured("--backend", "cpu", ref, huge)
+	if code != 1 || out != "nan\n" || !strings.Contains(errOut, "reference is 32x24, distorted is 20000x20000") {
+		t.Errorf("size mismatch: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	if alloc > bound {
+		t.Errorf("size mismatch: the run allocated %d MiB", alloc>>20)
+	}
+	for _, metric := range []string{"ssim2", "butteraugli"} {
+		code, out, errOut, alloc = runMeasured("--backend", "cpu", "--metric", metric, "--mem-budget", "8GiB", huge, huge2)
+		if code != 1 || out != "nan\n" || !strings.Contains(errOut, "out of memory") || !strings.Contains(errOut, "--mem-budget") {
+			t.Errorf("%s over budget: exit %d, stdout %q, stderr %q", metric, code, out, errOut)
+		}
+		if alloc > bound {
+			t.Errorf("%s over budget: the run allocated %d MiB", metric, alloc>>20)
+		}
+	}
+	code, _, errOut, alloc = runMeasured("--backend", "cpu", "--max-pixels", "1000000", huge, huge2)
+	if code != 1 || !strings.Contains(errOut, "exceeds the limit of 1000000 pixels") || alloc > bound {
+		t.Errorf("--max-pixels: exit %d, %d bytes allocated, stderr %q", code, alloc, errOut)
+	}
+	if code, _, errOut := runCLI("--max-pixels", "0", ref, ref); code != 2 || !strings.Contains(errOut, "--max-pixels") {
+		t.Errorf("--max-pixels 0: exit %d, stderr %q", code, errOut)
+	}
+	if code, _, errOut := runCLI("--mem-budget", "lots", ref, ref); code != 2 || !strings.Contains(errOut, "--mem-budget") {
+		t.Errorf("--mem-budget lots: exit %d, stderr %q", code, errOut)
+	}
+}
+
+// TestButteraugliTooSmallPairMode (issue #21): two unrelated 1×5000
+// images, for which libjxl's butteraugli_main prints 0, are refused as too
+// small (as SSIMULACRA2 refuses them), whatever the backend.
+func TestButteraugliTooSmallPairMode(t *testing.T) {
+	dir := t.TempDir()
+	a, b := filepath.Join(dir, "a.png"), filepath.Join(dir, "b.png")
+	smallPNG(t, a, 1, 5000, 1)
+	smallPNG(t, b, 1, 5000, 9)
+	for _, metric := range []string{"butteraugli", "ssim2"} {
+		code, out, errOut := runCLI("--backend", "cpu", "--metric", metric, a, b)
+		if code != 1 || out != "nan\n" || !strings.Contains(errOut, "too small") {
+			t.Errorf("%s: exit %d, stdout %q, stderr %q", metric, code, out, errOut)
+		}
+	}
+}
