@@ -315,7 +315,6 @@ func millis(d time.Duration) *float64 {
 }
 
 func runContext(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	warnings = stderr
 	if batch.IsBatchArgs(args) {
 		// Manifests, folder pairing and merge: the batch engine.
 		return batch.CLI(ctx, args, stdout, stderr, batch.Deps{OpenBackend: func(o batch.BackendOptions) (zenmetrics.Backend, error) {
