@@ -13,6 +13,7 @@ import (
 
 	"github.com/zenmetrics-go/zenmetrics"
 	"github.com/zenmetrics-go/zenmetrics/gpu/webgpu"
+	_ "github.com/zenmetrics-go/zenmetrics/gpu/webgpu/all"
 )
 
 // Job is one scoring request: one metric on one decoded pair.

@@ -12,6 +12,7 @@ import (
 	"github.com/zenmetrics-go/zenmetrics/cpu"
 	"github.com/zenmetrics-go/zenmetrics/gpu/nvml"
 	"github.com/zenmetrics-go/zenmetrics/gpu/webgpu"
+	_ "github.com/zenmetrics-go/zenmetrics/gpu/webgpu/all"
 )
 
 // backendSlot is what discovery hands the orchestrator for one backend.

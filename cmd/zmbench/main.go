@@ -7,7 +7,7 @@
 // -reps runs after -warmup runs; megapixels per second; the device memory
 // of a prepared reference (pool accounting) and, where NVML is present, the
 // GPU's used memory at its peak; the bytes the kernels move per image
-// (webgpu.SSIM2BytesPerPixel, an upper bound) and the bandwidth that
+// (ssim2gpu.BytesPerPixel, an upper bound) and the bandwidth that
 // implies. Then the upload bandwidth of each upload path.
 //
 //	zmbench --sizes 1,4,16 --reps 20 --json out.json
@@ -38,6 +38,7 @@ import (
 	"github.com/zenmetrics-go/zenmetrics/cpu/ssim2"
 	"github.com/zenmetrics-go/zenmetrics/gpu/nvml"
 	"github.com/zenmetrics-go/zenmetrics/gpu/webgpu"
+	ssim2gpu "github.com/zenmetrics-go/zenmetrics/gpu/webgpu/ssim2"
 	"github.com/zenmetrics-go/zenmetrics/internal/metrictest"
 	ver "github.com/zenmetrics-go/zenmetrics/internal/version"
 )
@@ -246,7 +247,7 @@ func run(sizeList string, reps, warmup int, jsonPath string, withCPU bool, upMiB
 		}
 		rep.Sizes = append(rep.Sizes, r)
 	}
-	rep.FMA = b.FMAMode()
+	rep.FMA = ssim2gpu.FMAMode(b)
 	rep.UploadBytes = int64(upMiB) << 20
 	if rep.WriteBuffer, rep.Mapped, err = b.UploadBandwidth(ctx, rep.UploadBytes, max(3, reps/2)); err != nil {
 		return err
@@ -342,7 +343,7 @@ func timeSize(ctx context.Context, b *webgpu.Backend, nv *nvml.Device, ref, dist
 	px := float64(ref.Width) * float64(ref.Height)
 	res.CachedMPs = px / 1e6 / (res.CachedMS / 1000)
 	if metric == zenmetrics.SSIMULACRA2 {
-		res.BytesPerImage = webgpu.SSIM2BytesPerPixel(ref.Width, ref.Height, ref.Format.BytesPerPixel()) * px
+		res.BytesPerImage = ssim2gpu.BytesPerPixel(ref.Width, ref.Height, ref.Format.BytesPerPixel()) * px
 		res.ImpliedGBs = res.BytesPerImage / (res.CachedMS / 1000) / 1e9
 	}
 	res.NVMLPeakUsed = peak
@@ -376,18 +377,18 @@ func printTable(rep report, withCPU bool) {
 	fmt.Printf("\nUpload of %d MiB: queue.writeBuffer %.2f GB/s, mapped staging buffer (create+map+copy) %.2f GB/s\n",
 		rep.UploadBytes>>20, rep.WriteBuffer, rep.Mapped)
 	if rep.Metric == zenmetrics.SSIMULACRA2.String() {
-		fmt.Println("\nByte model (upper bound, every load/store counted once per thread request): webgpu.SSIM2BytesPerPixel.")
+		fmt.Println("\nByte model (upper bound, every load/store counted once per thread request): ssim2gpu.BytesPerPixel.")
 	} else {
 		fmt.Println("\nscore = max distance; no byte model for this metric (kernel GB columns are 0).")
 	}
 }
 
-// passProfile runs webgpu.SSIM2PassProfile reps times and returns each
+// passProfile runs ssim2gpu.PassProfile reps times and returns each
 // pass's median time.
 func passProfile(ctx context.Context, r zenmetrics.Reference, dist *zenmetrics.Image, reps int) ([]passMS, error) {
 	var runs [][]webgpu.PassTime
 	for i := 0; i < reps+1; i++ {
-		pt, err := webgpu.SSIM2PassProfile(ctx, r, dist)
+		pt, err := ssim2gpu.PassProfile(ctx, r, dist)
 		if err != nil || pt == nil {
 			return nil, err
 		}

@@ -12,6 +12,7 @@ import (
 
 	zenmetrics "github.com/zenmetrics-go/zenmetrics"
 	"github.com/zenmetrics-go/zenmetrics/gpu/webgpu"
+	_ "github.com/zenmetrics-go/zenmetrics/gpu/webgpu/all"
 	"github.com/zenmetrics-go/zenmetrics/internal/metrictest"
 )
 

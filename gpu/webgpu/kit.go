@@ -20,7 +20,8 @@ import (
 // rather than one above it because it is made of the device's internals
 // (error scopes, the pool, the held-bytes and upload accounting, mapping
 // for write) that would otherwise have to become public API; it holds no
-// metric code. /work/notes/gpukit.md has a usage example.
+// metric code. gpu/webgpu/ssim2 and gpu/webgpu/butteraugli are written on
+// it and serve as examples.
 
 // ---------------------------------------------------------------- pipelines
 
@@ -56,6 +57,20 @@ func Compile(g *GPU, ks []Kernel) error {
 		*k.Dst = p
 	}
 	return nil
+}
+
+// Sources returns the embedded WGSL files of these names (wgsl.Source), for
+// the shared code a metric puts in front of its kernels (Kernel.Prefix).
+func Sources(names ...string) ([]string, error) {
+	out := make([]string, len(names))
+	for i, n := range names {
+		src, err := wgsl.Source(n)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = src
+	}
+	return out, nil
 }
 
 // compiledMap holds what Compiled built per device (*Device → *compiled),
@@ -240,6 +255,15 @@ func (g *GPU) NoteHeld() { g.noteHeld() }
 // staging buffer rather than queue.writeBuffer (see upload.go).
 const StagingMin = stagingMin
 
+// SizeMismatch is the error for a distorted image whose size is not the
+// reference's w×h, nil when it is.
+func SizeMismatch(w, h int, dist *zenmetrics.Image) error {
+	if dist.Width != w || dist.Height != h {
+		return &zenmetrics.SizeMismatchError{RefWidth: w, RefHeight: h, DistWidth: dist.Width, DistHeight: dist.Height}
+	}
+	return nil
+}
+
 // RawBytes is the bytes of im's pixel memory the GPU reads: every row's
 // stride but the last row's width only.
 func RawBytes(im *zenmetrics.Image) int64 {
@@ -271,20 +295,28 @@ func (u *Upload) fits(b *Buffer, size int64) bool {
 // Ensure makes Raw hold at least need bytes (rounded up to 4) and records
 // need as the bytes in use.
 func (u *Upload) Ensure(g *GPU, s *Buffers, need int64) error {
-	size := (need + 3) &^ 3
-	if !u.fits(u.Raw, size) {
-		if u.Raw != nil {
-			s.Drop(u.Raw)
-			u.Raw = nil
-		}
-		b, err := g.Storage(size)
-		if err != nil {
-			return err
-		}
-		u.Raw = b
-		s.Add(b)
+	if err := u.ensureRaw(g, s, (need+3)&^3); err != nil {
+		return err
 	}
 	u.Need = need
+	return nil
+}
+
+// ensureRaw makes Raw at least size bytes (exactly, with Exact).
+func (u *Upload) ensureRaw(g *GPU, s *Buffers, size int64) error {
+	if u.fits(u.Raw, size) {
+		return nil
+	}
+	if u.Raw != nil {
+		s.Drop(u.Raw)
+		u.Raw = nil
+	}
+	b, err := g.Storage(size)
+	if err != nil {
+		return err
+	}
+	u.Raw = b
+	s.Add(b)
 	return nil
 }
 
@@ -311,17 +343,8 @@ func (u *Upload) ensureStaging(g *GPU, s *Buffers, size int64) error {
 // sharing one scratch).
 func (u *Upload) Reserve(g *GPU, s *Buffers, size int64) error {
 	size = (size + 3) &^ 3
-	if !u.fits(u.Raw, size) {
-		if u.Raw != nil {
-			s.Drop(u.Raw)
-			u.Raw = nil
-		}
-		b, err := g.Storage(size)
-		if err != nil {
-			return err
-		}
-		u.Raw = b
-		s.Add(b)
+	if err := u.ensureRaw(g, s, size); err != nil {
+		return err
 	}
 	if size >= stagingMin {
 		return u.ensureStaging(g, s, size)
@@ -439,6 +462,13 @@ func (p *StagingRing) Take(ctx context.Context, d *Device, size int64) (*Staging
 		return nil, err
 	}
 	return st, nil
+}
+
+// Made is how many slots the ring has made (at most N).
+func (p *StagingRing) Made() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.made
 }
 
 // Put gives a slot back.

@@ -91,3 +91,43 @@ func (b *Backend) CheckBudget(need int64) error {
 	return &zenmetrics.OutOfMemoryError{Backend: b.Name(), Requested: need, Free: cap,
 		Detail: fmt.Sprintf("above the VRAM budget of %d MiB (%s or SetVRAMBudget)", cap>>20, EnvVRAMBudget)}
 }
+
+// Meter measures the device memory held while it runs: Backend.MeasureMemory
+// for code that does not fit one closure (tests, benchmarks).
+type Meter struct{ m *vramMeter }
+
+// StartMeter trims d's buffer pool (so what follows allocates its own) and
+// starts sampling NVML, where there is one, every millisecond.
+func StartMeter(ctx context.Context, d *Device) (*Meter, error) {
+	m, err := startMeter(ctx, d, 0)
+	if err != nil {
+		return nil, err
+	}
+	return &Meter{m: m}, nil
+}
+
+// Finish stops the meter and returns the peak of our accounting above the
+// start and NVML's used-memory rise (-1 without NVML).
+func (m *Meter) Finish(ctx context.Context) (peak, deviceDelta int64, err error) {
+	return m.m.finish(ctx)
+}
+
+// ReferenceBytes is the device memory a prepared reference of this backend
+// holds (resident planes plus its scoring scratch), 0 for other types.
+func ReferenceBytes(r zenmetrics.Reference) int64 {
+	if s, ok := r.(interface{ Bytes() int64 }); ok {
+		return s.Bytes()
+	}
+	return 0
+}
+
+// StripInfo reports how a reference prepared with ModeStrip was cut: the
+// number of strips and whether each strip's reference state is kept on
+// the device between scores. ok is false for other references.
+func StripInfo(r zenmetrics.Reference) (n int, kept, ok bool) {
+	if s, is := r.(interface{ Strips() (int, bool) }); is {
+		n, kept = s.Strips()
+		return n, kept, true
+	}
+	return 0, false, false
+}

@@ -21,16 +21,15 @@ import (
 // level's 2×2 downsampling lines up with the full image's) and its bytes per
 // crop pixel; the planner cuts the rows.
 //
-// Per metric:
-//
-//   - Butteraugli (bfStripSpec): FIR blurs only, so the halo is the summed
-//     reach of the chain and the interior is bit-identical to the full map.
-//   - SSIMULACRA2 (ssim2StripSpec): the recursive blur's state is carried
-//     from strip to strip (strip_ssim2.go), so the interior is the full
-//     image's too and the sums differ only by summation order.
+// Each metric's package states its spec and why (gpu/webgpu/butteraugli:
+// FIR blurs only, so the halo is the summed reach of the chain and the
+// interior is bit-identical to the full map; gpu/webgpu/ssim2: the
+// recursive blur's state is carried from strip to strip, see its halo.go,
+// so the interior is the full image's too and the sums differ only by
+// summation order).
 
-// stripSpec is what a metric tells the planner.
-type stripSpec struct {
+// StripSpec is what a metric tells the planner.
+type StripSpec struct {
 	// Halo is the number of context rows on each side of a band, at full
 	// resolution; a multiple of Align.
 	Halo int
@@ -41,24 +40,24 @@ type stripSpec struct {
 	MinCrop int
 }
 
-// strip is one band: interior rows [Y0, Y1) of the image, computed from
+// Strip is one band: interior rows [Y0, Y1) of the image, computed from
 // crop rows [C0, C1).
-type strip struct {
+type Strip struct {
 	Y0, Y1 int
 	C0, C1 int
 }
 
 // Rows is the crop height.
-func (s strip) Rows() int { return s.C1 - s.C0 }
+func (s Strip) Rows() int { return s.C1 - s.C0 }
 
 // Window is the interior as crop-local rows [lo, hi).
-func (s strip) Window() (lo, hi int) { return s.Y0 - s.C0, s.Y1 - s.C0 }
+func (s Strip) Window() (lo, hi int) { return s.Y0 - s.C0, s.Y1 - s.C0 }
 
 // WindowAt is the interior at pyramid level l (rows halved l times, the
 // last strip ending at the level's ceil height), as crop-local rows of that
 // level. C0, Y0 and Y1 (unless Y1 is the image end) are multiples of 2^l
 // when Align is, so the windows of all strips tile every level exactly.
-func (s strip) WindowAt(l, imageH int) (lo, hi int) {
+func (s Strip) WindowAt(l, imageH int) (lo, hi int) {
 	c0 := s.C0 >> l
 	lo = s.Y0>>l - c0
 	if s.Y1 == imageH {
@@ -69,9 +68,9 @@ func (s strip) WindowAt(l, imageH int) (lo, hi int) {
 	return lo, hi
 }
 
-// planStrips cuts h rows into bands of about band interior rows (rounded
+// PlanStrips cuts h rows into bands of about band interior rows (rounded
 // to the alignment, then evened out so the last band is not a sliver).
-func planStrips(h, band int, spec stripSpec) ([]strip, error) {
+func PlanStrips(h, band int, spec StripSpec) ([]Strip, error) {
 	if spec.Align <= 0 || spec.Halo%spec.Align != 0 {
 		return nil, fmt.Errorf("webgpu: strip spec %+v: halo must be a multiple of the alignment", spec)
 	}
@@ -79,7 +78,7 @@ func planStrips(h, band int, spec stripSpec) ([]strip, error) {
 		return nil, fmt.Errorf("webgpu: no rows to cut")
 	}
 	if band >= h {
-		return []strip{{Y0: 0, Y1: h, C0: 0, C1: h}}, nil
+		return []Strip{{Y0: 0, Y1: h, C0: 0, C1: h}}, nil
 	}
 	band = band / spec.Align * spec.Align
 	if band < spec.Align {
@@ -88,9 +87,9 @@ func planStrips(h, band int, spec stripSpec) ([]strip, error) {
 	n := (h + band - 1) / band
 	// Even out: the same number of bands, each as short as it can be.
 	band = ((h+n-1)/n + spec.Align - 1) / spec.Align * spec.Align
-	var out []strip
+	var out []Strip
 	for y := 0; y < h; y += band {
-		s := strip{Y0: y, Y1: min(h, y+band)}
+		s := Strip{Y0: y, Y1: min(h, y+band)}
 		s.C0 = max(0, s.Y0-spec.Halo)
 		s.C1 = min(h, s.Y1+spec.Halo)
 		// A crop below the metric's minimum (a short last band) takes more
@@ -126,11 +125,11 @@ func planStrips(h, band int, spec stripSpec) ([]strip, error) {
 	return out, nil
 }
 
-// stripBand picks the interior rows per band: the largest band whose crop
+// StripBand picks the interior rows per band: the largest band whose crop
 // (band + 2·halo rows of w pixels) needs at most maxCropRows rows, the
 // tighter of the binding limit and the memory budget. ok is false when not
 // even one aligned band fits.
-func stripBand(h int, spec stripSpec, maxCropRows int64) (band int, ok bool) {
+func StripBand(h int, spec StripSpec, maxCropRows int64) (band int, ok bool) {
 	if maxCropRows >= int64(h) {
 		return h, true // one strip holds the whole image
 	}
@@ -142,8 +141,8 @@ func stripBand(h int, spec stripSpec, maxCropRows int64) (band int, ok bool) {
 	return int(b), true
 }
 
-// rowsWithin is how many rows of rowBytes fit in budget bytes (≥ 0).
-func rowsWithin(budget, rowBytes int64) int64 {
+// RowsWithin is how many rows of rowBytes fit in budget bytes (≥ 0).
+func RowsWithin(budget, rowBytes int64) int64 {
 	if rowBytes <= 0 {
 		return math.MaxInt32
 	}
@@ -153,8 +152,8 @@ func rowsWithin(budget, rowBytes int64) int64 {
 	return budget / rowBytes
 }
 
-// stripCrop is the rows [c0, c1) of im as an image sharing im's pixels.
-func stripCrop(im *zenmetrics.Image, c0, c1 int) *zenmetrics.Image {
+// StripCrop is the rows [c0, c1) of im as an image sharing im's pixels.
+func StripCrop(im *zenmetrics.Image, c0, c1 int) *zenmetrics.Image {
 	return &zenmetrics.Image{Width: im.Width, Height: c1 - c0, Format: im.Format, Stride: im.Stride,
 		Pix: im.Pix[c0*im.Stride:]}
 }

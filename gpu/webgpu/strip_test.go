@@ -7,11 +7,11 @@ import (
 // The planner tiles every row of the image with interiors, once, at every
 // pyramid level, with aligned crops that add at most the halo.
 func TestPlanStrips(t *testing.T) {
-	spec := stripSpec{Halo: 160, Align: 32, MinCrop: 256}
+	spec := StripSpec{Halo: 160, Align: 32, MinCrop: 256}
 	for _, tc := range []struct{ h, band, want int }{
 		{1000, 300, 4}, {1000, 1000, 1}, {1001, 96, 11}, {8192, 2048, 4}, {999, 33, 32},
 	} {
-		ss, err := planStrips(tc.h, tc.band, spec)
+		ss, err := PlanStrips(tc.h, tc.band, spec)
 		if err != nil {
 			t.Fatalf("h %d band %d: %v", tc.h, tc.band, err)
 		}
@@ -36,51 +36,20 @@ func TestPlanStrips(t *testing.T) {
 			}
 		}
 	}
-	if _, err := planStrips(100, 10, stripSpec{Halo: 5, Align: 2}); err == nil {
+	if _, err := PlanStrips(100, 10, StripSpec{Halo: 5, Align: 2}); err == nil {
 		t.Error("a halo that is not a multiple of the alignment was accepted")
 	}
 }
 
 func TestStripBand(t *testing.T) {
-	spec := stripSpec{Halo: 84, Align: 2, MinCrop: 16}
-	if b, ok := stripBand(1000, spec, 5000); !ok || b != 1000 {
+	spec := StripSpec{Halo: 84, Align: 2, MinCrop: 16}
+	if b, ok := StripBand(1000, spec, 5000); !ok || b != 1000 {
 		t.Errorf("everything fits: band %d %v", b, ok)
 	}
-	if b, ok := stripBand(1000, spec, 401); !ok || b != 232 {
+	if b, ok := StripBand(1000, spec, 401); !ok || b != 232 {
 		t.Errorf("401 crop rows: band %d %v, want 232", b, ok)
 	}
-	if _, ok := stripBand(1000, spec, 169); ok {
+	if _, ok := StripBand(1000, spec, 169); ok {
 		t.Error("a crop of 169 rows cannot hold 2 interior rows and two 84-row halos")
 	}
-}
-
-// The halos the two metrics derive, pinned: a change in a kernel or in the
-// tail analysis must show up here.
-func TestStripHalos(t *testing.T) {
-	if s := bfStripSpec(); s.Halo != 84 || s.Align != 2 {
-		t.Errorf("butteraugli spec %+v, want halo 84 align 2", s)
-	}
-	if s := ssim2StripSpec(); s.Halo != 192 || s.Align != 32 || s.MinCrop != 256 {
-		t.Errorf("ssim2 spec %+v, want halo 192 (6 rows × 32) align 32", s)
-	}
-}
-
-// The recursive blur's response: the FIR part ends at distance 4, the
-// float32-coefficient ring after it stays below 1.5e-7 and does not decay.
-func TestSSIM2BlurTail(t *testing.T) {
-	tail := ssim2BlurTail(200)
-	if tail[4] < 1e-3 {
-		t.Errorf("|h[4]| = %.3g: the FIR part should still be large at 4", tail[4])
-	}
-	ring := 0.0
-	for d := 5; d <= 200; d++ {
-		ring = max(ring, tail[d])
-	}
-	if ring > 1.5e-7 || ring < 1e-8 {
-		t.Errorf("ring beyond 5 rows: max %.3g, want in [1e-8, 1.5e-7]", ring)
-	}
-	if far := max(tail[195], tail[194], tail[193]); far < 1e-8 {
-		t.Errorf("ring at 195 rows %.3g: expected undamped", far)
-	}
-	t.Logf("|h[0..5]| = %.4g %.4g %.4g %.4g %.4g %.3g; ring max %.3g", tail[0], tail[1], tail[2], tail[3], tail[4], tail[5], ring)
 }

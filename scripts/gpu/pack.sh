@@ -26,9 +26,10 @@ if ! ls /tmp/amd64/*Packages* >/dev/null 2>&1; then apt-get $o update -qq; fi
 gzip -c "$dawn" > .gpu/main/libwebgpu_wrapper.so.gz
 
 export CGO_ENABLED=0 GOOS=linux GOARCH=amd64
-# LEAN=1: only the WebGPU test binary (corpus parity calls for the large
-# photo groups, which do not fit one call together with everything else).
-if [ -n "${LEAN:-}" ]; then pkgs="./gpu/webgpu"; else
+# LEAN=1: only the WebGPU test binaries (the device runtime and each
+# metric's package: corpus parity calls for the large photo groups, which
+# do not fit one call together with everything else).
+if [ -n "${LEAN:-}" ]; then pkgs="./gpu/webgpu/..."; else
   go build -trimpath -ldflags=-s -o .gpu/main/bin/ ./cmd/...
   pkgs="./gpu/... ./capability/... ./orchestrator/..."
 fi

@@ -1,4 +1,4 @@
-package webgpu
+package butteraugli
 
 import (
 	"context"
@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	zenmetrics "github.com/zenmetrics-go/zenmetrics"
+	"github.com/zenmetrics-go/zenmetrics/gpu/webgpu"
+	"github.com/zenmetrics-go/zenmetrics/gpu/webgpu/internal/gputest"
 	"github.com/zenmetrics-go/zenmetrics/imageio"
 	zmshared "github.com/zenmetrics-go/zenmetrics/internal/shared"
 )
@@ -26,7 +28,7 @@ func TestButteraugliParityCorpus(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b := NewBackendOn(device(t))
+	b := webgpu.NewBackendOn(gputest.Device(t))
 	ctx := context.Background()
 	var (
 		refPath  string

@@ -1,15 +1,13 @@
-package webgpu
+package butteraugli
 
 import (
 	"context"
 	"fmt"
 	"math"
 	"sync"
-	"unsafe"
 
 	zenmetrics "github.com/zenmetrics-go/zenmetrics"
-	"github.com/zenmetrics-go/zenmetrics/gpu/wgpu"
-	"github.com/zenmetrics-go/zenmetrics/wgsl"
+	"github.com/zenmetrics-go/zenmetrics/gpu/webgpu"
 )
 
 // Butteraugli on WebGPU, mirroring the CPU reference cpu/butteraugli stage
@@ -86,138 +84,117 @@ type bfParams struct {
 
 const bfParamBytes = 64
 
-func (p *bfParams) bytes() []byte {
-	return unsafe.Slice((*byte)(unsafe.Pointer(p)), bfParamBytes)
-}
+func (p *bfParams) bytes() []byte { return webgpu.Bytes(p) }
 
 // bfKernels are the compiled pipelines.
 type bfKernels struct {
-	unpack, subsample, opsin          *Pipeline
-	rowsLF, rowsHF, rowsUHF, rowsMask *Pipeline
-	colLF, colMF, colUHF, colMask     *Pipeline
-	maskPre, erode                    *Pipeline
-	maltaX, maltaY, dc, combine       *Pipeline
-	reduceMap, reducePartials         *Pipeline
+	unpack, subsample, opsin          *webgpu.Pipeline
+	rowsLF, rowsHF, rowsUHF, rowsMask *webgpu.Pipeline
+	colLF, colMF, colUHF, colMask     *webgpu.Pipeline
+	maskPre, erode                    *webgpu.Pipeline
+	maltaX, maltaY, dc, combine       *webgpu.Pipeline
+	reduceMap, reducePartials         *webgpu.Pipeline
 }
 
-func compileButteraugli(g *GPU) (*bfKernels, error) {
-	common, err := wgsl.Source("butteraugli_common")
+// kernels returns the device's Butteraugli kernels, compiling them the
+// first time (device thread).
+func kernels(g *webgpu.GPU) (*bfKernels, error) {
+	return webgpu.Compiled(g, "butteraugli", compileButteraugli)
+}
+
+func compileButteraugli(g *webgpu.GPU) (*bfKernels, error) {
+	shared, err := webgpu.Sources("butteraugli_common", "butteraugli_fir", "butteraugli_malta")
 	if err != nil {
 		return nil, err
 	}
-	fir, err := wgsl.Source("butteraugli_fir")
-	if err != nil {
-		return nil, err
-	}
-	malta, err := wgsl.Source("butteraugli_malta")
-	if err != nil {
-		return nil, err
-	}
+	common, fir, malta := shared[0], shared[1], shared[2]
 	var k bfKernels
-	build := func(file, entry string, extra string, c Constants) (*Pipeline, error) {
-		src, err := wgsl.Source(file)
-		if err != nil {
-			return nil, err
-		}
-		m, err := g.Module(file, bfPrelude+common+extra+src)
-		if err != nil {
-			return nil, err
-		}
-		return g.Pipeline(m, entry, c)
-	}
-	rowC := func(k bfKernel) Constants {
-		return Constants{"OFF": float64(k.off), "TX": bfRowTX, "TY": bfRowTY,
+	rowC := func(k bfKernel) webgpu.Constants {
+		return webgpu.Constants{"OFF": float64(k.off), "TX": bfRowTX, "TY": bfRowTY,
 			"TILE_N": float64(bfRowTY * (bfRowTX + 2*k.off))}
 	}
-	colC := func(k bfKernel, planes int) Constants {
-		return Constants{"OFF": float64(k.off), "TX": bfColTX, "TY": bfColTY,
+	colC := func(k bfKernel, planes int) webgpu.Constants {
+		return webgpu.Constants{"OFF": float64(k.off), "TX": bfColTX, "TY": bfColTY,
 			"TILE_N": float64(planes * bfColTX * (bfColTY + 2*k.off))}
 	}
-	for _, s := range []struct {
-		file, entry, extra string
-		c                  Constants
-		dst                **Pipeline
-	}{
-		{"butteraugli_unpack", "unpack", "", nil, &k.unpack},
-		{"butteraugli_subsample", "subsample", "", nil, &k.subsample},
-		{"butteraugli_opsin", "opsin", "", nil, &k.opsin},
-		{"butteraugli_rows", "rows", fir, rowC(bfKernLF), &k.rowsLF},
-		{"butteraugli_rows", "rows", fir, rowC(bfKernHF), &k.rowsHF},
-		{"butteraugli_rows", "rows", fir, rowC(bfKernUHF), &k.rowsUHF},
-		{"butteraugli_rows", "rows", fir, rowC(bfKernMask), &k.rowsMask},
-		{"butteraugli_col_lf", "cols", fir, colC(bfKernLF, 3), &k.colLF},
-		{"butteraugli_col_mf", "cols", fir, colC(bfKernHF, 3), &k.colMF},
-		{"butteraugli_col_uhf", "cols", fir, colC(bfKernUHF, 2), &k.colUHF},
-		{"butteraugli_col_plain", "cols", fir, colC(bfKernMask, 1), &k.colMask},
-		{"butteraugli_mask", "mask_pre", "", nil, &k.maskPre},
-		{"butteraugli_erode", "erode", "", nil, &k.erode},
-		{"butteraugli_malta_x", "malta", malta, nil, &k.maltaX},
-		{"butteraugli_malta_y", "malta", malta, nil, &k.maltaY},
-		{"butteraugli_dc", "dc_terms", "", nil, &k.dc},
-		{"butteraugli_combine", "combine", "", nil, &k.combine},
-		{"butteraugli_reduce", "reduce_map", "", nil, &k.reduceMap},
-		{"butteraugli_reduce", "reduce_partials", "", nil, &k.reducePartials},
-	} {
-		p, err := build(s.file, s.entry, s.extra, s.c)
-		if err != nil {
-			return nil, err
-		}
-		*s.dst = p
+	// Every kernel reads the derived constants and the common helpers; the
+	// blurs the FIR helpers, the Malta kernels theirs.
+	base := bfPrelude + common
+	if err := webgpu.Compile(g, []webgpu.Kernel{
+		{File: "butteraugli_unpack", Entry: "unpack", Prefix: base, Dst: &k.unpack},
+		{File: "butteraugli_subsample", Entry: "subsample", Prefix: base, Dst: &k.subsample},
+		{File: "butteraugli_opsin", Entry: "opsin", Prefix: base, Dst: &k.opsin},
+		{File: "butteraugli_rows", Entry: "rows", Prefix: base + fir, Constants: rowC(bfKernLF), Dst: &k.rowsLF},
+		{File: "butteraugli_rows", Entry: "rows", Prefix: base + fir, Constants: rowC(bfKernHF), Dst: &k.rowsHF},
+		{File: "butteraugli_rows", Entry: "rows", Prefix: base + fir, Constants: rowC(bfKernUHF), Dst: &k.rowsUHF},
+		{File: "butteraugli_rows", Entry: "rows", Prefix: base + fir, Constants: rowC(bfKernMask), Dst: &k.rowsMask},
+		{File: "butteraugli_col_lf", Entry: "cols", Prefix: base + fir, Constants: colC(bfKernLF, 3), Dst: &k.colLF},
+		{File: "butteraugli_col_mf", Entry: "cols", Prefix: base + fir, Constants: colC(bfKernHF, 3), Dst: &k.colMF},
+		{File: "butteraugli_col_uhf", Entry: "cols", Prefix: base + fir, Constants: colC(bfKernUHF, 2), Dst: &k.colUHF},
+		{File: "butteraugli_col_plain", Entry: "cols", Prefix: base + fir, Constants: colC(bfKernMask, 1), Dst: &k.colMask},
+		{File: "butteraugli_mask", Entry: "mask_pre", Prefix: base, Dst: &k.maskPre},
+		{File: "butteraugli_erode", Entry: "erode", Prefix: base, Dst: &k.erode},
+		{File: "butteraugli_malta_x", Entry: "malta", Prefix: base + malta, Dst: &k.maltaX},
+		{File: "butteraugli_malta_y", Entry: "malta", Prefix: base + malta, Dst: &k.maltaY},
+		{File: "butteraugli_dc", Entry: "dc_terms", Prefix: base, Dst: &k.dc},
+		{File: "butteraugli_combine", Entry: "combine", Prefix: base, Dst: &k.combine},
+		{File: "butteraugli_reduce", Entry: "reduce_map", Prefix: base, Dst: &k.reduceMap},
+		{File: "butteraugli_reduce", Entry: "reduce_partials", Prefix: base, Dst: &k.reducePartials},
+	}); err != nil {
+		return nil, err
 	}
 	return &k, nil
 }
 
 // bfSet is the frequency decomposition of one image at one level.
 type bfSet struct {
-	lf, mf   [3]*Buffer
-	hf, uhf  [2]*Buffer
-	act      *Buffer
-	mac, mdc *Buffer // reference only
+	lf, mf   [3]*webgpu.Buffer
+	hf, uhf  [2]*webgpu.Buffer
+	act      *webgpu.Buffer
+	mac, mdc *webgpu.Buffer // reference only
 }
 
 // bfLevel is one resolution level of a prepared reference.
 type bfLevel struct {
 	w, h    int
-	params  *Buffer    // uniform: size and intensity
-	combine [2]*Buffer // uniform: combine modes of background 0 and 1
-	lin     [3]*Buffer // scratch: linear RGB, then blur temporaries, then AC terms
-	res2    *Buffer    // scratch: B residual, then the DC terms
-	dist    bfSet      // scratch: the distorted image's decomposition
-	dm      *Buffer    // this level's distance map
-	refs    []bfSet    // resident: the reference's decomposition per background
+	params  *webgpu.Buffer    // uniform: size and intensity
+	combine [2]*webgpu.Buffer // uniform: combine modes of background 0 and 1
+	lin     [3]*webgpu.Buffer // scratch: linear RGB, then blur temporaries, then AC terms
+	res2    *webgpu.Buffer    // scratch: B residual, then the DC terms
+	dist    bfSet             // scratch: the distorted image's decomposition
+	dm      *webgpu.Buffer    // this level's distance map
+	refs    []bfSet           // resident: the reference's decomposition per background
 }
 
 // butteraugliRef is a prepared Butteraugli reference on a WebGPU device.
 type butteraugliRef struct {
-	dev       *Device
+	dev       *webgpu.Device
 	k         *bfKernels
 	w, h      int
 	intensity float32
 	pnorm     float64
 	distMap   bool
 
-	levels  []*bfLevel // full, then half resolution (when ≥ 8 px)
-	kern    [5]*Buffer // uniform: opsin, LF, HF, UHF, mask kernels
-	subP    *Buffer    // uniform: subsample parameters
-	unpackP [2]*Buffer // uniform: unpack parameters per background (rewritten per layout)
-	reduceP [2]*Buffer // uniform: reduce_map, reduce_partials
-	luts    [3]*Buffer // by bytes per sample
-	raw     *Buffer
-	staging *Buffer // mappable upload buffer (large images)
-	partial *Buffer
-	result  *Buffer
+	levels  []*bfLevel        // full, then half resolution (when ≥ 8 px)
+	kern    [5]*webgpu.Buffer // uniform: opsin, LF, HF, UHF, mask kernels
+	subP    *webgpu.Buffer    // uniform: subsample parameters
+	unpackP [2]*webgpu.Buffer // uniform: unpack parameters per background (rewritten per layout)
+	reduceP [2]*webgpu.Buffer // uniform: reduce_map, reduce_partials
+	luts    [3]*webgpu.Buffer // by bytes per sample
+	up      webgpu.Upload     // raw sample words (and the staging buffer of large images)
+	partial *webgpu.Buffer
+	result  *webgpu.Buffer
 	groups  uint32
 
 	shared  bool // scratch is taken from the pool per score (kept strips)
 	timed   bool // record a GPU timestamp around each score (benchmarks)
 	perPass bool // with timed: one timestamp pair per dispatch (profiling)
-	passes  []PassTime
+	passes  []webgpu.PassTime
 	lastGPU float64 // GPU time of the last timed score, ns (0: unknown)
 
 	mu       sync.Mutex
 	released bool
-	owned    []*Buffer
-	bytes    int64
+	own      webgpu.Buffers
 }
 
 // bfCheckOptions validates opt as the CPU reference does and returns the
@@ -274,7 +251,7 @@ func EstimateButteraugli(w, h int) int64 {
 
 // butteraugliFits reports whether every buffer of a w×h comparison fits
 // the device's binding and buffer limits (worst-case raw size).
-func butteraugliFits(dev *Device, w, h int, rawBytes int64) error {
+func butteraugliFits(dev *webgpu.Device, w, h int, rawBytes int64) error {
 	lim := dev.Limits()
 	plane := int64(w) * int64(h) * 4
 	for _, n := range []int64{plane, rawBytes} {
@@ -286,13 +263,11 @@ func butteraugliFits(dev *Device, w, h int, rawBytes int64) error {
 	return nil
 }
 
-func bfRawBytes(im *zenmetrics.Image) int64 {
-	return int64(im.Stride)*int64(im.Height-1) + int64(im.Width*im.Format.BytesPerPixel())
-}
+func bfRawBytes(im *zenmetrics.Image) int64 { return webgpu.RawBytes(im) }
 
 // prepareButteraugli does the reference half of Butteraugli on dev: the
 // reference's decomposition stays resident until Release.
-func prepareButteraugli(ctx context.Context, dev *Device, ref *zenmetrics.Image, opt zenmetrics.Options) (r *butteraugliRef, err error) {
+func prepareButteraugli(ctx context.Context, dev *webgpu.Device, ref *zenmetrics.Image, opt zenmetrics.Options) (r *butteraugliRef, err error) {
 	defer zenmetrics.Recover(&err)
 	it, err := bfCheckOptions(opt)
 	if err != nil {
@@ -304,7 +279,7 @@ func prepareButteraugli(ctx context.Context, dev *Device, ref *zenmetrics.Image,
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	r = &butteraugliRef{dev: dev, w: ref.Width, h: ref.Height, intensity: float32(it),
+	r = &butteraugliRef{dev: dev, up: webgpu.Upload{Exact: true}, w: ref.Width, h: ref.Height, intensity: float32(it),
 		pnorm: opt.PNorm, distMap: opt.DistMap}
 	sizes := bfLevels(r.w, r.h)
 	if len(sizes) == 0 {
@@ -317,8 +292,8 @@ func prepareButteraugli(ctx context.Context, dev *Device, ref *zenmetrics.Image,
 	if ref.Format.HasAlpha() {
 		variants = 2
 	}
-	err = dev.Do(ctx, func(g *GPU) error {
-		k, err := compileButteraugli(g)
+	err = dev.Do(ctx, func(g *webgpu.GPU) error {
+		k, err := kernels(g)
 		if err != nil {
 			return err
 		}
@@ -337,7 +312,7 @@ func prepareButteraugli(ctx context.Context, dev *Device, ref *zenmetrics.Image,
 				lv := r.levels[li]
 				set := lv.refs[v]
 				r.encodeDecompose(e, lv, set)
-				gx, gy := Groups(lv.w, 16), Groups(lv.h, 16)
+				gx, gy := webgpu.Groups(lv.w, 16), webgpu.Groups(lv.h, 16)
 				r.mark(e, "erode")
 				e.Dispatch(k.erode, gx, gy, 1, lv.params, set.act, set.mac, set.mdc)
 			}
@@ -345,7 +320,7 @@ func prepareButteraugli(ctx context.Context, dev *Device, ref *zenmetrics.Image,
 		if err := e.Submit(); err != nil {
 			return err
 		}
-		g.noteHeld()
+		g.NoteHeld()
 		return g.WaitIdle()
 	})
 	if err != nil {
@@ -357,34 +332,15 @@ func prepareButteraugli(ctx context.Context, dev *Device, ref *zenmetrics.Image,
 
 // allocate takes every buffer from the device pool; on error the caller
 // frees what was taken.
-func (r *butteraugliRef) allocate(g *GPU, sizes [][2]int, variants int) error {
-	var firstErr error
-	get := func(size int64, uniform bool) *Buffer {
-		if firstErr != nil {
-			return nil
-		}
-		var b *Buffer
-		var err error
+func (r *butteraugliRef) allocate(g *webgpu.GPU, sizes [][2]int, variants int) error {
+	t := &r.own
+	get := func(size int64, uniform bool) *webgpu.Buffer {
 		if uniform {
-			b, err = g.Uniform(size)
-		} else {
-			b, err = g.Storage(size)
+			return t.Uniform(g, size)
 		}
-		if err != nil {
-			firstErr = err
-			return nil
-		}
-		r.owned = append(r.owned, b)
-		r.bytes += b.Size()
-		return b
+		return t.Storage(g, size)
 	}
-	uniform := func(p *bfParams) *Buffer {
-		b := get(bfParamBytes, true)
-		if b != nil {
-			g.Write(b, 0, p.bytes())
-		}
-		return b
-	}
+	uniform := func(p *bfParams) *webgpu.Buffer { return webgpu.UniformOf(g, t, p) }
 	for i, kn := range []bfKernel{bfKernOpsin, bfKernLF, bfKernHF, bfKernUHF, bfKernMask} {
 		r.kern[i] = get(bfKernelBytes, true)
 		if r.kern[i] != nil {
@@ -407,9 +363,9 @@ func (r *butteraugliRef) allocate(g *GPU, sizes [][2]int, variants int) error {
 			}
 			lv.combine[v] = uniform(&c)
 		}
-		plane := func() *Buffer { return get(n, false) }
-		planes3 := func() [3]*Buffer { return [3]*Buffer{plane(), plane(), plane()} }
-		planes2 := func() [2]*Buffer { return [2]*Buffer{plane(), plane()} }
+		plane := func() *webgpu.Buffer { return get(n, false) }
+		planes3 := func() [3]*webgpu.Buffer { return [3]*webgpu.Buffer{plane(), plane(), plane()} }
+		planes2 := func() [2]*webgpu.Buffer { return [2]*webgpu.Buffer{plane(), plane()} }
 		for v := 0; v < variants; v++ {
 			lv.refs = append(lv.refs, bfSet{lf: planes3(), mf: planes3(), hf: planes2(), uhf: planes2(),
 				act: plane(), mac: plane(), mdc: plane()})
@@ -425,8 +381,8 @@ func (r *butteraugliRef) allocate(g *GPU, sizes [][2]int, variants int) error {
 	r.result = get(32, false)
 	r.unpackP[0] = get(bfParamBytes, true)
 	r.unpackP[1] = get(bfParamBytes, true)
-	if firstErr != nil {
-		return firstErr
+	if t.Err != nil {
+		return t.Err
 	}
 	r.setWindow(g, 0, r.h)
 	return r.allocScratch(g)
@@ -434,7 +390,7 @@ func (r *butteraugliRef) allocate(g *GPU, sizes [][2]int, variants int) error {
 
 // setWindow points the reduction at map rows [lo, hi) (a strip's
 // interior; the whole map otherwise).
-func (r *butteraugliRef) setWindow(g *GPU, lo, hi int) {
+func (r *butteraugliRef) setWindow(g *webgpu.GPU, lo, hi int) {
 	n := uint32((hi - lo) * r.w)
 	r.groups = (n + 256*bfReducePer - 1) / (256 * bfReducePer)
 	p0 := bfParams{Stride: uint32(lo * r.w), SrcWidth: bfReducePer, SrcHeight: n, PNorm: float32(r.pnorm)}
@@ -448,26 +404,16 @@ func (r *butteraugliRef) setWindow(g *GPU, lo, hi int) {
 // from the pool. Strips of equal height share them: a kept strip drops
 // them after each use (dropScratch) and the next strip gets the same
 // buffers back.
-func (r *butteraugliRef) allocScratch(g *GPU) error {
-	var firstErr error
-	get := func(size int64) *Buffer {
-		if firstErr != nil {
-			return nil
-		}
-		b, err := g.Storage(size)
-		if err != nil {
-			firstErr = err
-			return nil
-		}
-		r.owned = append(r.owned, b)
-		r.bytes += b.Size()
-		return b
-	}
+func (r *butteraugliRef) allocScratch(g *webgpu.GPU) error {
+	// A shared strip's earlier failed take must not fail this one.
+	t := &r.own
+	t.Err = nil
+	get := func(size int64) *webgpu.Buffer { return t.Storage(g, size) }
 	for _, lv := range r.levels {
 		n := 4 * int64(lv.w) * int64(lv.h)
-		plane := func() *Buffer { return get(n) }
-		planes3 := func() [3]*Buffer { return [3]*Buffer{plane(), plane(), plane()} }
-		planes2 := func() [2]*Buffer { return [2]*Buffer{plane(), plane()} }
+		plane := func() *webgpu.Buffer { return get(n) }
+		planes3 := func() [3]*webgpu.Buffer { return [3]*webgpu.Buffer{plane(), plane(), plane()} }
+		planes2 := func() [2]*webgpu.Buffer { return [2]*webgpu.Buffer{plane(), plane()} }
 		lv.lin = planes3()
 		lv.res2 = plane()
 		lv.dist = bfSet{lf: planes3(), mf: planes3(), hf: planes2(), uhf: planes2(), act: plane()}
@@ -475,13 +421,13 @@ func (r *butteraugliRef) allocScratch(g *GPU) error {
 	}
 	groups := (int64(r.w)*int64(r.h) + 256*bfReducePer - 1) / (256 * bfReducePer)
 	r.partial = get(32 * groups)
-	return firstErr
+	return t.Err
 }
 
 // dropScratch gives the per-score buffers (and the upload buffers) back to
 // the pool (device thread only).
 func (r *butteraugliRef) dropScratch() {
-	var bufs []*Buffer
+	var bufs []*webgpu.Buffer
 	for _, lv := range r.levels {
 		bufs = append(bufs, lv.lin[:]...)
 		bufs = append(bufs, lv.res2, lv.dm, lv.dist.act)
@@ -489,20 +435,21 @@ func (r *butteraugliRef) dropScratch() {
 		bufs = append(bufs, lv.dist.mf[:]...)
 		bufs = append(bufs, lv.dist.hf[:]...)
 		bufs = append(bufs, lv.dist.uhf[:]...)
-		lv.lin, lv.res2, lv.dm, lv.dist = [3]*Buffer{}, nil, nil, bfSet{}
+		lv.lin, lv.res2, lv.dm, lv.dist = [3]*webgpu.Buffer{}, nil, nil, bfSet{}
 	}
-	bufs = append(bufs, r.partial, r.raw, r.staging)
-	r.partial, r.raw, r.staging = nil, nil, nil
+	bufs = append(bufs, r.partial)
+	r.partial = nil
 	for _, b := range bufs {
 		if b != nil {
-			r.drop(b)
+			r.own.Drop(b)
 		}
 	}
+	r.up.Drop(&r.own)
 }
 
 // lut returns the decoding table for bytes-per-sample bps, uploading it the
 // first time.
-func (r *butteraugliRef) lut(g *GPU, bps int) (*Buffer, error) {
+func (r *butteraugliRef) lut(g *webgpu.GPU, bps int) (*webgpu.Buffer, error) {
 	if b := r.luts[bps]; b != nil {
 		return b, nil
 	}
@@ -511,73 +458,28 @@ func (r *butteraugliRef) lut(g *GPU, bps int) (*Buffer, error) {
 	if err != nil {
 		return nil, err
 	}
-	WriteSlice(g, b, 0, t)
-	r.owned = append(r.owned, b)
-	r.bytes += b.Size()
+	webgpu.WriteSlice(g, b, 0, t)
+	r.own.Add(b)
 	r.luts[bps] = b
 	return b, nil
 }
 
-// upload makes r.raw hold im's raw sample bytes, (re)acquiring it when the
-// size changes, and makes sure the decoding table for its depth exists.
-// Large images go through a persistent mappable staging buffer, filled in
-// place by several goroutines and copied on the GPU at the start of e
-// (queue writeBuffer stages through fresh memory and was 3-4× slower on
-// NVIDIA); small ones through the queue.
-func (r *butteraugliRef) upload(g *GPU, e *Encoder, im *zenmetrics.Image) error {
+// upload makes r.up.Raw hold im's raw sample bytes (webgpu.Upload: large
+// images through a persistent mappable staging buffer filled in place by
+// several goroutines and copied on the GPU at the start of e; queue
+// writeBuffer stages through fresh memory and was 3-4× slower on NVIDIA),
+// and makes sure the decoding table for its depth exists.
+func (r *butteraugliRef) upload(g *webgpu.GPU, e *webgpu.Encoder, im *zenmetrics.Image) error {
 	if _, err := r.lut(g, im.Format.BytesPerSample()); err != nil {
 		return err
 	}
-	need := bfRawBytes(im)
-	size := (need + 3) &^ 3
-	if r.raw == nil || r.raw.Size() != size {
-		if r.raw != nil {
-			r.drop(r.raw)
-			r.raw = nil
-		}
-		b, err := g.Storage(size)
-		if err != nil {
-			return err
-		}
-		r.raw = b
-		r.owned = append(r.owned, b)
-		r.bytes += b.Size()
-	}
-	if e == nil || need < stagingMin {
-		writeRaw(g, r.raw, im.Pix, need)
-		return nil
-	}
-	if r.staging == nil || r.staging.Size() != size {
-		if r.staging != nil {
-			r.drop(r.staging)
-			r.staging = nil
-		}
-		b, err := g.Acquire(size, wgpu.BufferUsageMapWrite|wgpu.BufferUsageCopySrc)
-		if err != nil {
-			return err
-		}
-		r.staging = b
-		r.owned = append(r.owned, b)
-		r.bytes += b.Size()
-	}
-	return fillStaging(g, e, r.staging, r.raw, im.Pix, need, size)
-}
-
-func (r *butteraugliRef) drop(b *Buffer) {
-	for i, o := range r.owned {
-		if o == b {
-			r.owned = append(r.owned[:i], r.owned[i+1:]...)
-			r.bytes -= b.Size()
-			break
-		}
-	}
-	b.Release()
+	return r.up.Put(g, e, &r.own, im)
 }
 
 // encodeUnpack records the conversion of the uploaded image (composited
 // onto background v when it has alpha) into the full level's linear planes
 // and, when there is one, the half level's.
-func (r *butteraugliRef) encodeUnpack(g *GPU, e *Encoder, im *zenmetrics.Image, v int) {
+func (r *butteraugliRef) encodeUnpack(g *webgpu.GPU, e *webgpu.Encoder, im *zenmetrics.Image, v int) {
 	{
 		p := bfParams{Width: uint32(r.w), Height: uint32(r.h), Stride: uint32(im.Stride),
 			Channels: uint32(im.Format.Channels()), BPS: uint32(im.Format.BytesPerSample()), Bg: float32(v)}
@@ -591,27 +493,27 @@ func (r *butteraugliRef) encodeUnpack(g *GPU, e *Encoder, im *zenmetrics.Image, 
 	full := r.levels[0]
 	lut := r.luts[im.Format.BytesPerSample()]
 	r.mark(e, "unpack")
-	e.Dispatch(r.k.unpack, Groups(r.w, 16), Groups(r.h, 16), 1, r.unpackP[v], lut, r.raw,
+	e.Dispatch(r.k.unpack, webgpu.Groups(r.w, 16), webgpu.Groups(r.h, 16), 1, r.unpackP[v], lut, r.up.Raw,
 		full.lin[0], full.lin[1], full.lin[2])
 	if len(r.levels) > 1 {
 		sub := r.levels[1]
 		r.mark(e, "subsample")
-		e.Dispatch(r.k.subsample, Groups(sub.w, 16), Groups(sub.h, 16), 1, r.subP,
+		e.Dispatch(r.k.subsample, webgpu.Groups(sub.w, 16), webgpu.Groups(sub.h, 16), 1, r.subP,
 			full.lin[0], full.lin[1], full.lin[2], sub.lin[0], sub.lin[1], sub.lin[2])
 	}
 }
 
 // encodeDecompose records the decomposition of the image in lv.lin into
 // set (its UHF planes double as the X and Y working planes).
-func (r *butteraugliRef) encodeDecompose(e *Encoder, lv *bfLevel, set bfSet) {
+func (r *butteraugliRef) encodeDecompose(e *webgpu.Encoder, lv *bfLevel, set bfSet) {
 	k := r.k
 	w, h := lv.w, lv.h
-	x := [3]*Buffer{set.uhf[0], set.uhf[1], lv.res2}
+	x := [3]*webgpu.Buffer{set.uhf[0], set.uhf[1], lv.res2}
 	t := lv.lin
 	r.mark(e, "opsin")
-	e.Dispatch(k.opsin, Groups(w, 16), Groups(h, 16), 1, lv.params, r.kern[0], t[0], t[1], t[2], x[0], x[1], x[2])
-	rx, ry := Groups(w, bfRowTX), Groups(h, bfRowTY)
-	cx, cy := Groups(w, bfColTX), Groups(h, bfColTY)
+	e.Dispatch(k.opsin, webgpu.Groups(w, 16), webgpu.Groups(h, 16), 1, lv.params, r.kern[0], t[0], t[1], t[2], x[0], x[1], x[2])
+	rx, ry := webgpu.Groups(w, bfRowTX), webgpu.Groups(h, bfRowTY)
+	cx, cy := webgpu.Groups(w, bfColTX), webgpu.Groups(h, bfColTY)
 	for c := 0; c < 3; c++ {
 		r.mark(e, "rowsLF")
 		e.Dispatch(k.rowsLF, rx, ry, 1, lv.params, r.kern[1], x[c], t[c])
@@ -633,7 +535,7 @@ func (r *butteraugliRef) encodeDecompose(e *Encoder, lv *bfLevel, set bfSet) {
 	r.mark(e, "colUHF")
 	e.Dispatch(k.colUHF, cx, cy, 1, lv.params, r.kern[3], t[0], t[1], x[0], x[1], set.hf[0], set.hf[1])
 	r.mark(e, "maskPre")
-	e.Dispatch(k.maskPre, Groups(w, 16), Groups(h, 16), 1, lv.params, set.hf[0], set.hf[1], set.uhf[0], set.uhf[1], t[2])
+	e.Dispatch(k.maskPre, webgpu.Groups(w, 16), webgpu.Groups(h, 16), 1, lv.params, set.hf[0], set.hf[1], set.uhf[0], set.uhf[1], t[2])
 	r.mark(e, "rowsMask")
 	e.Dispatch(k.rowsMask, rx, ry, 1, lv.params, r.kern[4], t[2], t[0])
 	r.mark(e, "colMask")
@@ -642,11 +544,11 @@ func (r *butteraugliRef) encodeDecompose(e *Encoder, lv *bfLevel, set bfSet) {
 
 // encodeDiff records the distance map of lv.dist against reference
 // background v into lv.dm (combine block cv).
-func (r *butteraugliRef) encodeDiff(e *Encoder, lv *bfLevel, ref bfSet, cv int, sub *Buffer) {
+func (r *butteraugliRef) encodeDiff(e *webgpu.Encoder, lv *bfLevel, ref bfSet, cv int, sub *webgpu.Buffer) {
 	k := r.k
 	d := lv.dist
 	t := lv.lin
-	gx, gy := Groups(lv.w, 16), Groups(lv.h, 16)
+	gx, gy := webgpu.Groups(lv.w, 16), webgpu.Groups(lv.h, 16)
 	r.mark(e, "maltaX")
 	e.Dispatch(k.maltaX, gx, gy, 1, lv.params, ref.uhf[0], d.uhf[0], ref.hf[0], d.hf[0], ref.mf[0], d.mf[0],
 		ref.mf[2], d.mf[2], t[0], t[1])
@@ -663,7 +565,7 @@ func (r *butteraugliRef) encodeDiff(e *Encoder, lv *bfLevel, ref bfSet, cv int, 
 }
 
 // mark starts a new timed pass per dispatch when profiling.
-func (r *butteraugliRef) mark(e *Encoder, label string) {
+func (r *butteraugliRef) mark(e *webgpu.Encoder, label string) {
 	if r.timed && r.perPass {
 		e.TimedPass(label)
 	}
@@ -745,8 +647,8 @@ func (r *butteraugliRef) scoreWindow(ctx context.Context, dist *zenmetrics.Image
 	if r.released {
 		return bfSums{}, zenmetrics.ErrReleased
 	}
-	if dist.Width != r.w || dist.Height != r.h {
-		return bfSums{}, &zenmetrics.SizeMismatchError{RefWidth: r.w, RefHeight: r.h, DistWidth: dist.Width, DistHeight: dist.Height}
+	if err := webgpu.SizeMismatch(r.w, r.h, dist); err != nil {
+		return bfSums{}, err
 	}
 	if err := ctx.Err(); err != nil {
 		return bfSums{}, err
@@ -770,8 +672,8 @@ func (r *butteraugliRef) scoreWindow(ctx context.Context, dist *zenmetrics.Image
 	if r.distMap {
 		dm = make([]float32, n)
 	}
-	err := r.dev.Do(ctx, func(g *GPU) error {
-		defer g.noteHeld()
+	err := r.dev.Do(ctx, func(g *webgpu.GPU) error {
+		defer g.NoteHeld()
 		if r.shared {
 			if err := r.allocScratch(g); err != nil {
 				r.dropScratch()
@@ -794,7 +696,7 @@ func (r *butteraugliRef) scoreWindow(ctx context.Context, dist *zenmetrics.Image
 			e.Discard()
 			return err
 		}
-		var rdm *Readback
+		var rdm *webgpu.Readback
 		if dm != nil {
 			if rdm, err = e.ReadBack(r.levels[0].dm, 4*int64(lo)*int64(r.w), int64(4*len(dm))); err != nil {
 				e.Discard()
@@ -804,7 +706,7 @@ func (r *butteraugliRef) scoreWindow(ctx context.Context, dist *zenmetrics.Image
 		if err := e.Submit(); err != nil {
 			return err
 		}
-		if err := ReadSlice(rb, sums[:]); err != nil {
+		if err := webgpu.ReadSlice(rb, sums[:]); err != nil {
 			return err
 		}
 		if r.timed {
@@ -815,7 +717,7 @@ func (r *butteraugliRef) scoreWindow(ctx context.Context, dist *zenmetrics.Image
 			}
 		}
 		if rdm != nil {
-			return ReadSlice(rdm, dm)
+			return webgpu.ReadSlice(rdm, dm)
 		}
 		return nil
 	})
@@ -832,14 +734,14 @@ func (r *butteraugliRef) scoreWindow(ctx context.Context, dist *zenmetrics.Image
 // encodeScore records everything one distorted image needs after its
 // upload: per background the unpack, both levels' decomposition and
 // distance maps, then the reduction into r.result.
-func (r *butteraugliRef) encodeScore(g *GPU, e *Encoder, dist *zenmetrics.Image) {
+func (r *butteraugliRef) encodeScore(g *webgpu.GPU, e *webgpu.Encoder, dist *zenmetrics.Image) {
 	variants := len(r.levels[0].refs)
 	if dist.Format.HasAlpha() {
 		variants = 2
 	}
 	for v := 0; v < variants; v++ {
 		r.encodeUnpack(g, e, dist, v)
-		var sub *Buffer
+		var sub *webgpu.Buffer
 		for li := len(r.levels) - 1; li >= 0; li-- {
 			lv := r.levels[li]
 			r.encodeDecompose(e, lv, lv.dist)
@@ -884,20 +786,7 @@ func (r *butteraugliRef) Release() {
 	r.free()
 }
 
-func (r *butteraugliRef) free() {
-	owned := r.owned
-	r.owned = nil
-	if len(owned) == 0 {
-		return
-	}
-	_ = r.dev.Do(context.Background(), func(g *GPU) error {
-		for _, b := range owned {
-			b.Release()
-		}
-		g.noteHeld()
-		return nil
-	})
-}
+func (r *butteraugliRef) free() { r.dev.Free(r.own.Take()) }
 
 // Bytes is the device memory the reference holds.
-func (r *butteraugliRef) Bytes() int64 { return r.bytes }
+func (r *butteraugliRef) Bytes() int64 { return r.own.Bytes }

@@ -1,4 +1,4 @@
-package webgpu
+package ssim2
 
 import (
 	"context"
@@ -10,15 +10,17 @@ import (
 
 	zenmetrics "github.com/zenmetrics-go/zenmetrics"
 	"github.com/zenmetrics-go/zenmetrics/cpu/ssim2"
+	"github.com/zenmetrics-go/zenmetrics/gpu/webgpu"
+	"github.com/zenmetrics-go/zenmetrics/gpu/webgpu/internal/gputest"
 	"github.com/zenmetrics-go/zenmetrics/internal/metrictest"
 )
 
 // ssim2StripScore scores in strips of the given band height with the
 // reference strategy forced, and returns the score and the strip count.
-func ssim2StripScore(t *testing.T, b *Backend, ref, dist *zenmetrics.Image, band int, keep bool) (float64, int) {
+func ssim2StripScore(t *testing.T, b *webgpu.Backend, ref, dist *zenmetrics.Image, band int, keep bool) (float64, int) {
 	t.Helper()
-	b.ssim2Keep = &keep
-	defer func() { b.ssim2Keep = nil }()
+	forceKeep = &keep
+	defer func() { forceKeep = nil }()
 	r, err := b.Prepare(context.Background(), zenmetrics.SSIMULACRA2, ref,
 		zenmetrics.Options{Mode: zenmetrics.ModeStrip, StripHeight: band})
 	if err != nil {
@@ -48,7 +50,7 @@ func ssim2StripScore(t *testing.T, b *Backend, ref, dist *zenmetrics.Image, band
 // odd heights (partial rows at the coarse scales), alpha (two backgrounds)
 // and 16-bit gray.
 func TestSSIM2StripsMatchFull(t *testing.T) {
-	b := NewBackendOn(device(t))
+	b := webgpu.NewBackendOn(gputest.Device(t))
 	maxd := 0.0
 	for _, tc := range []struct {
 		w, h, band, minStrips int
@@ -92,7 +94,7 @@ func TestSSIM2StripsMatchFull(t *testing.T) {
 // the one-shot strip score bit for bit, and differs from the full score by
 // the same small amount.
 func TestSSIM2StripCached(t *testing.T) {
-	b := NewBackendOn(device(t))
+	b := webgpu.NewBackendOn(gputest.Device(t))
 	ctx := context.Background()
 	ref, d1 := metrictest.SyntheticPair(150, 700, 21)
 	_, d2 := metrictest.SyntheticPair(150, 700, 22)
@@ -102,7 +104,7 @@ func TestSSIM2StripCached(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer r.Release()
-	if n, _, _ := StripInfo(r); n < 3 {
+	if n, _, _ := webgpu.StripInfo(r); n < 3 {
 		t.Fatalf("%d strips, the test needs several", n)
 	}
 	for _, d := range []*zenmetrics.Image{d1, d2, d1} {
@@ -179,8 +181,8 @@ func TestPlanSSIM2Strips(t *testing.T) {
 // and Prepare return out of memory, while strips fit under it and score
 // the full image's value; the measured peak stays within the prediction.
 func TestSSIM2BudgetForcesStrips(t *testing.T) {
-	dev := device(t)
-	b := NewBackendOn(dev)
+	dev := gputest.Device(t)
+	b := webgpu.NewBackendOn(dev)
 	const w, h = 300, 3000
 	ref, dist := metrictest.SyntheticPair(w, h, 7)
 	ctx := context.Background()
@@ -214,7 +216,7 @@ func TestSSIM2BudgetForcesStrips(t *testing.T) {
 			return err
 		}
 		defer r.Release()
-		n, kept, _ = StripInfo(r)
+		n, kept, _ = webgpu.StripInfo(r)
 		s, err = r.Score(ctx, dist)
 		return err
 	})
@@ -228,7 +230,7 @@ func TestSSIM2BudgetForcesStrips(t *testing.T) {
 		t.Errorf("budget strips %.9f, full %.9f", s.Value, full.Value)
 	}
 	// The plan for this RGB8 image (Estimate assumes RGBA16 with alpha).
-	p, err := planSSIM2Strips(w, h, 1, 3, b.available(), dev.Limits().MaxStorageBufferBindingSize, 0)
+	p, err := planSSIM2Strips(w, h, 1, 3, b.Available(), dev.Limits().MaxStorageBufferBindingSize, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -247,8 +249,8 @@ func TestSSIM2StripKeptVsRecomputed(t *testing.T) {
 	if testing.Short() {
 		t.Skip("timing skipped with -short")
 	}
-	dev := device(t)
-	b := NewBackendOn(dev)
+	dev := gputest.Device(t)
+	b := webgpu.NewBackendOn(dev)
 	sizes := []struct{ side, band int }{{1024, 256}}
 	if os.Getenv("ZENMETRICS_BIG") == "1" {
 		sizes = append(sizes, struct{ side, band int }{2048, 512})
@@ -258,9 +260,9 @@ func TestSSIM2StripKeptVsRecomputed(t *testing.T) {
 		opt := zenmetrics.Options{Mode: zenmetrics.ModeStrip, StripHeight: tc.band}
 		var vals [2]float64
 		for i, keep := range []bool{true, false} {
-			b.ssim2Keep = &keep
+			forceKeep = &keep
 			ctx := context.Background()
-			m, err := startMeter(ctx, dev, 0)
+			m, err := webgpu.StartMeter(ctx, dev)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -268,7 +270,7 @@ func TestSSIM2StripKeptVsRecomputed(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			n, _, _ := StripInfo(r)
+			n, _, _ := webgpu.StripInfo(r)
 			if _, err := r.Score(ctx, dist); err != nil { // warm-up
 				t.Fatal(err)
 			}
@@ -286,14 +288,14 @@ func TestSSIM2StripKeptVsRecomputed(t *testing.T) {
 				vals[i] = s.Value
 			}
 			r.Release()
-			held, _, err := m.finish(ctx)
+			held, _, err := m.Finish(ctx)
 			if err != nil {
 				t.Fatal(err)
 			}
 			t.Logf("%d² in %d strips (band %d), keep=%v: best Score %v of %d, peak held %.1f MiB", tc.side, n, tc.band, keep,
 				best.Round(time.Millisecond), runs, float64(held)/(1<<20))
 		}
-		b.ssim2Keep = nil
+		forceKeep = nil
 		if math.Float64bits(vals[0]) != math.Float64bits(vals[1]) {
 			t.Errorf("%d²: kept %.12f vs recomputed %.12f", tc.side, vals[0], vals[1])
 		}
@@ -307,8 +309,8 @@ func TestSSIM2Strips64MP(t *testing.T) {
 	if os.Getenv("ZENMETRICS_BIG") != "1" {
 		t.Skip("set ZENMETRICS_BIG=1 for the 64 MP strip test")
 	}
-	dev := device(t)
-	b := NewBackendOn(dev)
+	dev := gputest.Device(t)
+	b := webgpu.NewBackendOn(dev)
 	const side = 8192
 	ref, dist := metrictest.SyntheticPair(side, side, 64)
 	ctx := context.Background()
@@ -317,7 +319,7 @@ func TestSSIM2Strips64MP(t *testing.T) {
 	if !ok {
 		t.Fatal("strip estimate refused at 64 MP")
 	}
-	m, err := startMeter(ctx, dev, 0)
+	m, err := webgpu.StartMeter(ctx, dev)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -332,9 +334,9 @@ func TestSSIM2Strips64MP(t *testing.T) {
 		t.Fatal(err)
 	}
 	ts := time.Since(t0) - tp
-	n, kept, _ := StripInfo(r)
+	n, kept, _ := webgpu.StripInfo(r)
 	r.Release()
-	held, nv, err := m.finish(ctx)
+	held, nv, err := m.Finish(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,10 @@
-package webgpu
+package ssim2
 
-import "math"
+import (
+	"math"
+
+	"github.com/zenmetrics-go/zenmetrics/gpu/webgpu"
+)
 
 // SSIMULACRA2 strips: the halo, and why a halo alone is not enough.
 //
@@ -87,8 +91,8 @@ func ssim2BlurTail(maxD int) []float64 {
 // rows at the coarsest scale (192 full rows), aligned to 32, crops at
 // least 8 rows at the coarsest scale (so a crop keeps all the scales the
 // full image has).
-func ssim2StripSpec() stripSpec {
+func ssim2StripSpec() webgpu.StripSpec {
 	const align = 1 << (ssim2Scales - 1)
 	const iirN = 5 // libjxl's N for sigma 1.5 (IIR_N in ssim2_iir.wgsl)
-	return stripSpec{Halo: (iirN + 1) * align, Align: align, MinCrop: ssim2MinSide * align}
+	return webgpu.StripSpec{Halo: (iirN + 1) * align, Align: align, MinCrop: ssim2MinSide * align}
 }

@@ -1,4 +1,4 @@
-package webgpu
+package butteraugli
 
 import (
 	"context"
@@ -7,11 +7,12 @@ import (
 	"time"
 
 	zenmetrics "github.com/zenmetrics-go/zenmetrics"
+	"github.com/zenmetrics-go/zenmetrics/gpu/webgpu"
 	"github.com/zenmetrics-go/zenmetrics/gpu/wgpu"
 )
 
-// ButteraugliBench is what BenchButteraugli measured.
-type ButteraugliBench struct {
+// BenchResult is what Bench measured.
+type BenchResult struct {
 	Width, Height int
 	PrepareMS     float64 // one Prepare (upload, reference decomposition), warm device
 	// ScoreMS are the wall times of the timed Score calls (raw upload,
@@ -30,24 +31,24 @@ type ButteraugliBench struct {
 	PassMS map[string]float64
 }
 
-func (b ButteraugliBench) String() string {
+func (b BenchResult) String() string {
 	mp := float64(b.Width) * float64(b.Height) / 1e6
 	return fmt.Sprintf("butteraugli %dx%d (%.2f MP): prepare %.2f ms, score median %.2f ms (min %.2f, %d runs, GPU pass %.2f ms), %.0f MP/s, %.1f MiB resident; max %.6f 3-norm %.6f",
 		b.Width, b.Height, mp, b.PrepareMS, b.MedianMS, b.MinMS, len(b.ScoreMS), b.GPUMS, mp/(b.MedianMS/1e3),
 		float64(b.Bytes)/(1<<20), b.Max, b.PNorm3)
 }
 
-// BenchButteraugli measures Butteraugli on dev the way a cached reference
+// Bench measures Butteraugli on dev the way a cached reference
 // is used: one Prepare of ref, warmup untimed scores of dist, then runs
 // timed scores. Pass real (not flat) images. profile adds one score timed
 // dispatch by dispatch (PassMS).
-func BenchButteraugli(ctx context.Context, dev *Device, ref, dist *zenmetrics.Image, opt zenmetrics.Options, warmup, runs int, profile bool) (res ButteraugliBench, err error) {
+func Bench(ctx context.Context, dev *webgpu.Device, ref, dist *zenmetrics.Image, opt zenmetrics.Options, warmup, runs int, profile bool) (res BenchResult, err error) {
 	defer zenmetrics.Recover(&err)
 	if runs < 1 {
 		runs = 1
 	}
 	// Compile outside the timed prepare.
-	if err := dev.Do(ctx, func(g *GPU) error { _, err := compileButteraugli(g); return err }); err != nil {
+	if err := dev.Do(ctx, func(g *webgpu.GPU) error { _, err := kernels(g); return err }); err != nil {
 		return res, err
 	}
 	t0 := time.Now()
@@ -56,7 +57,7 @@ func BenchButteraugli(ctx context.Context, dev *Device, ref, dist *zenmetrics.Im
 		return res, err
 	}
 	defer r.Release()
-	res = ButteraugliBench{Width: ref.Width, Height: ref.Height, PrepareMS: bfMS(time.Since(t0)), Bytes: r.Bytes()}
+	res = BenchResult{Width: ref.Width, Height: ref.Height, PrepareMS: bfMS(time.Since(t0)), Bytes: r.Bytes()}
 	for i := 0; i < warmup; i++ {
 		if _, err := r.Score(ctx, dist); err != nil {
 			return res, err

@@ -1,4 +1,4 @@
-package webgpu
+package ssim2
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	zenmetrics "github.com/zenmetrics-go/zenmetrics"
+	"github.com/zenmetrics-go/zenmetrics/gpu/webgpu"
 	"github.com/zenmetrics-go/zenmetrics/internal/metrictest"
 )
 
@@ -26,8 +27,8 @@ func TestSSIM2RowBands(t *testing.T) {
 	ctx := context.Background()
 	setBand := func(rows int) int {
 		var old int
-		err := b.dev.Do(ctx, func(g *GPU) error {
-			k, err := b.kernels(g)
+		err := b.Device().Do(ctx, func(g *webgpu.GPU) error {
+			k, err := kernels(g)
 			if err != nil {
 				return err
 			}

@@ -1,4 +1,4 @@
-package webgpu
+package butteraugli
 
 import (
 	"context"
@@ -11,6 +11,8 @@ import (
 
 	zenmetrics "github.com/zenmetrics-go/zenmetrics"
 	"github.com/zenmetrics-go/zenmetrics/cpu/butteraugli"
+	"github.com/zenmetrics-go/zenmetrics/gpu/webgpu"
+	"github.com/zenmetrics-go/zenmetrics/gpu/webgpu/internal/gputest"
 	"github.com/zenmetrics-go/zenmetrics/imageio"
 	"github.com/zenmetrics-go/zenmetrics/internal/metrictest"
 	zmshared "github.com/zenmetrics-go/zenmetrics/internal/shared"
@@ -29,7 +31,7 @@ const (
 	bfTolMap = 1e-3 // vs the CPU distance map, per pixel, relative to the map's max
 )
 
-func bfScoreGPU(t *testing.T, dev *Device, ref, dist *zenmetrics.Image, opt zenmetrics.Options) zenmetrics.Score {
+func bfScoreGPU(t *testing.T, dev *webgpu.Device, ref, dist *zenmetrics.Image, opt zenmetrics.Options) zenmetrics.Score {
 	t.Helper()
 	r, err := prepareButteraugli(context.Background(), dev, ref, opt)
 	if err != nil {
@@ -91,7 +93,7 @@ func bfCompare(t *testing.T, name string, s zenmetrics.Score, c butteraugli.Resu
 }
 
 func TestButteraugliSynthetic(t *testing.T) {
-	dev := device(t)
+	dev := gputest.Device(t)
 	for _, sz := range [][2]int{{64, 48}, {37, 29}, {15, 17}, {8, 8}, {200, 131}} {
 		ref, dist := metrictest.SyntheticPair(sz[0], sz[1], 11)
 		opt := zenmetrics.Options{DistMap: true, PNorm: 2}
@@ -104,7 +106,7 @@ func TestButteraugliSynthetic(t *testing.T) {
 }
 
 func TestButteraugliTiny(t *testing.T) {
-	dev := device(t)
+	dev := gputest.Device(t)
 	dir := zmshared.Testdata(t, "tiny")
 	tab, err := zmshared.ReadTSV(filepath.Join(dir, "scores.tsv"))
 	if err != nil {
@@ -143,7 +145,7 @@ func TestButteraugliTiny(t *testing.T) {
 }
 
 func TestButteraugliSizeMismatch(t *testing.T) {
-	dev := device(t)
+	dev := gputest.Device(t)
 	ref, _ := metrictest.SyntheticPair(32, 32, 1)
 	_, dist := metrictest.SyntheticPair(32, 31, 1)
 	r, err := prepareButteraugli(context.Background(), dev, ref, zenmetrics.Options{})
@@ -161,7 +163,7 @@ func TestButteraugliSizeMismatch(t *testing.T) {
 // Every pixel format (gray, alpha: two backgrounds, 16-bit), a non-default
 // intensity target and p-norm, fresh seeded photo-like images.
 func TestButteraugliFormats(t *testing.T) {
-	dev := device(t)
+	dev := gputest.Device(t)
 	formats := []zenmetrics.PixelFormat{zenmetrics.RGB8, zenmetrics.RGBA8, zenmetrics.Gray8, zenmetrics.GrayA8,
 		zenmetrics.RGB16, zenmetrics.RGBA16, zenmetrics.Gray16, zenmetrics.GrayA16}
 	for i, f := range formats {
@@ -194,7 +196,7 @@ func TestButteraugliMedium(t *testing.T) {
 	if testing.Short() {
 		t.Skip("medium size skipped with -short")
 	}
-	dev := device(t)
+	dev := gputest.Device(t)
 	ref, dist := metrictest.SyntheticPair(517, 389, 23)
 	opt := zenmetrics.Options{DistMap: true}
 	s := bfScoreGPU(t, dev, ref, dist, opt)
@@ -207,7 +209,7 @@ func TestButteraugliMedium(t *testing.T) {
 // several images in any order gives exactly what a fresh one-shot
 // comparison gives.
 func TestButteraugliDeterministicCached(t *testing.T) {
-	dev := device(t)
+	dev := gputest.Device(t)
 	ref, d1 := metrictest.SyntheticPair(120, 90, 3)
 	_, d2 := metrictest.SyntheticPair(120, 90, 4)
 	_, d3 := metrictest.Synthetic(120, 90, 5, zenmetrics.RGBA16) // other format and alpha: two backgrounds
@@ -254,7 +256,7 @@ func bfSame(t *testing.T, name string, a, b zenmetrics.Score) {
 }
 
 func TestButteraugliErrors(t *testing.T) {
-	dev := device(t)
+	dev := gputest.Device(t)
 	ref, dist := metrictest.SyntheticPair(16, 16, 1)
 	for _, opt := range []zenmetrics.Options{{IntensityTarget: math.NaN()}, {PNorm: -1}, {PNorm: math.Inf(1)}} {
 		if _, err := prepareButteraugli(context.Background(), dev, ref, opt); !errors.Is(err, zenmetrics.ErrBadInput) {
@@ -293,7 +295,7 @@ func TestButteraugliBench(t *testing.T) {
 	if testing.Short() {
 		t.Skip("timing skipped with -short")
 	}
-	dev := device(t)
+	dev := gputest.Device(t)
 	w, h := 1024, 1024
 	if s := os.Getenv("ZENMETRICS_BENCH_SIZE"); s != "" {
 		if _, err := fmt.Sscanf(s, "%dx%d", &w, &h); err != nil {
@@ -310,7 +312,7 @@ func TestButteraugliBench(t *testing.T) {
 			t.Fatalf("ZENMETRICS_BENCH_RUNS=%q: %v", s, err)
 		}
 	}
-	res, err := BenchButteraugli(context.Background(), dev, ref, dist, zenmetrics.Options{}, warm, runs, os.Getenv("ZENMETRICS_BF_PROFILE") != "")
+	res, err := Bench(context.Background(), dev, ref, dist, zenmetrics.Options{}, warm, runs, os.Getenv("ZENMETRICS_BF_PROFILE") != "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -335,7 +337,7 @@ func TestButteraugliLarge(t *testing.T) {
 	if _, err := fmt.Sscanf(size, "%dx%d", &w, &h); err != nil {
 		t.Fatalf("ZENMETRICS_BIG_SIZE=%q: %v", size, err)
 	}
-	dev := device(t)
+	dev := gputest.Device(t)
 	ref, dist := metrictest.SyntheticPair(w, h, 77)
 	opt := zenmetrics.Options{DistMap: true}
 	s := bfScoreGPU(t, dev, ref, dist, opt)

@@ -1,4 +1,4 @@
-package webgpu
+package all_test
 
 import (
 	"context"
@@ -8,8 +8,10 @@ import (
 
 	zenmetrics "github.com/zenmetrics-go/zenmetrics"
 	"github.com/zenmetrics-go/zenmetrics/cpu"
+	"github.com/zenmetrics-go/zenmetrics/gpu/webgpu"
+	_ "github.com/zenmetrics-go/zenmetrics/gpu/webgpu/all"
+	"github.com/zenmetrics-go/zenmetrics/gpu/webgpu/internal/gputest"
 	"github.com/zenmetrics-go/zenmetrics/imageio"
-	"github.com/zenmetrics-go/zenmetrics/internal/metrictest"
 	shareddata "github.com/zenmetrics-go/zenmetrics/internal/shared"
 )
 
@@ -17,7 +19,7 @@ import (
 // the orchestrator and zmscore use) for every metric the GPU implements,
 // and checks it against the CPU backend through the same contract.
 func TestBackendDispatch(t *testing.T) {
-	b := NewBackendOn(device(t))
+	b := webgpu.NewBackendOn(gputest.Device(t))
 	c := cpu.New(cpu.Config{})
 	ref, err := imageio.DecodeFile(shareddata.Testdata(t, "tiny", "coffee_crop256__ref.png"))
 	if err != nil {
@@ -85,27 +87,4 @@ func TestBackendDispatch(t *testing.T) {
 	if _, err := b.Prepare(ctx, zenmetrics.DSSIM, ref, zenmetrics.Options{}); !errors.Is(err, zenmetrics.ErrUnsupported) {
 		t.Errorf("DSSIM: err = %v, want ErrUnsupported", err)
 	}
-}
-
-// MeasureMemory reports what a run really held (our buffer accounting):
-// for a one-shot full Butteraugli score of an opaque RGB8 image it is the
-// byte model's prediction for that case, within the pool's rounding.
-func TestMeasureMemoryMatchesModel(t *testing.T) {
-	b := NewBackendOn(device(t))
-	const w, h = 320, 240
-	ref, dist := metrictest.SyntheticPair(w, h, 11)
-	ctx := context.Background()
-	peak, nv, err := b.MeasureMemory(ctx, func() error {
-		_, err := zenmetrics.ScoreOnce(ctx, b, zenmetrics.Butteraugli, ref, dist, zenmetrics.Options{})
-		return err
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	model := bfEstimate(w, h, 1, 3*w*h)
-	if r := float64(peak) / float64(model); r < 0.9 || r > 1.1 {
-		t.Errorf("measured %d bytes, model %d (ratio %.3f)", peak, model, r)
-	}
-	t.Logf("butteraugli %dx%d rgb8: measured peak %.2f MiB, model %.2f MiB, nvml Δ %d", w, h,
-		float64(peak)/(1<<20), float64(model)/(1<<20), nv)
 }

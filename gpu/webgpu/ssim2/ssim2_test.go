@@ -1,4 +1,4 @@
-package webgpu
+package ssim2
 
 import (
 	"context"
@@ -10,17 +10,19 @@ import (
 
 	zenmetrics "github.com/zenmetrics-go/zenmetrics"
 	"github.com/zenmetrics-go/zenmetrics/cpu/ssim2"
+	"github.com/zenmetrics-go/zenmetrics/gpu/webgpu"
+	"github.com/zenmetrics-go/zenmetrics/gpu/webgpu/internal/gputest"
 	"github.com/zenmetrics-go/zenmetrics/imageio"
 	"github.com/zenmetrics-go/zenmetrics/internal/metrictest"
 	sharedmat "github.com/zenmetrics-go/zenmetrics/internal/shared"
 )
 
-func ssim2Backend(t *testing.T) *Backend {
+func ssim2Backend(t *testing.T) *webgpu.Backend {
 	t.Helper()
-	return NewBackendOn(device(t))
+	return webgpu.NewBackendOn(gputest.Device(t))
 }
 
-func gpuSSIM2(t *testing.T, b *Backend, ref, dist *zenmetrics.Image) float64 {
+func gpuSSIM2(t *testing.T, b *webgpu.Backend, ref, dist *zenmetrics.Image) float64 {
 	t.Helper()
 	s, err := zenmetrics.ScoreOnce(context.Background(), b, zenmetrics.SSIMULACRA2, ref, dist, zenmetrics.Options{})
 	if err != nil {
@@ -31,7 +33,7 @@ func gpuSSIM2(t *testing.T, b *Backend, ref, dist *zenmetrics.Image) float64 {
 
 // Against the CPU reference (cpu/ssim2) on fresh seeded photo-like pairs in
 // every pixel format. Tolerance 1e-4: both reproduce libjxl's float32
-// operations (the GPU bit for bit up to the blur, see ssim2_exact_test.go);
+// operations (the GPU bit for bit up to the blur, see exact_test.go);
 // they differ only in how the per-pixel terms are summed (compensated f32
 // column sums here, float64 rows there) and in rare 1-ulp ties of the FMA
 // emulation, which we measured at ~1e-6 in the score.
@@ -148,7 +150,7 @@ func TestSSIM2SixteenMegapixels(t *testing.T) {
 // parityTable scores every row of a libjxl score table (columns ref, dist
 // and the libjxl score in col) and checks |Δ| <= tol. References are
 // prepared once and reused for their distorted images.
-func parityTable(t *testing.T, b *Backend, dir, table, col string, tol float64) {
+func parityTable(t *testing.T, b *webgpu.Backend, dir, table, col string, tol float64) {
 	t.Helper()
 	tab, err := sharedmat.ReadTSV(filepath.Join(dir, table))
 	if err != nil {

@@ -1,4 +1,4 @@
-package webgpu
+package butteraugli
 
 import (
 	"context"
@@ -9,15 +9,17 @@ import (
 	"time"
 
 	zenmetrics "github.com/zenmetrics-go/zenmetrics"
+	"github.com/zenmetrics-go/zenmetrics/gpu/webgpu"
+	"github.com/zenmetrics-go/zenmetrics/gpu/webgpu/internal/gputest"
 	"github.com/zenmetrics-go/zenmetrics/internal/metrictest"
 )
 
 // bfStripScore scores in strips of the given height with the strategy
 // forced (keep) and returns the score and the number of strips.
-func bfStripScore(t *testing.T, b *Backend, ref, dist *zenmetrics.Image, opt zenmetrics.Options, keep bool) (zenmetrics.Score, int) {
+func bfStripScore(t *testing.T, b *webgpu.Backend, ref, dist *zenmetrics.Image, opt zenmetrics.Options, keep bool) (zenmetrics.Score, int) {
 	t.Helper()
-	b.bfKeep = &keep
-	defer func() { b.bfKeep = nil }()
+	forceKeep = &keep
+	defer func() { forceKeep = nil }()
 	opt.Mode = zenmetrics.ModeStrip
 	r, err := b.Prepare(context.Background(), zenmetrics.Butteraugli, ref, opt)
 	if err != nil {
@@ -43,7 +45,7 @@ func bfStripScore(t *testing.T, b *Backend, ref, dist *zenmetrics.Image, opt zen
 // maximum, and norms that differ only by summation order; in both
 // reference strategies, opaque and with alpha, with a p-norm.
 func TestButteraugliStripsMatchFull(t *testing.T) {
-	b := NewBackendOn(device(t))
+	b := webgpu.NewBackendOn(gputest.Device(t))
 	for _, tc := range []struct {
 		w, h, band int
 		f          zenmetrics.PixelFormat
@@ -92,7 +94,7 @@ func TestButteraugliStripsMatchFull(t *testing.T) {
 // A VRAM budget below the full estimate makes Estimate refuse full images
 // and Prepare return out of memory, while strips fit under it and score.
 func TestButteraugliBudgetForcesStrips(t *testing.T) {
-	b := NewBackendOn(device(t))
+	b := webgpu.NewBackendOn(gputest.Device(t))
 	ref, dist := metrictest.SyntheticPair(300, 900, 7)
 	fullBytes, ok := b.Estimate(zenmetrics.Butteraugli, 300, 900, zenmetrics.ModeFull)
 	if !ok {
@@ -143,16 +145,16 @@ func TestButteraugliStripKeptVsRecomputed(t *testing.T) {
 	if testing.Short() {
 		t.Skip("timing skipped with -short")
 	}
-	dev := device(t)
-	b := NewBackendOn(dev)
+	dev := gputest.Device(t)
+	b := webgpu.NewBackendOn(dev)
 	const side, band = 512, 128
 	ref, dist := metrictest.SyntheticPair(side, side, 3)
 	opt := zenmetrics.Options{Mode: zenmetrics.ModeStrip, StripHeight: band}
 	var vals [2]float64
 	for i, keep := range []bool{true, false} {
-		b.bfKeep = &keep
+		forceKeep = &keep
 		ctx := context.Background()
-		m, err := startMeter(ctx, dev, 0)
+		m, err := webgpu.StartMeter(ctx, dev)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -177,13 +179,13 @@ func TestButteraugliStripKeptVsRecomputed(t *testing.T) {
 			vals[i] = s.Value
 		}
 		r.Release()
-		held, _, err := m.finish(ctx)
+		held, _, err := m.Finish(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
 		t.Logf("%d² in %d-row strips, keep=%v: best Score %v of %d, peak held %.1f MiB", side, band, keep, best.Round(time.Millisecond), runs, float64(held)/(1<<20))
 	}
-	b.bfKeep = nil
+	forceKeep = nil
 	if vals[0] != vals[1] {
 		t.Errorf("kept %.9g vs recomputed %.9g", vals[0], vals[1])
 	}
@@ -195,8 +197,8 @@ func TestButteraugliStrips64MP(t *testing.T) {
 	if os.Getenv("ZENMETRICS_BIG") != "1" {
 		t.Skip("set ZENMETRICS_BIG=1 for the 64 MP strip test")
 	}
-	dev := device(t)
-	b := NewBackendOn(dev)
+	dev := gputest.Device(t)
+	b := webgpu.NewBackendOn(dev)
 	const side = 8192
 	ref, dist := metrictest.SyntheticPair(side, side, 64)
 	ctx := context.Background()
@@ -205,7 +207,7 @@ func TestButteraugliStrips64MP(t *testing.T) {
 	if !ok {
 		t.Fatal("strip estimate refused at 64 MP")
 	}
-	m, err := startMeter(ctx, dev, 0)
+	m, err := webgpu.StartMeter(ctx, dev)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -222,7 +224,7 @@ func TestButteraugliStrips64MP(t *testing.T) {
 	ts := time.Since(t0) - tp
 	n, kept := r.(*bfStripRef).Strips()
 	r.Release()
-	held, nv, err := m.finish(ctx)
+	held, nv, err := m.Finish(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}

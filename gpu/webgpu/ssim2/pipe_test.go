@@ -1,4 +1,4 @@
-package webgpu
+package ssim2
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	zenmetrics "github.com/zenmetrics-go/zenmetrics"
+	"github.com/zenmetrics-go/zenmetrics/gpu/webgpu"
 	"github.com/zenmetrics-go/zenmetrics/internal/metrictest"
 )
 
@@ -27,7 +28,7 @@ func TestSSIM2Pipelined(t *testing.T) {
 		_, d := metrictest.Synthetic(720, 560, int64(901+i), zenmetrics.RGB8)
 		dists = append(dists, d)
 	}
-	if ssim2RawBytes(ref) < stagingMin {
+	if ssim2RawBytes(ref) < webgpu.StagingMin {
 		t.Fatalf("test image too small for the staging path")
 	}
 	ssim2Pipeline = false
@@ -79,7 +80,7 @@ func TestSSIM2Pipelined(t *testing.T) {
 	for err := range errs {
 		t.Fatal(err)
 	}
-	if u := r.(*ssim2Ref).pipe.made; u < 1 || u > ssim2PipeSlots {
+	if u := r.(*ssim2Ref).pipe.Made(); u < 1 || u > ssim2PipeSlots {
 		t.Errorf("%d staging slots made", u)
 	}
 	r.Release()

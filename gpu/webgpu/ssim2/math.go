@@ -1,4 +1,4 @@
-package webgpu
+package ssim2
 
 import (
 	"math"

@@ -1,4 +1,4 @@
-package webgpu
+package ssim2
 
 import (
 	"context"
@@ -6,10 +6,9 @@ import (
 	"fmt"
 	"math"
 	"sync"
-	"unsafe"
 
 	zenmetrics "github.com/zenmetrics-go/zenmetrics"
-	"github.com/zenmetrics-go/zenmetrics/gpu/wgpu"
+	"github.com/zenmetrics-go/zenmetrics/gpu/webgpu"
 	"github.com/zenmetrics-go/zenmetrics/wgsl"
 )
 
@@ -33,7 +32,7 @@ import (
 //	            workgroups' sums
 //
 // and 2 × 108 (or 2 × 216) floats read back; the norms, weights and the
-// final polynomial are float64 on the host (ssim2_math.go).
+// final polynomial are float64 on the host (math.go).
 //
 // Buffer layout. Every plane is its own buffer (w·h f32), so a 16 MP plane
 // (64 MiB) stays below lavapipe's 128 MiB storage-binding limit and no
@@ -72,16 +71,16 @@ const (
 
 // ssim2Kernels are the compiled pipelines, made once per device.
 type ssim2Kernels struct {
-	unpack, downsample, hblur, vmaps, reduce *Pipeline
+	unpack, downsample, hblur, vmaps, reduce *webgpu.Pipeline
 	// vstate stores the vertical recursion's state at row-band starts
 	// (ssim2_vstate.wgsl), so that vmaps' bands run side by side.
-	vstate *Pipeline
+	vstate *webgpu.Pipeline
 	// hblur4 is hblur with 16-byte accesses, for widths that are a multiple
 	// of 4 (nil when disabled by ssim2Tuning).
-	hblur4 *Pipeline
+	hblur4 *webgpu.Pipeline
 	// vblur is ssim2_hblur.wgsl's vertical recursion into planes (a cached
 	// reference's mu1 and sigma11).
-	vblur *Pipeline
+	vblur *webgpu.Pipeline
 	vx    int // vmaps columns per workgroup
 	band  int // vmaps row-band height (0: one band)
 	// FMA says how fused multiply-adds are computed: "native" (the device's
@@ -93,7 +92,7 @@ type ssim2Kernels struct {
 
 // probeFMA runs ssim2_fmaprobe.wgsl: a = b = 1 + 2^-12, c = -(1 + 2^-11),
 // so a * b + c = 2^-24 when fused and 0 when the product is rounded first.
-func probeFMA(g *GPU, color string) (native, emulated bool, err error) {
+func probeFMA(g *webgpu.GPU, color string) (native, emulated bool, err error) {
 	src, err := wgsl.Source("ssim2_fmaprobe")
 	if err != nil {
 		return false, false, err
@@ -113,34 +112,33 @@ func probeFMA(g *GPU, color string) (native, emulated bool, err error) {
 	defer io.Release()
 	a := float32(1 + 1.0/4096)
 	in := []float32{a, a, -(1 + 1.0/2048), 0, 0, 0, 0, 0}
-	WriteSlice(g, io, 0, in)
+	webgpu.WriteSlice(g, io, 0, in)
 	e := g.Encoder()
 	e.Dispatch(p, 1, 1, 1, io)
-	rb, err := e.ReadBack(io, 0, 32)
-	if err != nil {
-		e.Discard()
-		return false, false, err
-	}
-	if err := e.Submit(); err != nil {
-		return false, false, err
-	}
 	out := make([]float32, 8)
-	if err := ReadSlice(rb, out); err != nil {
+	if err := webgpu.SubmitRead(e, io, 0, out); err != nil {
 		return false, false, err
 	}
 	want := float32(1.0 / (1 << 24))
 	return out[3] == want, out[4] == want, nil
 }
 
-func compileSSIM2(g *GPU) (*ssim2Kernels, error) {
-	color, err := wgsl.Source("ssim2_color")
+// kernelsName is the name the kernels are compiled under (once per device,
+// webgpu.Compiled).
+const kernelsName = "ssim2"
+
+// kernels returns the device's SSIMULACRA2 kernels, compiling them the first
+// time (device thread).
+func kernels(g *webgpu.GPU) (*ssim2Kernels, error) {
+	return webgpu.Compiled(g, kernelsName, compileSSIM2)
+}
+
+func compileSSIM2(g *webgpu.GPU) (*ssim2Kernels, error) {
+	shared, err := webgpu.Sources("ssim2_color", "ssim2_iir")
 	if err != nil {
 		return nil, err
 	}
-	iir, err := wgsl.Source("ssim2_iir")
-	if err != nil {
-		return nil, err
-	}
+	color, iir := shared[0], shared[1]
 	var k ssim2Kernels
 	var useH4 bool
 	k.vx, useH4, k.band = ssim2Tuning()
@@ -157,42 +155,25 @@ func compileSSIM2(g *GPU) (*ssim2Kernels, error) {
 	default:
 		k.FMA, fmaNative = "inexact", 1
 	}
-	for _, s := range []struct {
-		file, entry string
-		consts      Constants
-		dst         **Pipeline
-	}{
-		{"ssim2_unpack", "unpack", Constants{"WG_X": ssim2WG, "WG_Y": ssim2WG, "FMA_NATIVE": fmaNative}, &k.unpack},
-		{"ssim2_downsample", "downsample", Constants{"WG_X": ssim2WG, "WG_Y": ssim2WG, "FMA_NATIVE": fmaNative}, &k.downsample},
-		{"ssim2_hblur", "hblur", Constants{"WG": ssim2HRows, "FMA_NATIVE": fmaNative}, &k.hblur},
-		{"ssim2_hblur4", "hblur4", Constants{"WG": ssim2HRows, "FMA_NATIVE": fmaNative}, &k.hblur4},
-		{"ssim2_hblur", "vblur", Constants{"WG": ssim2HRows, "FMA_NATIVE": fmaNative}, &k.vblur},
-		{"ssim2_vmaps", "vmaps", Constants{"VX": float64(k.vx), "FMA_NATIVE": fmaNative}, &k.vmaps},
-		{"ssim2_vstate", "vstate", Constants{"VX": float64(k.vx), "FMA_NATIVE": fmaNative}, &k.vstate},
-		{"ssim2_reduce", "reduce", Constants{"WG": ssim2RedWG}, &k.reduce},
-	} {
-		src, err := wgsl.Source(s.file)
-		if err != nil {
-			return nil, err
-		}
-		if s.file == "ssim2_hblur4" && !useH4 {
-			continue
-		}
-		switch s.file {
-		case "ssim2_hblur", "ssim2_hblur4", "ssim2_vmaps", "ssim2_vstate":
-			src = color + "\n" + iir + "\n" + src
-		case "ssim2_unpack", "ssim2_downsample":
-			src = color + "\n" + src
-		}
-		m, err := g.Module(s.file, src)
-		if err != nil {
-			return nil, err
-		}
-		p, err := g.Pipeline(m, s.entry, s.consts)
-		if err != nil {
-			return nil, err
-		}
-		*s.dst = p
+	// The blurs and maps read the colour and recursion helpers, unpack and
+	// downsample the colour ones only.
+	blur := color + "\n" + iir + "\n"
+	col := color + "\n"
+	ks := []webgpu.Kernel{
+		{File: "ssim2_unpack", Entry: "unpack", Prefix: col, Constants: webgpu.Constants{"WG_X": ssim2WG, "WG_Y": ssim2WG, "FMA_NATIVE": fmaNative}, Dst: &k.unpack},
+		{File: "ssim2_downsample", Entry: "downsample", Prefix: col, Constants: webgpu.Constants{"WG_X": ssim2WG, "WG_Y": ssim2WG, "FMA_NATIVE": fmaNative}, Dst: &k.downsample},
+		{File: "ssim2_hblur", Entry: "hblur", Prefix: blur, Constants: webgpu.Constants{"WG": ssim2HRows, "FMA_NATIVE": fmaNative}, Dst: &k.hblur},
+		{File: "ssim2_hblur", Entry: "vblur", Prefix: blur, Constants: webgpu.Constants{"WG": ssim2HRows, "FMA_NATIVE": fmaNative}, Dst: &k.vblur},
+		{File: "ssim2_vmaps", Entry: "vmaps", Prefix: blur, Constants: webgpu.Constants{"VX": float64(k.vx), "FMA_NATIVE": fmaNative}, Dst: &k.vmaps},
+		{File: "ssim2_vstate", Entry: "vstate", Prefix: blur, Constants: webgpu.Constants{"VX": float64(k.vx), "FMA_NATIVE": fmaNative}, Dst: &k.vstate},
+		{File: "ssim2_reduce", Entry: "reduce", Constants: webgpu.Constants{"WG": ssim2RedWG}, Dst: &k.reduce},
+	}
+	if useH4 {
+		ks = append(ks, webgpu.Kernel{File: "ssim2_hblur4", Entry: "hblur4", Prefix: blur,
+			Constants: webgpu.Constants{"WG": ssim2HRows, "FMA_NATIVE": fmaNative}, Dst: &k.hblur4})
+	}
+	if err := webgpu.Compile(g, ks); err != nil {
+		return nil, err
 	}
 	return &k, nil
 }
@@ -216,9 +197,7 @@ type ssim2Params struct {
 	Pad1, Pad2          uint32
 }
 
-func (p *ssim2Params) bytes() []byte {
-	return unsafe.Slice((*byte)(unsafe.Pointer(p)), ssim2ParamBytes)
-}
+func (p *ssim2Params) bytes() []byte { return webgpu.Bytes(p) }
 
 // ssim2Term is one entry of the reduce kernel's term table (WGSL Term).
 type ssim2Term struct{ Base, Count, Pad0, Pad1 uint32 }
@@ -227,15 +206,15 @@ type ssim2Term struct{ Base, Count, Pad0, Pad1 uint32 }
 // and the reference's resident planes.
 type ssim2PassState struct {
 	bg         float32
-	unpackRef  *Buffer      // uniform: the reference's layout, this bg
-	unpackDist *Buffer      // uniform: the distorted image's layout, this bg
-	maps       [][3]*Buffer // uniform per scale, channel (dims, partial slots)
-	img        [][3]*Buffer // reference XYB per scale, channel
+	unpackRef  *webgpu.Buffer      // uniform: the reference's layout, this bg
+	unpackDist *webgpu.Buffer      // uniform: the distorted image's layout, this bg
+	maps       [][3]*webgpu.Buffer // uniform per scale, channel (dims, partial slots)
+	img        [][3]*webgpu.Buffer // reference XYB per scale, channel
 	// With ssim2Ref.keep: the reference's finished blurs per scale and
 	// channel, and the hblur/vmaps blocks that use them (maps plus the
 	// quantity map 0x431 and the kept flag).
-	mu1, s11 [][3]*Buffer
-	keepMaps [][3]*Buffer
+	mu1, s11 [][3]*webgpu.Buffer
+	keepMaps [][3]*webgpu.Buffer
 }
 
 // ssim2KeepBlurs makes whole-image references keep mu1 and sigma11
@@ -255,9 +234,9 @@ const (
 )
 
 // ssim2Ref is a prepared SSIMULACRA2 reference on the GPU: a whole image,
-// or the crop of one strip (ssim2_strip.go).
+// or the crop of one strip (strip.go).
 type ssim2Ref struct {
-	b      *Backend
+	dev    *webgpu.Device
 	w, h   int
 	plan   []ssim2Scale
 	passes []*ssim2PassState
@@ -268,11 +247,11 @@ type ssim2Ref struct {
 	// sized for (strips: the tallest crop, so that every strip's planes
 	// are the same pooled buffers).
 	planeRows int
-	dsParams  []*Buffer   // uniform per scale (index 0 unused)
-	distKey   ssim2Layout // layout the unpackDist blocks were written for
+	dsParams  []*webgpu.Buffer // uniform per scale (index 0 unused)
+	distKey   ssim2Layout      // layout the unpackDist blocks were written for
 	// keep: the passes hold mu1 and sigma11 (whole images only).
 	keep     bool
-	keepPrep []*Buffer // uniform per scale: dims and ssim2QRef
+	keepPrep []*webgpu.Buffer // uniform per scale: dims and ssim2QRef
 
 	// The scoring scratch: the reference's own (ownScratch), or one that
 	// the strips of a strip reference share.
@@ -281,10 +260,9 @@ type ssim2Ref struct {
 
 	mu       sync.Mutex
 	released bool
-	pipe     ssim2Pipe // staging buffers of pipelined scores (ssim2_pipe.go)
-	pending  *Readback // a pipelined run's read-back, handed to its caller
-	bytes    int64     // device bytes of owned
-	owned    []*Buffer // the reference's own buffers (not a shared scratch)
+	pipe     webgpu.StagingRing // staging buffers of pipelined scores (pipe.go)
+	pending  *webgpu.Readback   // a pipelined run's read-back, handed to its caller
+	own      webgpu.Buffers     // the reference's own buffers (not a shared scratch)
 }
 
 // ssim2Scratch is the per-score working set, reused by every Score. It
@@ -292,16 +270,14 @@ type ssim2Ref struct {
 // planes are at most as tall as the plan it was made for (strips share one
 // made for their tallest crop).
 type ssim2Scratch struct {
-	lin      [][3]*Buffer // linear RGB per scale
-	xyb      [3]*Buffer   // distorted XYB at the current scale (full size)
-	hb       [5]*Buffer   // horizontal blurs at the current scale (full size)
-	coef     *Buffer      // uniform: the blur constants
-	raw      *Buffer      // raw sample words
-	staging  *Buffer      // mappable upload buffer (large images), or nil
-	rawNeed  int64        // bytes of raw in use
-	partials *Buffer
-	terms    *Buffer
-	sums     *Buffer
+	lin      [][3]*webgpu.Buffer // linear RGB per scale
+	xyb      [3]*webgpu.Buffer   // distorted XYB at the current scale (full size)
+	hb       [5]*webgpu.Buffer   // horizontal blurs at the current scale (full size)
+	coef     *webgpu.Buffer      // uniform: the blur constants
+	up       webgpu.Upload       // raw sample words (and the staging buffer of large images)
+	partials *webgpu.Buffer
+	terms    *webgpu.Buffer
+	sums     *webgpu.Buffer
 	nTerms   int
 	sumsHost []float32
 	// carry is the offset in partials of the recursion state carried from
@@ -309,8 +285,7 @@ type ssim2Scratch struct {
 	carry uint32
 	lay   ssim2Sums // the layout of partials
 
-	held      []*Buffer // every buffer of the scratch
-	heldBytes int64
+	held webgpu.Buffers // every buffer of the scratch
 }
 
 // ssim2Layout is what the unpack kernel needs to know about an image.
@@ -320,9 +295,7 @@ type ssim2Layout struct {
 	blend  bool
 }
 
-func ssim2RawBytes(im *zenmetrics.Image) int64 {
-	return int64(im.Stride)*int64(im.Height-1) + int64(im.Width*im.Format.BytesPerPixel())
-}
+func ssim2RawBytes(im *zenmetrics.Image) int64 { return webgpu.RawBytes(im) }
 
 // ssim2Bgs returns the alpha backgrounds libjxl's tool uses: 0.1 and 0.9
 // (lower score reported) when the reference has alpha, else 0.5 (which
@@ -385,11 +358,11 @@ func ssim2Check(im *zenmetrics.Image) error {
 // reference scores on that (shared) scratch instead of its own, with win
 // (one [lo, hi) per scale) it sums only those rows, and its planes are
 // sized for planeRows rows when that is more: a strip's crop.
-func (b *Backend) prepareSSIM2(ctx context.Context, ref *zenmetrics.Image, sc *ssim2Scratch, win [][2]int, planeRows int) (*ssim2Ref, error) {
+func prepareSSIM2(ctx context.Context, b *webgpu.Backend, ref *zenmetrics.Image, sc *ssim2Scratch, win [][2]int, planeRows int) (*ssim2Ref, error) {
 	if err := ssim2Check(ref); err != nil {
 		return nil, err
 	}
-	r := &ssim2Ref{b: b, w: ref.Width, h: ref.Height, plan: ssim2Plan(ref.Width, ref.Height), ssim2Scratch: sc, win: win,
+	r := &ssim2Ref{dev: b.Device(), pipe: webgpu.StagingRing{N: ssim2PipeSlots}, w: ref.Width, h: ref.Height, plan: ssim2Plan(ref.Width, ref.Height), ssim2Scratch: sc, win: win,
 		planeRows: planeRows}
 	if win != nil && len(win) != len(r.plan) {
 		return nil, fmt.Errorf("webgpu: %d row windows for %d scales", len(win), len(r.plan))
@@ -399,11 +372,11 @@ func (b *Backend) prepareSSIM2(ctx context.Context, ref *zenmetrics.Image, sc *s
 	if sc == nil && win == nil && planeRows <= ref.Height && ssim2KeepBlurs {
 		passes := len(ssim2Bgs(ref))
 		need := ssim2Estimate(ref.Width, ref.Height, passes, int(ssim2RawBytes(ref)))
-		avail := b.available()
+		avail := b.Available()
 		r.keep = avail < 0 || need <= avail
 	}
-	err := b.dev.Do(ctx, func(g *GPU) error {
-		k, err := b.kernels(g)
+	err := r.dev.Do(ctx, func(g *webgpu.GPU) error {
+		k, err := kernels(g)
 		if err != nil {
 			return err
 		}
@@ -411,7 +384,7 @@ func (b *Backend) prepareSSIM2(ctx context.Context, ref *zenmetrics.Image, sc *s
 			return err
 		}
 		e := g.Encoder()
-		if err := r.upload(g, e, ref); err != nil {
+		if err := r.up.Put(g, e, &r.held, ref); err != nil {
 			e.Discard()
 			return err
 		}
@@ -424,7 +397,7 @@ func (b *Backend) prepareSSIM2(ctx context.Context, ref *zenmetrics.Image, sc *s
 		if err := e.Submit(); err != nil {
 			return err
 		}
-		g.noteHeld()
+		g.NoteHeld()
 		return g.WaitIdle()
 	})
 	if err != nil {
@@ -448,199 +421,10 @@ func (r *ssim2Ref) unpackParams(l ssim2Layout, bg float32) *ssim2Params {
 	return p
 }
 
-// bufTaker takes pooled buffers, appending them to a list, until the first
-// error (kept in err; later calls return nil).
-type bufTaker struct {
-	g     *GPU
-	err   error
-	list  *[]*Buffer
-	bytes *int64
-}
-
-func (t *bufTaker) get(size int64, uniform bool) *Buffer {
-	if t.err != nil {
-		return nil
-	}
-	var b *Buffer
-	if uniform {
-		b, t.err = t.g.Uniform(size)
-	} else {
-		b, t.err = t.g.Storage(size)
-	}
-	if t.err != nil {
-		return nil
-	}
-	*t.list = append(*t.list, b)
-	*t.bytes += b.Size()
-	return b
-}
-
-func (t *bufTaker) planes(n int64) (p [3]*Buffer) {
-	for c := range p {
-		p[c] = t.get(4*n, false)
-	}
-	return p
-}
-
-// ssim2Sums is the layout of the partials buffer: first the per-workgroup
-// sums vmaps writes (passes one after another, in each the scales, in
-// each the channels, in each the six terms of count[s] slots: one per
-// workgroup across × row band), then, for strips, the recursion state
-// carried from strip to strip (6 floats per column and quantity of every
-// pass, scale and channel), then the band-start states vstate leaves for
-// vmaps' row bands (6 floats per column and quantity of each band after
-// the first, for one scale and channel at a time: the passes run one
-// dispatch after another, so they reuse it).
-type ssim2Sums struct {
-	count    []uint32 // per scale: slots per term
-	bands    []int    // per scale: row bands (1: none)
-	bandRows int      // rows per band (0: bands off)
-	perPass  uint32
-	carry    uint32 // offset of the carried strip state (0: none)
-	bandAt   uint32 // offset of the band-start states
-	total    uint32 // floats
-}
-
-// newSSIM2Sums lays out the partials of plan for vmaps workgroups of vx
-// columns; bands of bandRows rows (0: none) apply to whole images only
-// (carry, i.e. strips, turns them off: a strip already resumes from a
-// carried state and is short).
-func newSSIM2Sums(plan []ssim2Scale, passes, vx, bandRows int, carry bool) ssim2Sums {
-	if carry {
-		bandRows = 0
-	}
-	l := ssim2Sums{bandRows: bandRows}
-	var bandFloats uint32
-	for _, sc := range plan {
-		nb := 1
-		if bandRows > 0 {
-			nb = (sc.H + bandRows - 1) / bandRows
-		}
-		nwx := (sc.W + vx - 1) / vx
-		l.bands = append(l.bands, nb)
-		l.count = append(l.count, uint32(nwx*nb))
-		l.perPass += uint32(nwx*nb) * 3 * ssim2Terms
-		bandFloats = max(bandFloats, uint32((nb-1)*6*ssim2VSlots*sc.W))
-	}
-	l.total = l.perPass * uint32(passes)
-	if carry {
-		l.carry = l.total
-		l.total += ssim2CarryFloats(plan) * uint32(passes)
-	}
-	l.bandAt = l.total
-	l.total += bandFloats
-	return l
-}
-
-// ssim2CarryFloats is the carried strip state of one pass: 6 floats per
-// column and quantity of every scale and channel.
-func ssim2CarryFloats(plan []ssim2Scale) uint32 {
-	var n uint32
-	for _, sc := range plan {
-		n += uint32(sc.W) * ssim2VSlots * 3 * 6
-	}
-	return n
-}
-
-// base is the first slot of pass pi, scale s, channel c.
-func (l *ssim2Sums) base(pi, s, c int) uint32 {
-	b := uint32(pi) * l.perPass
-	for i := 0; i < s; i++ {
-		b += l.count[i] * 3 * ssim2Terms
-	}
-	return b + uint32(c)*ssim2Terms*l.count[s]
-}
-
-// carryBase is where the carried state of pass pi, scale s, channel c
-// starts (strips only).
-func (l *ssim2Sums) carryBase(plan []ssim2Scale, pi, s, c int) uint32 {
-	b := l.carry + uint32(pi)*ssim2CarryFloats(plan)
-	for i := 0; i < s; i++ {
-		b += uint32(plan[i].W) * ssim2VSlots * 3 * 6
-	}
-	return b + uint32(c)*6*ssim2VSlots*uint32(plan[s].W)
-}
-
-// vmapsParams is the vmaps/vstate block of pass pi, scale s, channel c
-// summing rows win (carry: a strip's).
-func (l *ssim2Sums) vmapsParams(plan []ssim2Scale, pi, s, c int, win [2]int) *ssim2Params {
-	sc := plan[s]
-	p := &ssim2Params{Width: uint32(sc.W), Height: uint32(sc.H),
-		WinLo: uint32(win[0]), WinHi: uint32(win[1]),
-		PartialBase: l.base(pi, s, c), PartialCount: l.count[s], BandBase: l.bandAt}
-	if l.bands[s] > 1 {
-		p.BandRows = uint32(l.bandRows)
-	}
-	if l.carry != 0 {
-		p.Carry = l.carryBase(plan, pi, s, c)
-	}
-	return p
-}
-
-// newSSIM2Scratch takes the scratch for plan and passes from the pool and
-// writes its constant buffers; with carry (strips) partials has room for
-// the recursion state after the column sums, as much again. On error the
-// partial scratch is returned too, for the caller to free.
-func newSSIM2Scratch(g *GPU, plan []ssim2Scale, passes int, carry bool, k *ssim2Kernels) (*ssim2Scratch, error) {
-	sc := &ssim2Scratch{lay: newSSIM2Sums(plan, passes, k.vx, k.band, carry)}
-	t := &bufTaker{g: g, list: &sc.held, bytes: &sc.heldBytes}
-	full := int64(plan[0].W) * int64(plan[0].H)
-	sc.xyb = t.planes(full)
-	for i := range sc.hb {
-		sc.hb[i] = t.get(4*full, false)
-	}
-	sc.coef = t.get(int64(unsafe.Sizeof(ssim2Coef{})), true)
-	if t.err == nil {
-		coef := []ssim2Coef{ssim2IIRCoef()}
-		WriteSlice(g, sc.coef, 0, coef)
-	}
-	sc.lin = make([][3]*Buffer, len(plan))
-	for s, p := range plan {
-		sc.lin[s] = t.planes(int64(p.W) * int64(p.H))
-	}
-	sc.carry = sc.lay.carry
-	sc.partials = t.get(4*int64(sc.lay.total), false)
-	var terms []ssim2Term
-	for pi := 0; pi < passes; pi++ {
-		for s := range plan {
-			count := sc.lay.count[s]
-			for c := 0; c < 3; c++ {
-				cb := sc.lay.base(pi, s, c)
-				for q := uint32(0); q < ssim2Terms; q++ {
-					terms = append(terms, ssim2Term{Base: cb + q*count, Count: count})
-				}
-			}
-		}
-	}
-	sc.nTerms = len(terms)
-	sc.terms = t.get(int64(len(terms))*16, false)
-	sc.sums = t.get(int64(len(terms))*8, false)
-	if t.err != nil {
-		return sc, t.err
-	}
-	WriteSlice(g, sc.terms, 0, terms)
-	sc.sumsHost = make([]float32, 2*sc.nTerms)
-	return sc, nil
-}
-
-// fits reports whether the scratch serves a reference with this plan and
-// number of passes.
-func (sc *ssim2Scratch) fits(plan []ssim2Scale, passes int) bool {
-	if len(sc.lin) != len(plan) || sc.nTerms != passes*len(plan)*3*ssim2Terms {
-		return false
-	}
-	for s, p := range plan {
-		if sc.lin[s][0].Size() < 4*int64(p.W)*int64(p.H) {
-			return false
-		}
-	}
-	return true
-}
-
 // allocate takes the reference's buffers from the pool (and its own
 // scratch when it shares none) and writes the constant parameter blocks.
 // On error the caller frees what was taken.
-func (r *ssim2Ref) allocate(g *GPU, k *ssim2Kernels, bgs []float32) error {
+func (r *ssim2Ref) allocate(g *webgpu.GPU, k *ssim2Kernels, bgs []float32) error {
 	if r.ssim2Scratch == nil {
 		sc, err := newSSIM2Scratch(g, r.plan, len(bgs), false, k)
 		r.ssim2Scratch, r.ownScratch = sc, true
@@ -655,12 +439,12 @@ func (r *ssim2Ref) allocate(g *GPU, k *ssim2Kernels, bgs []float32) error {
 			r.win = append(r.win, [2]int{0, sc.H})
 		}
 	}
-	t := &bufTaker{g: g, list: &r.owned, bytes: &r.bytes}
-	r.dsParams = make([]*Buffer, len(r.plan))
+	t := &r.own
+	r.dsParams = make([]*webgpu.Buffer, len(r.plan))
 	for s, sc := range r.plan {
 		if s > 0 {
-			r.dsParams[s] = t.get(ssim2ParamBytes, true)
-			if t.err == nil {
+			r.dsParams[s] = t.Uniform(g, ssim2ParamBytes)
+			if t.Err == nil {
 				prev := r.plan[s-1]
 				g.Write(r.dsParams[s], 0, (&ssim2Params{Width: uint32(sc.W), Height: uint32(sc.H),
 					SrcWidth: uint32(prev.W), SrcHeight: uint32(prev.H)}).bytes())
@@ -674,22 +458,22 @@ func (r *ssim2Ref) allocate(g *GPU, k *ssim2Kernels, bgs []float32) error {
 	for pi, bg := range bgs {
 		p := &ssim2PassState{bg: bg}
 		r.passes = append(r.passes, p)
-		p.unpackRef = t.get(ssim2ParamBytes, true)
-		p.unpackDist = t.get(ssim2ParamBytes, true)
+		p.unpackRef = t.Uniform(g, ssim2ParamBytes)
+		p.unpackDist = t.Uniform(g, ssim2ParamBytes)
 		for s := range r.plan {
-			p.img = append(p.img, t.planes(int64(sized[s].W)*int64(sized[s].H)))
-			var blocks [3]*Buffer
+			p.img = append(p.img, t.Planes3(g, int64(sized[s].W)*int64(sized[s].H)))
+			var blocks [3]*webgpu.Buffer
 			for c := 0; c < 3; c++ {
-				blocks[c] = t.get(ssim2ParamBytes, true)
-				if t.err == nil {
+				blocks[c] = t.Uniform(g, ssim2ParamBytes)
+				if t.Err == nil {
 					g.Write(blocks[c], 0, r.lay.vmapsParams(r.plan, pi, s, c, r.win[s]).bytes())
 				}
 			}
 			p.maps = append(p.maps, blocks)
 		}
 	}
-	if t.err != nil || !r.keep {
-		return t.err
+	if t.Err != nil || !r.keep {
+		return t.Err
 	}
 	return r.allocateKeep(g)
 }
@@ -697,28 +481,27 @@ func (r *ssim2Ref) allocate(g *GPU, k *ssim2Kernels, bgs []float32) error {
 // allocateKeep takes the kept planes and their parameter blocks. When they
 // cannot be had (out of memory), it gives back what it took and leaves the
 // reference on the path that blurs all five quantities at every Score.
-func (r *ssim2Ref) allocateKeep(g *GPU) error {
-	var list []*Buffer
-	var bytes int64
-	t := &bufTaker{g: g, list: &list, bytes: &bytes}
-	r.keepPrep = make([]*Buffer, len(r.plan))
+func (r *ssim2Ref) allocateKeep(g *webgpu.GPU) error {
+	var kept webgpu.Buffers
+	t := &kept
+	r.keepPrep = make([]*webgpu.Buffer, len(r.plan))
 	for s, sc := range r.plan {
-		r.keepPrep[s] = t.get(ssim2ParamBytes, true)
-		if t.err == nil {
+		r.keepPrep[s] = t.Uniform(g, ssim2ParamBytes)
+		if t.Err == nil {
 			g.Write(r.keepPrep[s], 0, (&ssim2Params{Width: uint32(sc.W), Height: uint32(sc.H), Stride: ssim2QRef}).bytes())
 		}
 	}
 	for pi, p := range r.passes {
-		p.mu1 = make([][3]*Buffer, len(r.plan))
-		p.s11 = make([][3]*Buffer, len(r.plan))
-		p.keepMaps = make([][3]*Buffer, len(r.plan))
+		p.mu1 = make([][3]*webgpu.Buffer, len(r.plan))
+		p.s11 = make([][3]*webgpu.Buffer, len(r.plan))
+		p.keepMaps = make([][3]*webgpu.Buffer, len(r.plan))
 		for s, sc := range r.plan {
 			n := int64(sc.W) * int64(sc.H)
-			p.mu1[s] = t.planes(n)
-			p.s11[s] = t.planes(n)
+			p.mu1[s] = t.Planes3(g, n)
+			p.s11[s] = t.Planes3(g, n)
 			for c := 0; c < 3; c++ {
-				p.keepMaps[s][c] = t.get(ssim2ParamBytes, true)
-				if t.err == nil {
+				p.keepMaps[s][c] = t.Uniform(g, ssim2ParamBytes)
+				if t.Err == nil {
 					mp := r.lay.vmapsParams(r.plan, pi, s, c, r.win[s])
 					mp.Stride, mp.Channels = ssim2QDist, 1
 					g.Write(p.keepMaps[s][c], 0, mp.bytes())
@@ -726,8 +509,8 @@ func (r *ssim2Ref) allocateKeep(g *GPU) error {
 			}
 		}
 	}
-	if t.err != nil {
-		for _, b := range list {
+	if t.Err != nil {
+		for _, b := range kept.Take() {
 			b.Release()
 		}
 		r.keep, r.keepPrep = false, nil
@@ -735,114 +518,15 @@ func (r *ssim2Ref) allocateKeep(g *GPU) error {
 			p.mu1, p.s11, p.keepMaps = nil, nil, nil
 		}
 		var oom *zenmetrics.OutOfMemoryError
-		if errors.As(t.err, &oom) {
+		if errors.As(t.Err, &oom) {
 			return nil
 		}
-		return t.err
+		return t.Err
 	}
-	r.owned = append(r.owned, list...)
-	r.bytes += bytes
-	return nil
-}
-
-// upload makes r.raw hold im's raw sample bytes, (re)acquiring it when it
-// is too small. With an encoder and at least stagingMin bytes, the
-// bytes go through a persistent mappable staging buffer of the reference:
-// mapped for writing (the previous score's copy out of it has finished by
-// then), filled in place on several goroutines, unmapped, and copied into
-// r.raw as the first command of e. queue.writeBuffer copies through fresh
-// staging memory and ran at ~4 GB/s on NVIDIA (12 ms of a 16 MP score).
-// Otherwise (small images, or no encoder) through the queue; only the
-// bytes the image covers are sent (a 1..3 byte tail padded separately).
-func (r *ssim2Scratch) upload(g *GPU, e *Encoder, im *zenmetrics.Image) error {
-	need := ssim2RawBytes(im)
-	size := (need + 3) &^ 3
-	if err := r.ensureRaw(g, need); err != nil {
-		return err
-	}
-	if e == nil || need < stagingMin {
-		writeRaw(g, r.raw, im.Pix, need)
-		return nil
-	}
-	if r.staging == nil || r.staging.Size() < size {
-		if r.staging != nil {
-			r.drop(r.staging)
-			r.staging = nil
-		}
-		b, err := g.Acquire(size, wgpu.BufferUsageMapWrite|wgpu.BufferUsageCopySrc)
-		if err != nil {
-			return err
-		}
-		r.staging = b
-		r.held = append(r.held, b)
-		r.heldBytes += b.Size()
-	}
-	return fillStaging(g, e, r.staging, r.raw, im.Pix, need, size)
-}
-
-// ensureRaw makes r.raw hold at least need bytes (rounded up to 4),
-// replacing a smaller one, and records need as the bytes in use.
-func (r *ssim2Scratch) ensureRaw(g *GPU, need int64) error {
-	size := (need + 3) &^ 3
-	if r.raw == nil || r.raw.Size() < size {
-		if r.raw != nil {
-			r.drop(r.raw)
-			r.raw = nil
-		}
-		b, err := g.Storage(size)
-		if err != nil {
-			return err
-		}
-		r.raw = b
-		r.held = append(r.held, b)
-		r.heldBytes += b.Size()
-	}
-	r.rawNeed = need
-	return nil
-}
-
-// reserve makes raw (and staging, from stagingMin) at least size
-// bytes now, so that uploads of up to that size take no other buffers.
-func (r *ssim2Scratch) reserve(g *GPU, size int64) error {
-	size = (size + 3) &^ 3
-	if r.raw == nil || r.raw.Size() < size {
-		if r.raw != nil {
-			r.drop(r.raw)
-			r.raw = nil
-		}
-		b, err := g.Storage(size)
-		if err != nil {
-			return err
-		}
-		r.raw = b
-		r.held = append(r.held, b)
-		r.heldBytes += b.Size()
-	}
-	if size >= stagingMin && (r.staging == nil || r.staging.Size() < size) {
-		if r.staging != nil {
-			r.drop(r.staging)
-			r.staging = nil
-		}
-		b, err := g.Acquire(size, wgpu.BufferUsageMapWrite|wgpu.BufferUsageCopySrc)
-		if err != nil {
-			return err
-		}
-		r.staging = b
-		r.held = append(r.held, b)
-		r.heldBytes += b.Size()
+	for _, b := range kept.List {
+		r.own.Add(b)
 	}
 	return nil
-}
-
-func (r *ssim2Scratch) drop(b *Buffer) {
-	for i, o := range r.held {
-		if o == b {
-			r.held = append(r.held[:i], r.held[i+1:]...)
-			r.heldBytes -= b.Size()
-			break
-		}
-	}
-	b.Release()
 }
 
 // encodeChain records unpack and downsample (and for a distorted image the
@@ -851,8 +535,8 @@ func (r *ssim2Scratch) drop(b *Buffer) {
 // the scratch planes, each scale followed by hblur + vmaps per channel.
 //
 // With timed set, every dispatch goes into its own timed pass (labelled
-// kernel, scale, channel) for SSIM2PassProfile.
-func (r *ssim2Ref) encodeChain(e *Encoder, k *ssim2Kernels, p *ssim2PassState, ref, timed bool) {
+// kernel, scale, channel) for PassProfile.
+func (r *ssim2Ref) encodeChain(e *webgpu.Encoder, k *ssim2Kernels, p *ssim2PassState, ref, timed bool) {
 	mark := func(format string, a ...any) {
 		if timed {
 			e.TimedPass(fmt.Sprintf(format, a...))
@@ -863,14 +547,14 @@ func (r *ssim2Ref) encodeChain(e *Encoder, k *ssim2Kernels, p *ssim2PassState, r
 		if ref {
 			out = p.img[s]
 		}
-		gx, gy := Groups(sc.W, ssim2WG), Groups(sc.H, ssim2WG)
+		gx, gy := webgpu.Groups(sc.W, ssim2WG), webgpu.Groups(sc.H, ssim2WG)
 		if s == 0 {
 			u := p.unpackDist
 			if ref {
 				u = p.unpackRef
 			}
 			mark("unpack s0")
-			e.Dispatch(k.unpack, gx, gy, 1, u, r.raw, r.lin[0][0], r.lin[0][1], r.lin[0][2], out[0], out[1], out[2])
+			e.Dispatch(k.unpack, gx, gy, 1, u, r.up.Raw, r.lin[0][0], r.lin[0][1], r.lin[0][2], out[0], out[1], out[2])
 		} else {
 			in := r.lin[s-1]
 			mark("downsample s%d", s)
@@ -913,40 +597,40 @@ func (r *ssim2Ref) encodeChain(e *Encoder, k *ssim2Kernels, p *ssim2PassState, r
 // encodeHBlur records the horizontal blurs of the five quantities of
 // channel c at scale s (reference planes of pass p, distorted r.xyb) into
 // r.hb.
-func (r *ssim2Ref) encodeHBlur(e *Encoder, k *ssim2Kernels, p *ssim2PassState, s, c int) {
+func (r *ssim2Ref) encodeHBlur(e *webgpu.Encoder, k *ssim2Kernels, p *ssim2PassState, s, c int) {
 	sc := r.plan[s]
 	hb := k.hblur
 	if k.hblur4 != nil && sc.W%4 == 0 {
 		hb = k.hblur4
 	}
-	e.Dispatch(hb, Groups(sc.H, ssim2HRows), 5, 1, p.maps[s][c], r.coef, p.img[s][c], r.xyb[c],
+	e.Dispatch(hb, webgpu.Groups(sc.H, ssim2HRows), 5, 1, p.maps[s][c], r.coef, p.img[s][c], r.xyb[c],
 		r.hb[0], r.hb[1], r.hb[2], r.hb[3], r.hb[4])
 }
 
 // encodeVMaps records the vertical blurs and maps of channel c at scale s
 // from r.hb into the channel's partial sums.
-func (r *ssim2Ref) encodeVMaps(e *Encoder, k *ssim2Kernels, p *ssim2PassState, s, c int) {
+func (r *ssim2Ref) encodeVMaps(e *webgpu.Encoder, k *ssim2Kernels, p *ssim2PassState, s, c int) {
 	sc := r.plan[s]
-	e.Dispatch(k.vmaps, Groups(sc.W, k.vx), uint32(r.lay.bands[s]), 1, p.maps[s][c], r.coef,
+	e.Dispatch(k.vmaps, webgpu.Groups(sc.W, k.vx), uint32(r.lay.bands[s]), 1, p.maps[s][c], r.coef,
 		r.hb[0], r.hb[1], r.hb[2], r.hb[3], r.hb[4], p.img[s][c], r.xyb[c], r.partials)
 }
 
 // encodeVState records the band-start states of channel c at scale s
 // (scales with more than one row band).
-func (r *ssim2Ref) encodeVState(e *Encoder, k *ssim2Kernels, p *ssim2PassState, s, c int) {
-	e.Dispatch(k.vstate, Groups(r.plan[s].W, k.vx), 1, 1, p.maps[s][c], r.coef,
+func (r *ssim2Ref) encodeVState(e *webgpu.Encoder, k *ssim2Kernels, p *ssim2PassState, s, c int) {
+	e.Dispatch(k.vstate, webgpu.Groups(r.plan[s].W, k.vx), 1, 1, p.maps[s][c], r.coef,
 		r.hb[0], r.hb[1], r.hb[2], r.hb[3], r.hb[4], r.partials)
 }
 
 // encodeVStateKept is encodeVState with the kept planes bound (their
 // quantities have no state; the kernel skips them).
-func (r *ssim2Ref) encodeVStateKept(e *Encoder, k *ssim2Kernels, p *ssim2PassState, s, c int) {
-	e.Dispatch(k.vstate, Groups(r.plan[s].W, k.vx), 1, 1, p.keepMaps[s][c], r.coef,
+func (r *ssim2Ref) encodeVStateKept(e *webgpu.Encoder, k *ssim2Kernels, p *ssim2PassState, s, c int) {
+	e.Dispatch(k.vstate, webgpu.Groups(r.plan[s].W, k.vx), 1, 1, p.keepMaps[s][c], r.coef,
 		p.mu1[s][c], r.hb[1], p.s11[s][c], r.hb[3], r.hb[4], r.partials)
 }
 
 // hblurFor is the horizontal blur pipeline for scale s.
-func (r *ssim2Ref) hblurFor(k *ssim2Kernels, s int) *Pipeline {
+func (r *ssim2Ref) hblurFor(k *ssim2Kernels, s int) *webgpu.Pipeline {
 	if k.hblur4 != nil && r.plan[s].W%4 == 0 {
 		return k.hblur4
 	}
@@ -956,27 +640,27 @@ func (r *ssim2Ref) hblurFor(k *ssim2Kernels, s int) *Pipeline {
 // encodeKeepRef records, at Prepare, the reference's mu1 and sigma11 of
 // channel c at scale s: hblur of img1 and img1² (map ssim2QRef, into
 // r.hb[0] and r.hb[2]), then vblur into the kept planes.
-func (r *ssim2Ref) encodeKeepRef(e *Encoder, k *ssim2Kernels, p *ssim2PassState, s, c int) {
+func (r *ssim2Ref) encodeKeepRef(e *webgpu.Encoder, k *ssim2Kernels, p *ssim2PassState, s, c int) {
 	sc := r.plan[s]
 	img := p.img[s][c]
-	e.Dispatch(r.hblurFor(k, s), Groups(sc.H, ssim2HRows), 2, 1, r.keepPrep[s], r.coef, img, img,
+	e.Dispatch(r.hblurFor(k, s), webgpu.Groups(sc.H, ssim2HRows), 2, 1, r.keepPrep[s], r.coef, img, img,
 		r.hb[0], r.hb[1], r.hb[2], r.hb[3], r.hb[4])
-	e.Dispatch(k.vblur, Groups(sc.W, ssim2HRows), 2, 1, r.keepPrep[s], r.coef, r.hb[0], r.hb[2],
+	e.Dispatch(k.vblur, webgpu.Groups(sc.W, ssim2HRows), 2, 1, r.keepPrep[s], r.coef, r.hb[0], r.hb[2],
 		p.mu1[s][c], p.s11[s][c])
 }
 
 // encodeHBlurKept is encodeHBlur for a reference with kept blurs: only the
 // distorted image's three quantities (map ssim2QDist, into r.hb[1], [3],
 // [4]).
-func (r *ssim2Ref) encodeHBlurKept(e *Encoder, k *ssim2Kernels, p *ssim2PassState, s, c int) {
-	e.Dispatch(r.hblurFor(k, s), Groups(r.plan[s].H, ssim2HRows), 3, 1, p.keepMaps[s][c], r.coef, p.img[s][c], r.xyb[c],
+func (r *ssim2Ref) encodeHBlurKept(e *webgpu.Encoder, k *ssim2Kernels, p *ssim2PassState, s, c int) {
+	e.Dispatch(r.hblurFor(k, s), webgpu.Groups(r.plan[s].H, ssim2HRows), 3, 1, p.keepMaps[s][c], r.coef, p.img[s][c], r.xyb[c],
 		r.hb[0], r.hb[1], r.hb[2], r.hb[3], r.hb[4])
 }
 
 // encodeVMapsKept is encodeVMaps reading mu1 and sigma11 from the kept
 // planes (bound in the places of their horizontal blurs).
-func (r *ssim2Ref) encodeVMapsKept(e *Encoder, k *ssim2Kernels, p *ssim2PassState, s, c int) {
-	e.Dispatch(k.vmaps, Groups(r.plan[s].W, k.vx), uint32(r.lay.bands[s]), 1, p.keepMaps[s][c], r.coef,
+func (r *ssim2Ref) encodeVMapsKept(e *webgpu.Encoder, k *ssim2Kernels, p *ssim2PassState, s, c int) {
+	e.Dispatch(k.vmaps, webgpu.Groups(r.plan[s].W, k.vx), uint32(r.lay.bands[s]), 1, p.keepMaps[s][c], r.coef,
 		p.mu1[s][c], r.hb[1], p.s11[s][c], r.hb[3], r.hb[4], p.img[s][c], r.xyb[c], r.partials)
 }
 
@@ -999,8 +683,8 @@ func (r *ssim2Ref) score(ctx context.Context, dist *zenmetrics.Image) (float64, 
 	if r.released {
 		return 0, zenmetrics.ErrReleased
 	}
-	if dist.Width != r.w || dist.Height != r.h {
-		return 0, &zenmetrics.SizeMismatchError{RefWidth: r.w, RefHeight: r.h, DistWidth: dist.Width, DistHeight: dist.Height}
+	if err := webgpu.SizeMismatch(r.w, r.h, dist); err != nil {
+		return 0, err
 	}
 	if r.pipelined(dist) {
 		r.mu.Unlock()
@@ -1008,8 +692,8 @@ func (r *ssim2Ref) score(ctx context.Context, dist *zenmetrics.Image) (float64, 
 		r.mu.Lock()
 		return v, err
 	}
-	err := r.b.dev.Do(ctx, func(g *GPU) error {
-		defer g.noteHeld()
+	err := r.dev.Do(ctx, func(g *webgpu.GPU) error {
+		defer g.NoteHeld()
 		_, err := r.run(g, dist, false, nil)
 		return err
 	})
@@ -1024,18 +708,18 @@ func (r *ssim2Ref) score(ctx context.Context, dist *zenmetrics.Image) (float64, 
 // their GPU times are returned (the reduction is the timed pass "reduce";
 // the upload copy is outside any pass and not timed).
 //
-// With pre (a pipelined score, ssim2_pipe.go) dist's bytes are already in
-// that filled staging buffer: it is unmapped and copied instead.
-func (r *ssim2Ref) run(g *GPU, dist *zenmetrics.Image, timed bool, pre *stagingSlot) ([]PassTime, error) {
-	k, err := r.b.kernels(g)
+// With pre (a pipelined score, pipe.go) dist's bytes are already in that
+// filled staging buffer: it is unmapped and copied instead.
+func (r *ssim2Ref) run(g *webgpu.GPU, dist *zenmetrics.Image, timed bool, pre *filled) ([]webgpu.PassTime, error) {
+	k, err := kernels(g)
 	if err != nil {
 		return nil, err
 	}
 	e := g.Encoder()
 	if pre != nil {
-		err = r.copyFilled(g, e, pre, dist)
+		err = r.up.PutFilled(g, e, &r.held, pre.slot, ssim2RawBytes(dist), pre.fill)
 	} else {
-		err = r.upload(g, e, dist)
+		err = r.up.Put(g, e, &r.held, dist)
 	}
 	if err != nil {
 		e.Discard()
@@ -1068,7 +752,7 @@ func (r *ssim2Ref) run(g *GPU, dist *zenmetrics.Image, timed bool, pre *stagingS
 		r.pending = rb
 		return nil, nil
 	}
-	if err := ReadSlice(rb, r.sumsHost); err != nil {
+	if err := webgpu.ReadSlice(rb, r.sumsHost); err != nil {
 		return nil, err
 	}
 	if !timed {
@@ -1082,7 +766,7 @@ func (r *ssim2Ref) run(g *GPU, dist *zenmetrics.Image, timed bool, pre *stagingS
 // per-row-phase compensated sums vmaps writes) into r.sums, two f32 each.
 // It turns the per-column partial sums into the per-scale sums the host
 // reads back; the row window of a strip is applied earlier, in vmaps.
-func (r *ssim2Ref) encodeReduce(e *Encoder, k *ssim2Kernels) {
+func (r *ssim2Ref) encodeReduce(e *webgpu.Encoder, k *ssim2Kernels) {
 	e.Dispatch(k.reduce, uint32(r.nTerms), 1, 1, r.terms, r.partials, r.sums)
 }
 
@@ -1145,57 +829,28 @@ func (r *ssim2Ref) Release() {
 	}
 	r.released = true
 	r.mu.Unlock()
-	// Pipelined scores may be filling a staging buffer right now: wait
-	// for them to hand it back before anything is freed.
-	slots := r.closeSlots()
+	// Pipelined scores may be filling a staging buffer right now: Close
+	// waits for them to hand it back before anything is freed.
+	bufs := r.pipe.Close(r.dev)
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	var bufs []*Buffer
-	for _, st := range slots {
-		if st.buf != nil {
-			bufs = append(bufs, st.buf)
-		}
-	}
-	if len(bufs) > 0 {
-		// Mapped buffers go back to the pool unmapped.
-		_ = r.b.dev.Do(context.Background(), func(g *GPU) error {
-			for _, st := range slots {
-				if st.mem != nil {
-					st.buf.Handle().Unmap()
-					st.mem = nil
-				}
-			}
-			return nil
-		})
-	}
 	r.free(bufs...)
 }
 
-func (r *ssim2Ref) free(extra ...*Buffer) {
-	owned := append(r.owned, extra...)
-	r.owned = nil
+func (r *ssim2Ref) free(extra ...*webgpu.Buffer) {
+	owned := append(r.own.Take(), extra...)
 	if r.ownScratch && r.ssim2Scratch != nil {
-		owned = append(owned, r.held...)
-		r.held = nil
-	}
-	if len(owned) == 0 {
-		return
+		owned = append(owned, r.held.Take()...)
 	}
 	// On a closed or lost device the buffers went with it: nothing to do.
-	_ = r.b.dev.Do(context.Background(), func(g *GPU) error {
-		for _, b := range owned {
-			b.Release()
-		}
-		g.noteHeld()
-		return nil
-	})
+	r.dev.Free(owned)
 }
 
 // Bytes is the device memory the reference holds (resident planes plus its
 // scoring scratch, unless that is shared).
 func (r *ssim2Ref) Bytes() int64 {
 	if r.ownScratch && r.ssim2Scratch != nil {
-		return r.bytes + r.heldBytes
+		return r.own.Bytes + r.held.Bytes
 	}
-	return r.bytes
+	return r.own.Bytes
 }

@@ -1,4 +1,4 @@
-package webgpu
+package ssim2
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	zenmetrics "github.com/zenmetrics-go/zenmetrics"
+	"github.com/zenmetrics-go/zenmetrics/gpu/webgpu"
 	"github.com/zenmetrics-go/zenmetrics/internal/metrictest"
 	"github.com/zenmetrics-go/zenmetrics/wgsl"
 )
@@ -98,9 +99,9 @@ func TestSSIM2BlurExact(t *testing.T) {
 	xyb := make([]float32, n)
 	hb := make([][]float32, 5)
 	var part []float32
-	err = b.dev.Do(context.Background(), func(g *GPU) error {
-		k, _ := b.kernels(g)
-		if err := r.upload(g, nil, dist); err != nil {
+	err = b.Device().Do(context.Background(), func(g *webgpu.GPU) error {
+		k, _ := kernels(g)
+		if err := r.up.Put(g, nil, &r.held, dist); err != nil {
 			return err
 		}
 		p := r.passes[0]
@@ -108,14 +109,14 @@ func TestSSIM2BlurExact(t *testing.T) {
 		r.distKey = ssim2Layout{}
 		e := g.Encoder()
 		sc := r.plan[0]
-		e.Dispatch(k.unpack, Groups(sc.W, ssim2WG), Groups(sc.H, ssim2WG), 1, p.unpackDist, r.raw, r.lin[0][0], r.lin[0][1], r.lin[0][2], r.xyb[0], r.xyb[1], r.xyb[2])
+		e.Dispatch(k.unpack, webgpu.Groups(sc.W, ssim2WG), webgpu.Groups(sc.H, ssim2WG), 1, p.unpackDist, r.up.Raw, r.lin[0][0], r.lin[0][1], r.lin[0][2], r.xyb[0], r.xyb[1], r.xyb[2])
 		r.encodeHBlur(e, k, p, 0, 1)
 		r.encodeVMaps(e, k, p, 0, 1)
 		if err := e.Submit(); err != nil {
 			return err
 		}
 
-		rd := func(b *Buffer, dst []float32) error {
+		rd := func(b *webgpu.Buffer, dst []float32) error {
 			buf := make([]byte, 4*len(dst))
 			if err := g.Read(b, 0, buf); err != nil {
 				return err
@@ -144,7 +145,7 @@ func TestSSIM2BlurExact(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := ssim2IIRCoef()
-	t.Logf("fma mode %s", b.ssim2.FMA)
+	t.Logf("fma mode %s", FMAMode(b))
 	// Vertical pass + maps, libjxl's way, in float64 sums.
 	var sums [6]float64
 	for x := 0; x < r.w; x++ {
@@ -257,7 +258,7 @@ func TestSSIM2FMAEmulationExact(t *testing.T) {
 	}
 	C[n] = 0
 	out := make([]float32, n)
-	err := b.dev.Do(context.Background(), func(g *GPU) error {
+	err := b.Device().Do(context.Background(), func(g *webgpu.GPU) error {
 		m, err := g.Module("fmaemu", src)
 		if err != nil {
 			return err
@@ -266,7 +267,7 @@ func TestSSIM2FMAEmulationExact(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		bufs := make([]*Buffer, 4)
+		bufs := make([]*webgpu.Buffer, 4)
 		for i := range bufs {
 			var err error
 			if bufs[i], err = g.Storage(4*n + 4); err != nil {
@@ -274,16 +275,16 @@ func TestSSIM2FMAEmulationExact(t *testing.T) {
 			}
 			defer bufs[i].Release()
 		}
-		WriteSlice(g, bufs[0], 0, A)
-		WriteSlice(g, bufs[1], 0, B)
-		WriteSlice(g, bufs[2], 0, C)
+		webgpu.WriteSlice(g, bufs[0], 0, A)
+		webgpu.WriteSlice(g, bufs[1], 0, B)
+		webgpu.WriteSlice(g, bufs[2], 0, C)
 		e := g.Encoder()
 		e.Dispatch(p, n/64, 1, 1, bufs...)
 		rb, _ := e.ReadBack(bufs[3], 0, 4*n)
 		if err := e.Submit(); err != nil {
 			return err
 		}
-		return ReadSlice(rb, out)
+		return webgpu.ReadSlice(rb, out)
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -358,7 +359,7 @@ func TestSSIM2XYBExact(t *testing.T) {
 	defer zr.Release()
 	r := zr.(*ssim2Ref)
 	var got [][3][]float32
-	err = b.dev.Do(context.Background(), func(g *GPU) error {
+	err = b.Device().Do(context.Background(), func(g *webgpu.GPU) error {
 		for s, sc := range r.plan {
 			var pl [3][]float32
 			for c := 0; c < 3; c++ {

@@ -1,4 +1,4 @@
-package webgpu
+package butteraugli
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	zenmetrics "github.com/zenmetrics-go/zenmetrics"
+	"github.com/zenmetrics-go/zenmetrics/gpu/webgpu"
 )
 
 // Butteraugli in strips.
@@ -48,12 +49,12 @@ const (
 )
 
 // bfStripSpec is the strip geometry of Butteraugli (see the comment above).
-func bfStripSpec() stripSpec {
+func bfStripSpec() webgpu.StripSpec {
 	reach := bfKernOpsin.off + bfKernLF.off + bfKernHF.off + bfKernUHF.off + bfKernMask.off +
 		bfErodeReach + bfMaltaReach
 	halo := 2*reach + 2
 	halo = (halo + 1) &^ 1
-	return stripSpec{Halo: halo, Align: 2, MinCrop: 2 * bfMinSize}
+	return webgpu.StripSpec{Halo: halo, Align: 2, MinCrop: 2 * bfMinSize}
 }
 
 // bfPlaneBytesPerPx is the device bytes per crop pixel of the float planes
@@ -72,7 +73,7 @@ func bfPlaneBytesPerPx(variants int, resident, scratch bool) float64 {
 
 // bfStripPlan is the band layout and reference strategy for a w×h image.
 type bfStripPlan struct {
-	strips []strip
+	strips []webgpu.Strip
 	keep   bool
 	bytes  int64 // predicted device bytes (what Estimate reports)
 }
@@ -89,13 +90,13 @@ func planButteraugliStrips(w, h, variants int, rawBpp int64, budget int64, maxBi
 	band := forced
 	if band <= 0 {
 		var ok bool
-		band, ok = stripBand(h, spec, min(bindRows, rowsWithin(budget, scratchRow)))
+		band, ok = webgpu.StripBand(h, spec, min(bindRows, webgpu.RowsWithin(budget, scratchRow)))
 		if !ok {
 			return bfStripPlan{}, &zenmetrics.OutOfMemoryError{Backend: "webgpu", Requested: scratchRow * int64(spec.MinCrop+2*spec.Halo), Free: budget,
 				Detail: fmt.Sprintf("not even a %d-row Butteraugli strip fits (binding limit %d rows, budget %d bytes)", spec.Align, bindRows, budget)}
 		}
 	}
-	strips, err := planStrips(h, band, spec)
+	strips, err := webgpu.PlanStrips(h, band, spec)
 	if err != nil {
 		return bfStripPlan{}, err
 	}
@@ -121,7 +122,7 @@ func planButteraugliStrips(w, h, variants int, rawBpp int64, budget int64, maxBi
 
 // bfStripRef is a Butteraugli reference prepared in strips.
 type bfStripRef struct {
-	dev    *Device
+	dev    *webgpu.Device
 	w, h   int
 	opt    zenmetrics.Options
 	plan   bfStripPlan
@@ -132,7 +133,7 @@ type bfStripRef struct {
 }
 
 // prepareButteraugliStrips prepares ref in strips under the given budget.
-func prepareButteraugliStrips(ctx context.Context, dev *Device, ref *zenmetrics.Image, opt zenmetrics.Options, budget int64, keep *bool) (*bfStripRef, error) {
+func prepareButteraugliStrips(ctx context.Context, dev *webgpu.Device, ref *zenmetrics.Image, opt zenmetrics.Options, budget int64, keep *bool) (*bfStripRef, error) {
 	if _, err := bfCheckOptions(opt); err != nil {
 		return nil, err
 	}
@@ -164,14 +165,14 @@ func prepareButteraugliStrips(ctx context.Context, dev *Device, ref *zenmetrics.
 		return s, nil
 	}
 	for _, st := range plan.strips {
-		r, err := prepareButteraugli(ctx, dev, stripCrop(ref, st.C0, st.C1), inner)
+		r, err := prepareButteraugli(ctx, dev, webgpu.StripCrop(ref, st.C0, st.C1), inner)
 		if err != nil {
 			s.Release()
 			return nil, err
 		}
 		s.refs = append(s.refs, r)
 		if len(r.levels) > 0 {
-			err = dev.Do(ctx, func(g *GPU) error {
+			err = dev.Do(ctx, func(g *webgpu.GPU) error {
 				r.dropScratch()
 				r.shared = true
 				return nil
@@ -198,8 +199,8 @@ func (s *bfStripRef) Score(ctx context.Context, dist *zenmetrics.Image) (sc zenm
 	if s.closed {
 		return zenmetrics.Score{}, zenmetrics.ErrReleased
 	}
-	if dist.Width != s.w || dist.Height != s.h {
-		return zenmetrics.Score{}, &zenmetrics.SizeMismatchError{RefWidth: s.w, RefHeight: s.h, DistWidth: dist.Width, DistHeight: dist.Height}
+	if err := webgpu.SizeMismatch(s.w, s.h, dist); err != nil {
+		return zenmetrics.Score{}, err
 	}
 	var total bfSums
 	if s.opt.DistMap {
@@ -207,13 +208,13 @@ func (s *bfStripRef) Score(ctx context.Context, dist *zenmetrics.Image) (sc zenm
 	}
 	for i, st := range s.plan.strips {
 		lo, hi := st.Window()
-		crop := stripCrop(dist, st.C0, st.C1)
+		crop := webgpu.StripCrop(dist, st.C0, st.C1)
 		var ws bfSums
 		if s.plan.keep {
 			ws, err = s.refs[i].scoreWindow(ctx, crop, lo, hi)
 		} else {
 			var r *butteraugliRef
-			r, err = prepareButteraugli(ctx, s.dev, stripCrop(s.pix, st.C0, st.C1), s.opt)
+			r, err = prepareButteraugli(ctx, s.dev, webgpu.StripCrop(s.pix, st.C0, st.C1), s.opt)
 			if err == nil {
 				ws, err = r.scoreWindow(ctx, crop, lo, hi)
 				r.Release()
@@ -255,18 +256,3 @@ func (s *bfStripRef) Release() {
 
 // Strips is the number of bands and whether reference state is kept.
 func (s *bfStripRef) Strips() (n int, kept bool) { return len(s.plan.strips), s.plan.keep }
-
-// StripInfo reports how a reference prepared with ModeStrip was cut: the
-// number of strips and whether per-strip reference state is kept resident
-// (false: recomputed per Score). ok is false for other references.
-func StripInfo(r zenmetrics.Reference) (n int, kept, ok bool) {
-	switch s := r.(type) {
-	case *bfStripRef:
-		n, kept = s.Strips()
-		return n, kept, true
-	case *ssim2StripRef:
-		n, kept = s.Strips()
-		return n, kept, true
-	}
-	return 0, false, false
-}

@@ -1,4 +1,4 @@
-package webgpu
+package ssim2
 
 import (
 	"context"
@@ -6,11 +6,12 @@ import (
 	"sync"
 
 	zenmetrics "github.com/zenmetrics-go/zenmetrics"
+	"github.com/zenmetrics-go/zenmetrics/gpu/webgpu"
 )
 
 // SSIMULACRA2 in strips.
 //
-// Geometry: ssim2StripSpec (strip_ssim2.go): a halo of 160 rows (5 rows at
+// Geometry: ssim2StripSpec (halo.go): a halo of 160 rows (5 rows at
 // the coarsest of the 6 scales), band boundaries and crop starts on
 // multiples of 32, crops at least 256 rows. Each strip's crop goes through
 // the unchanged pipeline; vmaps sums only the rows of the strip's interior
@@ -49,7 +50,7 @@ import (
 
 // ssim2StripPlan is the band layout and reference strategy for a w×h image.
 type ssim2StripPlan struct {
-	strips   []strip
+	strips   []webgpu.Strip
 	maxCrop  int   // rows of the tallest crop (the scratch's size)
 	cropRows int   // rows of all crops: what a Score computes
 	keep     bool  // per-strip reference state kept (else recomputed)
@@ -113,7 +114,7 @@ func planSSIM2Strips(w, h, passes int, rawBpp int64, budget int64, maxBinding ui
 	// and the raw upload (rawBpp B/px), both per crop row.
 	bindRows := int64(maxBinding) / (int64(w) * max(4, rawBpp))
 	layout := func(band int) (ssim2StripPlan, error) {
-		strips, err := planStrips(h, band, spec)
+		strips, err := webgpu.PlanStrips(h, band, spec)
 		if err != nil {
 			return ssim2StripPlan{}, err
 		}
@@ -156,9 +157,9 @@ func planSSIM2Strips(w, h, passes int, rawBpp int64, budget int64, maxBinding ui
 	fixed := 8*int64(passes)*ssim2VSlots*3*ssim2Terms*2*int64(w) + 64<<10
 	limit := bindRows
 	if budget >= 0 { // < 0: free memory unknown, only the binding limits
-		limit = min(limit, rowsWithin(budget-fixed, rowBytes))
+		limit = min(limit, webgpu.RowsWithin(budget-fixed, rowBytes))
 	}
-	band, ok := stripBand(h, spec, limit)
+	band, ok := webgpu.StripBand(h, spec, limit)
 	var rec ssim2StripPlan
 	for ok {
 		var err error
@@ -202,7 +203,8 @@ func planSSIM2Strips(w, h, passes int, rawBpp int64, budget int64, maxBinding ui
 
 // ssim2StripRef is a SSIMULACRA2 reference prepared in strips.
 type ssim2StripRef struct {
-	b       *Backend
+	b       *webgpu.Backend
+	dev     *webgpu.Device
 	w, h    int
 	bgs     []float32
 	full    []ssim2Scale // the whole image's scales (the final formula's)
@@ -215,7 +217,7 @@ type ssim2StripRef struct {
 }
 
 // stripWindows is the interior of st at each scale of its crop.
-func stripWindows(st strip, w, imageH int) [][2]int {
+func stripWindows(st webgpu.Strip, w, imageH int) [][2]int {
 	var win [][2]int
 	for s := range ssim2Plan(w, st.Rows()) {
 		lo, hi := st.WindowAt(s, imageH)
@@ -226,7 +228,7 @@ func stripWindows(st strip, w, imageH int) [][2]int {
 
 // prepareSSIM2Strips prepares ref in strips under the given budget; keep,
 // when not nil, forces the reference strategy.
-func (b *Backend) prepareSSIM2Strips(ctx context.Context, ref *zenmetrics.Image, opt zenmetrics.Options, budget int64, keep *bool) (*ssim2StripRef, error) {
+func prepareSSIM2Strips(ctx context.Context, b *webgpu.Backend, ref *zenmetrics.Image, opt zenmetrics.Options, budget int64, keep *bool) (*ssim2StripRef, error) {
 	if opt.DistMap {
 		return nil, fmt.Errorf("%w: distance map for %v on %s", zenmetrics.ErrUnsupported, zenmetrics.SSIMULACRA2, b.Name())
 	}
@@ -235,17 +237,17 @@ func (b *Backend) prepareSSIM2Strips(ctx context.Context, ref *zenmetrics.Image,
 	}
 	bgs := ssim2Bgs(ref)
 	plan, err := planSSIM2Strips(ref.Width, ref.Height, len(bgs), int64(ref.Format.BytesPerPixel()),
-		budget, b.dev.Limits().MaxStorageBufferBindingSize, opt.StripHeight)
+		budget, b.Device().Limits().MaxStorageBufferBindingSize, opt.StripHeight)
 	if err != nil {
 		return nil, err
 	}
 	if keep != nil {
 		plan.keep = *keep
 	}
-	s := &ssim2StripRef{b: b, w: ref.Width, h: ref.Height, bgs: bgs, full: ssim2Plan(ref.Width, ref.Height), plan: plan}
-	err = b.dev.Do(ctx, func(g *GPU) error {
-		defer g.noteHeld()
-		k, err := b.kernels(g)
+	s := &ssim2StripRef{b: b, dev: b.Device(), w: ref.Width, h: ref.Height, bgs: bgs, full: ssim2Plan(ref.Width, ref.Height), plan: plan}
+	err = s.dev.Do(ctx, func(g *webgpu.GPU) error {
+		defer g.NoteHeld()
+		k, err := kernels(g)
 		if err != nil {
 			return err
 		}
@@ -256,7 +258,7 @@ func (b *Backend) prepareSSIM2Strips(ctx context.Context, ref *zenmetrics.Image,
 		}
 		// The raw upload of the tallest crop (at the reference's layout),
 		// so that strips do not grow it one after another.
-		return sc.reserve(g, int64(ref.Stride)*int64(plan.maxCrop-1)+int64(ref.Width*ref.Format.BytesPerPixel()))
+		return sc.up.Reserve(g, &sc.held, int64(ref.Stride)*int64(plan.maxCrop-1)+int64(ref.Width*ref.Format.BytesPerPixel()))
 	})
 	if err != nil {
 		s.Release()
@@ -272,7 +274,7 @@ func (b *Backend) prepareSSIM2Strips(ctx context.Context, ref *zenmetrics.Image,
 		return s, nil
 	}
 	for _, st := range plan.strips {
-		r, err := b.prepareSSIM2(ctx, stripCrop(ref, st.C0, st.C1), s.scratch, stripWindows(st, ref.Width, ref.Height), plan.maxCrop)
+		r, err := prepareSSIM2(ctx, b, webgpu.StripCrop(ref, st.C0, st.C1), s.scratch, stripWindows(st, ref.Width, ref.Height), plan.maxCrop)
 		if err != nil {
 			s.Release()
 			return nil, err
@@ -294,13 +296,13 @@ func (s *ssim2StripRef) Score(ctx context.Context, dist *zenmetrics.Image) (sc z
 	if s.closed {
 		return zenmetrics.Score{}, zenmetrics.ErrReleased
 	}
-	if dist.Width != s.w || dist.Height != s.h {
-		return zenmetrics.Score{}, &zenmetrics.SizeMismatchError{RefWidth: s.w, RefHeight: s.h, DistWidth: dist.Width, DistHeight: dist.Height}
+	if err := webgpu.SizeMismatch(s.w, s.h, dist); err != nil {
+		return zenmetrics.Score{}, err
 	}
-	maxBinding := s.b.dev.Limits().MaxStorageBufferBindingSize
+	maxBinding := s.dev.Limits().MaxStorageBufferBindingSize
 	var acc [][]ssim2ScaleSums
 	for i, st := range s.plan.strips {
-		crop := stripCrop(dist, st.C0, st.C1)
+		crop := webgpu.StripCrop(dist, st.C0, st.C1)
 		if uint64(ssim2RawBytes(crop)) > maxBinding {
 			return zenmetrics.Score{}, &zenmetrics.OutOfMemoryError{Backend: s.b.Name(), Requested: ssim2RawBytes(crop), Free: -1,
 				Detail: "a strip of the distorted image exceeds maxStorageBufferBindingSize"}
@@ -309,11 +311,11 @@ func (s *ssim2StripRef) Score(ctx context.Context, dist *zenmetrics.Image) (sc z
 		if s.plan.keep {
 			r = s.refs[i]
 		} else {
-			r, err = s.b.prepareSSIM2(ctx, stripCrop(s.pix, st.C0, st.C1), s.scratch, stripWindows(st, s.w, s.h), s.plan.maxCrop)
+			r, err = prepareSSIM2(ctx, s.b, webgpu.StripCrop(s.pix, st.C0, st.C1), s.scratch, stripWindows(st, s.w, s.h), s.plan.maxCrop)
 		}
 		if err == nil {
-			err = s.b.dev.Do(ctx, func(g *GPU) error {
-				defer g.noteHeld()
+			err = s.dev.Do(ctx, func(g *webgpu.GPU) error {
+				defer g.NoteHeld()
 				_, err := r.run(g, crop, false, nil)
 				return err
 			})
@@ -345,13 +347,7 @@ func (s *ssim2StripRef) Release() {
 	s.refs, s.pix = nil, nil
 	if sc := s.scratch; sc != nil {
 		s.scratch = nil
-		_ = s.b.dev.Do(context.Background(), func(g *GPU) error {
-			for _, b := range sc.held {
-				b.Release()
-			}
-			g.noteHeld()
-			return nil
-		})
+		s.dev.Free(sc.held.Take())
 	}
 }
 
@@ -368,7 +364,7 @@ func (s *ssim2StripRef) Bytes() int64 {
 		n += r.Bytes()
 	}
 	if s.scratch != nil {
-		n += s.scratch.heldBytes
+		n += s.scratch.held.Bytes
 	}
 	return n
 }
