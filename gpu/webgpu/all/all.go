@@ -10,6 +10,5 @@ package all
 
 import (
 	_ "github.com/zenmetrics-go/zenmetrics/gpu/webgpu/butteraugli"
-	_ "github.com/zenmetrics-go/zenmetrics/gpu/webgpu/dssim"
 	_ "github.com/zenmetrics-go/zenmetrics/gpu/webgpu/ssim2"
 )
