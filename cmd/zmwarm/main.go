@@ -34,6 +34,7 @@ import (
 
 	"github.com/zenmetrics-go/zenmetrics"
 	"github.com/zenmetrics-go/zenmetrics/capability"
+	"github.com/zenmetrics-go/zenmetrics/imageio"
 	ver "github.com/zenmetrics-go/zenmetrics/internal/version"
 	"github.com/zenmetrics-go/zenmetrics/orchestrator"
 )
@@ -72,6 +73,7 @@ func parse(args []string, stderr io.Writer) (*options, int, bool) {
 	fs.StringVar(&o.cacheDir, "cache-dir", "", "profile directory (default: the user cache dir + /zenmetrics)")
 	metrics := fs.String("metrics", "", "metrics to bench, comma-separated (default: every one a backend implements)")
 	sizes := fs.String("sizes", "", "square image sides to bench, comma-separated (default 1024,2048,4096)")
+	maxPixels := fs.Int64("max-pixels", imageio.DefaultMaxPixels, "refuse bench sizes of more pixels (side²) than this, as zmscore refuses larger images")
 	fs.DurationVar(&o.timeLimit, "time-limit", capability.DefaultBenchTimeLimit, "soft limit of the bench: larger sizes are skipped past it")
 	fs.DurationVar(&o.validity, "validity", capability.DefaultCacheValidity, "re-bench a profile older than this")
 	fs.Usage = func() {
@@ -104,6 +106,10 @@ func parse(args []string, stderr io.Writer) (*options, int, bool) {
 			n, err := strconv.Atoi(strings.TrimSpace(s))
 			if err != nil || n < 8 || n > 65536 {
 				fmt.Fprintf(stderr, "zmwarm: bad size %q (want a side between 8 and 65536)\n", s)
+				return nil, exitUsage, false
+			}
+			if int64(n)*int64(n) > *maxPixels {
+				fmt.Fprintf(stderr, "zmwarm: size %d (%d pixels) exceeds --max-pixels %d\n", n, int64(n)*int64(n), *maxPixels)
 				return nil, exitUsage, false
 			}
 			o.sides = append(o.sides, n)
