@@ -146,6 +146,9 @@ func (d *Device) init(opts *Options) error {
 	chosen := cands[opts.PreferIndex]
 	d.adapter, d.info = chosen.handle, chosen.info
 	d.name = "webgpu:" + d.info.Name()
+	if d.info.Type == wgpu.AdapterTypeCPU {
+		softInstances.Store(d.inst, struct{}{})
+	}
 
 	var want []wgpu.FeatureName
 	for _, f := range []wgpu.FeatureName{wgpu.FeatureShaderF16, wgpu.FeatureSubgroups, wgpu.FeatureTimestampQuery} {
@@ -340,6 +343,7 @@ func (d *Device) teardown() {
 	}
 	if d.inst != 0 {
 		d.inst.ProcessEvents()
+		softInstances.Delete(d.inst)
 		d.inst.Release()
 		d.inst = 0
 	}
@@ -364,14 +368,81 @@ func (d *Device) Name() string { return d.name }
 // InitTime is how long instance + adapter enumeration + device creation took.
 func (d *Device) InitTime() time.Duration { return d.initTime }
 
+// waitLimit is how long one wait may go without its future completing
+// before it is reported as a stall, and softWallLimit the wall-clock
+// backstop for software adapters (see watchdog).
+const (
+	waitLimit     = 2 * time.Minute
+	softWallLimit = 30 * time.Minute
+)
+
+// softInstances holds the instances whose device runs on a software
+// adapter (lavapipe): their waits are timed in this process's CPU time.
+var softInstances sync.Map // wgpu.Instance → struct{}
+
+// watchdog decides when a wait has stalled. On a hardware GPU the work
+// runs off the CPU and a hung device is reset by the driver (device lost),
+// so 2 minutes of wall time is a generous last resort. On a software
+// adapter the "GPU" is this process's own threads: lavapipe runs the
+// dispatches on its queue thread, and llvmpipe compiles each kernel with
+// LLVM there the first time it runs (tens of CPU seconds for a metric's
+// kernels when Mesa's shader cache is cold), all inside our wait. On a
+// loaded machine that work gets a small share of the cores and its wall
+// time stretches without bound (a 256² pair that takes 1 s alone took
+// over 2 minutes beside a full test run): the wall clock measures the
+// machine's load, not a stall. So software waits are timed in this
+// process's CPU time (which contention does not inflate, and which a
+// shader that never ends still exhausts), with a wall-clock backstop for a
+// driver that waits on nothing.
+type watchdog struct {
+	soft       bool
+	wall0, cpu time.Duration
+	wall, proc func() time.Duration // clocks; injectable for tests
+}
+
+func newWatchdog(soft bool, wall, proc func() time.Duration) *watchdog {
+	w := &watchdog{soft: soft, wall: wall, proc: proc}
+	w.wall0 = wall()
+	if soft {
+		w.cpu = proc()
+	}
+	return w
+}
+
+// expired returns a description of the limit passed, or "" while the wait
+// may go on.
+func (w *watchdog) expired() string {
+	wall := w.wall() - w.wall0
+	if !w.soft {
+		if wall >= waitLimit {
+			return "not done after 2 minutes"
+		}
+		return ""
+	}
+	if cpu := w.proc() - w.cpu; cpu >= waitLimit {
+		return fmt.Sprintf("not done after %v of this process's CPU time (software adapter; %v wall)", cpu.Round(time.Second), wall.Round(time.Second))
+	}
+	if wall >= softWallLimit {
+		return fmt.Sprintf("not done after %v (software adapter)", wall.Round(time.Second))
+	}
+	return ""
+}
+
 // waitFuture blocks on one future with WaitAny (callbacks fire on this
-// thread). Timed waits are enabled on our instances; 2 minutes is the cap.
+// thread), in 1-second timed waits (timed waits are enabled on our
+// instances) until the watchdog calls it a stall.
 func waitFuture(inst wgpu.Instance, f wgpu.Future, what string) error {
 	if f.ID == 0 {
 		return fmt.Errorf("webgpu: %s: invalid future", what)
 	}
 	info := []wgpu.FutureWaitInfo{{Future: f}}
-	deadline := time.Now().Add(2 * time.Minute)
+	_, soft := softInstances.Load(inst)
+	if _, ok := processCPU(); !ok {
+		soft = false // no CPU clock here: the wall clock it is
+	}
+	t0 := time.Now()
+	wd := newWatchdog(soft, func() time.Duration { return time.Since(t0) },
+		func() time.Duration { c, _ := processCPU(); return c })
 	for {
 		st := inst.WaitAny(info, uint64(time.Second))
 		if st == wgpu.WaitStatusSuccess && info[0].Completed != 0 {
@@ -380,8 +451,8 @@ func waitFuture(inst wgpu.Instance, f wgpu.Future, what string) error {
 		if st != wgpu.WaitStatusSuccess && st != wgpu.WaitStatusTimedOut {
 			return fmt.Errorf("webgpu: %s: WaitAny: %s", what, st)
 		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("webgpu: %s: not done after 2 minutes", what)
+		if why := wd.expired(); why != "" {
+			return fmt.Errorf("webgpu: %s: %s", what, why)
 		}
 	}
 }
