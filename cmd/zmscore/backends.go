@@ -4,11 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"os"
 	"strings"
 
 	"github.com/zenmetrics-go/zenmetrics"
 	"github.com/zenmetrics-go/zenmetrics/cpu"
 	"github.com/zenmetrics-go/zenmetrics/gpu/webgpu"
+	"github.com/zenmetrics-go/zenmetrics/gpu/wgpu"
 )
 
 // backendInfo describes one --backend value for the usage text.
@@ -37,19 +40,29 @@ var openWebGPU = func(allowCPUAdapter bool) (zenmetrics.Backend, error) {
 	return webgpu.NewBackend(context.Background(), &webgpu.Options{AllowCPUAdapter: allowCPUAdapter, Label: "zmscore"})
 }
 
+// warnings is where openBackend reports what it overcame (the run's
+// stderr; set by runContext).
+var warnings io.Writer = os.Stderr
+
 // openBackend opens the backend named on the command line. threads is
 // --threads (0: all cores). An unknown name is a *usageError.
 //
 // "auto" prefers a hardware GPU but not a software Vulkan adapter: lavapipe
 // computes the same scores as the CPU reference, no faster. When no GPU
 // runtime or adapter is found it is the CPU, silently: that is the normal
-// case on a machine without a GPU, not an error.
+// case on a machine without a GPU, not an error, unless
+// $ZENMETRICS_WEBGPU_LIB names a library that fails to load: then it is
+// still the CPU, with a warning on stderr.
 func openBackend(name string, threads int) (zenmetrics.Backend, error) {
 	c := cpu.New(cpu.Config{Threads: threads})
 	switch strings.ToLower(name) {
 	case "auto":
 		g, err := openWebGPU(false)
 		if err != nil {
+			if wgpu.ExplicitLoadFailed(err) {
+				// Named by the user, so not the quiet "no GPU here" case.
+				fmt.Fprintf(warnings, "zmscore: warning: scoring on the CPU: %v\n", err)
+			}
 			return c, nil
 		}
 		return &autoBackend{gpu: g, cpu: c}, nil

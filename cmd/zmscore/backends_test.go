@@ -8,7 +8,9 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -123,22 +125,81 @@ func TestWebGPUBackendReal(t *testing.T) {
 	}
 }
 
-// TestWebGPUMissingRuntime hides the runtime behind a path that does not
-// exist: --backend webgpu fails (exit 1) and says what it tried, while
-// auto quietly scores on the CPU.
+// TestWebGPUMissingRuntime runs zmscore with no WebGPU runtime to be
+// found: a copy of this test binary in an empty directory (nothing next to
+// the executable), run there with a clean environment (no loader paths)
+// and ZENMETRICS_WEBGPU_LIB naming a file that does not exist, which is
+// then the only candidate. In-process it could not be hidden once another
+// test had loaded Dawn (wgpu.Load is once per process), so it skipped in
+// every full run. The child checks: --backend webgpu fails (exit 1) saying
+// what it tried and how to install; auto scores on the CPU with a warning
+// naming the broken library; auto without the variable scores quietly.
 func TestWebGPUMissingRuntime(t *testing.T) {
-	t.Setenv(wgpu.EnvLibrary, filepath.Join(t.TempDir(), "no-such-libwebgpu.so"))
+	if os.Getenv("ZM_MISSING_CHILD") == "1" {
+		missingRuntimeChild(t)
+		return
+	}
+	if runtime.GOOS == "windows" {
+		t.Skip("the child runs a copied test binary; not set up for Windows")
+	}
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin, err := os.ReadFile(self)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	child := filepath.Join(dir, "zmscore.test")
+	if err := os.WriteFile(child, bin, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var env []string
+	for _, kv := range os.Environ() {
+		if strings.HasPrefix(kv, wgpu.EnvLibrary+"=") || strings.HasPrefix(kv, "LD_LIBRARY_PATH=") || strings.HasPrefix(kv, "DYLD_") {
+			continue
+		}
+		env = append(env, kv)
+	}
+	cmd := exec.Command(child, "-test.run", "^TestWebGPUMissingRuntime$", "-test.v")
+	cmd.Env = append(env, "ZM_MISSING_CHILD=1", "ZM_MISSING_LIB="+filepath.Join(dir, "no-such-libwebgpu.so"))
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Dir = wd // the package directory: testdata paths resolve as here
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "--- PASS: TestWebGPUMissingRuntime") {
+		t.Fatalf("child: %v\n%s", err, out)
+	}
+}
+
+func missingRuntimeChild(t *testing.T) {
+	missing := os.Getenv("ZM_MISSING_LIB")
+	t.Setenv(wgpu.EnvLibrary, missing)
 	if _, err := openWebGPU(true); err == nil {
-		t.Skip("a WebGPU library is installed in a system location; cannot hide it")
+		t.Fatalf("a WebGPU backend opened with %s=%s", wgpu.EnvLibrary, missing)
 	}
 	var out, errb bytes.Buffer
 	if code := run([]string{"--backend", "webgpu", tiny(t, "camera__ref.png"), tiny(t, "camera__jxl_d1.png")}, &out, &errb); code != 1 ||
 		!strings.Contains(errb.String(), "no-such-libwebgpu.so") || !strings.Contains(errb.String(), "npm pack") {
-		t.Fatalf("exit %d, stderr %q", code, errb.String())
+		t.Fatalf("--backend webgpu: exit %d, stderr %q", code, errb.String())
 	}
 	out.Reset()
 	errb.Reset()
-	if code := run([]string{tiny(t, "camera__ref.png"), tiny(t, "camera__jxl_d1.png")}, &out, &errb); code != 0 || strings.TrimSpace(out.String()) != "87.45059317" {
-		t.Fatalf("auto without runtime: exit %d out %q err %q", code, out.String(), errb.String())
+	if code := run([]string{tiny(t, "camera__ref.png"), tiny(t, "camera__jxl_d1.png")}, &out, &errb); code != 0 || strings.TrimSpace(out.String()) != "87.45059317" ||
+		!strings.Contains(errb.String(), "warning") || !strings.Contains(errb.String(), missing) {
+		t.Fatalf("auto with a broken %s: exit %d out %q err %q", wgpu.EnvLibrary, code, out.String(), errb.String())
+	}
+	// Without the variable nothing is named: quiet, whatever the search
+	// finds (auto refuses software adapters, so it is the CPU here unless
+	// the machine has a real GPU and a system-wide Dawn).
+	t.Setenv(wgpu.EnvLibrary, "")
+	out.Reset()
+	errb.Reset()
+	if code := run([]string{tiny(t, "camera__ref.png"), tiny(t, "camera__jxl_d1.png")}, &out, &errb); code != 0 || strings.TrimSpace(out.String()) != "87.45059317" ||
+		strings.Contains(errb.String(), "warning") {
+		t.Fatalf("auto without a runtime: exit %d out %q err %q", code, out.String(), errb.String())
 	}
 }

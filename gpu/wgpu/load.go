@@ -26,11 +26,18 @@ const InstallHint = "install Dawn's WebGPU library from npm: `npm pack bun-webgp
 type LoadError struct {
 	Tried []string // candidates in the order tried
 	Err   error    // errors.Join of each candidate's failure
+	// Explicit is $ZENMETRICS_WEBGPU_LIB when it was set (then the only
+	// candidate).
+	Explicit string
 }
 
 func (e *LoadError) Error() string {
 	var b strings.Builder
-	b.WriteString("webgpu: no usable WebGPU (Dawn) library found; tried:")
+	if e.Explicit != "" {
+		b.WriteString("webgpu: the WebGPU library named by " + EnvLibrary + " did not load (no other location is tried while it is set):")
+	} else {
+		b.WriteString("webgpu: no usable WebGPU (Dawn) library found; tried:")
+	}
 	if e.Err != nil {
 		for _, line := range strings.Split(e.Err.Error(), "\n") {
 			b.WriteString("\n  - ")
@@ -86,7 +93,7 @@ func Load() error {
 		loaded, loadedAt = true, c
 		return nil
 	}
-	return &LoadError{Tried: tried, Err: errors.Join(errs...)}
+	return &LoadError{Tried: tried, Err: errors.Join(errs...), Explicit: ExplicitLibrary()}
 }
 
 // LibraryPath is the candidate Load succeeded with ("" before).
@@ -150,12 +157,22 @@ func systemDirs() []string {
 	}
 }
 
-// Candidates lists what Load tries, in order: $ZENMETRICS_WEBGPU_LIB, the
-// library names next to the executable (and in its parent directory, for
-// bin/ layouts), the bare names (the system loader's own search:
-// LD_LIBRARY_PATH, ld.so cache, PATH on Windows), then the usual system
-// directories.
+// Candidates lists what Load tries, in order. When $ZENMETRICS_WEBGPU_LIB
+// is set it is the only candidate: a library named explicitly that fails
+// to load is an error to report (ExplicitLibrary), never a reason to go
+// looking elsewhere. Otherwise: the library names in the executable's own
+// directory, the bare names (the system loader's own search:
+// LD_LIBRARY_PATH and the ld.so cache; DYLD paths on macOS; on Windows the
+// application and system directories), then the usual system directories.
+//
+// Never the executable's parent directory or the working directory: a
+// binary copied to /tmp/x/ must not pick up whatever /tmp or the current
+// directory holds. (Up to session 2 the parent directory was searched "for
+// bin/ layouts"; /tmp/x/zmscore then loaded /tmp/libwebgpu_wrapper.so.)
 func Candidates() []string {
+	if p := os.Getenv(EnvLibrary); p != "" {
+		return []string{p}
+	}
 	var out []string
 	seen := map[string]bool{}
 	add := func(p string) {
@@ -163,9 +180,6 @@ func Candidates() []string {
 			seen[p] = true
 			out = append(out, p)
 		}
-	}
-	if p := os.Getenv(EnvLibrary); p != "" {
-		add(p)
 	}
 	names := libNames()
 	if exe, err := os.Executable(); err == nil {
@@ -175,9 +189,6 @@ func Candidates() []string {
 		dir := filepath.Dir(exe)
 		for _, n := range names {
 			add(filepath.Join(dir, n))
-		}
-		for _, n := range names {
-			add(filepath.Join(filepath.Dir(dir), n))
 		}
 	}
 	for _, n := range names {
@@ -189,4 +200,16 @@ func Candidates() []string {
 		}
 	}
 	return out
+}
+
+// ExplicitLibrary is the value of $ZENMETRICS_WEBGPU_LIB ("" when unset).
+func ExplicitLibrary() string { return os.Getenv(EnvLibrary) }
+
+// ExplicitLoadFailed reports whether err is a load failure of a library
+// named by $ZENMETRICS_WEBGPU_LIB. Callers that fall back to the CPU
+// quietly when no runtime is installed (--backend auto) warn instead in
+// this case: the user asked for that library.
+func ExplicitLoadFailed(err error) bool {
+	var le *LoadError
+	return errors.As(err, &le) && le.Explicit != ""
 }
