@@ -14,6 +14,7 @@ import (
 	"github.com/zenmetrics-go/zenmetrics"
 	"github.com/zenmetrics-go/zenmetrics/cpu/butteraugli"
 	"github.com/zenmetrics-go/zenmetrics/cpu/dssim"
+	"github.com/zenmetrics-go/zenmetrics/cpu/iwssim"
 	"github.com/zenmetrics-go/zenmetrics/cpu/ssim2"
 )
 
@@ -65,6 +66,9 @@ func (b *Backend) Estimate(m zenmetrics.Metric, w, h int, mode zenmetrics.Mode) 
 			return 0, false
 		}
 		return dssim.EstimateBytes(w, h), true
+	case zenmetrics.IWSSIM:
+		// At least 161×161 (piq's minimum for five scales): CheckSize.
+		return iwssim.EstimateBytes(w, h), true
 	}
 	return 0, false
 }
@@ -93,6 +97,8 @@ func (b *Backend) Prepare(ctx context.Context, m zenmetrics.Metric, ref *zenmetr
 		return butteraugli.PrepareBackend(ctx, ref, opt, b.cfg.Threads)
 	case zenmetrics.DSSIM:
 		return dssim.PrepareBackend(ctx, ref, opt, b.cfg.Threads)
+	case zenmetrics.IWSSIM:
+		return iwssim.PrepareBackend(ctx, ref, opt, b.cfg.Threads)
 	}
 	return nil, fmt.Errorf("%w: metric %v on the cpu backend", zenmetrics.ErrUnsupported, m)
 }

@@ -5,6 +5,7 @@ import (
 
 	"github.com/zenmetrics-go/zenmetrics"
 	"github.com/zenmetrics-go/zenmetrics/cpu/butteraugli"
+	"github.com/zenmetrics-go/zenmetrics/cpu/iwssim"
 	"github.com/zenmetrics-go/zenmetrics/cpu/ssim2"
 	"github.com/zenmetrics-go/zenmetrics/internal/sysmem"
 )
@@ -25,6 +26,9 @@ func MinSize(m zenmetrics.Metric) (w, h int) {
 		return ssim2.MinSize()
 	case zenmetrics.Butteraugli:
 		return butteraugli.MinSize, butteraugli.MinSize
+	case zenmetrics.IWSSIM:
+		// piq refuses images below (11 − 1)·2⁴ + 1 = 161 px a side.
+		return iwssim.MinSize()
 	}
 	return 1, 1
 }
