@@ -82,6 +82,9 @@ type options struct {
 	threads int
 	ref     string
 	dists   []string
+	// maxPixels (--max-pixels) and memBudget (--mem-budget, bytes): see
+	// limits.go.
+	maxPixels, memBudget int64
 	// Butteraugli only.
 	intensityTarget float64
 	pnorm           float64
@@ -145,6 +148,11 @@ Flags (also accepted after the file names):
                    backend, ms (and prepare_ms on the first, extras if
                    any, error instead of score on failure)
   --threads N      CPU threads per scoring, 0 = all cores (default 0)
+  --max-pixels N   refuse images whose header declares more pixels
+                   (default 2^30, about 1 gigapixel)
+  --mem-budget SIZE  memory the decoded pair and CPU scoring may take,
+                   e.g. 8GiB (default 3/4 of physical memory or the
+                   cgroup limit); a larger pair is refused before decoding
   --version        print the version and exit
   --help           print this help and exit
 
@@ -197,6 +205,8 @@ func parseArgs(args []string, stdout, stderr io.Writer) (opt options, done bool,
 	fs.StringVar(&opt.backend, "backend", "auto", "")
 	fs.BoolVar(&opt.json, "json", false, "")
 	fs.IntVar(&opt.threads, "threads", 0, "")
+	fs.Int64Var(&opt.maxPixels, "max-pixels", imageio.DefaultMaxPixels, "")
+	memBudget := fs.String("mem-budget", "", "")
 	showVersion := fs.Bool("version", false, "")
 	fs.Float64Var(&opt.intensityTarget, "intensity-target", 80, "")
 	fs.Float64Var(&opt.pnorm, "pnorm", 0, "")
@@ -238,6 +248,9 @@ func parseArgs(args []string, stdout, stderr io.Writer) (opt options, done bool,
 	opt.metric = m
 	if opt.threads < 0 {
 		return fail("--threads must be 0 (all cores) or more, not %d", opt.threads)
+	}
+	if err := parseLimits(&opt, *memBudget); err != nil {
+		return fail("%v", err)
 	}
 	if len(files) < 2 {
 		return fail("need a reference and at least one distorted image, got %d file name(s)", len(files))
@@ -353,9 +366,17 @@ func runContext(ctx context.Context, args []string, stdout, stderr io.Writer) in
 
 	// Decoding the DISTs starts at once, beside the reference, and runs at
 	// most `ahead` images in front of the scoring.
-	dists := startDecoding(ctx, opt.dists, 2)
+	// Both headers are read and checked (size, minimum size, predicted
+	// memory) before either image is decoded.
+	lim := newPairLimits(&opt, backend)
+	refErr := lim.checkRef()
+	dists := startDecoding(ctx, opt.dists, 2, lim.decodeDist)
 
-	ref, err := imageio.DecodeFile(opt.ref)
+	err = refErr
+	var ref *zenmetrics.Image
+	if err == nil {
+		ref, err = imageio.DecodeFileOptions(opt.ref, lim.imOpt)
+	}
 	var prepared zenmetrics.Reference
 	var prepareTime time.Duration
 	if err == nil {
@@ -463,7 +484,7 @@ type pending struct {
 // startDecoding decodes paths in order on one goroutine, keeping at most
 // ahead decoded images that have not been released (scored) yet, so memory
 // stays bounded however many DISTs there are.
-func startDecoding(ctx context.Context, paths []string, ahead int) []*pending {
+func startDecoding(ctx context.Context, paths []string, ahead int, decode func(string) (*zenmetrics.Image, error)) []*pending {
 	slots := make(chan struct{}, ahead)
 	out := make([]*pending, len(paths))
 	for i, p := range paths {
@@ -480,7 +501,7 @@ func startDecoding(ctx context.Context, paths []string, ahead int) []*pending {
 			if err := ctx.Err(); err != nil {
 				d.err = err
 			} else {
-				d.img, d.err = imageio.DecodeFile(d.path)
+				d.img, d.err = decode(d.path)
 			}
 			close(d.done)
 		}
