@@ -204,10 +204,20 @@ func (d *decoder) decodeScan(sc *scan) error {
 		br.reset(d.data, d.pos)
 	}
 	var eobrun uint32
-	var tmp [64]int16
+	// Single-scan files: each MCU row's coefficients go to one of two
+	// row buffers, and a second goroutine runs the IDCT of one row while
+	// this one decodes the next (same arithmetic, so the same samples).
+	var pipe *idctPipe
+	if !d.multiScan {
+		pipe = newIDCTPipe(sc.comps, single, mcusX)
+		defer pipe.stop()
+	}
 	restartNum := 0
 	mcu := 0
 	for my := 0; my < mcusY; my++ {
+		if pipe != nil {
+			pipe.begin(my)
+		}
 		for mx := 0; mx < mcusX; mx++ {
 			if d.restartInterval > 0 && mcu > 0 && mcu%d.restartInterval == 0 {
 				var pos, marker int
@@ -249,8 +259,7 @@ func (d *decoder) decodeScan(sc *scan) error {
 						if d.multiScan {
 							blk = (*[64]int16)(c.coefs[(by*c.bwPad+bx)*64:])
 						} else {
-							tmp = [64]int16{}
-							blk = &tmp
+							blk = pipe.block(c, bx, y)
 						}
 						var err error
 						if d.cfg.Arithmetic {
@@ -261,9 +270,6 @@ func (d *decoder) decodeScan(sc *scan) error {
 						if err != nil {
 							return err
 						}
-						if !d.multiScan && bx < c.bw && by < c.bh {
-							idctBlock(blk, &c.qt, c.plane[by*8*c.bwPad*8+bx*8:], c.bwPad*8)
-						}
 					}
 				}
 			}
@@ -271,6 +277,12 @@ func (d *decoder) decodeScan(sc *scan) error {
 				return errBad("%v (entropy-coded data end inside a scan)", errTruncated)
 			}
 		}
+		if pipe != nil {
+			pipe.end(my)
+		}
+	}
+	if pipe != nil {
+		pipe.stop()
 	}
 	// Leave d.pos where the entropy-coded segment ended.
 	if d.cfg.Arithmetic {
