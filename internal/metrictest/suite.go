@@ -81,6 +81,7 @@ func Run(t *testing.T, b zenmetrics.Backend, m zenmetrics.Metric, cfg Config) {
 	t.Run("VsReference", func(t *testing.T) { VsReference(t, b, m, cfg) })
 	t.Run("GoldenTiny", func(t *testing.T) { GoldenTiny(t, b, m, cfg) })
 	t.Run("GoldenRefvectors", func(t *testing.T) { GoldenRefvectors(t, b, m, cfg) })
+	t.Run("GoldenJPEG", func(t *testing.T) { GoldenJPEG(t, b, m, cfg) })
 	t.Run("GoldenCorpus", func(t *testing.T) {
 		if cfg.SkipCorpus || testing.Short() {
 			t.Skip("large corpus left out (-short or Config.SkipCorpus)")
