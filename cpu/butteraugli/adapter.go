@@ -37,18 +37,23 @@ func (b backendRef) Score(ctx context.Context, dist *zenmetrics.Image) (zenmetri
 	if err != nil {
 		return zenmetrics.Score{}, err
 	}
+	return toScore(res, b.r.cfg), nil
+}
+
+// toScore is a Result as a zenmetrics.Score.
+func toScore(res Result, cfg Config) zenmetrics.Score {
 	sc := zenmetrics.Score{
 		Metric: zenmetrics.Butteraugli,
 		Value:  res.Max,
 		Extras: map[string]float64{"pnorm3": res.PNorm3},
 	}
-	if b.r.cfg.PNorm > 0 {
+	if cfg.PNorm > 0 {
 		sc.Extras["pnorm"] = res.PNorm
 	}
 	if res.DistMap != nil {
 		sc.DistMap = &zenmetrics.FloatPlane{Width: res.Width, Height: res.Height, Pix: res.DistMap}
 	}
-	return sc, nil
+	return sc
 }
 
 func (b backendRef) Release() { b.r.Release() }

@@ -315,31 +315,16 @@ func EstimateBytes(w, h int) int64 {
 
 // distanceP is libjxl's ComputeDistanceP: the mean of the p-, 2p- and
 // 4p-power means of the map, summed in double. Per-row sums are combined in
-// row order so the result does not depend on the thread count.
+// row order so the result does not depend on the thread count (nor, for
+// CompareStrips, on the strips).
 func distanceP(wk workers, dm plane, p float64) float64 {
 	if dm.w == 0 || dm.h == 0 {
 		return 0
 	}
 	sums := make([][3]float64, dm.h)
-	cube := math.Abs(p-3) < 1e-6
 	wk.rows(dm.h, func(y0, y1 int) {
 		for y := y0; y < y1; y++ {
-			var s [3]float64
-			for _, v := range dm.row(y) {
-				d := float64(v)
-				var d2 float64
-				if cube {
-					d2 = d * (d * d)
-				} else {
-					d2 = math.Pow(d, p)
-				}
-				s[0] += d2
-				d2 *= d2
-				s[1] += d2
-				d2 *= d2
-				s[2] += d2
-			}
-			sums[y] = s
+			sums[y] = rowPowerSums(dm.row(y), p)
 		}
 	})
 	var tot [3]float64
@@ -348,7 +333,36 @@ func distanceP(wk workers, dm plane, p float64) float64 {
 		tot[1] += s[1]
 		tot[2] += s[2]
 	}
-	one := 1.0 / float64(dm.h*dm.w)
+	return finishDistanceP(tot, dm.h*dm.w, p)
+}
+
+// rowPowerSums is one row's Σd^p, Σd^2p and Σd^4p in x order.
+func rowPowerSums(row []float32, p float64) [3]float64 {
+	cube := math.Abs(p-3) < 1e-6
+	var s [3]float64
+	for _, v := range row {
+		d := float64(v)
+		var d2 float64
+		if cube {
+			d2 = d * (d * d)
+		} else {
+			d2 = math.Pow(d, p)
+		}
+		s[0] += d2
+		d2 *= d2
+		s[1] += d2
+		d2 *= d2
+		s[2] += d2
+	}
+	return s
+}
+
+// finishDistanceP turns the power sums over n values into the norm.
+func finishDistanceP(tot [3]float64, n int, p float64) float64 {
+	if n == 0 {
+		return 0
+	}
+	one := 1.0 / float64(n)
 	v := 0.0
 	for i := 0; i < 3; i++ {
 		v += math.Pow(one*tot[i], 1.0/(p*float64(int(1)<<i)))
