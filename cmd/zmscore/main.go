@@ -180,6 +180,11 @@ DSSIM (--metric dssim): the score is dssim-core 3.4.0's 1/SSIM-1 value.
                    grayscale little-endian PFM
   FILE templates as for Butteraugli.
 
+IW-SSIM (--metric iwssim): piq 0.8.0's information_weighted_ssim with its
+  defaults, called with x = DIST and y = REF (1 = identical); colour images
+  are reduced to Y = 0.299R+0.587G+0.114B, alpha is ignored. Both sides must
+  be at least 161 px. It has no map.
+
 Metrics:
 `)
 	for _, m := range zenmetrics.AllMetrics() {
