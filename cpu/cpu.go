@@ -33,6 +33,8 @@ type Config struct {
 type Backend struct {
 	cfg    Config
 	closed atomic.Bool
+	// budget overrides Config.MemBudget when set (SetMemBudget).
+	budget atomic.Int64
 }
 
 var _ zenmetrics.Backend = (*Backend)(nil)
@@ -83,8 +85,13 @@ func (b *Backend) Prepare(ctx context.Context, m zenmetrics.Metric, ref *zenmetr
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	if err := b.checkMemory(m, ref); err != nil {
+	band, err := b.checkMemory(m, ref, opt)
+	if err != nil {
 		return nil, err
+	}
+	if band > 0 {
+		// Over the budget at once, within it in strips (Butteraugli).
+		return b.prepareStrips(ref, opt, band)
 	}
 	switch m {
 	case zenmetrics.SSIMULACRA2:

@@ -43,48 +43,100 @@ func CheckSize(m zenmetrics.Metric, w, h int) error {
 	return nil
 }
 
-// memBudget is the budget in force, ≤ 0 for none.
-func (c Config) memBudget() int64 {
-	if c.MemBudget == 0 {
+// memBudget is the budget in force, ≤ 0 for none: SetMemBudget's, else
+// Config.MemBudget's (0: sysmem.DefaultBudget()).
+func (b *Backend) memBudget() int64 {
+	if n := b.budget.Load(); n != 0 {
+		return n
+	}
+	if b.cfg.MemBudget == 0 {
 		return sysmem.DefaultBudget()
 	}
-	return c.MemBudget
+	return b.cfg.MemBudget
+}
+
+// SetMemBudget replaces Config.MemBudget (the CLIs pass --mem-budget this
+// way to a backend another package opened); n < 0 means no limit, 0 goes
+// back to Config's.
+func (b *Backend) SetMemBudget(n int64) { b.budget.Store(n) }
+
+// plan is how metric m runs on a w×h pair of bpp bytes per pixel under the
+// budget: need is the memory it takes with both images (and the full
+// distance map when distMap), band > 0 says in strips of that many rows.
+// A need over the budget means it does not fit either way.
+func (b *Backend) plan(m zenmetrics.Metric, w, h, bpp int, distMap bool) (need int64, band int, ok bool) {
+	est, ok := b.Estimate(m, w, h, zenmetrics.ModeFull)
+	if !ok {
+		return 0, 0, false
+	}
+	images := 2 * int64(w) * int64(h) * int64(bpp)
+	need = est + images
+	budget := b.memBudget()
+	if budget <= 0 || need <= budget || m != zenmetrics.Butteraugli {
+		return need, 0, true
+	}
+	held := images
+	if distMap {
+		held += 4 * int64(w) * int64(h) // the assembled map
+	}
+	if band = butteraugli.StripBand(w, h, budget-held); band > 0 {
+		return held + butteraugli.StripBytes(w, h, band), band, true
+	}
+	return need, 0, true
 }
 
 // WorkingSet is the memory scoring metric m on a w×h pair takes on this
-// backend: Estimate (prepared reference plus one scoring) and the two
-// decoded images of bpp bytes per pixel. ok is false where Estimate's is.
+// backend under its budget, with the two decoded images of bpp bytes per
+// pixel: Estimate (prepared reference plus one scoring) and the images,
+// or, for Butteraugli over the budget, one strip's working set and the
+// images. ok is false where Estimate's is.
 func (b *Backend) WorkingSet(m zenmetrics.Metric, w, h, bpp int) (int64, bool) {
-	est, ok := b.Estimate(m, w, h, zenmetrics.ModeFull)
-	if !ok {
-		return 0, false
-	}
-	return est + 2*int64(w)*int64(h)*int64(bpp), true
+	need, _, ok := b.plan(m, w, h, bpp, false)
+	return need, ok
+}
+
+// ScoringBytes is WorkingSet without the two images: what the CLIs add to
+// their own prediction of the decodes.
+func (b *Backend) ScoringBytes(m zenmetrics.Metric, w, h, bpp int) (int64, bool) {
+	need, ok := b.WorkingSet(m, w, h, bpp)
+	return need - 2*int64(w)*int64(h)*int64(bpp), ok
 }
 
 // checkMemory refuses, before anything is allocated, a reference below the
 // metric's minimum size and one whose working set would exceed the memory
-// budget. The Go runtime cannot recover from failing to allocate (it
-// aborts the process), so the prediction is the only guard: the budget
-// turns what would be a crash into an error matching
-// zenmetrics.ErrOutOfMemory for this reference alone.
-func (b *Backend) checkMemory(m zenmetrics.Metric, ref *zenmetrics.Image) error {
+// budget even in strips. The Go runtime cannot recover from failing to
+// allocate (it aborts the process), so the prediction is the only guard:
+// the budget turns what would be a crash into an error matching
+// zenmetrics.ErrOutOfMemory for this reference alone. band > 0 says to
+// score in strips of that many rows.
+func (b *Backend) checkMemory(m zenmetrics.Metric, ref *zenmetrics.Image, opt zenmetrics.Options) (band int, err error) {
 	if ref == nil || ref.Width <= 0 || ref.Height <= 0 {
-		return nil // Prepare's own validation says what is wrong
+		return 0, nil // Prepare's own validation says what is wrong
 	}
 	if err := CheckSize(m, ref.Width, ref.Height); err != nil {
-		return err
+		return 0, err
 	}
-	budget := b.cfg.memBudget()
+	budget := b.memBudget()
 	if budget <= 0 {
-		return nil
+		return 0, nil
 	}
-	need, ok := b.WorkingSet(m, ref.Width, ref.Height, ref.Format.BytesPerPixel())
+	need, band, ok := b.plan(m, ref.Width, ref.Height, ref.Format.BytesPerPixel(), opt.DistMap)
 	if !ok || need <= budget {
-		return nil // no CPU implementation (Prepare says so), or it fits
+		return band, nil // no CPU implementation (Prepare says so), or it fits
 	}
-	return &zenmetrics.OutOfMemoryError{Backend: "cpu", Requested: need, Free: budget,
+	strips := "the CPU backend scores only Butteraugli in strips"
+	if m == zenmetrics.Butteraugli {
+		strips = "even in strips"
+	}
+	return 0, &zenmetrics.OutOfMemoryError{Backend: "cpu", Requested: need, Free: budget,
 		Detail: fmt.Sprintf("scoring %v on a %d×%d pair needs about %d MiB, more than the memory budget of %d MiB "+
-			"(raise --mem-budget if the machine has the memory; the CPU backend does not score in strips)",
-			m, ref.Width, ref.Height, need>>20, budget>>20)}
+			"(%s; raise --mem-budget if the machine has the memory)",
+			m, ref.Width, ref.Height, need>>20, budget>>20, strips)}
+}
+
+// prepareStrips is Butteraugli's strip reference (see cpu/butteraugli's
+// strip.go: the scores are the full comparison's bit for bit).
+func (b *Backend) prepareStrips(ref *zenmetrics.Image, opt zenmetrics.Options, band int) (zenmetrics.Reference, error) {
+	return butteraugli.PrepareStrips(ref, butteraugli.Config{Threads: b.cfg.Threads, IntensityTarget: opt.IntensityTarget,
+		PNorm: opt.PNorm, DistMap: opt.DistMap}, band)
 }

@@ -40,33 +40,76 @@ func TestButteraugliTooSmall(t *testing.T) {
 // TestMemBudget: a reference whose working set exceeds MemBudget is
 // refused with ErrOutOfMemory before anything proportional to it is
 // allocated; the same reference prepares under a budget that fits.
+// Butteraugli over the budget is scored in strips when a strip fits, with
+// the full image's scores (tolerance 0, see cpu/butteraugli's strip.go).
 func TestMemBudget(t *testing.T) {
-	ref := zenmetrics.NewImage(512, 384, zenmetrics.RGB8)
-	for _, m := range []zenmetrics.Metric{zenmetrics.SSIMULACRA2, zenmetrics.Butteraugli} {
-		probe := New(Config{MemBudget: -1})
-		need, ok := probe.WorkingSet(m, ref.Width, ref.Height, 3)
+	ref := zenmetrics.NewImage(256, 600, zenmetrics.RGB8)
+	dist := zenmetrics.NewImage(256, 600, zenmetrics.RGB8)
+	for i := range ref.Pix {
+		ref.Pix[i] = byte(i * 7 % 251)
+		dist.Pix[i] = byte(i * 7 % 253)
+	}
+	ctx := context.Background()
+	images := 2 * int64(len(ref.Pix))
+	for _, c := range []struct {
+		m      zenmetrics.Metric
+		budget func(full int64) int64 // budget for a refusal
+	}{
+		{zenmetrics.SSIMULACRA2, func(full int64) int64 { return full - 1 }},
+		// Not even a 2-row strip (EstimateBytes of 2+2·84 rows) fits.
+		{zenmetrics.Butteraugli, func(int64) int64 { return images + 150*256*200 }},
+	} {
+		full, ok := New(Config{MemBudget: -1}).WorkingSet(c.m, ref.Width, ref.Height, 3)
 		if !ok {
-			t.Fatalf("%v: no working set", m)
+			t.Fatalf("%v: no working set", c.m)
 		}
-		tight := New(Config{MemBudget: need - 1})
-		var a, c runtime.MemStats
+		tight := New(Config{MemBudget: c.budget(full)})
+		var a, b runtime.MemStats
 		runtime.GC()
 		runtime.ReadMemStats(&a)
-		_, err := tight.Prepare(context.Background(), m, ref, zenmetrics.Options{})
-		runtime.ReadMemStats(&c)
+		_, err := tight.Prepare(ctx, c.m, ref, zenmetrics.Options{})
+		runtime.ReadMemStats(&b)
 		var oom *zenmetrics.OutOfMemoryError
-		if !errors.Is(err, zenmetrics.ErrOutOfMemory) || !errors.As(err, &oom) || oom.Requested != need {
-			t.Fatalf("%v: budget %d < need %d: error %v, want OutOfMemoryError", m, need-1, need, err)
+		if !errors.Is(err, zenmetrics.ErrOutOfMemory) || !errors.As(err, &oom) || oom.Free != c.budget(full) {
+			t.Fatalf("%v: budget %d < need %d: error %v, want OutOfMemoryError", c.m, c.budget(full), full, err)
 		}
 		// Bound: 64 KiB, for the error value and its message; the
-		// working set refused is some 40 MB.
-		if d := c.TotalAlloc - a.TotalAlloc; d > 64<<10 {
-			t.Errorf("%v: refusing allocated %d bytes", m, d)
+		// working set refused is some 30 MB.
+		if d := b.TotalAlloc - a.TotalAlloc; d > 64<<10 {
+			t.Errorf("%v: refusing allocated %d bytes", c.m, d)
 		}
-		r, err := New(Config{MemBudget: need}).Prepare(context.Background(), m, ref, zenmetrics.Options{})
+		r, err := New(Config{MemBudget: full}).Prepare(ctx, c.m, ref, zenmetrics.Options{})
 		if err != nil {
-			t.Fatalf("%v: budget = need: %v", m, err)
+			t.Fatalf("%v: budget = need: %v", c.m, err)
 		}
 		r.Release()
+	}
+	// Butteraugli one byte short of the full working set: strips.
+	full, _ := New(Config{MemBudget: -1}).WorkingSet(zenmetrics.Butteraugli, ref.Width, ref.Height, 3)
+	whole := New(Config{MemBudget: -1})
+	short := New(Config{})
+	short.SetMemBudget(full - 1)
+	if n, _ := short.WorkingSet(zenmetrics.Butteraugli, ref.Width, ref.Height, 3); n >= full {
+		t.Errorf("strip working set %d not below the full %d", n, full)
+	}
+	opt := zenmetrics.Options{PNorm: 2}
+	want, err := zenmetrics.ScoreOnce(ctx, whole, zenmetrics.Butteraugli, ref, dist, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := short.Prepare(ctx, zenmetrics.Butteraugli, ref, opt)
+	if err != nil {
+		t.Fatalf("budget one byte short: %v, want strips", err)
+	}
+	defer r.Release()
+	if _, ok := r.(interface{ Band() int }); !ok {
+		t.Fatalf("budget one byte short: %T, want a strip reference", r)
+	}
+	got, err := r.Score(ctx, dist)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Value != want.Value || got.Extras["pnorm3"] != want.Extras["pnorm3"] || got.Extras["pnorm"] != want.Extras["pnorm"] {
+		t.Errorf("strips %v %v, full %v %v", got.Value, got.Extras, want.Value, want.Extras)
 	}
 }
