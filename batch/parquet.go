@@ -1,143 +1,124 @@
 package batch
 
-// A small Parquet writer and reader for the batch's own row schema,
-// written from the Apache Parquet format specification:
+// Parquet output through github.com/parquet-go/parquet-go, a maintained
+// writer and reader of the whole format. What it gives the batch, over
+// the hand-made PLAIN/uncompressed writer it replaced:
 //
-//	"PAR1" | row group 0 column chunks | row group 1 ... | FileMetaData | len32 | "PAR1"
+//   - zstd compression of every column: score tables are mostly repeated
+//     paths, metric and backend names, so files shrink several times;
+//   - column statistics (min, max, null count) in each column chunk's
+//     metadata, and page indexes, so DuckDB, Arrow and Spark can skip row
+//     groups when filtering (`WHERE score < 50`, `WHERE error IS NOT NULL`);
+//   - a reader of any conforming file, not only of our own writer's subset.
 //
-// Each column chunk is one v1 data page, PLAIN encoded, UNCOMPRESSED.
-// Optional columns carry definition levels (bit width 1) in the RLE /
-// bit-packed hybrid encoding, as RLE runs, preceded by their 4-byte length;
-// required columns carry none. The footer is FileMetaData in the Thrift
-// compact protocol. No statistics, dictionaries or indexes are written. The
-// reader accepts what this writer produces (and any file restricted to the
-// same features: flat schema, PLAIN v1 pages, no compression).
+// The crash-safety contract does not live here: the batch appends rows to a
+// JSONL journal and writes Parquet only at the end of a run, to a
+// temporary file that is fsynced and renamed over OUT (sink.go,
+// writeParquetAtomic). This file only turns rows into Parquet bytes and
+// back.
 
 import (
 	"bytes"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"os"
+
+	"github.com/parquet-go/parquet-go"
+	"github.com/parquet-go/parquet-go/compress/zstd"
+
+	"github.com/zenmetrics-go/zenmetrics"
 )
 
 const parquetMagic = "PAR1"
 
-// Parquet physical types, repetitions, encodings, page types, used here.
-const (
-	pqDouble    = 5
-	pqByteArray = 6
-
-	pqRequired = 0
-	pqOptional = 1
-
-	pqPlain = 0
-	pqRLE   = 3
-
-	pqDataPage = 0
-
-	pqConvertedUTF8 = 0
-)
-
-type pqColumn struct {
-	name     string
-	typ      int32 // pqDouble or pqByteArray
-	optional bool
+// pqRow is a Row as a Parquet record, csvHeader's columns in csvHeader's
+// order. Strings are BYTE_ARRAY with the STRING logical type (VARCHAR in
+// DuckDB, string in Arrow); pointers are OPTIONAL columns, nil being null.
+// extras is the JSON object text, as in CSV.
+type pqRow struct {
+	ID      string   `parquet:"id"`
+	Ref     string   `parquet:"ref"`
+	Dist    string   `parquet:"dist"`
+	Metric  string   `parquet:"metric"`
+	Score   *float64 `parquet:"score,optional"`
+	Extras  *string  `parquet:"extras,optional"`
+	Backend string   `parquet:"backend"`
+	MS      float64  `parquet:"ms"`
+	Error   *string  `parquet:"error,optional"`
 }
 
-// parquetSchema is the column layout of Parquet output, csvHeader's order.
-var parquetSchema = []pqColumn{
-	{"id", pqByteArray, false},
-	{"ref", pqByteArray, false},
-	{"dist", pqByteArray, false},
-	{"metric", pqByteArray, false},
-	{"score", pqDouble, true},
-	{"extras", pqByteArray, true}, // JSON object text
-	{"backend", pqByteArray, false},
-	{"ms", pqDouble, false},
-	{"error", pqByteArray, true},
-}
-
-// pqValue returns column c of r: a string, a float64, or nil (null).
-func pqValue(r *Row, c int) any {
-	switch c {
-	case 0:
-		return r.ID
-	case 1:
-		return r.Ref
-	case 2:
-		return r.Dist
-	case 3:
-		return r.Metric
-	case 4:
-		if r.Score == nil {
-			return nil
-		}
-		return *r.Score
-	case 5:
-		if s := extrasString(r.Extras); s != "" {
-			return s
-		}
-		return nil
-	case 6:
-		return r.Backend
-	case 7:
-		return r.MS
-	case 8:
-		if r.Error == "" {
-			return nil
-		}
-		return r.Error
+func toPQ(r *Row) pqRow {
+	p := pqRow{ID: r.ID, Ref: r.Ref, Dist: r.Dist, Metric: r.Metric, Backend: r.Backend, MS: r.MS}
+	if r.Score != nil {
+		v := *r.Score
+		p.Score = &v
 	}
-	return nil
+	if s := extrasString(r.Extras); s != "" {
+		p.Extras = &s
+	}
+	if r.Error != "" {
+		e := r.Error
+		p.Error = &e
+	}
+	return p
 }
 
-type pqChunkMeta struct {
-	col            int
-	numValues      int64
-	size           int64 // header + page
-	dataPageOffset int64
+func fromPQ(p *pqRow) (Row, error) {
+	r := Row{ID: p.ID, Ref: p.Ref, Dist: p.Dist, Metric: p.Metric, Backend: p.Backend, MS: p.MS}
+	if p.Score != nil {
+		v := *p.Score
+		r.Score = &v
+	}
+	if p.Extras != nil {
+		var err error
+		if r.Extras, err = parseExtras(*p.Extras); err != nil {
+			return Row{}, err
+		}
+	}
+	if p.Error != nil {
+		r.Error = *p.Error
+	}
+	return r, r.Validate()
 }
 
-type pqGroupMeta struct {
-	rows   int64
-	size   int64
-	chunks []pqChunkMeta
-}
+// pqBatch is how many rows are converted and handed to the library at a
+// time: large enough to amortise its per-call work, small enough that the
+// staging slice (about 150 bytes a row plus the strings) stays under a
+// megabyte.
+const pqBatch = 4096
 
 // ParquetWriter streams rows into a Parquet file, one row group per
 // GroupRows rows. Close writes the footer; the file is not a valid Parquet
 // file before that, which is why the batch writes to a temporary name and
 // renames.
 type ParquetWriter struct {
-	w         io.Writer
-	off       int64
-	buf       []Row
-	groups    []pqGroupMeta
-	total     int64
+	w     *parquet.GenericWriter[pqRow]
+	buf   []pqRow
+	group int64 // rows written to the library since the last row group
+	total int64
+	err   error
+	// GroupRows is the number of rows per row group (default 65536). Set
+	// it before the first Write. A row group is the unit a reader skips
+	// with the statistics and the unit it holds in memory: 64 Ki rows of
+	// this schema are a few MiB uncompressed.
 	GroupRows int
-	err       error
 }
 
-// NewParquetWriter writes the leading magic and returns a writer.
+// NewParquetWriter returns a writer of zstd-compressed Parquet with column
+// statistics on w. It writes nothing until the first row group is full or
+// Close is called.
 func NewParquetWriter(w io.Writer) (*ParquetWriter, error) {
-	p := &ParquetWriter{w: w, GroupRows: 1 << 16}
-	if err := p.write([]byte(parquetMagic)); err != nil {
-		return nil, err
-	}
-	return p, nil
-}
-
-func (p *ParquetWriter) write(b []byte) error {
-	if p.err != nil {
-		return p.err
-	}
-	n, err := p.w.Write(b)
-	p.off += int64(n)
-	p.err = err
-	return err
+	pw := parquet.NewGenericWriter[pqRow](w,
+		parquet.Compression(&zstd.Codec{Level: zstd.SpeedDefault}),
+		// Version 1 data pages: every reader in use reads them (older
+		// Spark and Hive releases mishandle some version-2 pages), and
+		// the statistics are the same.
+		parquet.DataPageVersion(1),
+		parquet.DataPageStatistics(true),
+		parquet.CreatedBy("zenmetrics-go batch", "1.1.0", ""),
+	)
+	return &ParquetWriter{w: pw, GroupRows: 1 << 16}, nil
 }
 
 // Write adds one row.
@@ -145,82 +126,47 @@ func (p *ParquetWriter) Write(r Row) error {
 	if p.err != nil {
 		return p.err
 	}
-	p.buf = append(p.buf, r)
-	if len(p.buf) >= p.GroupRows {
-		return p.flushGroup()
+	p.buf = append(p.buf, toPQ(&r))
+	if len(p.buf) >= pqBatch || p.group+int64(len(p.buf)) >= int64(p.groupRows()) {
+		return p.flush()
 	}
 	return nil
 }
 
-func (p *ParquetWriter) flushGroup() error {
-	if len(p.buf) == 0 {
-		return p.err
+func (p *ParquetWriter) groupRows() int {
+	if p.GroupRows <= 0 {
+		return 1 << 16
 	}
-	g := pqGroupMeta{rows: int64(len(p.buf))}
-	var page []byte
-	for c, col := range parquetSchema {
-		page = page[:0]
-		if col.optional {
-			page = appendDefLevels(page, p.buf, c)
-		}
-		for i := range p.buf {
-			switch v := pqValue(&p.buf[i], c).(type) {
-			case string:
-				page = binary.LittleEndian.AppendUint32(page, uint32(len(v)))
-				page = append(page, v...)
-			case float64:
-				page = binary.LittleEndian.AppendUint64(page, math.Float64bits(v))
-			}
-		}
-		var h tWriter
-		h.i32(1, pqDataPage)
-		h.i32(2, int32(len(page)))
-		h.i32(3, int32(len(page)))
-		h.beginStruct(5)
-		h.i32(1, int32(len(p.buf)))
-		h.i32(2, pqPlain)
-		h.i32(3, pqRLE)
-		h.i32(4, pqRLE)
-		h.endStruct()
-		h.buf = append(h.buf, tStop)
-		cm := pqChunkMeta{col: c, numValues: int64(len(p.buf)), dataPageOffset: p.off,
-			size: int64(len(h.buf) + len(page))}
-		if err := p.write(h.buf); err != nil {
-			return err
-		}
-		if err := p.write(page); err != nil {
-			return err
-		}
-		g.size += cm.size
-		g.chunks = append(g.chunks, cm)
-	}
-	p.groups = append(p.groups, g)
-	p.total += g.rows
-	p.buf = p.buf[:0]
-	return p.err
+	return p.GroupRows
 }
 
-// appendDefLevels writes the definition levels of column c (1 present, 0
-// null) as RLE runs, prefixed by their byte length.
-func appendDefLevels(dst []byte, rows []Row, c int) []byte {
-	start := len(dst)
-	dst = append(dst, 0, 0, 0, 0)
-	for i := 0; i < len(rows); {
-		present := pqValue(&rows[i], c) != nil
-		j := i + 1
-		for j < len(rows) && (pqValue(&rows[j], c) != nil) == present {
-			j++
+// flush hands the staged rows to the library and ends the row group when
+// it is full. The library buffers a whole row group in memory before it
+// writes it, which GroupRows bounds.
+func (p *ParquetWriter) flush() (err error) {
+	defer func() {
+		if err != nil && p.err == nil {
+			p.err = err
 		}
-		dst = binary.AppendUvarint(dst, uint64(j-i)<<1)
-		if present {
-			dst = append(dst, 1)
-		} else {
-			dst = append(dst, 0)
+	}()
+	defer zenmetrics.Recover(&err) // the library may panic on a writer error
+	for len(p.buf) > 0 {
+		n := min(len(p.buf), p.groupRows()-int(p.group))
+		if _, err := p.w.Write(p.buf[:n]); err != nil {
+			return err
 		}
-		i = j
+		p.group += int64(n)
+		p.total += int64(n)
+		p.buf = p.buf[n:]
+		if p.group >= int64(p.groupRows()) {
+			if err := p.w.Flush(); err != nil {
+				return err
+			}
+			p.group = 0
+		}
 	}
-	binary.LittleEndian.PutUint32(dst[start:], uint32(len(dst)-start-4))
-	return dst
+	p.buf = p.buf[:0:cap(p.buf)]
+	return nil
 }
 
 // Rows is the number of rows written so far.
@@ -228,308 +174,131 @@ func (p *ParquetWriter) Rows() int64 { return p.total + int64(len(p.buf)) }
 
 // Close flushes the last row group and writes the footer. It does not close
 // the underlying writer.
-func (p *ParquetWriter) Close() error {
-	if err := p.flushGroup(); err != nil {
+func (p *ParquetWriter) Close() (err error) {
+	if err := p.flush(); err != nil {
 		return err
 	}
-	var t tWriter
-	t.i32(1, 1) // version
-	t.listHeader(2, tStruct, len(parquetSchema)+1)
-	t.beginStruct(0) // root
-	t.str(4, "schema")
-	t.i32(5, int32(len(parquetSchema)))
-	t.endStruct()
-	for _, col := range parquetSchema {
-		t.beginStruct(0)
-		t.i32(1, col.typ)
-		rep := int32(pqRequired)
-		if col.optional {
-			rep = pqOptional
-		}
-		t.i32(3, rep)
-		t.str(4, col.name)
-		if col.typ == pqByteArray {
-			t.i32(6, pqConvertedUTF8)
-			t.beginStruct(10) // LogicalType
-			t.beginStruct(1)  // STRING
-			t.endStruct()
-			t.endStruct()
-		}
-		t.endStruct()
-	}
-	t.i64(3, p.total)
-	t.listHeader(4, tStruct, len(p.groups))
-	for _, g := range p.groups {
-		t.beginStruct(0)
-		t.listHeader(1, tStruct, len(g.chunks))
-		for _, cm := range g.chunks {
-			col := parquetSchema[cm.col]
-			t.beginStruct(0)
-			t.i64(2, cm.dataPageOffset) // file_offset
-			t.beginStruct(3)            // ColumnMetaData
-			t.i32(1, col.typ)
-			if col.optional {
-				t.i32List(2, []int32{pqPlain, pqRLE})
-			} else {
-				t.i32List(2, []int32{pqPlain})
-			}
-			t.strList(3, []string{col.name})
-			t.i32(4, 0) // UNCOMPRESSED
-			t.i64(5, cm.numValues)
-			t.i64(6, cm.size)
-			t.i64(7, cm.size)
-			t.i64(9, cm.dataPageOffset)
-			t.endStruct()
-			t.endStruct()
-		}
-		t.i64(2, g.size)
-		t.i64(3, g.rows)
-		t.endStruct()
-	}
-	t.str(6, "zenmetrics-go batch version 1.0.0")
-	t.buf = append(t.buf, tStop)
-	if err := p.write(t.buf); err != nil {
-		return err
-	}
-	var tail [8]byte
-	binary.LittleEndian.PutUint32(tail[:], uint32(len(t.buf)))
-	copy(tail[4:], parquetMagic)
-	return p.write(tail[:])
+	defer zenmetrics.Recover(&err)
+	return p.w.Close()
 }
 
-// ErrNotParquet says a file lacks the Parquet magic or footer.
+// ErrNotParquet says a file lacks the Parquet magic or footer, or is not a
+// table of score rows.
 var ErrNotParquet = errors.New("not a Parquet file")
 
-// ReadParquetFile calls fn for every row of a Parquet file written by
-// ParquetWriter (or restricted to the same features), in order.
+// ReadParquetFile calls fn for every row of a Parquet file of score rows
+// (written by ParquetWriter, by the hand-made writer before it, or by any
+// tool that keeps the same column names and types), in order.
 func ReadParquetFile(path string, fn func(Row) error) error {
-	data, err := os.ReadFile(path)
+	f, err := os.Open(path)
 	if err != nil {
 		return err
 	}
-	if err := readParquet(data, fn); err != nil {
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	if err := readParquet(f, st.Size(), fn); err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}
 	return nil
 }
 
-func readParquet(data []byte, fn func(Row) error) error {
-	if len(data) < 12 || string(data[:4]) != parquetMagic || string(data[len(data)-4:]) != parquetMagic {
-		return ErrNotParquet
+// pqWant are the columns a score file must have: name, physical type and
+// whether the column may be null.
+var pqWant = func() map[string]parquet.Node {
+	fields := parquet.SchemaOf(pqRow{}).Fields()
+	m := make(map[string]parquet.Node, len(fields))
+	for _, f := range fields {
+		m[f.Name()] = f
 	}
-	flen := int(binary.LittleEndian.Uint32(data[len(data)-8:]))
-	if flen <= 0 || flen > len(data)-12 {
-		return fmt.Errorf("%w: footer length %d", ErrNotParquet, flen)
+	return m
+}()
+
+// checkSchema refuses a file whose columns are not the score table's, so
+// that a wrong file is an error rather than rows of zero values.
+func checkSchema(s *parquet.Schema) error {
+	got := map[string]parquet.Field{}
+	for _, f := range s.Fields() {
+		got[f.Name()] = f
 	}
-	tr := &tReader{b: data[len(data)-8-flen : len(data)-8]}
-	meta, err := tr.structure()
-	if err != nil {
-		return fmt.Errorf("footer: %w", err)
-	}
-	schema := meta.list(2)
-	if len(schema) < 2 {
-		return errors.New("empty schema")
-	}
-	type leaf struct {
-		name     string
-		typ      int64
-		optional bool
-	}
-	var leaves []leaf
-	for _, e := range schema[1:] {
-		s, _ := e.(tStructV)
-		if s == nil || s.int(5) > 0 || s.int(3) == 2 {
-			return errors.New("nested or repeated schema not supported")
-		}
-		leaves = append(leaves, leaf{string(s.bytes(4)), s.int(1), s.int(3) == pqOptional})
-	}
-	for gi, g := range meta.list(4) {
-		gs, _ := g.(tStructV)
-		nrows := int(gs.int(3))
-		if nrows < 0 || nrows > len(data) {
-			return fmt.Errorf("row group %d: bad row count %d", gi, nrows)
-		}
-		cols := gs.list(1)
-		if len(cols) != len(leaves) {
-			return fmt.Errorf("row group %d: %d column chunks for %d columns", gi, len(cols), len(leaves))
-		}
-		values := make([][]any, len(leaves))
-		for ci, cc := range cols {
-			cs, _ := cc.(tStructV)
-			md := cs.sub(3)
-			if md == nil {
-				return fmt.Errorf("row group %d column %d: no metadata", gi, ci)
-			}
-			if md.int(4) != 0 {
-				return fmt.Errorf("column %s: compressed (codec %d) not supported", leaves[ci].name, md.int(4))
-			}
-			vals, err := readChunk(data, md, leaves[ci].typ, leaves[ci].optional)
-			if err != nil {
-				return fmt.Errorf("row group %d column %s: %w", gi, leaves[ci].name, err)
-			}
-			if len(vals) != nrows {
-				return fmt.Errorf("row group %d column %s: %d values for %d rows", gi, leaves[ci].name, len(vals), nrows)
-			}
-			values[ci] = vals
-		}
-		for i := 0; i < nrows; i++ {
-			var r Row
-			for ci, l := range leaves {
-				v := values[ci][i]
-				s, _ := v.(string)
-				f, isF := v.(float64)
-				switch l.name {
-				case "id":
-					r.ID = s
-				case "ref":
-					r.Ref = s
-				case "dist":
-					r.Dist = s
-				case "metric":
-					r.Metric = s
-				case "score":
-					if isF {
-						r.Score = &f
-					}
-				case "extras":
-					if r.Extras, err = parseExtras(s); err != nil {
-						return err
-					}
-				case "backend":
-					r.Backend = s
-				case "ms":
-					r.MS = f
-				case "error":
-					r.Error = s
-				}
-			}
-			if err := r.Validate(); err != nil {
-				return err
-			}
-			if err := fn(r); err != nil {
-				return err
-			}
+	for _, name := range csvHeader {
+		want := pqWant[name]
+		g, ok := got[name]
+		switch {
+		case !ok:
+			return fmt.Errorf("%w: no column %q", ErrNotParquet, name)
+		case !g.Leaf() || g.Repeated():
+			return fmt.Errorf("%w: column %q is nested or repeated", ErrNotParquet, name)
+		case g.Type().Kind() != want.Type().Kind():
+			return fmt.Errorf("%w: column %q is %v, want %v", ErrNotParquet, name, g.Type().Kind(), want.Type().Kind())
+		case g.Optional() && !want.Optional():
+			return fmt.Errorf("%w: column %q may be null", ErrNotParquet, name)
 		}
 	}
 	return nil
 }
 
-// readChunk decodes the data pages of one column chunk.
-func readChunk(data []byte, md tStructV, typ int64, optional bool) ([]any, error) {
-	want := md.int(5)
-	off := md.int(9)
-	end := off + md.int(7)
-	if off < 4 || end > int64(len(data)) || off > end {
-		return nil, errors.New("chunk out of the file")
+// readParquet reads the rows of the Parquet file in r (size bytes). A
+// corrupt file gives an error, never a panic: the library's panics are
+// recovered into errors.
+func readParquet(r io.ReaderAt, size int64, fn func(Row) error) (err error) {
+	var magic [4]byte
+	if size < 12 {
+		return ErrNotParquet
 	}
-	var out []any
-	for int64(len(out)) < want {
-		if off >= end {
-			return nil, errors.New("chunk ends early")
+	if _, err := r.ReadAt(magic[:], 0); err != nil || string(magic[:]) != parquetMagic {
+		return ErrNotParquet
+	}
+	if _, err := r.ReadAt(magic[:], size-4); err != nil || string(magic[:]) != parquetMagic {
+		return fmt.Errorf("%w: no footer (truncated?)", ErrNotParquet)
+	}
+	// fnErr keeps fn's own error (and a panic inside fn) apart from the
+	// library's, so that only the latter is blamed on the file.
+	var fnErr error
+	defer func() {
+		if fnErr != nil {
+			err = fnErr
 		}
-		tr := &tReader{b: data[off:end]}
-		ph, err := tr.structure()
-		if err != nil {
-			return nil, fmt.Errorf("page header: %w", err)
-		}
-		size := ph.int(3)
-		body := int64(tr.pos) + off
-		if size < 0 || body+size > end {
-			return nil, errors.New("page out of the chunk")
-		}
-		page := data[body : body+size]
-		off = body + size
-		if ph.int(1) != pqDataPage {
-			return nil, fmt.Errorf("page type %d not supported", ph.int(1))
-		}
-		dh := ph.sub(5)
-		if dh == nil || dh.int(2) != pqPlain {
-			return nil, errors.New("only PLAIN v1 data pages are supported")
-		}
-		n := int(dh.int(1))
-		if n < 0 || n > len(data) {
-			return nil, errors.New("bad value count")
-		}
-		def := make([]bool, n)
-		if optional {
-			if len(page) < 4 {
-				return nil, errors.New("short definition levels")
+	}()
+	defer zenmetrics.Recover(&err)
+	f, err := parquet.OpenFile(r, size)
+	if err != nil {
+		return fmt.Errorf("%w: %v", ErrNotParquet, err)
+	}
+	if err := checkSchema(f.Schema()); err != nil {
+		return err
+	}
+	rd := parquet.NewGenericReader[pqRow](f)
+	defer rd.Close()
+	want := f.NumRows()
+	buf := make([]pqRow, min(max(want, 1), pqBatch))
+	var read int64
+	for {
+		n, rerr := rd.Read(buf)
+		for i := range buf[:n] {
+			row, err := fromPQ(&buf[i])
+			if err != nil {
+				return fmt.Errorf("row %d: %w", read, err)
 			}
-			l := int(binary.LittleEndian.Uint32(page))
-			if l > len(page)-4 {
-				return nil, errors.New("short definition levels")
-			}
-			if err := decodeLevels(page[4:4+l], def); err != nil {
-				return nil, err
-			}
-			page = page[4+l:]
-		} else {
-			for i := range def {
-				def[i] = true
+			read++
+			if fnErr = fn(row); fnErr != nil {
+				return nil
 			}
 		}
-		for _, present := range def {
-			if !present {
-				out = append(out, nil)
-				continue
-			}
-			switch typ {
-			case pqDouble:
-				if len(page) < 8 {
-					return nil, io.ErrUnexpectedEOF
-				}
-				out = append(out, math.Float64frombits(binary.LittleEndian.Uint64(page)))
-				page = page[8:]
-			case pqByteArray:
-				if len(page) < 4 {
-					return nil, io.ErrUnexpectedEOF
-				}
-				l := int(binary.LittleEndian.Uint32(page))
-				if l > len(page)-4 {
-					return nil, io.ErrUnexpectedEOF
-				}
-				out = append(out, string(page[4:4+l]))
-				page = page[4+l:]
-			default:
-				return nil, fmt.Errorf("physical type %d not supported", typ)
-			}
+		if rerr == io.EOF {
+			break
+		}
+		if rerr != nil {
+			return rerr
+		}
+		if n == 0 {
+			return errors.New("reader made no progress")
 		}
 	}
-	return out, nil
-}
-
-// decodeLevels decodes bit-width-1 levels in the RLE / bit-packed hybrid
-// encoding into dst.
-func decodeLevels(b []byte, dst []bool) error {
-	i := 0
-	for i < len(dst) {
-		h, n := binary.Uvarint(b)
-		if n <= 0 {
-			return errors.New("bad level run header")
-		}
-		b = b[n:]
-		if h&1 == 0 { // RLE run
-			count := int(h >> 1)
-			if len(b) < 1 || count > len(dst)-i {
-				return errors.New("bad RLE run")
-			}
-			v := b[0]&1 == 1
-			b = b[1:]
-			for k := 0; k < count; k++ {
-				dst[i] = v
-				i++
-			}
-			continue
-		}
-		groups := int(h >> 1) // bit-packed, 8 values (one byte at width 1) a group
-		if groups > len(b) {
-			return errors.New("bad bit-packed run")
-		}
-		for k := 0; k < groups*8 && i < len(dst); k++ {
-			dst[i] = b[k/8]>>(k%8)&1 == 1
-			i++
-		}
-		b = b[groups:]
+	if read != want {
+		return fmt.Errorf("read %d rows, the footer says %d", read, want)
 	}
 	return nil
 }

@@ -2,14 +2,20 @@ package batch
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
+
+	"github.com/parquet-go/parquet-go"
+	"github.com/parquet-go/parquet-go/format"
 
 	"github.com/zenmetrics-go/zenmetrics/internal/shared"
 )
@@ -85,10 +91,113 @@ func TestParquetRejectsGarbage(t *testing.T) {
 	data, _ := os.ReadFile(path)
 	for cut := 0; cut < len(data); cut += 7 {
 		// A truncated file must give an error, never a panic or wrong rows.
-		err := readParquet(data[:cut], func(Row) error { return nil })
+		err := readParquet(bytes.NewReader(data[:cut]), int64(cut), func(Row) error { return nil })
 		if err == nil {
 			t.Fatalf("truncated at %d of %d: no error", cut, len(data))
 		}
+	}
+}
+
+// TestParquetCodecAndStatistics reads a written file's footer back with
+// the library: every column chunk is zstd-compressed and carries
+// statistics whose null counts and min/max are exactly those of the rows
+// written (exact: they are counts and copies of written values).
+func TestParquetCodecAndStatistics(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "x.parquet")
+	rows := sampleRows(45)
+	writeParquet(t, path, rows, 16) // row groups of 16, 16 and 13 rows
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	st, _ := f.Stat()
+	pf, err := parquet.OpenFile(f, st.Size())
+	if err != nil {
+		t.Fatal(err)
+	}
+	md := pf.Metadata()
+	if len(md.RowGroups) != 3 || md.NumRows != 45 {
+		t.Fatalf("%d row groups, %d rows; want 3, 45", len(md.RowGroups), md.NumRows)
+	}
+	col := map[string]int{}
+	for i, name := range csvHeader {
+		col[name] = i
+	}
+	for g, rg := range md.RowGroups {
+		group := rows[16*g : min(16*(g+1), len(rows))]
+		if len(rg.Columns) != len(csvHeader) {
+			t.Fatalf("row group %d: %d columns", g, len(rg.Columns))
+		}
+		for c, cc := range rg.Columns {
+			m := cc.MetaData
+			name := csvHeader[c]
+			if got := strings.Join(m.PathInSchema, "."); got != name {
+				t.Fatalf("row group %d column %d is %q, want %q", g, c, got, name)
+			}
+			if cc.ColumnIndexOffset <= 0 || cc.OffsetIndexOffset <= 0 {
+				t.Errorf("row group %d column %s: no page index", g, name)
+			}
+			if m.Codec != format.Zstd {
+				t.Errorf("row group %d column %s: codec %v, want ZSTD", g, name, m.Codec)
+			}
+			var nulls int64
+			for i := range group {
+				if v := toPQ(&group[i]); (name == "score" && v.Score == nil) || (name == "extras" && v.Extras == nil) || (name == "error" && v.Error == nil) {
+					nulls++
+				}
+			}
+			if m.Statistics.NullCount != nulls {
+				t.Errorf("row group %d column %s: null count %d, want %d", g, name, m.Statistics.NullCount, nulls)
+			}
+			if nulls < int64(len(group)) && (m.Statistics.MinValue == nil || m.Statistics.MaxValue == nil) {
+				t.Errorf("row group %d column %s: no min/max statistics", g, name)
+			}
+		}
+		// min/max of a DOUBLE column (PLAIN little-endian) and of a
+		// STRING column (the bytes), against the rows.
+		lo, hi := math.Inf(1), math.Inf(-1)
+		idLo, idHi := group[0].ID, group[0].ID
+		for _, r := range group {
+			lo, hi = math.Min(lo, r.MS), math.Max(hi, r.MS)
+			idLo, idHi = min(idLo, r.ID), max(idHi, r.ID)
+		}
+		ms := rg.Columns[col["ms"]].MetaData.Statistics
+		if got := math.Float64frombits(binary.LittleEndian.Uint64(ms.MinValue)); got != lo {
+			t.Errorf("row group %d: ms min %v, want %v", g, got, lo)
+		}
+		if got := math.Float64frombits(binary.LittleEndian.Uint64(ms.MaxValue)); got != hi {
+			t.Errorf("row group %d: ms max %v, want %v", g, got, hi)
+		}
+		id := rg.Columns[col["id"]].MetaData.Statistics
+		if string(id.MinValue) != idLo || string(id.MaxValue) != idHi {
+			t.Errorf("row group %d: id min/max %q/%q, want %q/%q", g, id.MinValue, id.MaxValue, idLo, idHi)
+		}
+	}
+	// Strings are STRING (UTF-8) so that DuckDB, Arrow and Spark read
+	// them as text, not as binary.
+	for _, name := range []string{"id", "ref", "dist", "metric", "extras", "backend", "error"} {
+		lt, ok := pf.Schema().Lookup(name)
+		if !ok || !lt.Node.Leaf() || lt.Node.Type().LogicalType() == nil || lt.Node.Type().LogicalType().String() != "STRING" {
+			t.Errorf("column %s is not a STRING column", name)
+		}
+	}
+}
+
+// TestParquetRejectsOtherTables: a Parquet file that is not a score table
+// is an error, not rows of zero values.
+func TestParquetRejectsOtherTables(t *testing.T) {
+	type other struct {
+		ID    string  `parquet:"id"`
+		Score float64 `parquet:"score"`
+	}
+	path := filepath.Join(t.TempDir(), "other.parquet")
+	if err := parquet.WriteFile(path, []other{{"a", 1}}); err != nil {
+		t.Fatal(err)
+	}
+	err := ReadParquetFile(path, func(Row) error { return nil })
+	if !errors.Is(err, ErrNotParquet) || !strings.Contains(err.Error(), `no column "ref"`) {
+		t.Fatalf("got %v, want ErrNotParquet naming the missing column", err)
 	}
 }
 

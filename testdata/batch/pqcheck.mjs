@@ -2,7 +2,10 @@
 // and prints {"duckdb": [...rows], "hyparquet": [...rows]} as JSON.
 // Usage: NODE_PATH=<dir with node_modules> node pqcheck.mjs FILE
 // Used by batch's TestParquetIndependentReaders when ZENMETRICS_PQCHECK
-// names a folder where `npm install @duckdb/node-api hyparquet` was run.
+// names a folder where
+// `npm install @duckdb/node-api hyparquet hyparquet-compressors` was run
+// (hyparquet reads only uncompressed and Snappy pages by itself; the
+// batch writes zstd).
 import { createRequire } from 'node:module';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -24,5 +27,6 @@ out.duckdb_schema = desc.getRowObjectsJson().map(r => `${r.column_name}:${r.colu
 const hyp = await import(path.join(dir, 'node_modules/hyparquet/src/index.js'));
 const buf = readFileSync(file);
 const ab = buf.buffer.slice(buf.byteOffset, buf.byteOffset + buf.byteLength);
-out.hyparquet = await hyp.parquetReadObjects({ file: ab });
+const { compressors } = await import(path.join(dir, 'node_modules/hyparquet-compressors/src/index.js'));
+out.hyparquet = await hyp.parquetReadObjects({ file: ab, compressors });
 console.log(JSON.stringify(out, (k, v) => typeof v === 'bigint' ? Number(v) : v));
