@@ -215,8 +215,14 @@ func addDC(pred *int32, diff int32) error {
 	return nil
 }
 
-// huffSeq decodes one block of a sequential Huffman scan (jdhuff.c).
+// huffSeq decodes one block of a sequential Huffman scan (jdhuff.c). The
+// bit buffer is kept in locals; consumption past the real data is caught
+// at the end of the block (fill only ever adds fake bits after it, so
+// n < pad stays true once it happens).
 func (b *bitReader) huffSeq(blk *[64]int16, c *component, dc, ac *huffTable) error {
+	if b.n < 32 {
+		b.fill()
+	}
 	s, ok := b.decode(dc)
 	if !ok {
 		return errBadCode
@@ -225,24 +231,45 @@ func (b *bitReader) huffSeq(blk *[64]int16, c *component, dc, ac *huffTable) err
 		return err
 	}
 	blk[0] = int16(c.lastDC)
+	acc, n := b.acc, b.n
 	for k := 1; k < 64; k++ {
-		if b.n < 32 {
+		if n < 32 {
+			b.acc, b.n = acc, n
 			b.fill()
+			acc, n = b.acc, b.n
 		}
-		rs, ok := b.decode(ac)
-		if !ok {
-			return errBadCode
+		var rs int
+		if e := ac.look[acc>>(n-lookBits)&(1<<lookBits-1)]; e != 0 {
+			n -= uint(e >> 8)
+			rs = int(e & 0xff)
+		} else {
+			b.acc, b.n = acc, n
+			rs, ok = b.decode(ac)
+			if !ok {
+				return errBadCode
+			}
+			acc, n = b.acc, b.n
 		}
-		r, s := rs>>4, rs&15
+		r, s := rs>>4, uint(rs&15)
 		if s != 0 {
 			k += r
-			blk[naturalOrder[k]] = int16(extend(b.bits(uint(s)), s))
+			v := int32(acc>>(n-s)) & (1<<s - 1)
+			n -= s
+			if v < 1<<(s-1) {
+				v += -1<<s + 1
+			}
+			blk[naturalOrder[k]] = int16(v)
 		} else {
 			if r != 15 {
 				break
 			}
 			k += 15
 		}
+	}
+	b.acc, b.n = acc, n
+	if n < b.pad {
+		b.overrun = true
+		b.pad = n
 	}
 	return nil
 }
