@@ -304,37 +304,30 @@ func (u *Upload) Ensure(g *GPU, s *Buffers, need int64) error {
 
 // ensureRaw makes Raw at least size bytes (exactly, with Exact).
 func (u *Upload) ensureRaw(g *GPU, s *Buffers, size int64) error {
-	if u.fits(u.Raw, size) {
-		return nil
-	}
-	if u.Raw != nil {
-		s.Drop(u.Raw)
-		u.Raw = nil
-	}
-	b, err := g.Storage(size)
-	if err != nil {
-		return err
-	}
-	u.Raw = b
-	s.Add(b)
-	return nil
+	return u.replace(g, s, &u.Raw, size, wgpu.BufferUsageStorage|wgpu.BufferUsageCopySrc|wgpu.BufferUsageCopyDst)
 }
 
-// ensureStaging makes Staging at least size bytes.
+// ensureStaging makes Staging at least size bytes (exactly, with Exact).
 func (u *Upload) ensureStaging(g *GPU, s *Buffers, size int64) error {
-	if u.fits(u.Staging, size) {
+	return u.replace(g, s, &u.Staging, size, wgpu.BufferUsageMapWrite|wgpu.BufferUsageCopySrc)
+}
+
+// replace gives *b back and takes a pooled buffer of size and usage in its
+// place, unless *b already fits.
+func (u *Upload) replace(g *GPU, s *Buffers, b **Buffer, size int64, usage Usage) error {
+	if u.fits(*b, size) {
 		return nil
 	}
-	if u.Staging != nil {
-		s.Drop(u.Staging)
-		u.Staging = nil
+	if *b != nil {
+		s.Drop(*b)
+		*b = nil
 	}
-	b, err := g.Acquire(size, wgpu.BufferUsageMapWrite|wgpu.BufferUsageCopySrc)
+	nb, err := g.Acquire(size, usage)
 	if err != nil {
 		return err
 	}
-	u.Staging = b
-	s.Add(b)
+	*b = nb
+	s.Add(nb)
 	return nil
 }
 
@@ -565,6 +558,17 @@ func WaitReady(ctx context.Context, d *Device, rb *Readback) error {
 }
 
 // ---------------------------------------------------------------- read-back
+
+// SubmitAndWait submits e, books the held bytes and waits until the queue
+// is idle: the end of a Prepare, whose work must be done before the
+// reference is handed out (device thread).
+func (e *Encoder) SubmitAndWait() error {
+	if err := e.Submit(); err != nil {
+		return err
+	}
+	e.g.noteHeld()
+	return e.g.WaitIdle()
+}
 
 // SubmitRead records the read-back of len(dst) values of b at byte offset
 // off, submits e and waits for them (device thread). On error before the

@@ -317,11 +317,7 @@ func prepareButteraugli(ctx context.Context, dev *webgpu.Device, ref *zenmetrics
 				e.Dispatch(k.erode, gx, gy, 1, lv.params, set.act, set.mac, set.mdc)
 			}
 		}
-		if err := e.Submit(); err != nil {
-			return err
-		}
-		g.NoteHeld()
-		return g.WaitIdle()
+		return e.SubmitAndWait()
 	})
 	if err != nil {
 		r.free()

@@ -394,11 +394,7 @@ func prepareSSIM2(ctx context.Context, b *webgpu.Backend, ref *zenmetrics.Image,
 			g.Write(p.unpackRef, 0, r.unpackParams(lay, p.bg).bytes())
 			r.encodeChain(e, k, p, true, false)
 		}
-		if err := e.Submit(); err != nil {
-			return err
-		}
-		g.NoteHeld()
-		return g.WaitIdle()
+		return e.SubmitAndWait()
 	})
 	if err != nil {
 		r.free()
