@@ -39,6 +39,10 @@ struct Params {
 //    residual.
 var<private> zero_bits: u32;
 
+// FMA_NATIVE: the device's fma() is fused (the host probes it with
+// dssim_fmaprobe.wgsl); fma_rn then uses it instead of the emulation.
+override FMA_NATIVE: bool = false;
+
 fn opq(x: f32) -> f32 {
   return bitcast<f32>(bitcast<u32>(x) ^ zero_bits);
 }
@@ -48,6 +52,9 @@ fn opq4(x: vec4<f32>) -> vec4<f32> {
 }
 
 fn fma_rn(a: f32, b: f32, c: f32) -> f32 {
+  if (FMA_NATIVE) {
+    return opq(fma(a, b, c));
+  }
   let ah = bitcast<f32>(bitcast<u32>(a) & 0xFFFFF000u);
   let al = opq(a - ah);
   let bh = bitcast<f32>(bitcast<u32>(b) & 0xFFFFF000u);

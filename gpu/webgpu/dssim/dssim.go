@@ -38,6 +38,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"os"
 	"sync"
 	"sync/atomic"
 
@@ -76,6 +77,52 @@ type kernels struct {
 	chroma, stats, ssim      *webgpu.Pipeline
 	sums, devs, mean, finish *webgpu.Pipeline
 	kc                       *webgpu.Buffer // constants(), once per device
+	// FMA says how fused multiply-adds are computed: "native" (the
+	// device's fma() is fused), "emulated" (it is not; dssim_common.wgsl
+	// emulates it) or "inexact" (neither gave the fused result; native is
+	// used and scores may move in the last digits).
+	FMA string
+}
+
+// FMAMode reports how the DSSIM kernels compute fused multiply-adds on b's
+// device ("" before the first DSSIM reference there).
+func FMAMode(b *webgpu.Backend) string {
+	if k := webgpu.CompiledOn[kernels](b.Device(), kernelsName); k != nil {
+		return k.FMA
+	}
+	return ""
+}
+
+// probeFMA runs dssim_fmaprobe.wgsl: a = b = 1 + 2^-12, c = -(1 + 2^-11),
+// so a·b + c = 2^-24 when fused and 0 when the product is rounded first.
+func probeFMA(g *webgpu.GPU, common string) (native, emulated bool, err error) {
+	src, err := wgsl.Source("dssim_fmaprobe")
+	if err != nil {
+		return false, false, err
+	}
+	m, err := g.Module("dssim_fmaprobe", common+src)
+	if err != nil {
+		return false, false, err
+	}
+	p, err := g.Pipeline(m, "probe", nil)
+	if err != nil {
+		return false, false, err
+	}
+	io, err := g.Storage(32)
+	if err != nil {
+		return false, false, err
+	}
+	defer io.Release()
+	a := float32(1 + 1.0/4096)
+	webgpu.WriteSlice(g, io, 0, []float32{a, a, -(1 + 1.0/2048), 0, 0, 0, 0, 0})
+	e := g.Encoder()
+	e.Dispatch(p, 1, 1, 1, io)
+	out := make([]float32, 8)
+	if err := webgpu.SubmitRead(e, io, 0, out); err != nil {
+		return false, false, err
+	}
+	want := float32(1.0 / (1 << 24))
+	return out[3] == want, out[4] == want, nil
 }
 
 func compile(g *webgpu.GPU) (*kernels, error) {
@@ -85,18 +132,35 @@ func compile(g *webgpu.GPU) (*kernels, error) {
 			return nil, err
 		}
 		var k kernels
-		wg := webgpu.Constants{"WG_X": wgX, "WG_Y": wgY}
+		native, emulated, err := probeFMA(g, common)
+		if err != nil {
+			return nil, err
+		}
+		fmaNative := 0.0
+		switch {
+		case native:
+			k.FMA, fmaNative = "native", 1
+		case emulated:
+			k.FMA = "emulated"
+		default:
+			k.FMA, fmaNative = "inexact", 1
+		}
+		if v := os.Getenv("ZENMETRICS_DSSIM_FMA"); v == "emulated" {
+			k.FMA, fmaNative = "emulated (forced)", 0
+		}
+		wg := webgpu.Constants{"WG_X": wgX, "WG_Y": wgY, "FMA_NATIVE": fmaNative}
+		fm := webgpu.Constants{"FMA_NATIVE": fmaNative}
 		if err := webgpu.Compile(g, []webgpu.Kernel{
 			{File: "dssim_color", Entry: "unpack", Prefix: common, Constants: wg, Dst: &k.unpack},
 			{File: "dssim_color", Entry: "down", Prefix: common, Constants: wg, Dst: &k.down},
 			{File: "dssim_color", Entry: "lab", Prefix: common, Constants: wg, Dst: &k.lab},
-			{File: "dssim_blur", Entry: "chroma", Prefix: common, Dst: &k.chroma},
-			{File: "dssim_blur", Entry: "stats", Prefix: common, Dst: &k.stats},
-			{File: "dssim_blur", Entry: "ssim", Prefix: common, Dst: &k.ssim},
-			{File: "dssim_reduce", Entry: "sums", Prefix: common, Dst: &k.sums},
-			{File: "dssim_reduce", Entry: "devs", Prefix: common, Dst: &k.devs},
-			{File: "dssim_reduce", Entry: "mean", Prefix: common, Dst: &k.mean},
-			{File: "dssim_reduce", Entry: "finish", Prefix: common, Dst: &k.finish},
+			{File: "dssim_blur", Entry: "chroma", Prefix: common, Constants: fm, Dst: &k.chroma},
+			{File: "dssim_blur", Entry: "stats", Prefix: common, Constants: fm, Dst: &k.stats},
+			{File: "dssim_blur", Entry: "ssim", Prefix: common, Constants: fm, Dst: &k.ssim},
+			{File: "dssim_reduce", Entry: "sums", Prefix: common, Constants: fm, Dst: &k.sums},
+			{File: "dssim_reduce", Entry: "devs", Prefix: common, Constants: fm, Dst: &k.devs},
+			{File: "dssim_reduce", Entry: "mean", Prefix: common, Constants: fm, Dst: &k.mean},
+			{File: "dssim_reduce", Entry: "finish", Prefix: common, Constants: fm, Dst: &k.finish},
 		}); err != nil {
 			return nil, err
 		}
