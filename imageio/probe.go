@@ -1,13 +1,12 @@
 package imageio
 
 import (
-	"bufio"
 	"encoding/binary"
 	"fmt"
-	"image/jpeg"
 	"io"
 
 	"github.com/zenmetrics-go/zenmetrics"
+	"github.com/zenmetrics-go/zenmetrics/imageio/internal/jpegturbo"
 	"github.com/zenmetrics-go/zenmetrics/internal/safeio"
 )
 
@@ -94,13 +93,16 @@ func probe(r io.ReaderAt, size int64, opt Options) (info Info, err error) {
 		// plus the alpha copy (5 B/px).
 		std, out = 5, 4
 	case FormatJPEG:
-		cfg, err := jpeg.DecodeConfig(bufio.NewReader(io.NewSectionReader(r, 0, size)))
+		// The decoder's own header walk, so every file it decodes
+		// (arithmetic coding included) passes the probe.
+		cfg, err := jpegturbo.ConfigAt(r, size)
 		if err != nil {
-			return Info{}, decodeErr("jpeg", err)
+			return Info{}, jpegErr(err)
 		}
 		info.Width, info.Height = cfg.Width, cfg.Height
-		// Progressive files keep every DCT coefficient (2 bytes × 3
-		// components) beside the Y'CbCr image (up to 3 B/px).
+		// Multi-scan files keep every DCT coefficient (2 bytes × 3
+		// components at 4:4:4) beside the component planes (up to 3 B/px);
+		// the interleaved output is what Decode returns.
 		std, out = 9, 3
 	}
 	if info.Width <= 0 || info.Height <= 0 {

@@ -168,6 +168,9 @@ func checkAgainstDjpeg(t testing.TB, name string, jpg []byte) {
 		t.Errorf("%s: %v", name, err)
 		return
 	}
+	if cfg, err := ConfigAt(bytes.NewReader(jpg), int64(len(jpg))); err != nil || cfg != got.Config {
+		t.Errorf("%s: ConfigAt %+v, %v; Decode %+v", name, cfg, err, got.Config)
+	}
 	w, h, ch, want := djpegDecode(t, jpg)
 	if got.ColorSpace == CMYK {
 		// djpeg writes CMYK as RGB through cmyk_to_rgb (cdjpeg's cmyk.h):

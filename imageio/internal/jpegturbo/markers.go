@@ -2,6 +2,7 @@ package jpegturbo
 
 import (
 	"encoding/binary"
+	"io"
 )
 
 // Marker codes (T.81 Table B.1).
@@ -501,4 +502,133 @@ func exifOrientation(t []byte) int {
 		}
 	}
 	return 0
+}
+
+// ConfigAt is DecodeConfig for a file that is not in memory: it walks the
+// marker segments up to the first SOS with small reads, reading only the
+// segments that decide the configuration (SOF, JFIF APP0, Adobe APP14) and
+// skipping the others by their length. Unlike DecodeConfig it does not
+// parse the tables (DHT, DQT, DAC); Decode reports errors in those.
+func ConfigAt(r io.ReaderAt, size int64) (Config, error) {
+	ra := &atReader{r: r, size: size}
+	d := &decoder{adobeTransform: -1}
+	b0, e0 := ra.byteAt(0)
+	b1, e1 := ra.byteAt(1)
+	if e0 != nil || e1 != nil || b0 != 0xff || b1 != mSOI {
+		return Config{}, errBad("not a JPEG file (no SOI marker)")
+	}
+	pos := int64(2)
+	for {
+		// Find the next marker as nextMarker does.
+		var m int
+		for {
+			c, err := ra.byteAt(pos)
+			if err != nil {
+				return Config{}, errBad("%v before the first scan", errTruncated)
+			}
+			pos++
+			if c != 0xff {
+				continue
+			}
+			for c == 0xff {
+				if c, err = ra.byteAt(pos); err != nil {
+					return Config{}, errBad("%v before the first scan", errTruncated)
+				}
+				pos++
+			}
+			if c != 0 {
+				m = int(c)
+				break
+			}
+		}
+		switch {
+		case m == mSOS:
+			if !d.sawSOF {
+				return Config{}, errBad("SOS before SOF")
+			}
+			if err := d.defaultColor(); err != nil {
+				return Config{}, err
+			}
+			return d.cfg, nil
+		case m == mEOI:
+			return Config{}, errBad("no image (EOI before the first scan)")
+		case m >= mRST0 && m <= mRST7, m == mTEM:
+			continue
+		}
+		hdr, err := ra.slice(pos, 2)
+		if err != nil {
+			return Config{}, errBad("%v in the length of marker 0x%02x", errTruncated, m)
+		}
+		n := int64(binary.BigEndian.Uint16(hdr))
+		if n < 2 || pos+n > size {
+			return Config{}, errBad("bad or truncated marker 0x%02x of length %d", m, n)
+		}
+		want := int64(0)
+		switch {
+		case m == mSOF0 || m == mSOF1 || m == mSOF2 || m == mSOF9 || m == mSOF10:
+			want = n - 2
+		case m == mAPP0:
+			want = min(n-2, 14)
+		case m == mAPP14:
+			want = min(n-2, 12)
+		case m >= 0xc0 && m <= 0xcf && m != mDHT && m != mDAC:
+			return Config{}, errUnsupported("SOF marker 0x%02x (lossless, hierarchical or reserved coding) is not supported", m)
+		case m == mSOI:
+			return Config{}, errBad("duplicate SOI marker")
+		case m == mDHT, m == mDQT, m == mDAC, m == mDRI, m == mDNL, m == mCOM, m >= mAPP0 && m <= mAPP0+15:
+		default:
+			return Config{}, errBad("unknown marker 0x%02x", m)
+		}
+		if want > 0 {
+			p, err := ra.slice(pos+2, want)
+			if err != nil {
+				return Config{}, errBad("%v inside marker 0x%02x", errTruncated, m)
+			}
+			p = append([]byte(nil), p...)
+			if m == mAPP0 || m == mAPP14 {
+				d.parseAPP(m, p)
+			} else if err := d.parseSOF(m, p); err != nil {
+				return Config{}, err
+			}
+		}
+		pos += n
+	}
+}
+
+// atReader reads an io.ReaderAt through a small window.
+type atReader struct {
+	r    io.ReaderAt
+	size int64
+	buf  []byte
+	off  int64
+}
+
+func (a *atReader) slice(pos, n int64) ([]byte, error) {
+	if pos < 0 || n < 0 || pos+n > a.size {
+		return nil, io.ErrUnexpectedEOF
+	}
+	if pos < a.off || pos+n > a.off+int64(len(a.buf)) {
+		l := min(max(n, 4096), a.size-pos)
+		if int64(cap(a.buf)) < l {
+			a.buf = make([]byte, l)
+		}
+		a.buf = a.buf[:l]
+		if k, err := a.r.ReadAt(a.buf, pos); int64(k) < l {
+			a.buf = a.buf[:0]
+			if err == nil {
+				err = io.ErrUnexpectedEOF
+			}
+			return nil, err
+		}
+		a.off = pos
+	}
+	return a.buf[pos-a.off : pos-a.off+n], nil
+}
+
+func (a *atReader) byteAt(pos int64) (byte, error) {
+	p, err := a.slice(pos, 1)
+	if err != nil {
+		return 0, err
+	}
+	return p[0], nil
 }
