@@ -381,6 +381,9 @@ func CLI(ctx context.Context, args []string, stdout, stderr io.Writer, deps Deps
 		return fatal(fmt.Errorf("backend %s: %w", o.Backend.Name, err))
 	}
 	defer backend.Close()
+	if b, ok := backend.(interface{ SetMemBudget(int64) }); ok {
+		b.SetMemBudget(o.MemoryBudget) // the CPU backend's own check in Prepare
+	}
 	engine, err := NewBackendEngine(BackendEngineConfig{
 		Backend: func(zenmetrics.Metric) (zenmetrics.Backend, error) { return backend, nil },
 		Workers: o.Workers,
@@ -429,16 +432,18 @@ func CLI(ctx context.Context, args []string, stdout, stderr io.Writer, deps Deps
 	return ExitOK
 }
 
-// cpuWorkingSet predicts the scoring memory of a pair when backend scores
-// on the CPU (its Estimate is heap); GPU backends account their own device
-// memory, and the CPU backend they may fall back to checks its own budget.
+// cpuWorkingSet predicts the memory of a pair when backend scores on the
+// CPU: its WorkingSet under the budget (heap, one strip's for Butteraugli
+// over the budget). GPU backends account their own device memory, and
+// the CPU backend they may fall back to checks its own budget.
 func cpuWorkingSet(backend zenmetrics.Backend) WorkingSetFunc {
-	if backend.Name() != "cpu" {
+	ws, ok := backend.(interface {
+		WorkingSet(m zenmetrics.Metric, w, h, bpp int) (int64, bool)
+	})
+	if !ok || backend.Name() != "cpu" {
 		return nil
 	}
-	return func(m zenmetrics.Metric, w, h int) (int64, bool) {
-		return backend.Estimate(m, w, h, zenmetrics.ModeFull)
-	}
+	return func(m zenmetrics.Metric, w, h int) (int64, bool) { return ws.WorkingSet(m, w, h, workingSetBpp) }
 }
 
 func printSummary(w io.Writer, s *Summary) {

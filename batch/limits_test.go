@@ -134,9 +134,10 @@ func TestManifestNotRegular(t *testing.T) {
 }
 
 // TestOversizedPairIsErrorRow (issue #21): a 20000×20000 PNG pair (1.5 MB
-// files) in a manifest scored on the CPU backend: its working set (30 GB
-// for SSIMULACRA2, 76 GB for Butteraugli by the CPU backend's Estimate)
-// exceeds --mem-budget, so both rows are error rows matching
+// files) in a manifest scored on the CPU backend with --mem-budget 4GiB:
+// SSIMULACRA2's working set (30 GB by the CPU backend's Estimate; no CPU
+// strips) and the decoding of the pair (6.4 GB; Butteraugli's strips
+// would fit) exceed it, so both rows are error rows matching
 // ErrOutOfMemory, predicted from the headers before anything is decoded;
 // the other pairs are scored, and --resume (and --resume --retry-failed)
 // finish with the same rows instead of dying on the pair. A 5×5 pair gets
@@ -163,7 +164,7 @@ func TestOversizedPairIsErrorRow(t *testing.T) {
 
 	out := filepath.Join(t.TempDir(), "o.jsonl")
 	args := []string{"--manifest", c.manifest, "--out", out, "--backend", "cpu", "--metric", "ssim2,butteraugli",
-		"--mem-budget", "8GiB", "--progress", "none", "--quiet"}
+		"--mem-budget", "4GiB", "--progress", "none", "--quiet"}
 	var ms0, ms1 runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&ms0)
@@ -208,4 +209,37 @@ func TestOversizedPairIsErrorRow(t *testing.T) {
 		t.Fatalf("--resume --retry-failed: code %d; stderr:\n%s", code, stderr)
 	}
 	check("--retry-failed")
+}
+
+// TestButteraugliStripsInBatch: under a --mem-budget too small for the
+// whole image, the CPU backend scores Butteraugli in strips, and the row
+// holds the same score as an unlimited run (compared as printed: the
+// strips are bit-identical, cpu/butteraugli's TestStripsEqualFull).
+func TestButteraugliStripsInBatch(t *testing.T) {
+	c := makeCorpus(t, 0, 0, false)
+	img := filepath.Join(c.dir, "img")
+	writePNG(t, filepath.Join(img, "tall__ref.png"), 256, 600, 1)
+	writePNG(t, filepath.Join(img, "tall__d.png"), 256, 600, 2)
+	os.WriteFile(c.manifest, []byte("ref\tdist\nimg/tall__ref.png\timg/tall__d.png\n"), 0o644)
+	score := func(budget string) Row {
+		out := filepath.Join(t.TempDir(), "o.jsonl")
+		args := []string{"--manifest", c.manifest, "--out", out, "--backend", "cpu", "--metric", "butteraugli", "--quiet"}
+		if budget != "" {
+			args = append(args, "--mem-budget", budget)
+		}
+		if code, _, stderr := runCLI(t, Deps{}, args...); code != ExitOK {
+			t.Fatalf("--mem-budget %q: code %d; stderr:\n%s", budget, code, stderr)
+		}
+		rows := readAll(t, out)
+		if len(rows) != 1 || !rows[0].OK() {
+			t.Fatalf("--mem-budget %q: rows %+v", budget, rows)
+		}
+		return rows[0]
+	}
+	// 20 MB: the whole image needs ~32 MB (200 B/px), a strip of ~200
+	// rows with its 2×84-row halo ~19 MB.
+	full, strips := score(""), score("20MB")
+	if *full.Score != *strips.Score || full.Extras["pnorm3"] != strips.Extras["pnorm3"] {
+		t.Errorf("strips %v %v, full %v %v", *strips.Score, strips.Extras, *full.Score, full.Extras)
+	}
 }

@@ -20,10 +20,16 @@ type ImageHeader struct {
 // with --max-pixels). Errors should name the file.
 type ProbeFunc func(path string) (ImageHeader, error)
 
-// WorkingSetFunc predicts the memory scoring metric m on a w×h pair takes
-// beyond the two decoded images (for the CPU backend its Estimate); ok
-// false means no prediction.
+// WorkingSetFunc predicts the memory scoring metric m on a w×h pair takes,
+// the two decoded images included (for the CPU backend its WorkingSet,
+// which is one strip's for Butteraugli over the budget); ok false means
+// no prediction.
 type WorkingSetFunc func(m zenmetrics.Metric, w, h int) (bytes int64, ok bool)
+
+// workingSetBpp is the bytes per pixel the CLI's WorkingSetFunc assumes
+// for the decoded images (RGBA8; the header does not give the decoded
+// layout, and 16-bit images are rare in corpora).
+const workingSetBpp = 4
 
 // headEntry is a reference's header, read once for all its pairs.
 type headEntry struct {
@@ -91,27 +97,32 @@ func (p *pipeline) precheck(w work) (left []zenmetrics.Metric, ws int64) {
 			RefWidth: rh.Width, RefHeight: rh.Height, DistWidth: dh.Width, DistHeight: dh.Height}})
 		return nil, 0
 	}
+	// Decoding peaks (decoder images, converted images, file bytes) and
+	// scoring (the decoded pair plus the metric's working set) come one
+	// after the other: the pair needs the larger of the two.
 	decode := rh.DecodeBytes + dh.DecodeBytes
 	for _, m := range w.metrics {
 		var err error
-		var need int64
+		need := decode
+		var extra int64 // scoring memory beyond the decoded pair
 		if err = cpu.CheckSize(m, rh.Width, rh.Height); err == nil && p.cfg.WorkingSet != nil {
 			if n, ok := p.cfg.WorkingSet(m, rh.Width, rh.Height); ok {
-				need = n
+				need = max(need, n)
+				extra = max(0, n-2*int64(rh.Width)*int64(rh.Height)*workingSetBpp)
 			}
 		}
-		if err == nil && p.cfg.MemoryBudget > 0 && decode+need > p.cfg.MemoryBudget {
-			err = &zenmetrics.OutOfMemoryError{Backend: "batch", Requested: decode + need, Free: p.cfg.MemoryBudget,
+		if err == nil && p.cfg.MemoryBudget > 0 && need > p.cfg.MemoryBudget {
+			err = &zenmetrics.OutOfMemoryError{Backend: "batch", Requested: need, Free: p.cfg.MemoryBudget,
 				Detail: fmt.Sprintf("a %d×%d pair needs about %d MiB to decode and score %v, more than the memory budget of %d MiB "+
 					"(raise --mem-budget if the machine has the memory)",
-					rh.Width, rh.Height, (decode+need)>>20, m, p.cfg.MemoryBudget>>20)}
+					rh.Width, rh.Height, need>>20, m, p.cfg.MemoryBudget>>20)}
 		}
 		if err != nil {
 			p.send(Row{ID: w.pair.ID, Ref: w.pair.Ref, Dist: w.pair.Dist, Metric: m.String(), Error: err.Error()})
 			continue
 		}
 		left = append(left, m)
-		ws += need
+		ws += extra
 	}
 	return left, ws
 }

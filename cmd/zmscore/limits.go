@@ -34,13 +34,19 @@ func parseLimits(opt *options, memBudget string) error {
 	return nil
 }
 
+// cpuBudget is what the CPU backend offers the memory checks.
+type cpuBudget interface {
+	SetMemBudget(int64)
+	WorkingSet(m zenmetrics.Metric, w, h, bpp int) (int64, bool)
+}
+
 // pairLimits checks a pair from its headers before anything is decoded.
 type pairLimits struct {
 	opt     *options
 	imOpt   imageio.Options
 	backend zenmetrics.Backend
 	ref     imageio.Info
-	ws      int64 // the CPU working set of the reference's size, 0 for GPUs
+	ws      int64 // the CPU working set of the pair (images included), 0 for GPUs
 	refOK   bool
 }
 
@@ -51,7 +57,7 @@ func newPairLimits(opt *options, backend zenmetrics.Backend) *pairLimits {
 // checkRef reads the reference's header: a file that is not a readable
 // image, one below the metric's minimum size, or a pair predicted to need
 // more than --mem-budget (the reference and a distorted image of its size
-// decoded, plus the CPU backend's Estimate when it scores on the CPU) is
+// decoded, or the CPU backend's working set when it scores on the CPU) is
 // refused before decoding. GPU backends check their own device memory,
 // and the CPU they may fall back to checks its budget in Prepare.
 func (l *pairLimits) checkRef() error {
@@ -62,12 +68,17 @@ func (l *pairLimits) checkRef() error {
 	if err := cpu.CheckSize(l.opt.metric, info.Width, info.Height); err != nil {
 		return &zenmetrics.InputError{Path: l.opt.ref, Err: err}
 	}
-	if l.backend.Name() == "cpu" {
-		if n, ok := l.backend.Estimate(l.opt.metric, info.Width, info.Height, zenmetrics.ModeFull); ok {
+	if c, ok := l.backend.(cpuBudget); ok && l.backend.Name() == "cpu" {
+		// The CPU backend checks the same budget in Prepare and picks
+		// strips (Butteraugli) from it; its WorkingSet is that plan's.
+		c.SetMemBudget(l.opt.memBudget)
+		if n, ok := c.WorkingSet(l.opt.metric, info.Width, info.Height, 4); ok {
 			l.ws = n
 		}
 	}
-	if need := 2*info.DecodeBytes + l.ws; need > l.opt.memBudget {
+	// Decoding (both images' decoder buffers) and scoring (the decoded
+	// pair and the working set) peak one after the other.
+	if need := max(2*info.DecodeBytes, l.ws); need > l.opt.memBudget {
 		return l.oom(info, need)
 	}
 	l.ref, l.refOK = info, true
@@ -100,7 +111,7 @@ func (l *pairLimits) decodeDist(path string) (*zenmetrics.Image, error) {
 		return nil, &zenmetrics.InputError{Path: path, Err: &zenmetrics.SizeMismatchError{
 			RefWidth: l.ref.Width, RefHeight: l.ref.Height, DistWidth: info.Width, DistHeight: info.Height}}
 	}
-	if need := l.ref.DecodeBytes + info.DecodeBytes + l.ws; need > l.opt.memBudget {
+	if need := max(l.ref.DecodeBytes+info.DecodeBytes, l.ws); need > l.opt.memBudget {
 		return nil, &zenmetrics.InputError{Path: path, Err: l.oom(info, need)}
 	}
 	return imageio.DecodeFileOptions(path, l.imOpt)

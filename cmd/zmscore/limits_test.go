@@ -108,8 +108,10 @@ func TestOversizedPairMode(t *testing.T) {
 	if alloc > bound {
 		t.Errorf("size mismatch: the run allocated %d MiB", alloc>>20)
 	}
-	for _, metric := range []string{"ssim2", "butteraugli"} {
-		code, out, errOut, alloc = runMeasured("--backend", "cpu", "--metric", metric, "--mem-budget", "8GiB", huge, huge2)
+	// SSIMULACRA2 over 8 GiB by its working set (30 GB, no CPU strips);
+	// Butteraugli over 4 GiB by the decoding (6.4 GB; its strips fit).
+	for metric, budget := range map[string]string{"ssim2": "8GiB", "butteraugli": "4GiB"} {
+		code, out, errOut, alloc = runMeasured("--backend", "cpu", "--metric", metric, "--mem-budget", budget, huge, huge2)
 		if code != 1 || out != "nan\n" || !strings.Contains(errOut, "out of memory") || !strings.Contains(errOut, "--mem-budget") {
 			t.Errorf("%s over budget: exit %d, stdout %q, stderr %q", metric, code, out, errOut)
 		}
@@ -141,6 +143,46 @@ func TestButteraugliTooSmallPairMode(t *testing.T) {
 		code, out, errOut := runCLI("--backend", "cpu", "--metric", metric, a, b)
 		if code != 1 || out != "nan\n" || !strings.Contains(errOut, "too small") {
 			t.Errorf("%s: exit %d, stdout %q, stderr %q", metric, code, out, errOut)
+		}
+	}
+}
+
+// TestButteraugliStripsPairMode: under a --mem-budget too small for the
+// whole image the CPU backend scores Butteraugli in strips and prints the
+// same score and 3-norm as an unlimited run (the strips are bit-identical:
+// cpu/butteraugli's TestStripsEqualFull).
+func TestButteraugliStripsPairMode(t *testing.T) {
+	dir := t.TempDir()
+	a, b := filepath.Join(dir, "a.png"), filepath.Join(dir, "b.png")
+	smallPNG(t, a, 256, 600, 1)
+	smallPNG(t, b, 256, 600, 5)
+	code, full, errOut := runCLI("--backend", "cpu", "--metric", "butteraugli", "--json", a, b)
+	if code != 0 {
+		t.Fatalf("unlimited: exit %d: %s", code, errOut)
+	}
+	// 20 MB: the whole image needs ~32 MB (200 B/px), a strip of ~200
+	// rows with its 2×84-row halo ~19 MB.
+	code, strips, errOut := runCLI("--backend", "cpu", "--metric", "butteraugli", "--json", "--mem-budget", "20MB", a, b)
+	if code != 0 {
+		t.Fatalf("20MB: exit %d: %s", code, errOut)
+	}
+	// The whole image would need ~32 MB, so 20 MB scored in strips; 6 MB
+	// is below even one 2-row strip (170 rows with the halo, ~9.7 MB) and
+	// is refused, which shows the budget is in force.
+	if code, _, errOut := runCLI("--backend", "cpu", "--metric", "butteraugli", "--mem-budget", "6MB", a, b); code != 1 || !strings.Contains(errOut, "out of memory") {
+		t.Errorf("butteraugli at 6MB: exit %d, stderr %q", code, errOut)
+	}
+	field := func(js, key string) string {
+		i := strings.Index(js, `"`+key+`":`)
+		if i < 0 {
+			return ""
+		}
+		rest := js[i+len(key)+3:]
+		return rest[:strings.IndexAny(rest, ",}")]
+	}
+	for _, k := range []string{"score", "pnorm3"} {
+		if f, s := field(full, k), field(strips, k); f == "" || f != s {
+			t.Errorf("%s: strips %q, full %q", k, s, f)
 		}
 	}
 }
