@@ -47,7 +47,7 @@
 // must be at least 161×161, piq's minimum for five scales; smaller images are
 // refused with a *zenmetrics.TooSmallError. Prepare keeps the reference's
 // pyramid and, per scale, its Gaussian and 3×3 statistics and vᵀC⁻¹v/N on the
-// region (about 56 bytes a pixel of the image); one scoring needs about 15
+// region (about 63 bytes a pixel of the image); one scoring needs about 15
 // bytes a pixel plus a few MiB per thread. EstimateBytes gives the exact
 // figure. A Reference is safe for concurrent Score calls; each call borrows
 // pooled scratch buffers.
@@ -180,7 +180,16 @@ func EstimateBytes(w, h int) int64 {
 		return 0
 	}
 	planes, tmp, work, sums := scratchLen(w, h, runtime.GOMAXPROCS(0))
-	return 8 * (refLen(w, h) + int64(planes+tmp+work+sums))
+	// The parent interpolation tables (four values per child row and
+	// column at scales 0–2) and an allowance for the small allocations
+	// (goroutines, the eigen-decompositions, headers).
+	var tables int64
+	d := dims(w, h)
+	for k := 0; k < numScales-2; k++ {
+		tables += 4 * int64(d[k][0]+d[k][1])
+	}
+	const small = 256 << 10
+	return 8*(refLen(w, h)+int64(planes+tmp+work+sums)+tables) + small
 }
 
 func checkImage(im *zenmetrics.Image) error {

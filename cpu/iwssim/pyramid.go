@@ -1,6 +1,10 @@
 package iwssim
 
-import "github.com/zenmetrics-go/zenmetrics"
+import (
+	"sync"
+
+	"github.com/zenmetrics-go/zenmetrics"
+)
 
 // luminance writes the plane piq works on into dst (w×h, row-major).
 //
@@ -15,11 +19,9 @@ func luminance(im *zenmetrics.Image, dst []float64, threads int) {
 	w, h := im.Width, im.Height
 	ch := im.Format.Channels()
 	bps := im.Format.BytesPerSample()
-	maxv := float64(im.Format.MaxValue())
-	// A table of the rescaled sample values: 256 or 65536 entries.
-	lut := make([]float64, im.Format.MaxValue()+1)
-	for v := range lut {
-		lut[v] = float64(v) / maxv * dataRange
+	lut := lut8()
+	if bps == 2 {
+		lut = lut16()
 	}
 	gray := im.Format.IsGray()
 	wr, wg, wb := lumaWeights[0], lumaWeights[1], lumaWeights[2]
@@ -43,6 +45,21 @@ func luminance(im *zenmetrics.Image, dst []float64, threads int) {
 			}
 		}
 	})
+}
+
+// lut8 and lut16 are the rescaled sample values v/max·255 of 8- and 16-bit
+// samples, built once.
+var (
+	lut8  = sync.OnceValue(func() []float64 { return rescaleLUT(255) })
+	lut16 = sync.OnceValue(func() []float64 { return rescaleLUT(65535) })
+)
+
+func rescaleLUT(maxv int) []float64 {
+	lut := make([]float64, maxv+1)
+	for v := range lut {
+		lut[v] = float64(v) / float64(maxv) * dataRange
+	}
+	return lut
 }
 
 // reflect maps index i of a signal of length n padded in torch's 'reflect'
