@@ -174,6 +174,28 @@ func (d *decoder) parseSOS(p []byte) (*scan, error) {
 // needs whole-image coefficient buffers (libjpeg's has_multiple_scans).
 func (d *decoder) allocate(sc *scan) error {
 	d.multiScan = d.cfg.Progressive || len(sc.comps) < len(d.comps)
+	// A Huffman-coded first scan spends at least one bit per block (a DC
+	// code; sequential scans also an AC code), so a file too short for
+	// that is truncated: refuse it before allocating buffers for the
+	// size its header claims. (Arithmetic coding has no such floor.)
+	if !d.cfg.Arithmetic && sc.ss == 0 && sc.ah == 0 {
+		var blocks int64
+		for _, c := range sc.comps {
+			if len(sc.comps) == 1 {
+				blocks += int64(c.bw) * int64(c.bh)
+			} else {
+				blocks += int64(c.bwPad) * int64(c.bhPad)
+			}
+		}
+		bits := blocks
+		if !d.cfg.Progressive {
+			bits *= 2
+		}
+		if int64(len(d.data)-d.pos)*8 < bits {
+			return errBad("%v: %d bytes cannot hold the first scan of a %dx%d image", errTruncated,
+				len(d.data)-d.pos, d.cfg.Width, d.cfg.Height)
+		}
+	}
 	for i := range d.comps {
 		c := &d.comps[i]
 		nb := c.bwPad * c.bhPad
