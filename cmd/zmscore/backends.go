@@ -11,6 +11,7 @@ import (
 	"github.com/zenmetrics-go/zenmetrics"
 	"github.com/zenmetrics-go/zenmetrics/cpu"
 	"github.com/zenmetrics-go/zenmetrics/gpu/webgpu"
+	_ "github.com/zenmetrics-go/zenmetrics/gpu/webgpu/all"
 	"github.com/zenmetrics-go/zenmetrics/gpu/wgpu"
 )
 
