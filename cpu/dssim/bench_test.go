@@ -63,3 +63,20 @@ func reportCPU(b *testing.B, c0 time.Duration) {
 		b.ReportMetric(float64(c-c0)/1e6/float64(b.N), "cpu-ms/op")
 	}
 }
+
+// BenchmarkLab converts one 1 MP linear RGB scale to L*a*b* on one
+// goroutine (the per-pixel colour step of every scale).
+func BenchmarkLab(b *testing.B) {
+	const w, h = 1024, 1024
+	ref, _ := metrictest.SyntheticPair(w, h, 1)
+	n := w * h
+	lin := &linImage{w: w, h: h, r: make([]float32, n), g: make([]float32, n), b: make([]float32, n)}
+	toLinearRows(ref, lin, 0, h)
+	l, a, bb := make([]float32, n), make([]float32, n), make([]float32, n)
+	b.SetBytes(int64(n * 3))
+	c0 := processCPU()
+	for b.Loop() {
+		labRows(lin, l, a, bb, 0, h)
+	}
+	reportCPU(b, c0)
+}

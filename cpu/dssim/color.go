@@ -191,12 +191,43 @@ func downsampleRows(src, dst *linImage, y0, y1 int) {
 // float32 without fused operations (the conversions stop Go from fusing on
 // arm64).
 func cbrtPoly(x float32) float32 {
-	y := float32(float32(lab.poly2*x)+lab.poly1)*x + lab.poly0
+	y := float32(float32(float32(lab.poly2*x)+lab.poly1)*x) + lab.poly0
 	for i := 0; i < 2; i++ {
 		y3 := float32(y*y) * y
 		y = float32(y*float32(y3+float32(2*x))) / float32(float32(2*y3)+x)
 	}
 	return y
+}
+
+// labF3 is labF on three values, computed side by side without branches
+// (the cube root is evaluated for every value and selected afterwards) so
+// that the three dependency chains of divisions overlap. Each result is
+// exactly labF's.
+func labF3(x0, x1, x2 float32) (float32, float32, float32) {
+	p0, p1, p2 := lab.poly0, lab.poly1, lab.poly2
+	y0 := float32(float32(float32(p2*x0)+p1)*x0) + p0
+	y1 := float32(float32(float32(p2*x1)+p1)*x1) + p0
+	y2 := float32(float32(float32(p2*x2)+p1)*x2) + p0
+	for i := 0; i < 2; i++ {
+		c0 := float32(y0*y0) * y0
+		c1 := float32(y1*y1) * y1
+		c2 := float32(y2*y2) * y2
+		y0 = float32(y0*float32(c0+float32(2*x0))) / float32(float32(2*c0)+x0)
+		y1 = float32(y1*float32(c1+float32(2*x1))) / float32(float32(2*c1)+x1)
+		y2 = float32(y2*float32(c2+float32(2*x2))) / float32(float32(2*c2)+x2)
+	}
+	eps, off, k := lab.eps, lab.off, lab.k
+	r0, r1, r2 := x0*k, x1*k, x2*k
+	if x0 > eps {
+		r0 = y0 - off
+	}
+	if x1 > eps {
+		r1 = y1 - off
+	}
+	if x2 > eps {
+		r2 = y2 - off
+	}
+	return r0, r1, r2
 }
 
 // labF is the L*a*b* companding of one XYZ/white component: cbrt(v) − 16/116
@@ -241,7 +272,7 @@ func labRows(lin *linImage, l, a, b []float32, y0, y1 int) {
 			fx := fma32(bl, m[2], fma32(g, m[1], r*m[0]))
 			fy := fma32(bl, m[5], fma32(g, m[4], r*m[3]))
 			fz := fma32(bl, m[8], fma32(g, m[7], r*m[6]))
-			X, Y, Z := labF(fx), labF(fy), labF(fz)
+			X, Y, Z := labF3(fx, fy, fz)
 			lo[x] = Y * lab.lScale
 			ao[x] = fma32(lab.aScale, X-Y, lab.aOff)
 			bo[x] = fma32(lab.bScale, Y-Z, lab.bOff)

@@ -78,6 +78,10 @@
 //
 // There is no minimum size: dssim-core scores a 1×1 image (its blur clamps
 // every index into the image), so no valid image is refused for its size.
+// Note what the pooling means for small images: below 8 pixels in either
+// direction there is only scale 0, whose score measures how much the SSIM
+// map varies around its mean, so a 1×1 pair always scores 0 (as in
+// dssim-core).
 //
 // # Precision and threads
 //

@@ -251,3 +251,17 @@ func TestScaleDims(t *testing.T) {
 		}
 	}
 }
+
+// TestLabF3: the side-by-side version gives labF's bits, on both sides of
+// the 216/24389 threshold.
+func TestLabF3(t *testing.T) {
+	for i := 0; i <= 100000; i++ {
+		x := float32(i) / 100000 * 1.1
+		y := float32(i%977) / 977 * 0.02
+		a, b, c := labF3(x, y, 1-x)
+		if math.Float32bits(a) != math.Float32bits(labF(x)) || math.Float32bits(b) != math.Float32bits(labF(y)) ||
+			math.Float32bits(c) != math.Float32bits(labF(1-x)) {
+			t.Fatalf("labF3(%v, %v, %v) = %v %v %v, labF %v %v %v", x, y, 1-x, a, b, c, labF(x), labF(y), labF(1-x))
+		}
+	}
+}
