@@ -126,8 +126,11 @@ func FuzzJPEGDecode(f *testing.F) {
 			t.Fatalf("%d samples for %dx%d %v", len(im.Pix), im.Width, im.Height, im.ColorSpace)
 		}
 		cfg, err := jpegturbo.DecodeConfig(data)
-		if err != nil || cfg.Width != im.Width || cfg.Height != im.Height || cfg.ColorSpace != im.ColorSpace {
-			t.Fatalf("DecodeConfig %+v, %v disagrees with Decode %dx%d %v", cfg, err, im.Width, im.Height, im.ColorSpace)
+		if err != nil || cfg != im.Config {
+			t.Fatalf("DecodeConfig %+v, %v disagrees with Decode %+v", cfg, err, im.Config)
+		}
+		if cfg, err := jpegturbo.ConfigAt(bytes.NewReader(data), int64(len(data))); err != nil || cfg != im.Config {
+			t.Fatalf("ConfigAt %+v, %v disagrees with Decode %+v", cfg, err, im.Config)
 		}
 	})
 }
