@@ -1,6 +1,7 @@
 package batch
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net"
@@ -8,8 +9,10 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/zenmetrics-go/zenmetrics"
 	"github.com/zenmetrics-go/zenmetrics/internal/hostile"
@@ -241,5 +244,49 @@ func TestButteraugliStripsInBatch(t *testing.T) {
 	full, strips := score(""), score("20MB")
 	if *full.Score != *strips.Score || full.Extras["pnorm3"] != strips.Extras["pnorm3"] {
 		t.Errorf("strips %v %v, full %v %v", *strips.Score, strips.Extras, *full.Score, full.Extras)
+	}
+}
+
+// TestDecodesShareTheBudget: each decode takes its predicted peak
+// (Probe's DecodeBytes) from --mem-budget while it runs, so several
+// decoders cannot together exceed the budget with decoder buffers. With
+// every file predicted at 40 % of the budget, 4 decoders and 12 files, at
+// most 2 decodes run at once (without the reservation all 4 would).
+func TestDecodesShareTheBudget(t *testing.T) {
+	c := makeCorpus(t, 3, 3, false)
+	pairs, err := ReadManifest(c.manifest, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const budget = 10 << 20
+	var mu sync.Mutex
+	cur, peak := 0, 0
+	decode := func(path string) (*zenmetrics.Image, error) {
+		mu.Lock()
+		cur++
+		peak = max(peak, cur)
+		mu.Unlock()
+		time.Sleep(30 * time.Millisecond) // long enough for the others to pile up
+		mu.Lock()
+		cur--
+		mu.Unlock()
+		return decodeStd(path)
+	}
+	probe := func(path string) (ImageHeader, error) {
+		im, err := decodeStd(path)
+		if err != nil {
+			return ImageHeader{}, err
+		}
+		return ImageHeader{Width: im.Width, Height: im.Height, DecodeBytes: budget * 4 / 10}, nil
+	}
+	out := filepath.Join(t.TempDir(), "o.jsonl")
+	sum, err := Run(context.Background(), Config{Pairs: pairs, Metrics: []zenmetrics.Metric{zenmetrics.SSIMULACRA2},
+		Out: out, Engine: newFakeEngine(t, &fakeBackend{name: "fake"}, 2), Decoders: 4, MemoryBudget: budget,
+		Decode: decode, Probe: probe})
+	if err != nil || sum.OK != c.pairs {
+		t.Fatalf("summary %+v, %v", sum, err)
+	}
+	if peak > 2 || peak < 1 {
+		t.Errorf("%d decodes ran at once, want at most 2 (2 × 40 %% of the budget)", peak)
 	}
 }

@@ -79,23 +79,24 @@ func (p *pipeline) skipRef(path string) {
 // predicted memory (both decodes plus the metric's working set) must fit
 // the memory budget, else that metric's row is an error matching
 // zenmetrics.ErrOutOfMemory and the batch goes on. It sends the error rows
-// itself and returns the metrics left to score (none: the pair is done)
-// and the working-set bytes to hold while they run.
-func (p *pipeline) precheck(w work) (left []zenmetrics.Metric, ws int64) {
+// itself and returns the metrics left to score (none: the pair is done),
+// the working-set bytes to hold while they run, and the two files'
+// decoding peaks.
+func (p *pipeline) precheck(w work) (left []zenmetrics.Metric, ws, refNeed, distNeed int64) {
 	rh, err := p.probeRef(w.pair.RefPath)
 	if err != nil {
 		p.errorRows(w, "", err)
-		return nil, 0
+		return nil, 0, 0, 0
 	}
 	dh, err := p.cfg.Probe(w.pair.DistPath)
 	if err != nil {
 		p.errorRows(w, "", err)
-		return nil, 0
+		return nil, 0, 0, 0
 	}
 	if rh.Width != dh.Width || rh.Height != dh.Height {
 		p.errorRows(w, "", &zenmetrics.InputError{Path: w.pair.DistPath, Err: &zenmetrics.SizeMismatchError{
 			RefWidth: rh.Width, RefHeight: rh.Height, DistWidth: dh.Width, DistHeight: dh.Height}})
-		return nil, 0
+		return nil, 0, 0, 0
 	}
 	// Decoding peaks (decoder images, converted images, file bytes) and
 	// scoring (the decoded pair plus the metric's working set) come one
@@ -124,5 +125,5 @@ func (p *pipeline) precheck(w work) (left []zenmetrics.Metric, ws int64) {
 		left = append(left, m)
 		ws += extra
 	}
-	return left, ws
+	return left, ws, rh.DecodeBytes, dh.DecodeBytes
 }

@@ -544,7 +544,18 @@ func refKey(path string) (string, error) {
 	return fmt.Sprintf("%s|%d|%d", abs, st.Size(), st.ModTime().UnixNano()), nil
 }
 
-func (p *pipeline) decode(path string) (im *zenmetrics.Image, err error) {
+// decode decodes path. need is its predicted decoding peak (Probe's
+// DecodeBytes, 0 when unknown): it is taken from the memory budget for the
+// time of the decode, so that several decoders cannot together exceed the
+// budget with decoder buffers (a granted pair's images are accounted after
+// decoding, by acquire).
+func (p *pipeline) decode(path string, need int64) (im *zenmetrics.Image, err error) {
+	if need > 0 {
+		if err := p.budget.acquire(p.ctx, 0, need); err != nil {
+			return nil, err
+		}
+		defer p.budget.releaseDist(need)
+	}
 	defer p.clock.decode.end(p.clock.decode.begin())
 	defer zenmetrics.Recover(&err)
 	im, err = p.cfg.Decode(path)
@@ -571,13 +582,13 @@ func (p *pipeline) getRef(path string) (r *refImg, created bool) {
 }
 
 // loadRef decodes a reference created by getRef.
-func (p *pipeline) loadRef(r *refImg, path string) {
+func (p *pipeline) loadRef(r *refImg, path string, need int64) {
 	defer close(r.ready)
 	p.clock.refDecodes.Add(1)
 	if r.key, r.err = refKey(path); r.err != nil {
 		return
 	}
-	r.img, r.err = p.decode(path)
+	r.img, r.err = p.decode(path, need)
 }
 
 // putRef says one pair is done with the reference; after the last, its
@@ -601,16 +612,17 @@ func (p *pipeline) decodeAndSubmit(w work) {
 		return
 	}
 	path := w.pair.RefPath
-	var ws int64 // predicted scoring memory, held with the images
+	var ws int64                // predicted scoring memory, held with the images
+	var refNeed, distNeed int64 // predicted decoding peaks
 	if p.cfg.Probe != nil {
-		if w.metrics, ws = p.precheck(w); len(w.metrics) == 0 {
+		if w.metrics, ws, refNeed, distNeed = p.precheck(w); len(w.metrics) == 0 {
 			p.skipRef(path)
 			return
 		}
 	}
 	ref, created := p.getRef(path)
 	if created {
-		p.loadRef(ref, path)
+		p.loadRef(ref, path, refNeed)
 	} else {
 		p.clock.refReuses.Add(1)
 	}
@@ -621,7 +633,7 @@ func (p *pipeline) decodeAndSubmit(w work) {
 	select {
 	case <-ref.ready:
 	default:
-		dist, err = p.decode(w.pair.DistPath)
+		dist, err = p.decode(w.pair.DistPath, distNeed)
 		t0 := time.Now()
 		<-ref.ready
 		wait(&p.clock.refWait, t0)
@@ -632,7 +644,7 @@ func (p *pipeline) decodeAndSubmit(w work) {
 		return
 	}
 	if dist == nil && err == nil {
-		dist, err = p.decode(w.pair.DistPath)
+		dist, err = p.decode(w.pair.DistPath, distNeed)
 	}
 	if err != nil {
 		p.putRef(path, ref)
