@@ -86,20 +86,6 @@ struct Tile {
   h: i32,
 }
 
-// Index in the input tile of the plane position (x, y), clamped.
-fn in_index(t: Tile, x: i32, y: i32) -> u32 {
-  let cx = clamp(x, 0, t.w - 1) - (t.ox - 2);
-  let cy = clamp(y, 0, t.h - 1) - (t.oy - 2);
-  return u32(cy) * IW + u32(cx);
-}
-
-// Index in the first-pass tile of the plane position (x, y), clamped.
-fn mid_index(t: Tile, x: i32, y: i32) -> u32 {
-  let cx = clamp(x, 0, t.w - 1) - (t.ox - 1);
-  let cy = clamp(y, 0, t.h - 1) - (t.oy - 1);
-  return u32(cy) * MW + u32(cx);
-}
-
 // Plane index of input-tile slot k (clamped position).
 fn in_plane_index(t: Tile, k: u32) -> u32 {
   let x = clamp(t.ox - 2 + i32(k % IW), 0, t.w - 1);
@@ -107,41 +93,56 @@ fn in_plane_index(t: Tile, k: u32) -> u32 {
   return u32(y) * u32(t.w) + u32(x);
 }
 
-// First pass over tin (and tin2 when two is set) into tmid (tmid2).
+// First pass over tin (and tin2 when two is set) into tmid (tmid2). The
+// nine taps of a clamped position are three clamped columns times three
+// clamped rows, computed once.
 fn pass1(t: Tile, li: u32, two: bool) {
   for (var k = li; k < MW * MH; k = k + NT) {
     let x = clamp(t.ox - 1 + i32(k % MW), 0, t.w - 1);
     let y = clamp(t.oy - 1 + i32(k / MW), 0, t.h - 1);
     let edge = x == 0 || x == t.w - 1;
-    let i00 = in_index(t, x - 1, y - 1);
-    let i01 = in_index(t, x, y - 1);
-    let i02 = in_index(t, x + 1, y - 1);
-    let i10 = in_index(t, x - 1, y);
-    let i11 = in_index(t, x, y);
-    let i12 = in_index(t, x + 1, y);
-    let i20 = in_index(t, x - 1, y + 1);
-    let i21 = in_index(t, x, y + 1);
-    let i22 = in_index(t, x + 1, y + 1);
-    tmid[k] = conv(tin[i00], tin[i01], tin[i02], tin[i10], tin[i11], tin[i12], tin[i20], tin[i21], tin[i22], edge);
+    let c0 = u32(max(x - 1, 0) - (t.ox - 2));
+    let c1 = u32(x - (t.ox - 2));
+    let c2 = u32(min(x + 1, t.w - 1) - (t.ox - 2));
+    let r0 = u32(max(y - 1, 0) - (t.oy - 2)) * IW;
+    let r1 = u32(y - (t.oy - 2)) * IW;
+    let r2 = u32(min(y + 1, t.h - 1) - (t.oy - 2)) * IW;
+    tmid[k] = conv(tin[r0 + c0], tin[r0 + c1], tin[r0 + c2], tin[r1 + c0], tin[r1 + c1], tin[r1 + c2],
+                   tin[r2 + c0], tin[r2 + c1], tin[r2 + c2], edge);
     if (two) {
-      tmid2[k] = conv(tin2[i00], tin2[i01], tin2[i02], tin2[i10], tin2[i11], tin2[i12], tin2[i20], tin2[i21], tin2[i22], edge);
+      tmid2[k] = conv(tin2[r0 + c0], tin2[r0 + c1], tin2[r0 + c2], tin2[r1 + c0], tin2[r1 + c1], tin2[r1 + c2],
+                      tin2[r2 + c0], tin2[r2 + c1], tin2[r2 + c2], edge);
     }
   }
 }
 
-// Second pass at plane position (x, y) from tmid.
-fn pass2(t: Tile, x: i32, y: i32) -> vec4<f32> {
-  let edge = x == 0 || x == t.w - 1;
-  return conv(tmid[mid_index(t, x - 1, y - 1)], tmid[mid_index(t, x, y - 1)], tmid[mid_index(t, x + 1, y - 1)],
-              tmid[mid_index(t, x - 1, y)], tmid[mid_index(t, x, y)], tmid[mid_index(t, x + 1, y)],
-              tmid[mid_index(t, x - 1, y + 1)], tmid[mid_index(t, x, y + 1)], tmid[mid_index(t, x + 1, y + 1)], edge);
+// Indices in tmid of the nine taps of the second pass at plane position
+// (x, y): three columns and three row offsets.
+struct Taps {
+  c0: u32,
+  c1: u32,
+  c2: u32,
+  r0: u32,
+  r1: u32,
+  r2: u32,
+  edge: bool,
 }
 
-fn pass2b(t: Tile, x: i32, y: i32) -> vec4<f32> {
-  let edge = x == 0 || x == t.w - 1;
-  return conv(tmid2[mid_index(t, x - 1, y - 1)], tmid2[mid_index(t, x, y - 1)], tmid2[mid_index(t, x + 1, y - 1)],
-              tmid2[mid_index(t, x - 1, y)], tmid2[mid_index(t, x, y)], tmid2[mid_index(t, x + 1, y)],
-              tmid2[mid_index(t, x - 1, y + 1)], tmid2[mid_index(t, x, y + 1)], tmid2[mid_index(t, x + 1, y + 1)], edge);
+fn taps2(t: Tile, x: i32, y: i32) -> Taps {
+  return Taps(u32(max(x - 1, 0) - (t.ox - 1)), u32(x - (t.ox - 1)), u32(min(x + 1, t.w - 1) - (t.ox - 1)),
+              u32(max(y - 1, 0) - (t.oy - 1)) * MW, u32(y - (t.oy - 1)) * MW, u32(min(y + 1, t.h - 1) - (t.oy - 1)) * MW,
+              x == 0 || x == t.w - 1);
+}
+
+// Second pass from tmid.
+fn pass2(q: Taps) -> vec4<f32> {
+  return conv(tmid[q.r0 + q.c0], tmid[q.r0 + q.c1], tmid[q.r0 + q.c2], tmid[q.r1 + q.c0], tmid[q.r1 + q.c1], tmid[q.r1 + q.c2],
+              tmid[q.r2 + q.c0], tmid[q.r2 + q.c1], tmid[q.r2 + q.c2], q.edge);
+}
+
+fn pass2b(q: Taps) -> vec4<f32> {
+  return conv(tmid2[q.r0 + q.c0], tmid2[q.r0 + q.c1], tmid2[q.r0 + q.c2], tmid2[q.r1 + q.c0], tmid2[q.r1 + q.c1], tmid2[q.r1 + q.c2],
+              tmid2[q.r2 + q.c0], tmid2[q.r2 + q.c1], tmid2[q.r2 + q.c2], q.edge);
 }
 
 fn avg3(v: vec3<f32>) -> f32 {
@@ -166,7 +167,7 @@ fn chroma(@builtin(local_invocation_index) li: u32, @builtin(workgroup_id) wid: 
   let x = t.ox + i32(li % TX);
   let y = t.oy + i32(li / TX);
   if (x < t.w && y < t.h) {
-    let b = pass2(t, x, y);
+    let b = pass2(taps2(t, x, y));
     let i = u32(y) * P.width + u32(x);
     out1[i] = vec4<f32>(in1[i].x, b.y, b.z, 0.0);
   }
@@ -188,8 +189,9 @@ fn stats(@builtin(local_invocation_index) li: u32, @builtin(workgroup_id) wid: v
   let x = t.ox + i32(li % TX);
   let y = t.oy + i32(li / TX);
   if (x < t.w && y < t.h) {
-    let mu = pass2(t, x, y);
-    let sq = pass2b(t, x, y);
+    let q = taps2(t, x, y);
+    let mu = pass2(q);
+    let sq = pass2b(q);
     let i = u32(y) * P.width + u32(x);
     out1[i] = vec4<f32>(mu.xyz, avg3(opq3(sq.xyz - opq3(mu.xyz * mu.xyz))));
   }
@@ -211,7 +213,7 @@ fn ssim(@builtin(local_invocation_index) li: u32, @builtin(workgroup_id) wid: ve
   let x = t.ox + i32(li % TX);
   let y = t.oy + i32(li / TX);
   if (x < t.w && y < i32(P.row1)) {
-    let cross = pass2(t, x, y);
+    let cross = pass2(taps2(t, x, y));
     let i = u32(y) * P.width + u32(x);
     let m1 = r_mu[i];
     let m2 = d_mu[i];

@@ -39,12 +39,15 @@ func BytesPerPixel(w, h, rawBytesPerPixel int) float64 {
 // each ("unpack", "lab s0", "chroma s0", "stats s0", "down s1", ...,
 // "ssim s0", "sums s0", ..., "pool"); nil without TimestampQuery. Timing
 // each dispatch separately serialises them, so the sum exceeds a plain
-// score a little. The reference must be a full image with at most 64
-// dispatches per score (true for full images: 37 at 5 scales).
+// score a little. Whole-image references only (37 dispatches at 5
+// scales, within the encoder's 64 timed passes).
 func PassProfile(ctx context.Context, ref zenmetrics.Reference, dist *zenmetrics.Image) ([]webgpu.PassTime, error) {
 	r, ok := ref.(*reference)
 	if !ok {
 		return nil, fmt.Errorf("webgpu: dssim.PassProfile: not a DSSIM reference of this backend")
+	}
+	if len(r.p.bands) != 1 {
+		return nil, fmt.Errorf("webgpu: dssim.PassProfile: whole-image references only (this one has %d strips): %w", len(r.p.bands), zenmetrics.ErrUnsupported)
 	}
 	if dist.Width != r.p.w || dist.Height != r.p.h {
 		return nil, &zenmetrics.SizeMismatchError{RefWidth: r.p.w, RefHeight: r.p.h, DistWidth: dist.Width, DistHeight: dist.Height}

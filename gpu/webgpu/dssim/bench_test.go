@@ -19,17 +19,31 @@ import (
 // ZENMETRICS_DSSIM_BENCH_MP megapixels (default 1; issue #13's target is
 // 16 MP at ≤ 10 ms on an H200). The GPU is warmed for a second first (clock
 // ramp). It also reports the byte model (BytesPerPixel) as GB/s.
-func BenchmarkScoreCached(b *testing.B) {
-	mp := 1.0
-	if v, err := strconv.ParseFloat(os.Getenv("ZENMETRICS_DSSIM_BENCH_MP"), 64); err == nil && v > 0 {
+func BenchmarkScoreCached(b *testing.B) { benchCached(b, 1) }
+
+// BenchmarkScoreCached2 is BenchmarkScoreCached with two goroutines
+// scoring on the one reference, as the orchestrator's two workers per GPU
+// do (Backend.ConcurrentScores): one fills its upload while the other's
+// work runs (pipe.go). ms/score is wall time per score.
+func BenchmarkScoreCached2(b *testing.B) { benchCached(b, 2) }
+
+func benchMP(env string, def float64) (w, h int) {
+	mp := def
+	if v, err := strconv.ParseFloat(os.Getenv(env), 64); err == nil && v > 0 {
 		mp = v
 	}
-	w := int(4 * 256 * mp / 1) // 4:3 aspect: w×h = mp·2^20
-	h := w * 3 / 4
+	// 4:3, at least mp·2^20 pixels.
+	w = int(math.Sqrt(mp * (1 << 20) * 4 / 3))
+	h = w * 3 / 4
 	for w*h < int(mp*(1<<20)) {
 		w++
 		h = w * 3 / 4
 	}
+	return w, h
+}
+
+func benchCached(b *testing.B, workers int) {
+	w, h := benchMP("ZENMETRICS_DSSIM_BENCH_MP", 1)
 	be := backend(b)
 	ref, dist := metrictest.Synthetic(w, h, 1, zenmetrics.RGB8)
 	ctx := context.Background()
@@ -38,22 +52,33 @@ func BenchmarkScoreCached(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer r.Release()
-	for t0 := time.Now(); time.Since(t0) < time.Second; {
-		if _, err := r.Score(ctx, dist); err != nil {
-			b.Fatal(err)
+	run := func(n int) {
+		done := make(chan error, workers)
+		for k := 0; k < workers; k++ {
+			go func() {
+				var err error
+				for i := k; i < n && err == nil; i += workers {
+					_, err = r.Score(ctx, dist)
+				}
+				done <- err
+			}()
 		}
+		for k := 0; k < workers; k++ {
+			if err := <-done; err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	for t0 := time.Now(); time.Since(t0) < time.Second; {
+		run(workers)
 	}
 	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		if _, err := r.Score(ctx, dist); err != nil {
-			b.Fatal(err)
-		}
-	}
+	run(b.N)
 	b.StopTimer()
 	per := b.Elapsed().Seconds() / float64(b.N)
 	b.ReportMetric(per*1e3, "ms/score")
 	b.ReportMetric(BytesPerPixel(w, h, 3)*float64(w*h)/per/1e9, "model-GB/s")
-	b.Logf("%dx%d (%.1f MP)", w, h, float64(w*h)/(1<<20))
+	b.Logf("%dx%d (%.1f MP), %d goroutines, FMA %s", w, h, float64(w*h)/(1<<20), workers, FMAMode(be))
 }
 
 // TestPassProfile runs PassProfile (every dispatch timed on its own) and
@@ -61,12 +86,7 @@ func BenchmarkScoreCached(b *testing.B) {
 // is ZENMETRICS_DSSIM_PROFILE_MP megapixels (default 0.25). It checks that
 // every kernel of a 5-scale image shows up.
 func TestPassProfile(t *testing.T) {
-	mp := 0.25
-	if v, err := strconv.ParseFloat(os.Getenv("ZENMETRICS_DSSIM_PROFILE_MP"), 64); err == nil && v > 0 {
-		mp = v
-	}
-	w := int(math.Sqrt(mp * (1 << 20) * 4 / 3))
-	h := w * 3 / 4
+	w, h := benchMP("ZENMETRICS_DSSIM_PROFILE_MP", 0.25)
 	be := backend(t)
 	ref, dist := metrictest.Synthetic(w, h, 2, zenmetrics.RGB8)
 	ctx := context.Background()

@@ -620,7 +620,7 @@ func (impl) Estimate(b *webgpu.Backend, w, h int, mode zenmetrics.Mode) (int64, 
 	p := newPlan(w, h, nil)
 	bytes := p.memory(worstRaw(w, h), true).total()
 	if uint64(p.maxPlane()) > lim.MaxStorageBufferBindingSize || uint64(worstRaw(w, h)) > lim.MaxStorageBufferBindingSize ||
-		uint64(p.maxPlane()) > lim.MaxBufferSize {
+		uint64(p.maxPlane()) > lim.MaxBufferSize || !p.dispatchable() {
 		return bytes, false
 	}
 	return bytes, true
@@ -656,9 +656,10 @@ func (impl) Prepare(ctx context.Context, b *webgpu.Backend, ref *zenmetrics.Imag
 	if err := b.CheckBudget(p.memory(raw, true).total()); err != nil {
 		return nil, err
 	}
-	if uint64(p.maxPlane()) > lim.MaxStorageBufferBindingSize || uint64(raw) > lim.MaxStorageBufferBindingSize {
+	if uint64(p.maxPlane()) > lim.MaxStorageBufferBindingSize || uint64(raw) > lim.MaxStorageBufferBindingSize || !p.dispatchable() {
 		return nil, &zenmetrics.OutOfMemoryError{Backend: b.Name(), Requested: p.maxPlane(), Free: -1,
-			Detail: fmt.Sprintf("a %d-byte plane exceeds maxStorageBufferBindingSize %d", p.maxPlane(), lim.MaxStorageBufferBindingSize)}
+			Detail: fmt.Sprintf("a %d-byte plane exceeds maxStorageBufferBindingSize %d, or a dispatch %d workgroups (use strips)",
+				p.maxPlane(), lim.MaxStorageBufferBindingSize, maxGroups)}
 	}
 	r, err := prepare(ctx, b, ref, p, true, opt.DistMap)
 	if err != nil {

@@ -203,6 +203,26 @@ func (p *plan) memory(rawBytes int64, keep bool) memory {
 // maxPlane is the largest binding of the plan: a vec4 plane at scale 0.
 func (p *plan) maxPlane() int64 { return bytesVec4 * int64(p.w) * int64(p.maxRows) }
 
+// maxGroups is WebGPU's default maxComputeWorkgroupsPerDimension.
+const maxGroups = 65535
+
+// dispatchable reports whether every dispatch of the plan stays within
+// maxGroups workgroups per dimension: columns and rows of the per-pixel
+// kernels, slots of the reductions.
+func (p *plan) dispatchable() bool {
+	if (p.w+wgX-1)/wgX > maxGroups || (p.maxRows+wgY-1)/wgY > maxGroups {
+		return false
+	}
+	for _, b := range p.bands {
+		for s := 0; s < p.scales; s++ {
+			if b.lv[s].slots > maxGroups {
+				return false
+			}
+		}
+	}
+	return true
+}
+
 // cropRaw is the upload size of the tallest crop of an image with this
 // stride and format (RawBytes of a crop).
 func cropRaw(w, rows, stride int, f zenmetrics.PixelFormat) int64 {
@@ -225,7 +245,7 @@ func stripPlan(w, h, stride int, f zenmetrics.PixelFormat, budget int64, maxBind
 		return p, p.memory(cropRaw(w, p.maxRows, stride, f), keep), nil
 	}
 	fits := func(p *plan, m memory) bool {
-		if uint64(p.maxPlane()) > maxBinding || uint64(cropRaw(w, p.maxRows, stride, f)) > maxBinding {
+		if uint64(p.maxPlane()) > maxBinding || uint64(cropRaw(w, p.maxRows, stride, f)) > maxBinding || !p.dispatchable() {
 			return false
 		}
 		return budget < 0 || m.total() <= budget
@@ -234,6 +254,10 @@ func stripPlan(w, h, stride int, f zenmetrics.PixelFormat, budget int64, maxBind
 		p, m, err := try(force, true)
 		if err != nil {
 			return nil, false, err
+		}
+		if uint64(p.maxPlane()) > maxBinding || !p.dispatchable() {
+			return nil, false, &zenmetrics.OutOfMemoryError{Backend: "webgpu", Requested: p.maxPlane(), Free: budget,
+				Detail: fmt.Sprintf("DSSIM strips of %d rows of a %dx%d image exceed the binding or dispatch limits", force, w, h)}
 		}
 		keep := budget < 0 || m.total() <= budget
 		return p, keep, nil
