@@ -76,6 +76,9 @@
 // `dssim -o out` tool writes as out-0.png): per-pixel SSIM, 1 where the
 // images agree, lower where they differ.
 //
+// ScoreDetail also returns every scale's size, weight, map mean, pooled
+// score and SSIM map, to check another implementation stage by stage.
+//
 // There is no minimum size: dssim-core scores a 1×1 image (its blur clamps
 // every index into the image), so no valid image is refused for its size.
 // Note what the pooling means for small images: below 8 pixels in either
@@ -382,51 +385,96 @@ func (r *Reference) Height() int { return r.h }
 // 0's per-pixel SSIM map. It gives up with ctx.Err() when ctx is done,
 // checked between scales.
 func (r *Reference) Score(ctx context.Context, dist *zenmetrics.Image) (value float64, ssimMap *zenmetrics.FloatPlane, err error) {
-	defer zenmetrics.Recover(&err)
 	if r == nil {
 		return 0, nil, fmt.Errorf("%w: nil reference", zenmetrics.ErrBadInput)
+	}
+	d, err := r.score(ctx, dist, r.cfg.SSIMMap, false)
+	if err != nil {
+		return 0, nil, err
+	}
+	if r.cfg.SSIMMap {
+		ssimMap = &zenmetrics.FloatPlane{Width: r.w, Height: r.h, Pix: d.Scales[0].Map}
+	}
+	return d.Value, ssimMap, nil
+}
+
+// Detail is a comparison's value with what each scale contributed, for
+// checking another implementation stage by stage.
+type Detail struct {
+	Value  float64 // DSSIM, as Score returns it
+	SSIM   float64 // the weighted mean of the scale scores (Value = 1/SSIM − 1)
+	Scales []ScaleDetail
+}
+
+// ScaleDetail is one scale of a comparison.
+type ScaleDetail struct {
+	Width, Height int
+	Weight        float64
+	// Mean is the mean of the SSIM map (before the power 0.5^k), Score the
+	// pooled score 1 − mean |Mean^(0.5^k) − ssim|.
+	Mean, Score float64
+	// Map is the scale's per-pixel SSIM map, Width × Height, row-major.
+	Map []float32
+}
+
+// ScoreDetail is Score with every scale's size, weight, mean, pooled score
+// and SSIM map (4 bytes per pixel of every scale, allocated per call).
+func (r *Reference) ScoreDetail(ctx context.Context, dist *zenmetrics.Image) (*Detail, error) {
+	return r.score(ctx, dist, true, true)
+}
+
+// score runs a comparison; map0 keeps scale 0's map, all every scale's.
+func (r *Reference) score(ctx context.Context, dist *zenmetrics.Image, map0, all bool) (d *Detail, err error) {
+	defer zenmetrics.Recover(&err)
+	if r == nil {
+		return nil, fmt.Errorf("%w: nil reference", zenmetrics.ErrBadInput)
 	}
 	r.mu.RLock()
 	defer r.mu.RUnlock()
 	if r.released {
-		return 0, nil, zenmetrics.ErrReleased
+		return nil, zenmetrics.ErrReleased
 	}
 	if err := dist.Validate(); err != nil {
-		return 0, nil, err
+		return nil, err
 	}
 	if dist.Width != r.w || dist.Height != r.h {
-		return 0, nil, &zenmetrics.SizeMismatchError{RefWidth: r.w, RefHeight: r.h, DistWidth: dist.Width, DistHeight: dist.Height}
+		return nil, &zenmetrics.SizeMismatchError{RefWidth: r.w, RefHeight: r.h, DistWidth: dist.Width, DistHeight: dist.Height}
 	}
 	if err := ctx.Err(); err != nil {
-		return 0, nil, err
+		return nil, err
 	}
 	sc := r.getScratch()
 	if sc == nil {
 		sc = newScratch(r.w, r.h, r.p.threads)
 	}
 	defer r.putScratch(sc)
-	if r.cfg.SSIMMap {
-		ssimMap = &zenmetrics.FloatPlane{Width: r.w, Height: r.h, Pix: make([]float32, r.w*r.h)}
-	}
+	d = &Detail{Scales: make([]ScaleDetail, len(r.dims))}
 	var sum, wsum float64
 	err = r.pyramid(ctx, dist, sc, func(s int, lin *linImage) error {
+		sd := &d.Scales[s]
+		sd.Width, sd.Height, sd.Weight = lin.w, lin.h, scaleWeights[s]
 		out := sc.prod[0]
-		if s == 0 && ssimMap != nil {
-			out = ssimMap.Pix
+		if all || (s == 0 && map0) {
+			sd.Map = make([]float32, lin.w*lin.h)
+			out = sd.Map
 		}
-		sum += r.scoreScale(s, lin, sc, out) * scaleWeights[s]
-		wsum += scaleWeights[s]
+		sd.Mean, sd.Score = r.scoreScale(s, lin, sc, out)
+		sum += sd.Score * sd.Weight
+		wsum += sd.Weight
 		return nil
 	})
 	if err != nil {
-		return 0, nil, err
+		return nil, err
 	}
-	return 1/math.Max(sum/wsum, 0x1p-52) - 1, ssimMap, nil
+	d.SSIM = sum / wsum
+	d.Value = 1/math.Max(d.SSIM, 0x1p-52) - 1
+	return d, nil
 }
 
 // scoreScale computes the distorted image's planes at scale s, the SSIM
-// map into out, and returns the scale's pooled score (step 7).
-func (r *Reference) scoreScale(s int, lin *linImage, sc *scratch, out []float32) float64 {
+// map into out, and returns the map's mean and the scale's pooled score
+// (step 7).
+func (r *Reference) scoreScale(s int, lin *linImage, sc *scratch, out []float32) (mean, score float64) {
 	w, h := lin.w, lin.h
 	n := w * h
 	st := &sc.st
@@ -450,7 +498,8 @@ func (r *Reference) scoreScale(s int, lin *linImage, sc *scratch, out []float32)
 		total += v
 	}
 	count := float64(n)
-	avg := math.Pow(math.Max(total/count, 0), math.Pow(0.5, float64(s)))
+	mean = total / count
+	avg := math.Pow(math.Max(mean, 0), math.Pow(0.5, float64(s)))
 	r.p.rows(h, w, func(_, y0, y1 int) {
 		for y := y0; y < y1; y++ {
 			d := 0.0
@@ -464,7 +513,7 @@ func (r *Reference) scoreScale(s int, lin *linImage, sc *scratch, out []float32)
 	for _, v := range rows {
 		dev += v
 	}
-	return 1 - dev/count
+	return mean, 1 - dev/count
 }
 
 // ssimRow computes step 6 for pixels [lo, hi) into out and returns the

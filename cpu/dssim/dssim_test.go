@@ -265,3 +265,41 @@ func TestLabF3(t *testing.T) {
 		}
 	}
 }
+
+// TestScoreDetail: the detail's scales add up to Score's value exactly,
+// scale 0's map is Score's map, and every scale's map has its size.
+func TestScoreDetail(t *testing.T) {
+	ref, dist := metrictest.Synthetic(157, 93, 12, zenmetrics.RGBA8)
+	r, err := Prepare(ref, Config{SSIMMap: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Release()
+	v, m, err := r.Score(context.Background(), dist)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := r.ScoreDetail(context.Background(), dist)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if math.Float64bits(d.Value) != math.Float64bits(v) || len(d.Scales) != 5 {
+		t.Fatalf("detail value %v (%d scales), Score %v", d.Value, len(d.Scales), v)
+	}
+	var sum, wsum float64
+	for k, s := range d.Scales {
+		if len(s.Map) != s.Width*s.Height || s.Width != 157>>k || s.Height != 93>>k {
+			t.Fatalf("scale %d: %dx%d, %d values", k, s.Width, s.Height, len(s.Map))
+		}
+		sum += s.Score * s.Weight
+		wsum += s.Weight
+	}
+	if sum/wsum != d.SSIM || 1/d.SSIM-1 != v {
+		t.Errorf("scales give SSIM %v (%v), detail %v, value %v", sum/wsum, 1/(sum/wsum)-1, d.SSIM, v)
+	}
+	for i := range m.Pix {
+		if math.Float32bits(m.Pix[i]) != math.Float32bits(d.Scales[0].Map[i]) {
+			t.Fatalf("scale 0 map differs at %d", i)
+		}
+	}
+}
