@@ -121,6 +121,8 @@ func Decode(data []byte, name string, opt Options) (im *zenmetrics.Image, err er
 		err = checkPNGData(hd.png)
 	case FormatWebP:
 		err = checkVP8Data(data, hd.webp)
+	case FormatJPEG:
+		err = checkJPEGSize(bytes.NewReader(data), int64(len(data)), hd.w, hd.h)
 	}
 	if err != nil {
 		return nil, inputErr(name, err)

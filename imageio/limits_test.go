@@ -231,3 +231,52 @@ func TestProbeLargeFlatPNG(t *testing.T) {
 		t.Errorf("ProbeFile allocated %d bytes, want ≤ %d", n, smallAlloc)
 	}
 }
+
+// patchJPEGSize rewrites the frame size in the SOF marker of a JPEG.
+func patchJPEGSize(t *testing.T, data []byte, w, h uint16) []byte {
+	t.Helper()
+	out := append([]byte(nil), data...)
+	for i := 2; i+9 < len(out); {
+		if out[i] != 0xff {
+			t.Fatal("lost the marker chain")
+		}
+		m := out[i+1]
+		if m >= 0xc0 && m <= 0xcf && m != 0xc4 && m != 0xc8 && m != 0xcc {
+			out[i+5], out[i+6] = byte(h>>8), byte(h)
+			out[i+7], out[i+8] = byte(w>>8), byte(w)
+			return out
+		}
+		i += 2 + (int(out[i+2])<<8 | int(out[i+3]))
+	}
+	t.Fatal("no SOF marker")
+	return nil
+}
+
+// TestClaimedSizeJPEG: a baseline and a progressive JPEG of a few KB
+// patched to claim 30000×30000 (0.9 gigapixel, under the default limit)
+// are refused as truncated from their size, with a few KiB allocated,
+// before the decoder allocates the frame.
+func TestClaimedSizeJPEG(t *testing.T) {
+	dir := t.TempDir()
+	for _, name := range []string{"jpeg420_67x45.jpg", "jpegprog_64x48.jpg"} {
+		data, err := os.ReadFile(filepath.Join("../testdata/imageio", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		big := patchJPEGSize(t, data, 30000, 30000)
+		var derr error
+		n := allocated(func() { _, derr = Decode(big, name, Options{}) })
+		t.Logf("%s (%d bytes) claiming 30000²: %d bytes allocated: %v", name, len(big), n, derr)
+		mustBadInput(t, derr, name, "truncated")
+		if n > smallAlloc {
+			t.Errorf("%s: Decode allocated %d bytes, want ≤ %d", name, n, smallAlloc)
+		}
+		p := filepath.Join(dir, name)
+		os.WriteFile(p, big, 0o644)
+		n = allocated(func() { _, derr = DecodeFile(p) })
+		mustBadInput(t, derr, p, "truncated")
+		if n > smallAlloc {
+			t.Errorf("%s: DecodeFile allocated %d bytes, want ≤ %d", name, n, smallAlloc)
+		}
+	}
+}

@@ -100,6 +100,9 @@ func probe(r io.ReaderAt, size int64, opt Options) (info Info, err error) {
 			return Info{}, jpegErr(err)
 		}
 		info.Width, info.Height = cfg.Width, cfg.Height
+		if err := checkJPEGData(cfg, size); err != nil {
+			return Info{}, err
+		}
 		// Multi-scan files keep every DCT coefficient (2 bytes × 3
 		// components at 4:4:4) beside the component planes (up to 3 B/px);
 		// the interleaved output is what Decode returns.
@@ -224,4 +227,34 @@ func vp8ChunkLen(data []byte) (int64, bool) {
 		rest = rest[skip:]
 	}
 	return 0, false
+}
+
+// checkJPEGData refuses a Huffman-coded JPEG too short for its claimed
+// size, before the decoder allocates the frame: every MCU holds at least
+// one data unit whose DC difference is Huffman-coded in the first scan
+// that covers it, a Huffman code is at least one bit long (ITU-T T.81
+// Annex C: code lengths 1 to 16), and an MCU covers at most 32×32 pixels
+// (sampling factors ≤ 4, T.81 B.2.2). So a w×h frame needs at least
+// ⌈w/32⌉·⌈h/32⌉ bits of entropy-coded data. Arithmetic coding has no such
+// bound (an adaptive coder can spend less than a bit on a likely symbol);
+// its decode memory is Info.DecodeBytes, checked by the memory budget.
+func checkJPEGData(cfg jpegturbo.Config, size int64) error {
+	if cfg.Arithmetic {
+		return nil
+	}
+	need := (int64(cfg.Width+31) / 32) * (int64(cfg.Height+31) / 32) / 8
+	if size < need {
+		return fmt.Errorf("%w: jpeg: truncated: the file holds %d bytes, fewer than the %d that the entropy-coded data of a %d×%d frame needs",
+			zenmetrics.ErrBadInput, size, need, cfg.Width, cfg.Height)
+	}
+	return nil
+}
+
+// checkJPEGSize is checkJPEGData for a file in memory.
+func checkJPEGSize(r io.ReaderAt, size int64, w, h int) error {
+	cfg, err := jpegturbo.ConfigAt(r, size)
+	if err != nil {
+		return nil // readHeader accepted it; the decoder reports its own error
+	}
+	return checkJPEGData(cfg, size)
 }
