@@ -78,3 +78,24 @@ func TestDistMap(t *testing.T) {
 		t.Errorf("map max |Δ| %g > 1e-6", maxd)
 	}
 }
+
+// TestTinySizes: dssim-core has no minimum size (its blur clamps every
+// index into the image), nor has the GPU path: 1×1, single rows and
+// columns, and sizes on either side of the 8-pixel downsampling limit, in
+// both modes, against cpu/dssim (refTol).
+func TestTinySizes(t *testing.T) {
+	b := backend(t)
+	for _, c := range [][2]int{{1, 1}, {1, 100}, {100, 1}, {2, 3}, {17, 8}, {8, 17}, {16, 16}, {7, 40}} {
+		ref, dist := metrictest.Synthetic(c[0], c[1], 5, zenmetrics.RGBA8)
+		want, _, err := cpudssim.Compare(ref, dist, cpudssim.Config{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, mode := range []zenmetrics.Mode{zenmetrics.ModeFull, zenmetrics.ModeStrip} {
+			s, err := zenmetrics.ScoreOnce(context.Background(), b, zenmetrics.DSSIM, ref, dist, zenmetrics.Options{Mode: mode, StripHeight: 16})
+			if err != nil || math.Abs(s.Value-want) > refTol {
+				t.Errorf("%dx%d %v: %v (%v), cpu %v", c[0], c[1], mode, s.Value, err, want)
+			}
+		}
+	}
+}
