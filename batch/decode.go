@@ -6,8 +6,10 @@ import (
 	"image/draw"
 	_ "image/jpeg" // fallback decoder formats
 	_ "image/png"
+	"io"
 
 	"github.com/zenmetrics-go/zenmetrics"
+	"github.com/zenmetrics-go/zenmetrics/imageio"
 	"github.com/zenmetrics-go/zenmetrics/internal/safeio"
 )
 
@@ -31,6 +33,19 @@ func decodeStd(path string) (im *zenmetrics.Image, err error) {
 		return nil, &zenmetrics.InputError{Path: path, Err: err}
 	}
 	defer f.Close()
+	// The header's size first: image/png and image/jpeg allocate the
+	// whole image from it.
+	cfg, _, err := image.DecodeConfig(f)
+	if err != nil {
+		return nil, &zenmetrics.InputError{Path: path, Err: fmt.Errorf("%w: %v", zenmetrics.ErrBadInput, err)}
+	}
+	if px := int64(cfg.Width) * int64(cfg.Height); px > imageio.DefaultMaxPixels {
+		return nil, &zenmetrics.InputError{Path: path, Err: fmt.Errorf("%w: %d×%d image exceeds the limit of %d pixels",
+			zenmetrics.ErrBadInput, cfg.Width, cfg.Height, int64(imageio.DefaultMaxPixels))}
+	}
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return nil, &zenmetrics.InputError{Path: path, Err: fmt.Errorf("%w: %w", zenmetrics.ErrBadInput, err)}
+	}
 	src, _, err := image.Decode(f)
 	if err != nil {
 		return nil, &zenmetrics.InputError{Path: path, Err: fmt.Errorf("%w: %v", zenmetrics.ErrBadInput, err)}

@@ -290,3 +290,27 @@ func TestDecodesShareTheBudget(t *testing.T) {
 		t.Errorf("%d decodes ran at once, want at most 2 (2 × 40 %% of the budget)", peak)
 	}
 }
+
+// TestDecodeStdLimits: the fallback decoder (Config.Decode nil) opens
+// regular files only and refuses a header over imageio.DefaultMaxPixels
+// before image/png allocates it.
+func TestDecodeStdLimits(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "claim.png")
+	os.WriteFile(p, hostile.ClaimingPNG(40000, 40000, 8, 6), 0o644)
+	var a, b runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&a)
+	_, err := decodeStd(p)
+	runtime.ReadMemStats(&b)
+	if !errors.Is(err, zenmetrics.ErrBadInput) || !strings.Contains(err.Error(), "exceeds the limit") {
+		t.Errorf("40000² claim: %v", err)
+	}
+	// Bound: 1 MiB; the claim is 6.4 GB.
+	if d := b.TotalAlloc - a.TotalAlloc; d > 1<<20 {
+		t.Errorf("refusing allocated %d bytes", d)
+	}
+	if _, err := decodeStd(dir); !errors.Is(err, safeio.ErrNotRegular) {
+		t.Errorf("directory: %v", err)
+	}
+}
