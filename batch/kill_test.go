@@ -20,6 +20,7 @@ import (
 const (
 	envChildManifest = "ZM_BATCH_CHILD_MANIFEST"
 	envChildOut      = "ZM_BATCH_CHILD_OUT"
+	envChildBlock    = "ZM_BATCH_CHILD_BLOCK"
 )
 
 func TestMain(m *testing.M) {
@@ -37,7 +38,14 @@ func childRun(manifest, out string) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	b := &fakeBackend{name: "fake", delay: 3 * time.Millisecond}
+	var b zenmetrics.Backend = &fakeBackend{name: "fake", delay: 3 * time.Millisecond}
+	if os.Getenv(envChildBlock) == "1" {
+		// A holder that never finishes: it says when it has started
+		// scoring (its output is locked then) and waits to be killed.
+		g := &gateBackend{fakeBackend: &fakeBackend{name: "fake"}, started: make(chan struct{}), release: make(chan struct{})}
+		go func() { <-g.started; fmt.Println("started") }()
+		b = g
+	}
 	e, err := NewBackendEngine(BackendEngineConfig{
 		Backend: func(zenmetrics.Metric) (zenmetrics.Backend, error) { return b, nil }, Workers: 4})
 	if err != nil {

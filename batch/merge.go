@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"os"
 	"sort"
 
 	"github.com/zenmetrics-go/zenmetrics"
@@ -61,6 +62,24 @@ func Merge(cfg MergeConfig) (MergeReport, error) {
 	}
 	if len(cfg.Inputs) == 0 {
 		return rep, &ConfigError{"merge: no input files"}
+	}
+	// The merged file has one writer, like a run's output; and a shard
+	// whose run still holds its lock is not finished (its lock file
+	// exists then; none is created for a check).
+	lk, err := lockOutput(cfg.Out)
+	if err != nil {
+		return rep, err
+	}
+	defer lk.Unlock()
+	for _, in := range cfg.Inputs {
+		if _, err := os.Stat(lockPath(in)); err != nil {
+			continue
+		}
+		l, err := lockOutput(in)
+		if err != nil {
+			return rep, fmt.Errorf("merge: input %w", err)
+		}
+		l.Unlock()
 	}
 	format := cfg.Format
 	if format == "" {

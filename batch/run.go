@@ -241,6 +241,15 @@ func Run(ctx context.Context, cfg Config) (sum Summary, err error) {
 		}
 	}
 
+	// One writer per output, for the whole run (outlock.go).
+	if cfg.Out != "-" {
+		lk, err := lockOutput(cfg.Out)
+		if err != nil {
+			return sum, err
+		}
+		defer lk.Unlock()
+	}
+
 	// Open the output; at resume, learn what is done.
 	mode := modeCreate
 	switch {
