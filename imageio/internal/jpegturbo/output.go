@@ -112,8 +112,9 @@ func upRow(c *component, u upsampler, y, w int, buf []byte) []byte {
 		this = next
 		for i := 1; i < n-1; i++ {
 			next = int(near[i+1])*3 + int(far[i+1])
-			out[2*i] = byte((this*3 + last + 8) >> 4)
-			out[2*i+1] = byte((this*3 + next + 7) >> 4)
+			o := out[2*i : 2*i+2 : 2*i+2]
+			o[0] = byte((this*3 + last + 8) >> 4)
+			o[1] = byte((this*3 + next + 7) >> 4)
 			last, this = this, next
 		}
 		out[2*n-2] = byte((this*3 + last + 8) >> 4)
@@ -237,13 +238,13 @@ func (d *decoder) convertRows(us []upsampler, y0, y1 int, out []byte) {
 			}
 		case "YCbCr":
 			yy, cb, cr := rows[0][:w], rows[1][:w], rows[2][:w]
-			o = o[:3*w]
-			for x := 0; x < w; x++ {
-				Y := int32(yy[x])
+			for x, yv := range yy {
+				Y := int32(yv)
 				u, v := cb[x], cr[x]
-				o[3*x] = clamp255(Y + crR[v])
-				o[3*x+1] = clamp255(Y + (cbG[u]+crG[v])>>16)
-				o[3*x+2] = clamp255(Y + cbB[u])
+				p := o[3*x : 3*x+3 : 3*x+3]
+				p[0] = clamp255(Y + crR[v])
+				p[1] = clamp255(Y + (cbG[u]+crG[v])>>16)
+				p[2] = clamp255(Y + cbB[u])
 			}
 		case "CMYK":
 			c, m, ye, k := rows[0][:w], rows[1][:w], rows[2][:w], rows[3][:w]
