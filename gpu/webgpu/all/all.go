@@ -10,5 +10,6 @@ package all
 
 import (
 	_ "github.com/zenmetrics-go/zenmetrics/gpu/webgpu/butteraugli"
+	_ "github.com/zenmetrics-go/zenmetrics/gpu/webgpu/iwssim"
 	_ "github.com/zenmetrics-go/zenmetrics/gpu/webgpu/ssim2"
 )
