@@ -137,9 +137,9 @@ and prints one line per DIST, in order: the score as %%.8f, or "nan" if that
 DIST failed (the reason goes to stderr). The reference is prepared once for
 all DISTs.
 
-Inputs: PNG (any layout), JPEG, WebP. JPEG is decoded with Go's decoder,
-which differs from libjpeg-turbo (used by libjxl's tools) by up to ~40 levels;
-for reference-exact scores decode JPEGs to PNG with djpeg first.
+Inputs: PNG (any layout), JPEG, WebP. JPEG is decoded bit-exactly as
+libjpeg-turbo 2.1 (djpeg, and libjxl's tools) decodes it; CMYK/YCCK JPEGs
+are refused, ICC profiles and EXIF orientation are not applied.
 
 Flags (also accepted after the file names):
   --metric NAME    metric to compute (default ssim2)
