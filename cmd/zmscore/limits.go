@@ -116,3 +116,17 @@ func (l *pairLimits) decodeDist(path string) (*zenmetrics.Image, error) {
 	}
 	return imageio.DecodeFileOptions(path, l.imOpt)
 }
+
+// anyDistFits reports whether at least one DIST's header is a readable
+// image of the reference's size: when none is, the reference need not be
+// decoded (a 20000² reference against small DISTs costs a few header
+// reads, not a 1.2 GB decode).
+func (l *pairLimits) anyDistFits() bool {
+	for _, p := range l.opt.dists {
+		info, err := imageio.ProbeFile(p, l.imOpt)
+		if err == nil && info.Width == l.ref.Width && info.Height == l.ref.Height {
+			return true
+		}
+	}
+	return false
+}

@@ -108,6 +108,16 @@ func TestOversizedPairMode(t *testing.T) {
 	if alloc > bound {
 		t.Errorf("size mismatch: the run allocated %d MiB", alloc>>20)
 	}
+	// The other way round: a 20000² reference against a 32×24 DIST is
+	// not decoded either (every DIST is refused from its header; the
+	// budget is raised so that the reference's own check passes).
+	code, out, errOut, alloc = runMeasured("--backend", "cpu", "--mem-budget", "1TiB", huge, ref)
+	if code != 1 || out != "nan\n" || !strings.Contains(errOut, "reference is 20000x20000, distorted is 32x24") {
+		t.Errorf("size mismatch, huge reference: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	if alloc > bound {
+		t.Errorf("size mismatch, huge reference: the run allocated %d MiB", alloc>>20)
+	}
 	// SSIMULACRA2 over 8 GiB by its working set (30 GB, no CPU strips);
 	// Butteraugli over 4 GiB by the decoding (6.4 GB; its strips fit).
 	for metric, budget := range map[string]string{"ssim2": "8GiB", "butteraugli": "4GiB"} {

@@ -379,12 +379,15 @@ func runContext(ctx context.Context, args []string, stdout, stderr io.Writer) in
 
 	err = refErr
 	var ref *zenmetrics.Image
-	if err == nil {
+	// When every DIST is refused from its header (size mismatch, not an
+	// image), the reference is not decoded at all.
+	noneFits := err == nil && !lim.anyDistFits()
+	if err == nil && !noneFits {
 		ref, err = imageio.DecodeFileOptions(opt.ref, lim.imOpt)
 	}
 	var prepared zenmetrics.Reference
 	var prepareTime time.Duration
-	if err == nil {
+	if err == nil && !noneFits {
 		t0 := time.Now()
 		prepared, err = backend.Prepare(ctx, opt.metric, ref, opt.metricOptions())
 		prepareTime = time.Since(t0)
@@ -407,7 +410,9 @@ func runContext(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		}
 		return 1
 	}
-	defer prepared.Release()
+	if prepared != nil {
+		defer prepared.Release()
+	}
 	// The backend that really prepared the reference (auto may have sent
 	// it to the CPU) and, for WebGPU, the adapter.
 	base.Backend = backendOf(backend, prepared)
