@@ -23,6 +23,8 @@ func TestHelpNamesEveryModeAndFlag(t *testing.T) {
 		"--out scores.parquet --resume",                                // resume
 		"zmscore --ref-dir refs/ --dist-dir encoded/ --out scores.jsonl",
 		"zmscore merge --manifest pairs.tsv",
+		`echo '{"id":1,"ref":"ref.png","dist":"dist.png"}' | zmscore serve`, // serve
+		"zmscore serve --listen 127.0.0.1:8765",
 	}
 	for _, e := range examples {
 		if !strings.Contains(out, e) {

@@ -8,6 +8,7 @@
 //	zmscore --metric dssim [--distmap MAP.png] [--rawdistmap MAP.pfm] REF DIST [DIST...]
 //	zmscore --manifest FILE | --ref-dir DIR --dist-dir DIR  --out FILE [--resume] ...
 //	zmscore merge --out FILE [--manifest FILE --metric M] PART...
+//	zmscore serve [--listen 127.0.0.1:PORT] [--workers N] [--queue N] ...
 //
 // The batch modes (manifests, folder pairing, merge) are package batch's;
 // `zmscore --help` prints every mode with an example each.
@@ -64,7 +65,12 @@ func versionLine() string {
 }
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), stopSignals...)
+	if len(os.Args) > 1 && os.Args[1] == "serve" {
+		// serve handles SIGINT and SIGTERM itself (serve.go): the first
+		// finishes the accepted requests, the second cancels them.
+		os.Exit(runServe(os.Args[2:], os.Stdin, os.Stdout, os.Stderr, nil))
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	code := runContext(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)
@@ -113,6 +119,7 @@ func usage(w io.Writer) {
        zmscore --manifest FILE --out FILE [flags]  batch mode: a corpus
        zmscore --ref-dir DIR --dist-dir DIR --out FILE [flags]
        zmscore merge --out FILE [flags] PART...    batch mode: join shards
+       zmscore serve [--listen 127.0.0.1:PORT] [flags]  a scoring server
        zmscore --version | --help
 
 Examples:
@@ -131,15 +138,19 @@ Examples:
     zmscore --ref-dir refs/ --dist-dir encoded/ --out scores.jsonl
   Shard outputs joined into one file, checked against the manifest:
     zmscore merge --manifest pairs.tsv --metric ssim2 --out all.parquet scores-shard-*
+  A server for target-quality loops: JSON lines on stdin/stdout, references
+  kept prepared between requests (zmscore serve --help for the protocol):
+    echo '{"id":1,"ref":"ref.png","dist":"dist.png"}' | zmscore serve
+    zmscore serve --listen 127.0.0.1:8765 --stdin=false
 
 Pair mode scores each distorted image DIST against the reference image REF
 and prints one line per DIST, in order: the score as %%.8f, or "nan" if that
 DIST failed (the reason goes to stderr). The reference is prepared once for
 all DISTs.
 
-Inputs: PNG (any layout), JPEG, WebP. JPEG is decoded bit-exactly as
-libjpeg-turbo 2.1 (djpeg, and libjxl's tools) decodes it; CMYK/YCCK JPEGs
-are refused, ICC profiles and EXIF orientation are not applied.
+Inputs: PNG (any layout), JPEG, WebP. JPEG is decoded with Go's decoder,
+which differs from libjpeg-turbo (used by libjxl's tools) by up to ~40 levels;
+for reference-exact scores decode JPEGs to PNG with djpeg first.
 
 Flags (also accepted after the file names):
   --metric NAME    metric to compute (default ssim2)
@@ -379,15 +390,12 @@ func runContext(ctx context.Context, args []string, stdout, stderr io.Writer) in
 
 	err = refErr
 	var ref *zenmetrics.Image
-	// When every DIST is refused from its header (size mismatch, not an
-	// image), the reference is not decoded at all.
-	noneFits := err == nil && !lim.anyDistFits()
-	if err == nil && !noneFits {
+	if err == nil {
 		ref, err = imageio.DecodeFileOptions(opt.ref, lim.imOpt)
 	}
 	var prepared zenmetrics.Reference
 	var prepareTime time.Duration
-	if err == nil && !noneFits {
+	if err == nil {
 		t0 := time.Now()
 		prepared, err = backend.Prepare(ctx, opt.metric, ref, opt.metricOptions())
 		prepareTime = time.Since(t0)
@@ -410,9 +418,7 @@ func runContext(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		}
 		return 1
 	}
-	if prepared != nil {
-		defer prepared.Release()
-	}
+	defer prepared.Release()
 	// The backend that really prepared the reference (auto may have sent
 	// it to the CPU) and, for WebGPU, the adapter.
 	base.Backend = backendOf(backend, prepared)
