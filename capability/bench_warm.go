@@ -92,6 +92,24 @@ func Warm(ctx context.Context, cfg WarmConfig) (*WarmResult, error) {
 		res.Profile = old
 		return res, nil
 	}
+	// One bench per machine at a time: a second process waits for the
+	// first one's bench, then uses the profile it saved. Without the lock
+	// (a read-only cache) it benches, and the save below says why it
+	// could not keep the result.
+	if release, lerr := store.benchLock(ctx, hash); lerr == nil {
+		defer release()
+		if !cfg.Force {
+			if cur, err := store.Load(ctx, hash); err == nil && cur.Staleness(cfg.Report, now(), cfg.Validity) == "" {
+				log.Info("capability profile benched meanwhile by another process; using it", "path", path)
+				res.Profile, res.Reason, res.LoadErr = cur, "", nil
+				return res, nil
+			}
+		}
+	} else if ctx.Err() != nil {
+		return res, ctx.Err()
+	} else {
+		log.Warn("capability bench lock not taken; benching without it", "path", path, "err", lerr)
+	}
 	if res.Reason != "" && old != nil {
 		log.Info("capability profile stale; re-measuring", "path", path, "reason", string(res.Reason))
 	}

@@ -10,16 +10,31 @@ import (
 	"time"
 )
 
-// Store reads and writes profiles in one cache directory. Every read and
-// every write holds an exclusive lock on a file next to the profile, and
-// writes go to a temporary file that is synced and renamed over the old one,
-// so two processes (or two goroutines) sharing a cache directory never see
-// or leave a half-written profile.
+// Store reads and writes profiles in one cache directory. Writes hold an
+// exclusive lock on a file next to the profile and go to a temporary file
+// that is synced and renamed over the old one, so two processes (or two
+// goroutines) sharing a cache directory never see or leave a half-written
+// profile. Reads take no lock: a rename replaces the file whole, so a
+// reader sees the old profile or the new one. That is what lets a
+// read-only cache directory (the README's Kubernetes recipe mounts one)
+// serve its profile without trying to create a lock file there.
 type Store struct {
 	// Dir holds the profiles; "" means DefaultCacheDir.
 	Dir string
 	// LockTimeout bounds the wait for another process's lock (default 30 s).
 	LockTimeout time.Duration
+
+	// lock takes a lock file (nil: lockFile); tests inject a failing one
+	// to stand for a read-only directory, since they run as root here,
+	// where chmod 0555 does not stop writes.
+	lock func(ctx context.Context, path string) (func() error, error)
+}
+
+func (s *Store) lockFn() func(ctx context.Context, path string) (func() error, error) {
+	if s.lock != nil {
+		return s.lock
+	}
+	return lockFile
 }
 
 // dir resolves the cache directory.
@@ -39,7 +54,8 @@ func (s *Store) Path(hash string) (string, error) {
 	return ProfilePath(d, hash), nil
 }
 
-// Load reads the profile of the machine with this hash. Errors wrap
+// Load reads the profile of the machine with this hash, without a lock
+// (see Store). Errors wrap
 // ErrNoProfile, ErrCorruptProfile, ErrSchemaMismatch or ErrForeignProfile
 // when the file is missing or unusable (re-measure), or are I/O errors.
 func (s *Store) Load(ctx context.Context, hash string) (*Profile, error) {
@@ -47,12 +63,10 @@ func (s *Store) Load(ctx context.Context, hash string) (*Profile, error) {
 	if err != nil {
 		return nil, err
 	}
-	var p *Profile
-	err = s.withLock(ctx, path, func() error {
-		p, err = readProfile(path, hash)
-		return err
-	})
-	return p, err
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return readProfile(path, hash)
 }
 
 // Save writes p atomically under the lock.
@@ -108,12 +122,32 @@ func (s *Store) withLock(ctx context.Context, path string, fn func() error) erro
 	}
 	lctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	unlock, err := lockFile(lctx, path+".lock")
+	unlock, err := s.lockFn()(lctx, path+".lock")
 	if err != nil {
 		return fmt.Errorf("capability: lock %s: %w", path, err)
 	}
 	defer unlock()
 	return fn()
+}
+
+// benchWait bounds the wait for another process's bench (a quick bench
+// takes about half a minute on 2 cores; a time-limited one can take more).
+const benchWait = 15 * time.Minute
+
+// benchLock takes the machine's bench lock (a file beside the profile,
+// apart from the write lock so that a bench holding it can still save),
+// waiting for a bench in another process to finish.
+func (s *Store) benchLock(ctx context.Context, hash string) (func() error, error) {
+	path, err := s.Path(hash)
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return nil, err
+	}
+	lctx, cancel := context.WithTimeout(ctx, benchWait)
+	defer cancel()
+	return s.lockFn()(lctx, path+".bench.lock")
 }
 
 func readProfile(path, hash string) (*Profile, error) {
