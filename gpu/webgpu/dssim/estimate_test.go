@@ -46,12 +46,19 @@ func TestEstimate(t *testing.T) {
 		}
 		held := webgpu.ReferenceBytes(r)
 		name := c.f.String()
-		if c.f == zenmetrics.RGBA16 {
-			est, ok := b.Estimate(zenmetrics.DSSIM, c.w, c.h, zenmetrics.ModeFull)
-			if !ok {
-				t.Errorf("Estimate %dx%d refused", c.w, c.h)
-			}
+		est, ok := b.Estimate(zenmetrics.DSSIM, c.w, c.h, zenmetrics.ModeFull)
+		if !ok {
+			t.Errorf("Estimate %dx%d refused", c.w, c.h)
+		}
+		switch {
+		case c.f == zenmetrics.RGBA16:
 			check("Estimate full "+name, est, held)
+		case est < held:
+			// Other formats upload fewer bytes: Estimate, the worst case,
+			// is an upper bound for them (logged, not held to 15 %).
+			t.Errorf("%s: Estimate %d below the %d bytes held", name, est, held)
+		default:
+			t.Logf("Estimate full (worst case RGBA16) for %s: %d, held %d (+%.2f %%)", name, est, held, 100*float64(est-held)/float64(held))
 		}
 		model := newPlan(c.w, c.h, nil).memory(webgpu.RawBytes(ref), true).total()
 		check("model full "+name, model, held)
