@@ -35,9 +35,11 @@ import (
 
 	zenmetrics "github.com/zenmetrics-go/zenmetrics"
 	"github.com/zenmetrics-go/zenmetrics/cpu/butteraugli"
+	"github.com/zenmetrics-go/zenmetrics/cpu/dssim"
 	"github.com/zenmetrics-go/zenmetrics/cpu/ssim2"
 	"github.com/zenmetrics-go/zenmetrics/gpu/nvml"
 	"github.com/zenmetrics-go/zenmetrics/gpu/webgpu"
+	dssimgpu "github.com/zenmetrics-go/zenmetrics/gpu/webgpu/dssim"
 	ssim2gpu "github.com/zenmetrics-go/zenmetrics/gpu/webgpu/ssim2"
 	"github.com/zenmetrics-go/zenmetrics/internal/metrictest"
 	ver "github.com/zenmetrics-go/zenmetrics/internal/version"
@@ -105,14 +107,14 @@ Flags:
   --reps N              timed runs per measurement, median reported (default 20)
   --warmup N            untimed runs first (default 3)
   --json FILE           also write the results as JSON to FILE
-  --metric NAME         ssim2 or butteraugli (default ssim2); --profile and
-                        the byte model are SSIMULACRA2's
+  --metric NAME         ssim2, butteraugli or dssim (default ssim2); --profile
+                        and the byte model: SSIMULACRA2's and DSSIM's
   --cpu                 also score each pair with the CPU reference (slow)
   --upload-mib N        bytes per upload-bandwidth measurement, MiB (default 64)
   --profile             also time every dispatch in its own pass (median of
                         --reps) and print a per-kernel table
   --strips              instead: full image vs strips at each size
-  --strip-metric NAME   with --strips: butteraugli (default) or ssim2
+  --strip-metric NAME   with --strips: butteraugli (default), ssim2 or dssim
   --vram-budget-mib N   with --strips: VRAM budget of the strip runs, MiB
                         (0: the device's free memory; also $` + webgpu.EnvVRAMBudget + `)
   --version             print the version and exit
@@ -171,8 +173,8 @@ func parse(args []string, stdout, stderr io.Writer) (o options, m zenmetrics.Met
 	}
 	var err error
 	m, err = zenmetrics.ParseMetric(o.metric)
-	if err != nil || (m != zenmetrics.SSIMULACRA2 && m != zenmetrics.Butteraugli) {
-		return fail("--metric %q: want ssim2 or butteraugli", o.metric)
+	if err != nil || (m != zenmetrics.SSIMULACRA2 && m != zenmetrics.Butteraugli && m != zenmetrics.DSSIM) {
+		return fail("--metric %q: want ssim2, butteraugli or dssim", o.metric)
 	}
 	if o.reps < 1 || o.warmup < 0 || o.upMiB < 1 || o.budgetMiB < 0 {
 		return fail("--reps must be at least 1, --warmup and --vram-budget-mib at least 0, --upload-mib at least 1")
@@ -241,6 +243,10 @@ func run(sizeList string, reps, warmup int, jsonPath string, withCPU bool, upMiB
 					return err
 				}
 				r.CPUScore = res.Max
+			} else if metric == zenmetrics.DSSIM {
+				if r.CPUScore, _, err = dssim.Compare(ref, dist, dssim.Config{}); err != nil {
+					return err
+				}
 			} else if r.CPUScore, err = ssim2.Score(ref, dist, ssim2.Config{}); err != nil {
 				return err
 			}
@@ -248,6 +254,9 @@ func run(sizeList string, reps, warmup int, jsonPath string, withCPU bool, upMiB
 		rep.Sizes = append(rep.Sizes, r)
 	}
 	rep.FMA = ssim2gpu.FMAMode(b)
+	if metric == zenmetrics.DSSIM {
+		rep.FMA = dssimgpu.FMAMode(b)
+	}
 	rep.UploadBytes = int64(upMiB) << 20
 	if rep.WriteBuffer, rep.Mapped, err = b.UploadBandwidth(ctx, rep.UploadBytes, max(3, reps/2)); err != nil {
 		return err
@@ -311,7 +320,7 @@ func timeSize(ctx context.Context, b *webgpu.Backend, nv *nvml.Device, ref, dist
 		res.Score = s.Value
 		sample()
 	}
-	if profile && metric == zenmetrics.SSIMULACRA2 {
+	if profile && (metric == zenmetrics.SSIMULACRA2 || metric == zenmetrics.DSSIM) {
 		if res.Profile, err = passProfile(ctx, r, dist, reps); err != nil {
 			r.Release()
 			return res, err
@@ -342,8 +351,13 @@ func timeSize(ctx context.Context, b *webgpu.Backend, nv *nvml.Device, ref, dist
 	res.PrepareMS, _ = median(prep)
 	px := float64(ref.Width) * float64(ref.Height)
 	res.CachedMPs = px / 1e6 / (res.CachedMS / 1000)
-	if metric == zenmetrics.SSIMULACRA2 {
+	switch metric {
+	case zenmetrics.SSIMULACRA2:
 		res.BytesPerImage = ssim2gpu.BytesPerPixel(ref.Width, ref.Height, ref.Format.BytesPerPixel()) * px
+	case zenmetrics.DSSIM:
+		res.BytesPerImage = dssimgpu.BytesPerPixel(ref.Width, ref.Height, ref.Format.BytesPerPixel()) * px
+	}
+	if res.BytesPerImage > 0 {
 		res.ImpliedGBs = res.BytesPerImage / (res.CachedMS / 1000) / 1e9
 	}
 	res.NVMLPeakUsed = peak
@@ -378,6 +392,8 @@ func printTable(rep report, withCPU bool) {
 		rep.UploadBytes>>20, rep.WriteBuffer, rep.Mapped)
 	if rep.Metric == zenmetrics.SSIMULACRA2.String() {
 		fmt.Println("\nByte model (upper bound, every load/store counted once per thread request): ssim2gpu.BytesPerPixel.")
+	} else if rep.Metric == zenmetrics.DSSIM.String() {
+		fmt.Println("\nscore = DSSIM; byte model (every load/store counted once, tile aprons once): dssimgpu.BytesPerPixel.")
 	} else {
 		fmt.Println("\nscore = max distance; no byte model for this metric (kernel GB columns are 0).")
 	}
@@ -388,7 +404,11 @@ func printTable(rep report, withCPU bool) {
 func passProfile(ctx context.Context, r zenmetrics.Reference, dist *zenmetrics.Image, reps int) ([]passMS, error) {
 	var runs [][]webgpu.PassTime
 	for i := 0; i < reps+1; i++ {
-		pt, err := ssim2gpu.PassProfile(ctx, r, dist)
+		profileFn := ssim2gpu.PassProfile
+		if metric == zenmetrics.DSSIM {
+			profileFn = dssimgpu.PassProfile
+		}
+		pt, err := profileFn(ctx, r, dist)
 		if err != nil || pt == nil {
 			return nil, err
 		}

@@ -45,7 +45,7 @@ func TestVersionAndUsageErrors(t *testing.T) {
 	if !done || code != 0 || out != ver.Line("zmbench")+"\n" {
 		t.Fatalf("--version: done %v code %d %q", done, code, out)
 	}
-	for _, bad := range [][]string{{"--nope"}, {"extra"}, {"--metric", "dssim"}, {"--reps", "0"}} {
+	for _, bad := range [][]string{{"--nope"}, {"extra"}, {"--metric", "cvvdp"}, {"--reps", "0"}} {
 		if _, _, done, code, _, errOut := parseArgs(bad...); !done || code != 2 || !strings.Contains(errOut, "zmbench:") {
 			t.Errorf("%q: done %v code %d stderr %q", bad, done, code, errOut)
 		}

@@ -62,8 +62,10 @@ func runStrips(sizeList, metric string, budgetMiB int64, reps, warmup int, jsonP
 		m = zenmetrics.Butteraugli
 	case "ssim2", "ssimulacra2":
 		m = zenmetrics.SSIMULACRA2
+	case "dssim":
+		m = zenmetrics.DSSIM
 	default:
-		return fmt.Errorf("-strip-metric %q: butteraugli or ssim2", metric)
+		return fmt.Errorf("-strip-metric %q: butteraugli, ssim2 or dssim", metric)
 	}
 	ctx := context.Background()
 	b, err := webgpu.NewBackend(ctx, nil)
