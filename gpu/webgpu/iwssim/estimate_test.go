@@ -11,11 +11,12 @@ import (
 
 // TestEstimate: Estimate is what a prepared reference holds on the device
 // (webgpu.ReferenceBytes, the kit's own accounting of every buffer),
-// exactly, for the worst-case RGBA16 upload it reserves; sizes below 161
-// and strip modes are declined.
+// exactly, for the worst-case RGBA16 upload it reserves (with its staging
+// buffer from 1 MiB on: the 420×390 case), and still after a score; sizes
+// below 161 and strip modes are declined.
 func TestEstimate(t *testing.T) {
 	b := backend(t)
-	for _, s := range [][2]int{{161, 161}, {333, 257}} {
+	for _, s := range [][2]int{{161, 161}, {333, 257}, {420, 390}} {
 		ref, _ := metrictest.Synthetic(s[0], s[1], 1, zenmetrics.RGBA16)
 		est, ok := b.Estimate(zenmetrics.IWSSIM, s[0], s[1], zenmetrics.ModeFull)
 		if !ok {
@@ -26,7 +27,14 @@ func TestEstimate(t *testing.T) {
 			t.Fatal(err)
 		}
 		held := webgpu.ReferenceBytes(r)
+		if _, err := r.Score(context.Background(), ref); err != nil {
+			t.Fatal(err)
+		}
+		after := webgpu.ReferenceBytes(r)
 		r.Release()
+		if after != held {
+			t.Errorf("%dx%d: a score grew the reference from %d to %d bytes", s[0], s[1], held, after)
+		}
 		t.Logf("%dx%d: Estimate %d, held %d", s[0], s[1], est, held)
 		if held != est {
 			t.Errorf("%dx%d: Estimate %d, reference holds %d", s[0], s[1], est, held)

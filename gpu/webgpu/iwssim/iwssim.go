@@ -147,6 +147,9 @@ func (gm *geometry) sizes(raw int64) (list []int64, total int64) {
 	add(4 * 2 * int64(gm.rows))                                                // sums
 	total += 10 * 64                                                           // uniforms
 	total += (raw + 3) &^ 3                                                    // raw upload
+	if raw >= webgpu.StagingMin {
+		total += (raw + 3) &^ 3 // its mapped staging buffer (Upload.Reserve)
+	}
 	return list, total
 }
 
