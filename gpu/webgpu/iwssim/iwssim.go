@@ -380,7 +380,10 @@ func (impl) Estimate(b *webgpu.Backend, w, h int, mode zenmetrics.Mode) (int64, 
 			return total, false
 		}
 	}
-	if gm.s[0].rh > 65535 || (gm.s[0].h+wg2-1)/wg2 > 65535 {
+	// Workgroup counts per dimension (65535 at least on every device):
+	// rows runs one workgroup per region row, hpass h/4 along y.
+	s0 := gm.s[0]
+	if s0.rh > 65535 || webgpu.Groups(s0.h, wgY) > 65535 || webgpu.Groups(s0.w, wg2) > 65535 {
 		return total, false
 	}
 	return total, true
