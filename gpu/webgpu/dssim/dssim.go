@@ -19,12 +19,20 @@
 //	  sums     per-workgroup sums of (m - 1)
 //	then mean (per scale: the map mean and avg^(0.5^s)), devs (per-workgroup
 //	sums of |avg - m| and counts), finish (per scale) and 8 floats per scale
-//	read back; the host pools in float64 (reduce.wgsl says how the f32 avg
-//	is corrected to the float64 one).
+//	read back; the host pools in float64 (dssim_reduce.wgsl says how the
+//	f32 avg is corrected to the float64 one).
+//
+// The kernels keep dssim-core's float32 order exactly (dssim_common.wgsl:
+// opaque intermediates, fused multiply-adds native where a probe finds
+// fma() fused and emulated elsewhere, correctly rounded division), so the
+// SSIM maps are cpu/dssim's bit for bit (measured on lavapipe).
 //
 // A prepared reference keeps its img and mu planes of every scale on the
 // device (32 bytes per pixel × 4/3); a score computes only the distorted
-// side, reusing the reference's scratch, and allocates nothing. With
+// side, reusing the reference's scratch, and allocates nothing once the
+// first score has taken its staging slot (whole images of at least
+// webgpu.StagingMin bytes score through pipe.go's two slots, so that two
+// callers overlap one's upload with the other's GPU work). With
 // ModeStrip the same runs per band (plan.go says why the halo makes strip
 // maps equal to the full map); when the reference planes of every band do
 // not fit next to the scratch, the reference bands are recomputed per
