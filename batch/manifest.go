@@ -91,6 +91,9 @@ func ReadManifest(path string, format Format) ([]Pair, error) {
 }
 
 func parseManifest(path string, data []byte, format Format) ([]Pair, error) {
+	// A UTF-8 byte-order mark (Windows editors write one) is not data, in
+	// any format.
+	data = bytes.TrimPrefix(data, []byte("\ufeff"))
 	if format == "" {
 		if f, ok := FormatFromPath(path); ok && f != Parquet {
 			format = f

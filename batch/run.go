@@ -208,6 +208,7 @@ func Run(ctx context.Context, cfg Config) (sum Summary, err error) {
 	// The rows this shard calls for.
 	var todo []work
 	seen := map[Key]*Pair{}
+	var dups examples // repeated (id, metric) rows: one warning for all
 	for i := range cfg.Pairs {
 		p := &cfg.Pairs[i]
 		if !cfg.Shard.Contains(p.ID) {
@@ -228,7 +229,7 @@ func Run(ctx context.Context, cfg Config) (sum Summary, err error) {
 					return sum, &ConfigError{fmt.Sprintf("pair id %q is used for %s|%s (line %d) and %s|%s (line %d)",
 						p.ID, q.Ref, q.Dist, q.Line, p.Ref, p.Dist, p.Line)}
 				}
-				warn(fmt.Sprintf("pair %s (%s) is listed twice; scoring it once", p.ID, m))
+				dups.add(fmt.Sprintf("%s (%s, line %d)", p.ID, m, p.Line))
 				continue
 			}
 			seen[k] = p
@@ -239,6 +240,9 @@ func Run(ctx context.Context, cfg Config) (sum Summary, err error) {
 			sum.Pairs++
 			sum.Total += len(w.metrics)
 		}
+	}
+	if dups.n > 0 {
+		warn(fmt.Sprintf("%d manifest rows repeat an earlier pair and metric and are scored once: %s", dups.n, dups))
 	}
 
 	// One writer per output, for the whole run (outlock.go).

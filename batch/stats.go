@@ -112,18 +112,24 @@ func (s *Stages) Bound(wall float64) string {
 	if wall <= 0 || s.Scores+s.Decodes == 0 {
 		return ""
 	}
-	idle := 0.0
-	if s.Workers > 0 {
-		idle = s.ScorerIdle / (float64(s.Workers) * wall)
-	}
-	blocked := 0.0
-	if s.Decoders > 0 {
-		blocked = (s.BudgetWait + s.SubmitWait) / (float64(s.Decoders) * wall)
-	}
+	idle, blocked := s.waitShares(wall)
 	if idle > blocked {
 		return "decode"
 	}
 	return "score"
+}
+
+// waitShares are the two sides Bound weighs: the share of the scorers'
+// time spent idle (waiting for decoded images) and the share of the
+// decoders' time spent blocked (on the engine or on memory).
+func (s *Stages) waitShares(wall float64) (idle, blocked float64) {
+	if s.Workers > 0 {
+		idle = s.ScorerIdle / (float64(s.Workers) * wall)
+	}
+	if s.Decoders > 0 {
+		blocked = (s.BudgetWait + s.SubmitWait) / (float64(s.Decoders) * wall)
+	}
+	return idle, blocked
 }
 
 // activity measures work done by several goroutines: the busy time summed
@@ -257,8 +263,8 @@ func (c *stageClock) uploadsSince(e Engine, u0 webgpu.UploadStats) {
 //	  upload        77    0.400        -   5.195 ms   (1847.7 MB, 4619.3 MB/s host side; the GPU copy is in score)
 //	  score         77    26.30        -   341.6 ms   (excl. upload; 26.70 s with it)
 //	  write          3     0.01     0.01     3.3 ms
-//	  waits: scorers idle 0.40 s (decode-bound signal); decoders blocked 10.52 s on the engine, 0.00 s on memory, 0.10 s on a shared reference (score-bound)
-//	  bound: score
+//	  waits: scorers idle 0.40 s (waiting for images); decoders blocked 10.52 s on the engine, 0.00 s on memory, 0.10 s on a shared reference
+//	  bound: score (decoders blocked 29% of their time, scorers idle 1% of theirs)
 //
 // Without a measured upload there is no upload row and the score row ends
 // in "(upload: included in score)".
@@ -307,9 +313,16 @@ func PrintStages(w io.Writer, sum *Summary) {
 	if s.Workers > 0 {
 		idle = fmt.Sprintf("%.2f s", s.ScorerIdle)
 	}
-	fmt.Fprintf(w, "  waits: scorers idle %s (decode-bound signal); decoders blocked %.2f s on the engine, %.2f s on memory (score-bound), %.2f s on a shared reference\n",
+	fmt.Fprintf(w, "  waits: scorers idle %s (waiting for images); decoders blocked %.2f s on the engine, %.2f s on memory, %.2f s on a shared reference\n",
 		idle, s.SubmitWait, s.BudgetWait, s.RefWait)
+	// The verdict and the numbers it rests on, on one line, so that the
+	// waits above never read as saying the opposite of it.
 	if b := s.Bound(wall); b != "" {
-		fmt.Fprintf(w, "  bound: %s\n", b)
+		si, db := s.waitShares(wall)
+		why := fmt.Sprintf("decoders blocked %.0f%% of their time, scorers idle %.0f%% of theirs", 100*db, 100*si)
+		if s.Workers == 0 {
+			why = fmt.Sprintf("decoders blocked %.0f%% of their time; scorer idleness not measured", 100*db)
+		}
+		fmt.Fprintf(w, "  bound: %s (%s)\n", b, why)
 	}
 }

@@ -159,6 +159,8 @@ Flags (also accepted after the file names):
                    backend, ms (and prepare_ms on the first, extras if
                    any, error instead of score on failure)
   --threads N      CPU threads per scoring, 0 = all cores (default 0)
+  --cache-dir DIR  accepted as in batch mode, so both take the same flags
+                   (one-shot pair mode reads no capability profile)
   --max-pixels N   refuse images whose header declares more pixels
                    (default 2^30, about 1 gigapixel)
   --mem-budget SIZE  memory the decoded pair and CPU scoring may take,
@@ -221,6 +223,7 @@ func parseArgs(args []string, stdout, stderr io.Writer) (opt options, done bool,
 	fs.StringVar(&opt.backend, "backend", "auto", "")
 	fs.BoolVar(&opt.json, "json", false, "")
 	fs.IntVar(&opt.threads, "threads", 0, "")
+	fs.String("cache-dir", "", "") // see the help text
 	fs.Int64Var(&opt.maxPixels, "max-pixels", imageio.DefaultMaxPixels, "")
 	memBudget := fs.String("mem-budget", "", "")
 	showVersion := fs.Bool("version", false, "")
