@@ -2,6 +2,7 @@ package dssim
 
 import (
 	"context"
+	"errors"
 	"math"
 	"testing"
 
@@ -97,5 +98,34 @@ func TestEstimate(t *testing.T) {
 	check("Estimate strips", est, webgpu.ReferenceBytes(r))
 	if got := webgpu.ReferenceBytes(r); got > full/3 {
 		t.Errorf("strip reference holds %d bytes, above the budget %d", got, full/3)
+	}
+}
+
+// TestBudgetRefusal: a whole image above the VRAM budget is refused as out
+// of memory (and Estimate says so), while strips fit under it.
+func TestBudgetRefusal(t *testing.T) {
+	b := backend(t)
+	ctx := context.Background()
+	ref, dist := metrictest.Synthetic(400, 1200, 6, zenmetrics.RGB8)
+	full, _ := b.Estimate(zenmetrics.DSSIM, 400, 1200, zenmetrics.ModeFull)
+	b.SetVRAMBudget(full / 3)
+	defer b.SetVRAMBudget(0)
+	if _, ok := b.Estimate(zenmetrics.DSSIM, 400, 1200, zenmetrics.ModeFull); ok {
+		t.Errorf("Estimate full accepted under a budget of a third of it")
+	}
+	if _, err := b.Prepare(ctx, zenmetrics.DSSIM, ref, zenmetrics.Options{}); !errors.Is(err, zenmetrics.ErrOutOfMemory) {
+		t.Errorf("Prepare full over budget: err = %v, want ErrOutOfMemory", err)
+	}
+	b.RefreshHeld(ctx)
+	r, err := b.Prepare(ctx, zenmetrics.DSSIM, ref, zenmetrics.Options{Mode: zenmetrics.ModeStrip})
+	if err != nil {
+		t.Fatalf("strips under the budget: %v", err)
+	}
+	defer r.Release()
+	if _, err := r.Score(ctx, dist); err != nil {
+		t.Fatal(err)
+	}
+	if got := webgpu.ReferenceBytes(r); got > full/3 {
+		t.Errorf("strips hold %d bytes, budget %d", got, full/3)
 	}
 }
