@@ -16,11 +16,11 @@ struct Params {
   bps: u32,      // unpack: bytes per sample
   nlam: u32,     // pix: number of eigenvalues (10, 9 or 0 at the last scale)
   lam_off: u32,  // pix: offset of this scale's λ_k/σ² in K
-  row_off: u32,  // rows: offset of this scale's row sums
+  row_off: u32,  // rows: where the first owned row's sums go
   maxv: f32,     // unpack: 255 or 65535
   shift: f32,    // hpass, pix: subtracted from both images before the statistics
-  pad1: u32,
-  pad2: u32,
+  own0: u32,     // rows: the first region row this strip owns
+  nown: u32,     // rows: how many (their sums go to row_off, row_off+1, ...)
 }
 
 // K: constants (written by the host in float64 and rounded once).

@@ -1,5 +1,5 @@
 // IW-SSIM row sums of the two region planes of pix, one workgroup per
-// region row: each invocation adds its strided columns in order, then a
+// region row the strip owns (a whole image owns them all): each invocation adds its strided columns in order, then a
 // fixed tree in workgroup memory, so every sum has one order whatever the
 // device (bit-identical run to run). Needs iwssim_common.wgsl.
 
@@ -14,11 +14,11 @@ var<workgroup> part1: array<f32, WG>;
 
 @compute @workgroup_size(WG, 1, 1)
 fn rows(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid: vec3<u32>) {
-  let row = wid.x;
+  let row = P.own0 + wid.x;
   let rn = P.rw * P.rh;
   var s0 = 0.0;
   var s1 = 0.0;
-  if (row < P.rh) {
+  if (wid.x < P.nown) {
     for (var j = lid.x; j < P.rw; j += WG) {
       s0 += src[row * P.rw + j];
       s1 += src[rn + row * P.rw + j];
@@ -34,8 +34,8 @@ fn rows(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid
     }
     workgroupBarrier();
   }
-  if (lid.x == 0u && row < P.rh) {
-    sums[2u * (P.row_off + row)] = part0[0];
-    sums[2u * (P.row_off + row) + 1u] = part1[0];
+  if (lid.x == 0u && wid.x < P.nown) {
+    sums[2u * (P.row_off + wid.x)] = part0[0];
+    sums[2u * (P.row_off + wid.x) + 1u] = part1[0];
   }
 }

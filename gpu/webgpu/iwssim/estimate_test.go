@@ -13,7 +13,7 @@ import (
 // (webgpu.ReferenceBytes, the kit's own accounting of every buffer),
 // exactly, for the worst-case RGBA16 upload it reserves (with its staging
 // buffer from 1 MiB on: the 420×390 case), and still after a score; sizes
-// below 161 and strip modes are declined.
+// below 161 and strip pairs are declined.
 func TestEstimate(t *testing.T) {
 	b := backend(t)
 	for _, s := range [][2]int{{161, 161}, {333, 257}, {420, 390}} {
@@ -43,7 +43,7 @@ func TestEstimate(t *testing.T) {
 	for _, c := range []struct {
 		w, h int
 		m    zenmetrics.Mode
-	}{{160, 400, zenmetrics.ModeFull}, {400, 160, zenmetrics.ModeFull}, {400, 400, zenmetrics.ModeStrip}} {
+	}{{160, 400, zenmetrics.ModeFull}, {400, 160, zenmetrics.ModeFull}, {160, 400, zenmetrics.ModeStrip}, {400, 400, zenmetrics.ModeStripPair}} {
 		if _, ok := b.Estimate(zenmetrics.IWSSIM, c.w, c.h, c.m); ok {
 			t.Errorf("Estimate %dx%d %v accepted", c.w, c.h, c.m)
 		}

@@ -22,8 +22,20 @@
 //
 // and the host adds the rows in order in float64 and takes piq's product.
 // Every value has one writer and every sum a fixed order: scores are
-// bit-identical run to run. Only whole images are scored (ModeStrip is
-// not offered: Estimate declines it).
+// bit-identical run to run.
+//
+// # Strips
+//
+// With zenmetrics.ModeStrip the image is scored in horizontal bands
+// (webgpu.PlanStrips, stripSpec says why a 160-row halo suffices): each
+// band's crop goes through the same kernels as a whole image would, and the
+// rows kernel keeps only the region rows whose centres lie in the band's
+// interior at each scale, writing their sums where the whole image's would
+// go. Owned values are computed from the same inputs in the same order, so
+// a score in strips is the whole image's score bit for bit (TestStrips).
+// The reference then stays on the host (the CPU reference) and each
+// band's window of its planes is uploaded with the band; device memory is
+// that of one crop.
 package iwssim
 
 import (
@@ -48,7 +60,7 @@ type params struct {
 	Stride, Channels, BPS uint32
 	NLam, LamOff, RowOff  uint32
 	MaxV, Shift           float32
-	Pad1, Pad2            uint32
+	Own0, NOwn            uint32
 }
 
 // K layout (iwssim_common.wgsl): 32 constants, then 16 per scale.
@@ -119,9 +131,12 @@ func newGeometry(w, h int) geometry {
 	return gm
 }
 
-// memory is the device bytes of a reference (and its scoring scratch) with
-// an upload of raw bytes: the per-buffer sizes, in take's order.
-func (gm *geometry) sizes(raw int64) (list []int64, total int64) {
+// bufferSizes lists the device buffers of a reference whose crops are
+// rows tall (the whole image: rows = h), in upload's order, and their total
+// with the uniforms and an upload of raw bytes (and its staging buffer from
+// webgpu.StagingMin on). sumRows is the whole image's Σ rh.
+func bufferSizes(w, rows, sumRows int, raw int64) (list []int64, total int64) {
+	gm := newGeometry(w, rows)
 	add := func(n int64) {
 		n = max(n, 4)
 		list = append(list, n)
@@ -130,7 +145,7 @@ func (gm *geometry) sizes(raw int64) (list []int64, total int64) {
 	add(4 * kLen)
 	for k := 0; k < nScales; k++ {
 		s := gm.s[k]
-		n, rn := int64(s.w)*int64(s.h), int64(s.rw)*int64(s.rh)
+		n, rn := int64(s.w)*int64(s.h), int64(max(s.rw, 0))*int64(max(s.rh, 0))
 		planes := int64(5)
 		if k == nScales-1 {
 			planes = 2
@@ -144,8 +159,8 @@ func (gm *geometry) sizes(raw int64) (list []int64, total int64) {
 	add(4 * 3 * int64(s0.h) * int64(s0.rw))                                    // g
 	add(4 * 3 * int64(s0.h) * int64(s0.rw))                                    // bx
 	add(4 * 2 * int64(s0.rw) * int64(s0.rh))                                   // out
-	add(4 * 2 * int64(gm.rows))                                                // sums
-	total += 10 * 64                                                           // uniforms
+	add(4 * 2 * int64(sumRows))                                                // sums
+	total += int64(1+2*nScales-1) * 64                                         // uniforms
 	total += (raw + 3) &^ 3                                                    // raw upload
 	if raw >= webgpu.StagingMin {
 		total += (raw + 3) &^ 3 // its mapped staging buffer (Upload.Reserve)
@@ -155,9 +170,17 @@ func (gm *geometry) sizes(raw int64) (list []int64, total int64) {
 
 // reference is a prepared IW-SSIM reference on a WebGPU device.
 type reference struct {
-	dev *webgpu.Device
-	gm  geometry
-	k   *kernels
+	dev    *webgpu.Device
+	gm     geometry       // the whole image
+	strips []webgpu.Strip // one strip {0, h, 0, h} for a whole image
+	rows   int            // the tallest crop: the buffers' height
+	k      *kernels
+	// Strips only: the CPU reference, whose windows are uploaded per strip.
+	cref *cpuiw.Reference
+	data []cpuiw.ScaleData
+	// nlam is each scale's number of eigenvalues (0: the last scale, no
+	// weights).
+	nlam [nScales]int
 
 	own        webgpu.Buffers
 	up         webgpu.Upload
@@ -175,6 +198,11 @@ type reference struct {
 
 // Bytes is the device memory the reference holds (webgpu.ReferenceBytes).
 func (r *reference) Bytes() int64 { return r.own.Bytes }
+
+// Strips reports the strip count and that the reference is not resident
+// on the device between scores when there is more than one (its windows
+// are uploaded per strip) (webgpu.StripInfo).
+func (r *reference) Strips() (int, bool) { return len(r.strips), len(r.strips) == 1 }
 
 func f32s(v []float64) []float32 {
 	out := make([]float32, len(v))
@@ -204,12 +232,10 @@ func constants(data []cpuiw.ScaleData) []float32 {
 	return k
 }
 
-// upload takes every buffer and writes the reference's data (device
-// thread).
-func (r *reference) upload(g *webgpu.GPU, data []cpuiw.ScaleData, raw int64) error {
+// take takes every buffer (device thread) and writes the constants.
+func (r *reference) take(g *webgpu.GPU, raw int64) error {
 	o := &r.own
-	gm := &r.gm
-	sizes, _ := gm.sizes(raw)
+	sizes, _ := bufferSizes(r.gm.w, r.rows, r.gm.rows, raw)
 	next := func() int64 { n := sizes[0]; sizes = sizes[1:]; return n }
 	r.kb = o.Storage(g, next())
 	for k := 0; k < nScales; k++ {
@@ -235,40 +261,75 @@ func (r *reference) upload(g *webgpu.GPU, data []cpuiw.ScaleData, raw int64) err
 	if err := r.up.Reserve(g, o, raw); err != nil {
 		return err
 	}
-	webgpu.WriteSlice(g, r.kb, 0, constants(data))
-	for k, d := range data {
-		webgpu.WriteSlice(g, r.y[k], 0, f32s(d.Y))
+	webgpu.WriteSlice(g, r.kb, 0, constants(r.data))
+	return o.Err
+}
+
+// window writes the reference's planes for crop rows [C0, C1) of strip st
+// into the device planes: per scale the band rows of the crop and the
+// region rows that exist in the whole image (the others are never owned).
+func (r *reference) window(g *webgpu.GPU, st webgpu.Strip) {
+	cg := newGeometry(r.gm.w, st.Rows())
+	for k, d := range r.data {
+		c0 := st.C0 >> k
+		cs := cg.s[k]
+		webgpu.WriteSlice(g, r.y[k], 0, f32s(d.Y[c0*d.W:(c0+cs.h)*d.W]))
 		maps := [][]float64{d.Mu, d.Vr}
 		if d.SS != nil {
 			maps = append(maps, d.Bm, d.Bv, d.SS)
 		}
-		rn := int64(d.RW * d.RH)
-		for m, p := range maps {
-			webgpu.WriteSlice(g, r.refm[k], int64(m)*rn*4, f32s(p))
+		rn := int64(max(cs.rw, 0)) * int64(max(cs.rh, 0))
+		n := min(cs.rh, d.RH-c0)
+		if n <= 0 {
+			continue
 		}
-		s := gm.s[k]
+		for m, p := range maps {
+			webgpu.WriteSlice(g, r.refm[k], int64(m)*rn*4, f32s(p[c0*d.RW:(c0+n)*d.RW]))
+		}
+	}
+}
+
+// stripParams writes the pyramid and per-scale parameters of strip st:
+// the crop's sizes, and the region rows it owns at each scale (the centres
+// of its interior rows there) with where their sums go. It returns how
+// many rows each scale owns.
+func (r *reference) stripParams(g *webgpu.GPU, st webgpu.Strip) (own [nScales]int) {
+	cg := newGeometry(r.gm.w, st.Rows())
+	for k := 0; k < nScales; k++ {
+		s := cg.s[k]
 		if k < nScales-1 {
-			n := gm.s[k+1]
+			n := cg.s[k+1]
 			p := params{W: uint32(s.w), H: uint32(s.h), WL: uint32(n.w), HL: uint32(n.h)}
 			g.Write(r.pPyr[k], 0, webgpu.Bytes(&p))
 		}
+		lo, hi := st.WindowAt(k, r.gm.h)
+		cLo, cHi := max(lo, gaussRad), min(hi, s.h-gaussRad)
 		p := params{W: uint32(s.w), H: uint32(s.h), RW: uint32(s.rw), RH: uint32(s.rh),
-			NLam: uint32(len(d.LamScaled)), LamOff: uint32(kLam + 16*k), RowOff: uint32(gm.rowOff[k])}
-		if d.SS == nil {
-			p.NLam, p.Shift = 0, lowShift
+			NLam: uint32(r.nlam[k]), LamOff: uint32(kLam + 16*k)}
+		if r.nlam[k] == 0 {
+			p.Shift = lowShift
+		}
+		if cHi > cLo {
+			own[k] = cHi - cLo
+			p.Own0, p.NOwn = uint32(cLo-gaussRad), uint32(own[k])
+			p.RowOff = uint32(r.gm.rowOff[k] + cLo + st.C0>>k - gaussRad)
 		}
 		g.Write(r.pScale[k], 0, webgpu.Bytes(&p))
 	}
-	return o.Err
+	return own
 }
 
-// encode records a whole score of the image uploaded to r.up.Raw.
-func (r *reference) encode(e *webgpu.Encoder) {
-	k, gm := r.k, &r.gm
-	s0 := gm.s[0]
+// gaussRad is the Gaussian window's radius: region row i is centre row i+5.
+const gaussRad = 5
+
+// encode records the score of one strip whose crop is in r.up.Raw.
+func (r *reference) encode(e *webgpu.Encoder, st webgpu.Strip, own [nScales]int) {
+	k := r.k
+	cg := newGeometry(r.gm.w, st.Rows())
+	s0 := cg.s[0]
 	e.Dispatch(k.unpack, webgpu.Groups(s0.w, wg2), webgpu.Groups(s0.h, wg2), 1, r.pUnpack, r.up.Raw, r.x[0])
 	for l := 0; l < nScales-1; l++ {
-		s, n := gm.s[l], gm.s[l+1]
+		s, n := cg.s[l], cg.s[l+1]
 		p := r.pPyr[l]
 		e.Dispatch(k.downX, webgpu.Groups(n.w, wg2), webgpu.Groups(s.h, wg2), 1, p, r.kb, r.x[l], r.tmp)
 		e.Dispatch(k.downY, webgpu.Groups(n.w, wg2), webgpu.Groups(n.h, wg2), 1, p, r.kb, r.tmp, r.x[l+1])
@@ -276,11 +337,14 @@ func (r *reference) encode(e *webgpu.Encoder) {
 		e.Dispatch(k.upY, webgpu.Groups(s.w, wg2), webgpu.Groups(s.h, wg2), 1, p, r.kb, r.tmp, r.x[l])
 	}
 	for l := 0; l < nScales; l++ {
-		s := gm.s[l]
+		if own[l] == 0 {
+			continue
+		}
+		s := cg.s[l]
 		p := r.pScale[l]
 		e.Dispatch(k.hpass, webgpu.Groups(s.rw, wgX), webgpu.Groups(s.h, wgY), 1, p, r.kb, r.x[l], r.y[l], r.g, r.bx)
 		e.Dispatch(k.pix, webgpu.Groups(s.rw, wgX), webgpu.Groups(s.rh, wgY), 1, p, r.kb, r.g, r.bx, r.refm[l], r.out)
-		e.Dispatch(k.rows, uint32(s.rh), 1, 1, p, r.out, r.sums)
+		e.Dispatch(k.rows, uint32(own[l]), 1, 1, p, r.out, r.sums)
 	}
 }
 
@@ -323,16 +387,35 @@ func (r *reference) Score(ctx context.Context, dist *zenmetrics.Image) (sc zenme
 	err = r.dev.Do(ctx, func(g *webgpu.GPU) error {
 		defer g.NoteHeld()
 		f := dist.Format
-		p := params{W: uint32(dist.Width), H: uint32(dist.Height), Stride: uint32(dist.Stride),
+		p := params{W: uint32(dist.Width), Stride: uint32(dist.Stride),
 			Channels: uint32(f.Channels()), BPS: uint32(f.BytesPerSample()), MaxV: float32(f.MaxValue())}
-		g.Write(r.pUnpack, 0, webgpu.Bytes(&p))
-		e := g.Encoder()
-		if err := r.up.Put(g, e, &r.own, dist); err != nil {
-			e.Discard()
-			return err
+		for i, st := range r.strips {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			// Queue writes run in order with the submissions around them,
+			// so the previous strip's work has read these buffers.
+			p.H = uint32(st.Rows())
+			g.Write(r.pUnpack, 0, webgpu.Bytes(&p))
+			own := r.stripParams(g, st)
+			if r.cref != nil {
+				r.window(g, st)
+			}
+			e := g.Encoder()
+			if err := r.up.Put(g, e, &r.own, webgpu.StripCrop(dist, st.C0, st.C1)); err != nil {
+				e.Discard()
+				return err
+			}
+			r.encode(e, st, own)
+			if i+1 < len(r.strips) {
+				if err := e.Submit(); err != nil {
+					return err
+				}
+				continue
+			}
+			return webgpu.SubmitRead(e, r.sums, 0, sums)
 		}
-		r.encode(e)
-		return webgpu.SubmitRead(e, r.sums, 0, sums)
+		return nil
 	})
 	if err != nil {
 		return zenmetrics.Score{}, err
@@ -353,6 +436,10 @@ func (r *reference) Release() {
 	}
 	r.released = true
 	bufs := r.own.Take()
+	if r.cref != nil {
+		r.cref.Release()
+		r.cref, r.data = nil, nil
+	}
 	r.mu.Unlock()
 	r.dev.Free(bufs)
 }
@@ -363,34 +450,96 @@ type impl struct{}
 // worstRaw is the upload of a w×h RGBA16 image, the largest format.
 func worstRaw(w, h int) int64 { return int64(w) * int64(h) * 8 }
 
-// Estimate is the device memory of a reference and its scoring scratch
-// for the worst case RGBA16 upload; ok is false below piq's minimum size,
-// for ModeStrip (not offered) and when a buffer exceeds the device's
-// binding limits.
-func (impl) Estimate(b *webgpu.Backend, w, h int, mode zenmetrics.Mode) (int64, bool) {
-	mw, mh := cpuiw.MinSize()
-	if w < mw || h < mh || mode != zenmetrics.ModeFull {
-		return 0, false
-	}
-	gm := newGeometry(w, h)
-	list, total := gm.sizes(worstRaw(w, h))
+// stripSpec: the halo is the reach of the coarsest scale's statistics.
+// A band value at level k depends on the crop within a few rows of its
+// own (the 5-tap filters reflect at a crop edge, which corrupts at most 2
+// rows of each low-pass level and 7 of each band next to an interior crop
+// edge), and the 11×11 window adds 5 rows at level k, 5·2^k rows of the
+// image: at level 4, (5 + 2)·16 = 112 rows. 160 rows (a multiple of the
+// alignment) leave a margin; TestStrips checks that strips give the whole
+// image's score bit for bit. Crops start at multiples of 16 so that every
+// level's decimation keeps the whole image's rows, and are at least 176
+// rows tall so that the fifth level still has an 11-row window.
+var stripSpec = webgpu.StripSpec{Halo: 160, Align: 16, MinCrop: 176}
+
+// plan cuts an image into strips: band interior rows if given (rounded to
+// the alignment), else the tallest crops whose buffers fit avail bytes
+// (unknown: -1) and the binding limits. total is the device memory.
+func plan(b *webgpu.Backend, w, h, band int) (strips []webgpu.Strip, rows int, total int64, err error) {
 	lim := b.Device().Limits()
-	for _, n := range append(list, worstRaw(w, h)) {
-		if uint64(n) > lim.MaxStorageBufferBindingSize || uint64(n) > lim.MaxBufferSize {
-			return total, false
+	sumRows := newGeometry(w, h).rows
+	fits := func(rows int) (int64, bool) {
+		raw := worstRaw(w, rows)
+		list, t := bufferSizes(w, rows, sumRows, raw)
+		for _, n := range append(list, raw) {
+			if uint64(n) > lim.MaxStorageBufferBindingSize || uint64(n) > lim.MaxBufferSize {
+				return t, false
+			}
+		}
+		return t, true
+	}
+	if band <= 0 {
+		avail := b.Available()
+		lo, hi := stripSpec.MinCrop, h // largest crop rows that fit
+		if t, ok := fits(lo); !ok || (avail >= 0 && t > avail) {
+			return nil, 0, t, fmt.Errorf("%w: IW-SSIM strips: not even a %d-row crop of a %d-wide image fits", zenmetrics.ErrOutOfMemory, lo, w)
+		}
+		for lo < hi {
+			mid := (lo + hi + 1) / 2
+			if t, ok := fits(mid); ok && (avail < 0 || t <= avail) {
+				lo = mid
+			} else {
+				hi = mid - 1
+			}
+		}
+		var ok bool
+		if band, ok = webgpu.StripBand(h, stripSpec, int64(lo)); !ok {
+			return nil, 0, 0, fmt.Errorf("%w: IW-SSIM strips: no band fits a %d-row crop", zenmetrics.ErrOutOfMemory, lo)
 		}
 	}
-	// Workgroup counts per dimension (65535 at least on every device):
-	// rows runs one workgroup per region row, hpass h/4 along y.
-	s0 := gm.s[0]
-	if s0.rh > 65535 || webgpu.Groups(s0.h, wgY) > 65535 || webgpu.Groups(s0.w, wg2) > 65535 {
-		return total, false
+	strips, err = webgpu.PlanStrips(h, band, stripSpec)
+	if err != nil {
+		return nil, 0, 0, err
 	}
-	return total, true
+	for _, st := range strips {
+		rows = max(rows, st.Rows())
+	}
+	t, ok := fits(rows)
+	if !ok {
+		return nil, 0, t, fmt.Errorf("%w: IW-SSIM strips: a %d-row crop exceeds the device's buffer limits", zenmetrics.ErrUnsupported, rows)
+	}
+	return strips, rows, t, nil
+}
+
+// Estimate is the device memory of a reference and its scoring scratch
+// for the worst case RGBA16 upload; ok is false below piq's minimum size,
+// for other modes than full and strips, and when a buffer or a dispatch
+// exceeds the device's limits.
+func (impl) Estimate(b *webgpu.Backend, w, h int, mode zenmetrics.Mode) (int64, bool) {
+	mw, mh := cpuiw.MinSize()
+	if w < mw || h < mh {
+		return 0, false
+	}
+	if webgpu.Groups(h, wgY) > 65535 || webgpu.Groups(w, wg2) > 65535 {
+		return 0, false
+	}
+	switch mode {
+	case zenmetrics.ModeFull:
+		strips, rows, t, err := plan(b, w, h, h)
+		if err != nil || len(strips) != 1 || rows != h || h-10 > 65535 {
+			return t, false
+		}
+		return t, true
+	case zenmetrics.ModeStrip:
+		_, _, t, err := plan(b, w, h, 0)
+		return t, err == nil
+	}
+	return 0, false
 }
 
 // Prepare prepares the reference on the CPU (cpu/iwssim, float64) and
-// uploads it; refused above the VRAM budget and where Estimate declines.
+// uploads it (whole images) or keeps it to upload each strip's window
+// (ModeStrip); refused above the VRAM budget and where Estimate declines.
 func (impl) Prepare(ctx context.Context, b *webgpu.Backend, ref *zenmetrics.Image, opt zenmetrics.Options) (zenmetrics.Reference, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -398,18 +547,33 @@ func (impl) Prepare(ctx context.Context, b *webgpu.Backend, ref *zenmetrics.Imag
 	if err := ref.Validate(); err != nil {
 		return nil, err
 	}
-	if opt.Mode != zenmetrics.ModeFull {
-		return nil, fmt.Errorf("%w: IW-SSIM on WebGPU scores whole images only (mode %v)", zenmetrics.ErrUnsupported, opt.Mode)
-	}
 	mw, mh := cpuiw.MinSize()
 	if ref.Width < mw || ref.Height < mh {
 		return nil, &zenmetrics.TooSmallError{Metric: zenmetrics.IWSSIM, Width: ref.Width, Height: ref.Height, MinWidth: mw, MinHeight: mh}
 	}
-	need, ok := impl{}.Estimate(b, ref.Width, ref.Height, zenmetrics.ModeFull)
-	if !ok {
-		return nil, fmt.Errorf("%w: IW-SSIM on WebGPU: a %d×%d image exceeds the device's buffer limits", zenmetrics.ErrUnsupported, ref.Width, ref.Height)
+	w, h := ref.Width, ref.Height
+	band := h
+	switch opt.Mode {
+	case zenmetrics.ModeFull:
+	case zenmetrics.ModeStrip:
+		b.RefreshHeld(ctx)
+		band = 0
+		if opt.StripHeight > 0 {
+			band = opt.StripHeight
+		}
+	default:
+		return nil, fmt.Errorf("%w: IW-SSIM on WebGPU: mode %v", zenmetrics.ErrUnsupported, opt.Mode)
 	}
-	b.RefreshHeld(ctx)
+	if _, ok := (impl{}).Estimate(b, w, h, opt.Mode); !ok && opt.StripHeight <= 0 {
+		return nil, fmt.Errorf("%w: IW-SSIM on WebGPU: a %d×%d image in mode %v exceeds the device's limits or memory", zenmetrics.ErrUnsupported, w, h, opt.Mode)
+	}
+	strips, rows, need, err := plan(b, w, h, band)
+	if err != nil {
+		return nil, err
+	}
+	if opt.Mode == zenmetrics.ModeFull {
+		b.RefreshHeld(ctx)
+	}
 	if err := b.CheckBudget(need); err != nil {
 		return nil, err
 	}
@@ -417,9 +581,12 @@ func (impl) Prepare(ctx context.Context, b *webgpu.Backend, ref *zenmetrics.Imag
 	if err != nil {
 		return nil, err
 	}
-	defer cref.Release()
-	data := cref.Scales()
-	r := &reference{dev: b.Device(), gm: newGeometry(ref.Width, ref.Height)}
+	r := &reference{dev: b.Device(), gm: newGeometry(w, h), strips: strips, rows: rows, cref: cref, data: cref.Scales()}
+	for k, d := range r.data {
+		if d.SS != nil {
+			r.nlam[k] = len(d.LamScaled)
+		}
+	}
 	err = r.dev.Do(ctx, func(g *webgpu.GPU) error {
 		defer g.NoteHeld()
 		k, err := compile(g)
@@ -427,14 +594,23 @@ func (impl) Prepare(ctx context.Context, b *webgpu.Backend, ref *zenmetrics.Imag
 			return err
 		}
 		r.k = k
-		if err := r.upload(g, data, worstRaw(ref.Width, ref.Height)); err != nil {
+		if err := r.take(g, worstRaw(w, rows)); err != nil {
 			return err
+		}
+		if len(strips) == 1 {
+			r.window(g, strips[0]) // resident: uploaded once
 		}
 		return g.Encoder().SubmitAndWait()
 	})
 	if err != nil {
 		r.dev.Free(r.own.Take())
+		cref.Release()
 		return nil, err
+	}
+	if len(strips) == 1 {
+		// The whole image's planes are on the device: the CPU copy goes.
+		r.cref.Release()
+		r.cref, r.data = nil, nil
 	}
 	return r, nil
 }
