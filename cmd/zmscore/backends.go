@@ -77,7 +77,7 @@ func openBackend(name string, threads int) (zenmetrics.Backend, error) {
 			return nil, fmt.Errorf("the %s backend is not available: %w\n"+
 				"(score on the CPU with --backend cpu; see README.md for installing a WebGPU runtime)", name, err)
 		}
-		return g, nil
+		return &gpuLadder{g}, nil
 	}
 	names := make([]string, len(backendList))
 	for i, b := range backendList {
@@ -152,6 +152,9 @@ func backendOf(b zenmetrics.Backend, r zenmetrics.Reference) string {
 func adapterOf(b zenmetrics.Backend, backend string) string {
 	if a, ok := b.(*autoBackend); ok {
 		b = a.gpu
+	}
+	if l, ok := b.(*gpuLadder); ok {
+		b = l.Backend
 	}
 	if g, ok := b.(*webgpu.Backend); ok && backend == g.Name() {
 		return g.Info().Adapter
