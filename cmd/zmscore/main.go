@@ -70,7 +70,7 @@ func main() {
 		// finishes the accepted requests, the second cancels them.
 		os.Exit(runServe(os.Args[2:], os.Stdin, os.Stdout, os.Stderr, nil))
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	ctx, stop := signal.NotifyContext(context.Background(), stopSignals...)
 	code := runContext(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)
@@ -148,9 +148,9 @@ and prints one line per DIST, in order: the score as %%.8f, or "nan" if that
 DIST failed (the reason goes to stderr). The reference is prepared once for
 all DISTs.
 
-Inputs: PNG (any layout), JPEG, WebP. JPEG is decoded with Go's decoder,
-which differs from libjpeg-turbo (used by libjxl's tools) by up to ~40 levels;
-for reference-exact scores decode JPEGs to PNG with djpeg first.
+Inputs: PNG (any layout), JPEG, WebP. JPEG is decoded bit-exactly as
+libjpeg-turbo 2.1 (djpeg, and libjxl's tools) decodes it; CMYK/YCCK JPEGs
+are refused, ICC profiles and EXIF orientation are not applied.
 
 Flags (also accepted after the file names):
   --metric NAME    metric to compute (default ssim2)
@@ -388,17 +388,21 @@ func runContext(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	// Both headers are read and checked (size, minimum size, predicted
 	// memory) before either image is decoded.
 	lim := newPairLimits(&opt, backend)
+	defer lim.close()
 	refErr := lim.checkRef()
 	dists := startDecoding(ctx, opt.dists, 2, lim.decodeDist)
 
 	err = refErr
 	var ref *zenmetrics.Image
-	if err == nil {
+	// When every DIST is refused from its header (size mismatch, not an
+	// image), the reference is not decoded at all.
+	noneFits := err == nil && !lim.anyDistFits()
+	if err == nil && !noneFits {
 		ref, err = imageio.DecodeFileOptions(opt.ref, lim.imOpt)
 	}
 	var prepared zenmetrics.Reference
 	var prepareTime time.Duration
-	if err == nil {
+	if err == nil && !noneFits {
 		t0 := time.Now()
 		prepared, err = backend.Prepare(ctx, opt.metric, ref, opt.metricOptions())
 		prepareTime = time.Since(t0)
@@ -421,7 +425,9 @@ func runContext(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		}
 		return 1
 	}
-	defer prepared.Release()
+	if prepared != nil {
+		defer prepared.Release()
+	}
 	// The backend that really prepared the reference (auto may have sent
 	// it to the CPU) and, for WebGPU, the adapter.
 	base.Backend = backendOf(backend, prepared)
