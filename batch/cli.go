@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"runtime/debug"
 	"sort"
 	"strconv"
 	"strings"
@@ -344,6 +345,9 @@ func CLI(ctx context.Context, args []string, stdout, stderr io.Writer, deps Deps
 	if merge {
 		return cliMerge(&o, stdout, stderr)
 	}
+	// The budget as the runtime's soft limit: the collector keeps the heap
+	// near the live data the budget predicts (sysmem.SoftLimit).
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(sysmem.SoftLimit(o.MemoryBudget)))
 	imOpt := imageio.Options{MaxPixels: o.MaxPixels}
 	if defaultDecode {
 		deps.Decode = func(path string) (*zenmetrics.Image, error) { return imageio.DecodeFileOptions(path, imOpt) }

@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"runtime/debug"
 
 	"github.com/zenmetrics-go/zenmetrics"
 	"github.com/zenmetrics-go/zenmetrics/batch"
@@ -48,11 +49,21 @@ type pairLimits struct {
 	ref     imageio.Info
 	ws      int64 // the CPU working set of the pair (images included), 0 for GPUs
 	refOK   bool
+	// oldLimit is the runtime memory limit before newPairLimits.
+	oldLimit int64
 }
 
 func newPairLimits(opt *options, backend zenmetrics.Backend) *pairLimits {
-	return &pairLimits{opt: opt, imOpt: imageio.Options{MaxPixels: opt.maxPixels}, backend: backend}
+	l := &pairLimits{opt: opt, imOpt: imageio.Options{MaxPixels: opt.maxPixels}, backend: backend}
+	// The budget as the runtime's soft limit, so that the heap stays near
+	// the live data the budget predicts (sysmem.SoftLimit); close restores
+	// the previous limit (tests run the command in-process).
+	l.oldLimit = debug.SetMemoryLimit(sysmem.SoftLimit(opt.memBudget))
+	return l
 }
+
+// close restores the runtime memory limit newPairLimits replaced.
+func (l *pairLimits) close() { debug.SetMemoryLimit(l.oldLimit) }
 
 // checkRef reads the reference's header: a file that is not a readable
 // image, one below the metric's minimum size, or a pair predicted to need

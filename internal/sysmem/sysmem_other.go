@@ -3,4 +3,4 @@
 package sysmem
 
 // probe: unknown on this OS.
-func probe() int64 { return 0 }
+func probe() (total, available int64) { return 0, 0 }

@@ -19,8 +19,14 @@ func TestTotal(t *testing.T) {
 	if tot < int64(ms.Sys) {
 		t.Fatalf("Total() = %d, less than the %d bytes this process holds", tot, ms.Sys)
 	}
-	if b := DefaultBudget(); b <= 0 || b > tot {
-		t.Fatalf("DefaultBudget() = %d for Total %d", b, tot)
+	if b := DefaultBudget(); b <= 0 || b > tot || (Available() > 0 && b > Available()) {
+		t.Fatalf("DefaultBudget() = %d for Total %d, Available %d", b, tot, Available())
 	}
-	t.Logf("Total %d MiB, DefaultBudget %d MiB", tot>>20, DefaultBudget()>>20)
+	if a := Available(); a > tot {
+		t.Fatalf("Available() = %d > Total() = %d", a, tot)
+	}
+	if SoftLimit(1<<30) <= 1<<30 || SoftLimit(0) != -1 {
+		t.Fatalf("SoftLimit(1 GiB) = %d, SoftLimit(0) = %d", SoftLimit(1<<30), SoftLimit(0))
+	}
+	t.Logf("Total %d MiB, Available %d MiB, DefaultBudget %d MiB", tot>>20, Available()>>20, DefaultBudget()>>20)
 }

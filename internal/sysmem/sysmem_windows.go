@@ -19,15 +19,15 @@ type memoryStatusEx struct {
 	AvailExtendedVirtual uint64
 }
 
-// probe is GlobalMemoryStatusEx's ullTotalPhys.
-func probe() int64 {
+// probe is GlobalMemoryStatusEx's ullTotalPhys and ullAvailPhys.
+func probe() (total, available int64) {
 	proc := syscall.NewLazyDLL("kernel32.dll").NewProc("GlobalMemoryStatusEx")
 	if proc.Find() != nil {
-		return 0
+		return 0, 0
 	}
 	m := memoryStatusEx{Length: uint32(unsafe.Sizeof(memoryStatusEx{}))}
 	if r, _, _ := proc.Call(uintptr(unsafe.Pointer(&m))); r == 0 {
-		return 0
+		return 0, 0
 	}
-	return int64(m.TotalPhys)
+	return int64(m.TotalPhys), int64(m.AvailPhys)
 }
