@@ -124,8 +124,9 @@ Compute:
   --decoders N            files decoded at once (default: number of CPUs); each reference
                           is decoded once for all its pairs
   --mem-budget SIZE       memory for decoded images and CPU scoring in flight, e.g. 8GiB (default:
-                          3/4 of the physical memory or cgroup limit); a pair predicted (from
-                          the image headers) to need more is an error row, not a crash
+                          3/4 of the physical memory or cgroup limit, at most 9/10 of what is
+                          available at start); a pair predicted (from the image headers) to need
+                          more is an error row, not a crash (CPU Butteraugli: strips first)
   --max-pixels N          refuse images whose header declares more pixels (default 2^30)
   --cache-dir DIR         capability profile folder, passed to the backend
 Scale-out:

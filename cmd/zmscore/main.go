@@ -165,7 +165,9 @@ Flags (also accepted after the file names):
                    (default 2^30, about 1 gigapixel)
   --mem-budget SIZE  memory the decoded pair and CPU scoring may take,
                    e.g. 8GiB (default 3/4 of physical memory or the
-                   cgroup limit); a larger pair is refused before decoding
+                   cgroup limit, at most 9/10 of what is available at
+                   start); a larger pair is refused before decoding (CPU
+                   Butteraugli is scored in strips first)
   --version        print the version and exit
   --help           print this help and exit
 
