@@ -84,7 +84,21 @@ func TestBackendDispatch(t *testing.T) {
 			t.Errorf("%v: Estimate refuses strips", m)
 		}
 	}
-	if _, err := b.Prepare(ctx, zenmetrics.DSSIM, ref, zenmetrics.Options{}); !errors.Is(err, zenmetrics.ErrUnsupported) {
-		t.Errorf("DSSIM: err = %v, want ErrUnsupported", err)
+	// Metrics no package has registered (and a metric that does not
+	// exist) are refused.
+	registered := map[zenmetrics.Metric]bool{}
+	for _, m := range webgpu.Metrics() {
+		registered[m] = true
+	}
+	for _, m := range append(zenmetrics.AllMetrics(), zenmetrics.Metric(200)) {
+		if registered[m] {
+			continue
+		}
+		if _, err := b.Prepare(ctx, m, ref, zenmetrics.Options{}); !errors.Is(err, zenmetrics.ErrUnsupported) {
+			t.Errorf("%v: err = %v, want ErrUnsupported", m, err)
+		}
+		if _, ok := b.Estimate(m, ref.Width, ref.Height, zenmetrics.ModeFull); ok {
+			t.Errorf("%v: Estimate claims an unregistered metric", m)
+		}
 	}
 }
