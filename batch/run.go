@@ -40,7 +40,7 @@ type Config struct {
 	Shard Shard
 	// Engine scores the jobs (required). Run does not close it.
 	Engine Engine
-	// Decode decodes image files; nil uses Go's image/png and image/jpeg.
+	// Decode decodes image files; nil uses imageio.DecodeFile (as the CLI does).
 	Decode DecodeFunc
 	// Decoders is how many files are decoded at once (default: the number of
 	// CPUs). Each reference is decoded once and shared by all its pairs.

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"image"
-	"image/jpeg"
 	"image/png"
 	"io"
 	"strings"
@@ -248,9 +247,8 @@ func decodeErr(format string, err error) error {
 		prefix = "" // image/png and x/image/webp name themselves already
 	}
 	var pu png.UnsupportedError
-	var ju jpeg.UnsupportedError
 	switch {
-	case errors.As(err, &pu), errors.As(err, &ju):
+	case errors.As(err, &pu):
 		return fmt.Errorf("%w: %s%w", zenmetrics.ErrUnsupported, prefix, err)
 	case errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
 		return fmt.Errorf("%w: %s: truncated file: %w", zenmetrics.ErrBadInput, format, err)
