@@ -45,6 +45,22 @@ func simdWorkLen(w int) int {
 // at a time, the vertical pass over the same column blocks as blur.
 func (r *Reference) blurSIMD(dst, a, b []float32, w, h int, sc *scratch) {
 	tmp := sc.tmp[:w*h]
+	r.hblurSIMD(tmp, a, b, w, h, sc)
+	bw := colBlock
+	for bw > 16 && (w+bw-1)/bw < 2*r.threads {
+		bw /= 2
+	}
+	blocks := (w + bw - 1) / bw
+	parallelFor(r.threads, blocks, max(1, 16384/(bw*max(h, 1))), func(_, lo, hi int) {
+		for bk := lo; bk < hi; bk++ {
+			x0 := bk * bw
+			simdBlur.Cols(tmp, dst, w, h, x0, min(x0+bw, w))
+		}
+	})
+}
+
+// hblurSIMD is blurSIMD's horizontal pass, eight rows at a time.
+func (r *Reference) hblurSIMD(tmp, a, b []float32, w, h int, sc *scratch) {
 	groups := (h + 7) / 8
 	parallelFor(r.threads, groups, max(1, rowGrain(w)/8), func(worker, lo, hi int) {
 		buf := sc.simdbuf[worker]
@@ -74,17 +90,6 @@ func (r *Reference) blurSIMD(dst, a, b []float32, w, h int, sc *scratch) {
 			}
 			simdBlur.Rows8(in8, bb, out8, w, work)
 			copy(tmp[y0*w:y0*w+n], out8[:n])
-		}
-	})
-	bw := colBlock
-	for bw > 16 && (w+bw-1)/bw < 2*r.threads {
-		bw /= 2
-	}
-	blocks := (w + bw - 1) / bw
-	parallelFor(r.threads, blocks, max(1, 16384/(bw*max(h, 1))), func(_, lo, hi int) {
-		for bk := lo; bk < hi; bk++ {
-			x0 := bk * bw
-			simdBlur.Cols(tmp, dst, w, h, x0, min(x0+bw, w))
 		}
 	})
 }

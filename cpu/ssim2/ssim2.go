@@ -442,11 +442,7 @@ func (r *Reference) blur(dst, a, b []float32, w, h int, sc *scratch) {
 	}
 	g := blurSigma15
 	tmp := sc.tmp[:w*h]
-	parallelFor(r.threads, h, rowGrain(w), func(worker, lo, hi int) {
-		for y := lo; y < hi; y++ {
-			g.blurRowOf(a, b, tmp, w, y, sc.rowbuf[worker][:w])
-		}
-	})
+	r.hblur(tmp, a, b, w, h, sc)
 	// Columns are independent, so narrower blocks (down to one cache line)
 	// only change how the work is shared out, never the result.
 	bw := colBlock
@@ -458,6 +454,21 @@ func (r *Reference) blur(dst, a, b []float32, w, h int, sc *scratch) {
 		for bk := lo; bk < hi; bk++ {
 			x0 := bk * bw
 			g.blurCols(tmp, dst, w, h, x0, min(x0+bw, w))
+		}
+	})
+}
+
+// hblur is blur's horizontal pass (reference code): rows of a (times b)
+// into tmp. Strips (strip.go) run it alone on a crop's rows.
+func (r *Reference) hblur(tmp, a, b []float32, w, h int, sc *scratch) {
+	if sc.simd {
+		r.hblurSIMD(tmp, a, b, w, h, sc)
+		return
+	}
+	g := blurSigma15
+	parallelFor(r.threads, h, rowGrain(w), func(worker, lo, hi int) {
+		for y := lo; y < hi; y++ {
+			g.blurRowOf(a, b, tmp, w, y, sc.rowbuf[worker][:w])
 		}
 	})
 }
@@ -574,11 +585,22 @@ func (r *Reference) scoreView(ctx context.Context, v view, dist *zenmetrics.Imag
 // turns them into the 1-norms and 4-norms of its three maps (n pixels).
 func planeNorms(rows []float64, h, n int) [6]float64 {
 	var tot [6]float64
+	addRowSums(&tot, rows, h)
+	return sumNorms(&tot, n)
+}
+
+// addRowSums adds h rows' sums (6 per row) to tot in row order; strips
+// continue the same running sums from strip to strip.
+func addRowSums(tot *[6]float64, rows []float64, h int) {
 	for y := 0; y < h; y++ {
 		for i := range tot {
 			tot[i] += rows[6*y+i]
 		}
 	}
+}
+
+// sumNorms turns a plane's totals into its 1-norms and 4-norms.
+func sumNorms(tot *[6]float64, n int) [6]float64 {
 	onePerPixels := 1.0 / float64(n)
 	return [6]float64{
 		onePerPixels * tot[0],
