@@ -46,8 +46,9 @@ func New(cfg Config) *Backend { return &Backend{cfg: cfg} }
 func (b *Backend) Name() string { return "cpu" }
 
 // Estimate returns the heap a prepared reference plus one scoring of a w×h
-// image uses. Every mode is computed on the full image (the CPU has no
-// memory cliff that strips would avoid), so mode does not change it.
+// image uses. Every mode is computed on the full image, so mode does not
+// change it; strips are the CPU's answer to the memory budget alone
+// (WorkingSet says what a pair takes under it).
 func (b *Backend) Estimate(m zenmetrics.Metric, w, h int, mode zenmetrics.Mode) (int64, bool) {
 	if CheckSize(m, w, h) != nil {
 		return 0, false
@@ -90,8 +91,9 @@ func (b *Backend) Prepare(ctx context.Context, m zenmetrics.Metric, ref *zenmetr
 		return nil, err
 	}
 	if band > 0 {
-		// Over the budget at once, within it in strips (Butteraugli).
-		return b.prepareStrips(ref, opt, band)
+		// Over the budget at once, within it in strips (Butteraugli,
+		// SSIMULACRA2).
+		return b.prepareStrips(m, ref, opt, band)
 	}
 	switch m {
 	case zenmetrics.SSIMULACRA2:
@@ -135,3 +137,22 @@ func (s *ssim2Ref) Score(ctx context.Context, dist *zenmetrics.Image) (sc zenmet
 }
 
 func (s *ssim2Ref) Release() { s.r.Release() }
+
+// ssim2StripRef adapts *ssim2.StripReference to zenmetrics.Reference.
+type ssim2StripRef struct {
+	r *ssim2.StripReference
+}
+
+func (s *ssim2StripRef) Score(ctx context.Context, dist *zenmetrics.Image) (sc zenmetrics.Score, err error) {
+	defer zenmetrics.Recover(&err)
+	v, err := s.r.Score(ctx, dist)
+	if err != nil {
+		return zenmetrics.Score{}, err
+	}
+	return zenmetrics.Score{Metric: zenmetrics.SSIMULACRA2, Value: v}, nil
+}
+
+func (s *ssim2StripRef) Release() { s.r.Release() }
+
+// Band is the interior rows of each strip.
+func (s *ssim2StripRef) Band() int { return s.r.Band() }

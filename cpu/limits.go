@@ -62,7 +62,8 @@ func (b *Backend) SetMemBudget(n int64) { b.budget.Store(n) }
 
 // plan is how metric m runs on a w×h pair of bpp bytes per pixel under the
 // budget: need is the memory it takes with both images (and the full
-// distance map when distMap), band > 0 says in strips of that many rows.
+// distance map when distMap), band > 0 says in strips of that many rows
+// (Butteraugli and SSIMULACRA2 over the budget, where a strip fits).
 // A need over the budget means it does not fit either way.
 func (b *Backend) plan(m zenmetrics.Metric, w, h, bpp int, distMap bool) (need int64, band int, ok bool) {
 	est, ok := b.Estimate(m, w, h, zenmetrics.ModeFull)
@@ -72,15 +73,22 @@ func (b *Backend) plan(m zenmetrics.Metric, w, h, bpp int, distMap bool) (need i
 	images := 2 * int64(w) * int64(h) * int64(bpp)
 	need = est + images
 	budget := b.memBudget()
-	if budget <= 0 || need <= budget || m != zenmetrics.Butteraugli {
+	if budget <= 0 || need <= budget {
 		return need, 0, true
 	}
 	held := images
-	if distMap {
-		held += 4 * int64(w) * int64(h) // the assembled map
-	}
-	if band = butteraugli.StripBand(w, h, budget-held); band > 0 {
-		return held + butteraugli.StripBytes(w, h, band), band, true
+	switch m {
+	case zenmetrics.Butteraugli:
+		if distMap {
+			held += 4 * int64(w) * int64(h) // the assembled map
+		}
+		if band = butteraugli.StripBand(w, h, budget-held); band > 0 {
+			return held + butteraugli.StripBytes(w, h, band), band, true
+		}
+	case zenmetrics.SSIMULACRA2:
+		if band = ssim2.StripBand(w, h, budget-held); band > 0 {
+			return held + ssim2.StripBytes(w, h, band), band, true
+		}
 	}
 	return need, 0, true
 }
@@ -88,8 +96,8 @@ func (b *Backend) plan(m zenmetrics.Metric, w, h, bpp int, distMap bool) (need i
 // WorkingSet is the memory scoring metric m on a w×h pair takes on this
 // backend under its budget, with the two decoded images of bpp bytes per
 // pixel: Estimate (prepared reference plus one scoring) and the images,
-// or, for Butteraugli over the budget, one strip's working set and the
-// images. ok is false where Estimate's is.
+// or, for Butteraugli and SSIMULACRA2 over the budget, one strip's working
+// set and the images. ok is false where Estimate's is.
 func (b *Backend) WorkingSet(m zenmetrics.Metric, w, h, bpp int) (int64, bool) {
 	need, _, ok := b.plan(m, w, h, bpp, false)
 	return need, ok
@@ -124,8 +132,8 @@ func (b *Backend) checkMemory(m zenmetrics.Metric, ref *zenmetrics.Image, opt ze
 	if !ok || need <= budget {
 		return band, nil // no CPU implementation (Prepare says so), or it fits
 	}
-	strips := "the CPU backend scores only Butteraugli in strips"
-	if m == zenmetrics.Butteraugli {
+	strips := "the CPU backend scores only Butteraugli and SSIMULACRA2 in strips"
+	if m == zenmetrics.Butteraugli || m == zenmetrics.SSIMULACRA2 {
 		strips = "even in strips"
 	}
 	return 0, &zenmetrics.OutOfMemoryError{Backend: "cpu", Requested: need, Free: budget,
@@ -134,9 +142,17 @@ func (b *Backend) checkMemory(m zenmetrics.Metric, ref *zenmetrics.Image, opt ze
 			m, ref.Width, ref.Height, need>>20, budget>>20, strips)}
 }
 
-// prepareStrips is Butteraugli's strip reference (see cpu/butteraugli's
-// strip.go: the scores are the full comparison's bit for bit).
-func (b *Backend) prepareStrips(ref *zenmetrics.Image, opt zenmetrics.Options, band int) (zenmetrics.Reference, error) {
+// prepareStrips is the strip reference of Butteraugli or SSIMULACRA2 (see
+// cpu/butteraugli's and cpu/ssim2's strip.go: the scores are the full
+// image's bit for bit).
+func (b *Backend) prepareStrips(m zenmetrics.Metric, ref *zenmetrics.Image, opt zenmetrics.Options, band int) (zenmetrics.Reference, error) {
+	if m == zenmetrics.SSIMULACRA2 {
+		r, err := ssim2.PrepareStrips(ref, ssim2.Config{Threads: b.cfg.Threads}, band)
+		if err != nil {
+			return nil, err
+		}
+		return &ssim2StripRef{r: r}, nil
+	}
 	return butteraugli.PrepareStrips(ref, butteraugli.Config{Threads: b.cfg.Threads, IntensityTarget: opt.IntensityTarget,
 		PNorm: opt.PNorm, DistMap: opt.DistMap}, band)
 }

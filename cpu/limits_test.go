@@ -3,10 +3,12 @@ package cpu
 import (
 	"context"
 	"errors"
+	"math"
 	"runtime"
 	"testing"
 
 	"github.com/zenmetrics-go/zenmetrics"
+	"github.com/zenmetrics-go/zenmetrics/cpu/ssim2"
 )
 
 // TestButteraugliTooSmall: two unrelated 1×5000 images (libjxl's tool
@@ -40,8 +42,10 @@ func TestButteraugliTooSmall(t *testing.T) {
 // TestMemBudget: a reference whose working set exceeds MemBudget is
 // refused with ErrOutOfMemory before anything proportional to it is
 // allocated; the same reference prepares under a budget that fits.
-// Butteraugli over the budget is scored in strips when a strip fits, with
-// the full image's scores (tolerance 0, see cpu/butteraugli's strip.go).
+// Butteraugli and SSIMULACRA2 over the budget are scored in strips when a
+// strip fits, with the full image's scores (Butteraugli: tolerance 0, see
+// cpu/butteraugli's strip.go; SSIMULACRA2: 1e-6, the GPU strips' contract,
+// though cpu/ssim2's strips are bit-identical too, see its strip.go).
 func TestMemBudget(t *testing.T) {
 	ref := zenmetrics.NewImage(256, 600, zenmetrics.RGB8)
 	dist := zenmetrics.NewImage(256, 600, zenmetrics.RGB8)
@@ -55,7 +59,8 @@ func TestMemBudget(t *testing.T) {
 		m      zenmetrics.Metric
 		budget func(full int64) int64 // budget for a refusal
 	}{
-		{zenmetrics.SSIMULACRA2, func(full int64) int64 { return full - 1 }},
+		// Not even the least strip working set fits.
+		{zenmetrics.SSIMULACRA2, func(int64) int64 { return images + ssim2.MinStripBytes(256, 600) - 1 }},
 		// Not even a 2-row strip (EstimateBytes of 2+2·84 rows) fits.
 		{zenmetrics.Butteraugli, func(int64) int64 { return images + 150*256*200 }},
 	} {
@@ -84,32 +89,53 @@ func TestMemBudget(t *testing.T) {
 		}
 		r.Release()
 	}
-	// Butteraugli one byte short of the full working set: strips.
-	full, _ := New(Config{MemBudget: -1}).WorkingSet(zenmetrics.Butteraugli, ref.Width, ref.Height, 3)
-	whole := New(Config{MemBudget: -1})
-	short := New(Config{})
-	short.SetMemBudget(full - 1)
-	if n, _ := short.WorkingSet(zenmetrics.Butteraugli, ref.Width, ref.Height, 3); n >= full {
-		t.Errorf("strip working set %d not below the full %d", n, full)
-	}
-	opt := zenmetrics.Options{PNorm: 2}
-	want, err := zenmetrics.ScoreOnce(ctx, whole, zenmetrics.Butteraugli, ref, dist, opt)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := short.Prepare(ctx, zenmetrics.Butteraugli, ref, opt)
-	if err != nil {
-		t.Fatalf("budget one byte short: %v, want strips", err)
-	}
-	defer r.Release()
-	if _, ok := r.(interface{ Band() int }); !ok {
-		t.Fatalf("budget one byte short: %T, want a strip reference", r)
-	}
-	got, err := r.Score(ctx, dist)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got.Value != want.Value || got.Extras["pnorm3"] != want.Extras["pnorm3"] || got.Extras["pnorm"] != want.Extras["pnorm"] {
-		t.Errorf("strips %v %v, full %v %v", got.Value, got.Extras, want.Value, want.Extras)
+	// One byte short of the full working set, and just above the smallest
+	// strip: strips, with the full image's scores.
+	for _, m := range []zenmetrics.Metric{zenmetrics.Butteraugli, zenmetrics.SSIMULACRA2} {
+		full, _ := New(Config{MemBudget: -1}).WorkingSet(m, ref.Width, ref.Height, 3)
+		budgets := []int64{full - 1}
+		if m == zenmetrics.SSIMULACRA2 {
+			budgets = append(budgets, images+ssim2.MinStripBytes(256, 600))
+		}
+		whole := New(Config{MemBudget: -1})
+		opt := zenmetrics.Options{PNorm: 2}
+		want, err := zenmetrics.ScoreOnce(ctx, whole, m, ref, dist, opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, budget := range budgets {
+			short := New(Config{})
+			short.SetMemBudget(budget)
+			n, _ := short.WorkingSet(m, ref.Width, ref.Height, 3)
+			if n >= full || n > budget {
+				t.Errorf("%v budget %d: strip working set %d, full %d", m, budget, n, full)
+			}
+			r, err := short.Prepare(ctx, m, ref, opt)
+			if err != nil {
+				t.Fatalf("%v budget %d (full %d): %v, want strips", m, budget, full, err)
+			}
+			band, ok := r.(interface{ Band() int })
+			if !ok {
+				r.Release()
+				t.Fatalf("%v budget %d: %T, want a strip reference", m, budget, r)
+			}
+			got, err := r.Score(ctx, dist)
+			r.Release()
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("%v budget %d (full %d): band %d, working set %d, strips %.10f, full %.10f", m, budget, full,
+				band.Band(), n, got.Value, want.Value)
+			switch m {
+			case zenmetrics.Butteraugli:
+				if got.Value != want.Value || got.Extras["pnorm3"] != want.Extras["pnorm3"] || got.Extras["pnorm"] != want.Extras["pnorm"] {
+					t.Errorf("strips %v %v, full %v %v", got.Value, got.Extras, want.Value, want.Extras)
+				}
+			case zenmetrics.SSIMULACRA2:
+				if !(math.Abs(got.Value-want.Value) <= 1e-6) {
+					t.Errorf("SSIMULACRA2 strips %.10f, full %.10f", got.Value, want.Value)
+				}
+			}
+		}
 	}
 }

@@ -86,20 +86,31 @@ func rowsAt(a, b, h, hk, k int) (lo, hi int) {
 
 // stripLayout is the largest crop and interior, per scale, over a w×h
 // image's strips of band rows: what the scratch is sized for.
+// Its tables are arrays so that StripBytes, which the memory planner calls
+// for many bands before refusing a pair, allocates nothing.
 type stripLayout struct {
-	dims          [][2]int
-	crop, inner   []int // rows per scale
+	dims          [numScales][2]int
+	K             int            // the number of scales
+	crop, inner   [numScales]int // rows per scale
 	threads, band int
 	simd          bool
 }
 
 func newStripLayout(w, h, band, threads int, simd bool) stripLayout {
-	l := stripLayout{dims: scaleDims(w, h), threads: threads, band: band, simd: simd}
-	l.crop = make([]int, len(l.dims))
-	l.inner = make([]int, len(l.dims))
+	l := stripLayout{threads: threads, band: band, simd: simd}
+	// scaleDims, without its slice.
+	l.dims[0], l.K = [2]int{w, h}, 1
+	for l.K < numScales {
+		last := l.dims[l.K-1]
+		if last[0] < minSide || last[1] < minSide {
+			break
+		}
+		l.dims[l.K] = [2]int{(last[0] + 1) / 2, (last[1] + 1) / 2}
+		l.K++
+	}
 	for y0 := 0; y0 < h; y0 += band {
 		g := stripAt(h, band, y0)
-		for k, d := range l.dims {
+		for k, d := range l.dims[:l.K] {
 			c0, c1 := rowsAt(g.c0, g.c1, h, d[1], k)
 			i0, i1 := rowsAt(g.y0, g.y1, h, d[1], k)
 			if g.y0 == 0 {
@@ -114,14 +125,14 @@ func newStripLayout(w, h, band, threads int, simd bool) stripLayout {
 
 // stripScratch is one strip's working set, reused by every strip.
 type stripScratch struct {
-	sc     scratch           // lin, rowbuf, simdbuf: as for a full image
-	x1, x2 [][3][]float32    // per scale: the crops' positive XYB
-	tmp    []float32         // horizontal pass over a crop (+ padding)
-	out    [5][]float32      // vertical pass over an interior, rows of w8
-	junk   []float32         // the warm-up rows' outputs (w8)
-	rows   []float64         // error-term sums, 6 per interior row
-	st     [][3][5][]float32 // filter states per scale, channel, blur
-	refIm  zenmetrics.Image  // crop views, reused
+	sc     scratch                    // lin, rowbuf, simdbuf: as for a full image
+	x1, x2 [numScales][3][]float32    // per scale: the crops' positive XYB
+	tmp    []float32                  // horizontal pass over a crop (+ padding)
+	out    [5][]float32               // vertical pass over an interior, rows of w8
+	junk   []float32                  // the warm-up rows' outputs (w8)
+	rows   []float64                  // error-term sums, 6 per interior row
+	st     [numScales][3][5][]float32 // filter states per scale, channel, blur
+	refIm  zenmetrics.Image           // crop views, reused
 	distIm zenmetrics.Image
 	crop   Reference // a Reference of the crop's size, for the per-row code
 }
@@ -162,31 +173,33 @@ func heapSize(n int64) int64 {
 // stripFixedBytes covers the small allocations besides the planes (slice
 // headers of the per-scale tables, the crop Reference and image views,
 // parallelFor's goroutines and closures, the views' map).
-const stripFixedBytes = 64 << 10
+const stripFixedBytes = 128 << 10
 
-func (l *stripLayout) scratch(w int, a *alloc) *stripScratch {
-	s := &stripScratch{}
-	K := len(l.dims)
+// fill gives s its slices from a (with a.count, nil ones: only the bytes
+// are added up, and nothing is allocated).
+func (l *stripLayout) fill(w int, a *alloc, s *stripScratch) {
 	n1, n2 := linSizes(w, l.crop[0])
 	for c := 0; c < 3; c++ {
 		s.sc.lin[0][c] = a.f32(n1)
 		s.sc.lin[1][c] = a.f32(n2)
 	}
 	s.sc.simd = l.simd
-	s.sc.rowbuf = make([][]float32, l.threads)
-	for i := range s.sc.rowbuf {
-		s.sc.rowbuf[i] = a.f32(6 * w)
-	}
-	if l.simd {
+	a.bytes += 2 * heapSize(24*int64(l.threads)) // the per-worker tables
+	if !a.count {
+		s.sc.rowbuf = make([][]float32, l.threads)
 		s.sc.simdbuf = make([][]float32, l.threads)
-		for i := range s.sc.simdbuf {
-			s.sc.simdbuf[i] = a.f32(simdWorkLen(w))
+	}
+	for i := 0; i < l.threads; i++ {
+		rb := a.f32(6 * w)
+		var sb []float32
+		if l.simd {
+			sb = a.f32(simdWorkLen(w))
+		}
+		if !a.count {
+			s.sc.rowbuf[i], s.sc.simdbuf[i] = rb, sb
 		}
 	}
-	s.x1 = make([][3][]float32, K)
-	s.x2 = make([][3][]float32, K)
-	s.st = make([][3][5][]float32, K)
-	for k, d := range l.dims {
+	for k, d := range l.dims[:l.K] {
 		w8 := (d[0] + 7) &^ 7
 		for c := 0; c < 3; c++ {
 			s.x1[k][c] = a.f32(d[0] * l.crop[k])
@@ -204,7 +217,6 @@ func (l *stripLayout) scratch(w int, a *alloc) *stripScratch {
 	s.junk = a.f32(w8)
 	s.rows = a.f64(6 * l.inner[0])
 	a.bytes += stripFixedBytes
-	return s
 }
 
 // StripBytes is the heap one Score of a StripReference of a w×h image in
@@ -216,7 +228,8 @@ func StripBytes(w, h, band int) int64 {
 	}
 	l := newStripLayout(w, h, band, runtime.GOMAXPROCS(0), useSIMD)
 	a := alloc{count: true}
-	l.scratch(w, &a)
+	var s stripScratch
+	l.fill(w, &a, &s)
 	return a.bytes + 2*l.stripGarbage(h)
 }
 
@@ -226,35 +239,42 @@ func StripBytes(w, h, band int) int64 {
 // and five vertical passes and the error terms), each leaving its
 // closures, WaitGroup and goroutines (measured 32 B on 1 goroutine, 184 on
 // 2, 293 on 4, 474 on 8, 884 on 16; counted as 112 + 56 per goroutine),
-// and some small values (the crops' plane tables, 2 KiB counted). It is garbage, not live memory,
+// and some small values (the crops' plane tables; 8 KiB counted, about
+// three times what was measured). It is garbage, not live memory,
 // but it is counted so that StripBytes bounds what a Score allocates; a
 // reference with alpha has two views, so StripBytes counts two.
 func (l *stripLayout) stripGarbage(h int) int64 {
 	strips := int64((h + l.band - 1) / l.band)
-	calls := int64(37*len(l.dims) - 4)
-	return strips * (calls*(112+56*int64(l.threads)) + 2048)
+	calls := int64(37*l.K - 4)
+	return strips * (calls*(112+56*int64(l.threads)) + 8<<10)
 }
 
 // StripBand is the largest band (a multiple of StripAlign, at most the
 // image's height rounded up) whose StripBytes fits in budget, or 0 when
-// not even the smallest does.
+// none does. StripBytes is not monotonic in the band (narrower bands mean
+// smaller planes but more strips, each leaving some garbage), so every
+// band is tried from the widest down; h/32 layouts of h/band strips each
+// cost microseconds.
 func StripBand(w, h int, budget int64) int {
 	if w <= 0 || h <= 0 {
 		return 0
 	}
-	if StripBytes(w, h, stripAlign) > budget {
-		return 0
-	}
-	lo, hi := 1, (h+stripAlign-1)/stripAlign // in units of stripAlign
-	for lo < hi {                            // the largest fitting unit count in [lo, hi]
-		mid := (lo + hi + 1) / 2
-		if StripBytes(w, h, mid*stripAlign) <= budget {
-			lo = mid
-		} else {
-			hi = mid - 1
+	for band := (h + stripAlign - 1) &^ (stripAlign - 1); band >= stripAlign; band -= stripAlign {
+		if StripBytes(w, h, band) <= budget {
+			return band
 		}
 	}
-	return lo * stripAlign
+	return 0
+}
+
+// MinStripBytes is the least StripBytes over every band: below it (plus
+// the images) a w×h pair cannot be scored on the CPU at all.
+func MinStripBytes(w, h int) int64 {
+	least := int64(math.MaxInt64)
+	for band := stripAlign; band < h+stripAlign; band += stripAlign {
+		least = min(least, StripBytes(w, h, band))
+	}
+	return least
 }
 
 // StripReference is a reference scored in strips: it holds the image only
@@ -305,7 +325,8 @@ func (s *StripReference) Score(ctx context.Context, dist *zenmetrics.Image) (sco
 	}
 	w, h := ref.Width, ref.Height
 	l := newStripLayout(w, h, s.band, s.threads, s.simd)
-	sc := l.scratch(w, &alloc{})
+	sc := new(stripScratch)
+	l.fill(w, &alloc{}, sc)
 	// The views as Reference.ScoreContext forms them: a reference with
 	// alpha is scored on backgrounds 0.1 and 0.9 (its pyramid shared when
 	// it is opaque), one without on 0.5; a distorted image with real
@@ -348,7 +369,7 @@ const (
 func (s *StripReference) scoreStrips(ctx context.Context, l *stripLayout, sc *stripScratch, ref, dist *zenmetrics.Image,
 	refBlend, distBlend bool, bg float32) (float64, error) {
 	w, h := ref.Width, ref.Height
-	K := len(l.dims)
+	K := l.K
 	tot := make([][3][6]float64, K)
 	sets := make([]int, K)
 	for k := range sc.st {
@@ -369,13 +390,13 @@ func (s *StripReference) scoreStrips(ctx context.Context, l *stripLayout, sc *st
 		cropRows(&sc.refIm, ref, g.c0, g.c1)
 		cropRows(&sc.distIm, dist, g.c0, g.c1)
 		cr.h = g.c1 - g.c0
-		for k, d := range l.dims {
+		for k, d := range l.dims[:K] {
 			c0, c1 := rowsAt(g.c0, g.c1, h, d[1], k)
 			cr.dims[k] = [2]int{d[0], c1 - c0}
 		}
-		s.cropPyramid(cr, &sc.refIm, refBlend, bg, sc.x1, sc)
-		s.cropPyramid(cr, &sc.distIm, distBlend, bg, sc.x2, sc)
-		for k, d := range l.dims {
+		s.cropPyramid(cr, &sc.refIm, refBlend, bg, &sc.x1, sc)
+		s.cropPyramid(cr, &sc.distIm, distBlend, bg, &sc.x2, sc)
+		for k, d := range l.dims[:K] {
 			wk, hk := d[0], d[1]
 			c0, _ := rowsAt(g.c0, g.c1, h, hk, k)
 			i0, i1 := rowsAt(g.y0, g.y1, h, hk, k)
@@ -399,7 +420,7 @@ func (s *StripReference) scoreStrips(ctx context.Context, l *stripLayout, sc *st
 		}
 	}
 	norms := make([][3][6]float64, K)
-	for k, d := range l.dims {
+	for k, d := range l.dims[:K] {
 		for c := 0; c < 3; c++ {
 			norms[k][c] = sumNorms(&tot[k][c], d[0]*d[1])
 		}
@@ -416,7 +437,7 @@ func cropRows(dst, im *zenmetrics.Image, c0, c1 int) {
 
 // cropPyramid is buildPyramid's first half for a crop (whose Reference cr
 // has the crop's per-scale sizes): its positive XYB at every scale.
-func (s *StripReference) cropPyramid(cr *Reference, im *zenmetrics.Image, blend bool, bg float32, xyb [][3][]float32, sc *stripScratch) {
+func (s *StripReference) cropPyramid(cr *Reference, im *zenmetrics.Image, blend bool, bg float32, xyb *[numScales][3][]float32, sc *stripScratch) {
 	cur := 0
 	for k, d := range cr.dims {
 		n := d[0] * d[1]

@@ -197,7 +197,7 @@ func TestStripsEqualFullCorpus(t *testing.T) {
 // TestStripBytes checks StripBytes against what PrepareStrips and one
 // Score allocate (runtime.MemStats.TotalAlloc, on GOMAXPROCS threads as
 // StripBytes assumes): it must not be below it (it guards the memory
-// budget), and not more than 5 % plus StripBytes' 64 KiB allowance for
+// budget), and not more than 5 % plus StripBytes' 128 KiB allowance for
 // small allocations and its allowance for the parallel loops' garbage
 // (stripGarbage, counted for two views, which only a reference with alpha
 // has, and from a per-call cost that narrow planes, run on fewer
@@ -242,23 +242,29 @@ func TestStripBytes(t *testing.T) {
 }
 
 // TestStripBand: the band is a multiple of 32, fits the budget and is the
-// largest that does; below the smallest strip it is 0; a strip's working
-// set is well below the whole image's for a tall image.
+// largest that does; below the least strip working set it is 0; a strip's
+// working set is well below the whole image's for a tall image.
 func TestStripBand(t *testing.T) {
 	w, h := 20000, 20000
 	budget := int64(1 << 30)
 	b := StripBand(w, h, budget)
-	if b < stripAlign || b%stripAlign != 0 || StripBytes(w, h, b) > budget || StripBytes(w, h, b+stripAlign) <= budget {
-		t.Fatalf("StripBand = %d: bytes %d (budget %d), next %d", b, StripBytes(w, h, b), budget, StripBytes(w, h, b+stripAlign))
+	if b < stripAlign || b%stripAlign != 0 || StripBytes(w, h, b) > budget {
+		t.Fatalf("StripBand = %d: bytes %d (budget %d)", b, StripBytes(w, h, b), budget)
 	}
-	if StripBand(w, h, StripBytes(w, h, stripAlign)-1) != 0 {
-		t.Fatal("a budget below one 32-row strip gave a band")
+	for wider := b + stripAlign; wider < h+stripAlign; wider += stripAlign {
+		if StripBytes(w, h, wider) <= budget {
+			t.Fatalf("StripBand = %d, but %d fits too", b, wider)
+		}
+	}
+	least := MinStripBytes(w, h)
+	if StripBand(w, h, least-1) != 0 || StripBand(w, h, least) == 0 {
+		t.Fatal("MinStripBytes is not the threshold of StripBand")
 	}
 	if got := StripBand(w, 100, 1<<40); got != 128 {
 		t.Fatalf("unlimited budget on 100 rows: band %d, want 128 (one strip)", got)
 	}
-	t.Logf("20000²: full %d MiB, 32-row strip %d MiB, band %d under 1 GiB", EstimateBytes(w, h)>>20,
-		StripBytes(w, h, stripAlign)>>20, b)
+	t.Logf("20000²: full %d MiB, 32-row strip %d MiB, least %d MiB, band %d under 1 GiB", EstimateBytes(w, h)>>20,
+		StripBytes(w, h, stripAlign)>>20, least>>20, b)
 }
 
 // TestStripErrors: bad bands and released references.
