@@ -16,10 +16,29 @@ import (
 // library file to load before any other candidate.
 const EnvLibrary = "ZENMETRICS_WEBGPU_LIB"
 
-// InstallHint says how to get a library this binding matches.
-const InstallHint = "install Dawn's WebGPU library from npm: `npm pack bun-webgpu-linux-x64@0.1.7 && tar xzf bun-webgpu-linux-x64-0.1.7.tgz` " +
-	"and put package/libwebgpu_wrapper.so next to the executable, or set " + EnvLibrary + "=/path/to/libwebgpu_wrapper.so " +
-	"(the binding matches Dawn of June 2025; a Vulkan driver is needed too, e.g. Mesa lavapipe on CPU-only machines)"
+// InstallHint says how to get a library this binding matches, for the
+// operating system it runs on (the npm package of that OS, what it ships,
+// where to put it). The macOS and Windows packages exist at 0.1.4 and 0.1.5
+// only; 0.1.5 carries the same Dawn as linux-x64 0.1.7 (see abis).
+var InstallHint = installHint(runtime.GOOS, runtime.GOARCH)
+
+func installHint(goos, goarch string) string {
+	pkg, file := "bun-webgpu-linux-x64@0.1.7", "libwebgpu_wrapper.so"
+	driver := "a Vulkan driver is needed too, e.g. Mesa lavapipe on CPU-only machines"
+	switch goos {
+	case "darwin":
+		pkg, file, driver = "bun-webgpu-darwin-arm64@0.1.5", "libwebgpu_wrapper.dylib", "it runs on Metal"
+		if goarch == "amd64" {
+			pkg = "bun-webgpu-darwin-x64@0.1.5"
+		}
+	case "windows":
+		pkg, file, driver = "bun-webgpu-win32-x64@0.1.5", "webgpu_wrapper.dll", "it runs on D3D12"
+	}
+	tgz := strings.Replace(pkg, "@", "-", 1) + ".tgz"
+	return "install Dawn's WebGPU library from npm: `npm pack " + pkg + " && tar xzf " + tgz + "` " +
+		"and put package/" + file + " next to the executable, or set " + EnvLibrary + "=/path/to/" + file +
+		" (the binding matches the Dawn of bun-webgpu 0.1.5-0.1.7, June 2025; " + driver + ")"
+}
 
 // LoadError is returned when no usable library was found. It wraps
 // zenmetrics.ErrUnsupported and every candidate's own error.
@@ -68,6 +87,8 @@ var (
 	loadMu   sync.Mutex
 	loaded   bool
 	loadedAt string
+	// loadedABI is the table selectABI picked for the loaded library.
+	loadedABI *ABI
 )
 
 // Load finds, opens and binds the WebGPU library once per process. Later
@@ -85,12 +106,13 @@ func Load() error {
 	}
 	for _, c := range Candidates() {
 		tried = append(tried, c)
-		if err := tryLoad(c); err != nil {
+		abi, err := tryLoad(c)
+		if err != nil {
 			errs = append(errs, err)
 			continue
 		}
 		initCallbacks()
-		loaded, loadedAt = true, c
+		loaded, loadedAt, loadedABI = true, c, abi
 		return nil
 	}
 	return &LoadError{Tried: tried, Err: errors.Join(errs...), Explicit: ExplicitLibrary()}
@@ -103,13 +125,16 @@ func LibraryPath() string {
 	return loadedAt
 }
 
-func tryLoad(path string) error {
+// tryLoad opens one candidate, checks that it exports every function the
+// binding calls and that its exports match a supported ABI (selectABI), and
+// only then binds the functions.
+func tryLoad(path string) (*ABI, error) {
 	h, err := dlOpen(path)
 	if err != nil {
 		if strings.Contains(err.Error(), path) { // dlerror already names the file
-			return err
+			return nil, err
 		}
-		return fmt.Errorf("%s: %w", path, err)
+		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	addrs := make([]uintptr, len(symbols))
 	var missing []string
@@ -122,12 +147,19 @@ func tryLoad(path string) error {
 		addrs[i] = a
 	}
 	if len(missing) > 0 {
-		return &MissingSymbolsError{Path: path, Missing: missing}
+		return nil, &MissingSymbolsError{Path: path, Missing: missing}
+	}
+	abi, err := selectABI(path, func(name string) bool {
+		a, err := dlSym(h, name)
+		return err == nil && a != 0
+	})
+	if err != nil {
+		return nil, err
 	}
 	for i, s := range symbols {
 		bindFunc(s.fptr, addrs[i])
 	}
-	return nil
+	return abi, nil
 }
 
 // libNames are the file names tried next to the executable and in the

@@ -130,13 +130,13 @@ func TestTryLoadErrors(t *testing.T) {
 	if !dlSupported {
 		t.Skip("no dynamic loading here")
 	}
-	err := tryLoad("/nonexistent/libwebgpu.so")
+	_, err := tryLoad("/nonexistent/libwebgpu.so")
 	if err == nil || !strings.Contains(err.Error(), "/nonexistent/libwebgpu.so") {
 		t.Fatalf("missing file: %v", err)
 	}
 	if runtime.GOOS == "linux" {
 		// A real library that is not WebGPU: every symbol is reported missing.
-		err := tryLoad("libc.so.6")
+		_, err := tryLoad("libc.so.6")
 		var ms *MissingSymbolsError
 		if !errors.As(err, &ms) || len(ms.Missing) != len(symbols) || !strings.Contains(err.Error(), "wgpuCreateInstance") {
 			t.Fatalf("libc: want MissingSymbolsError listing all symbols, got %v", err)
@@ -150,7 +150,7 @@ func TestLoadErrorMessage(t *testing.T) {
 		t.Fatal("LoadError does not wrap ErrUnsupported")
 	}
 	msg := e.Error()
-	for _, want := range []string{"a.so: no such file", "b.so: bad ELF", "npm pack bun-webgpu-linux-x64@0.1.7", EnvLibrary} {
+	for _, want := range []string{"a.so: no such file", "b.so: bad ELF", "npm pack bun-webgpu-", EnvLibrary} {
 		if !strings.Contains(msg, want) {
 			t.Errorf("message lacks %q:\n%s", want, msg)
 		}
