@@ -40,6 +40,7 @@ func Probe(ctx context.Context, opt ProbeOptions) (*Report, error) {
 		opt.PerAdapterTimeout = time.Minute
 	}
 	list, refused, err := webgpu.Enumerate(ctx, webgpu.DefaultOptions())
+	r.Runtime = loadedRuntime()
 	r.Problems = append(r.Problems, refused...)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -63,6 +64,28 @@ func Probe(ctx context.Context, opt ProbeOptions) (*Report, error) {
 		r.GPUs = append(r.GPUs, *info)
 	}
 	return r, nil
+}
+
+// RuntimeInfo says which WebGPU library a probe used: the file, the ABI
+// table the binding picked from its exports, and the npm package beside
+// the file when there is one.
+type RuntimeInfo struct {
+	Library      string `json:"library"`
+	ABI          string `json:"abi"`
+	DawnRevision string `json:"dawn_revision,omitempty"`
+	// Package is "name@version" from the package.json beside the library
+	// ("" when there is none, e.g. a library copied out of its package).
+	Package string `json:"package,omitempty"`
+}
+
+// loadedRuntime describes the library wgpu.Load bound (nil before).
+func loadedRuntime() *RuntimeInfo {
+	a := wgpu.LoadedABI()
+	if a == nil {
+		return nil
+	}
+	lib := wgpu.LibraryPath()
+	return &RuntimeInfo{Library: lib, ABI: a.Name, DawnRevision: a.DawnRevision, Package: wgpu.PackageVersion(lib)}
 }
 
 // interesting CPU features for the metric kernels, in report order.

@@ -59,6 +59,10 @@ func TestProbeGPU(t *testing.T) {
 		}
 		t.Skipf("no WebGPU runtime: %v", r.Problems)
 	}
+	if r.Runtime == nil || r.Runtime.Library != wgpu.LibraryPath() || r.Runtime.ABI == "" {
+		t.Fatalf("runtime not reported: %+v (loaded %q)", r.Runtime, wgpu.LibraryPath())
+	}
+	t.Logf("runtime: %+v", *r.Runtime)
 	for _, g := range r.GPUs {
 		if g.Backend == "Null" || g.Name == "" || g.InitMs <= 0 || len(g.Limits) < 30 || g.Limits["maxBufferSize"] == 0 {
 			t.Fatalf("bad GPU info: %+v", g)

@@ -58,6 +58,9 @@ type GPUInfo struct {
 type Report struct {
 	CPU  CPUInfo   `json:"cpu"`
 	GPUs []GPUInfo `json:"gpus"`
+	// Runtime names the WebGPU library file used and its ABI (nil when
+	// none was loaded).
+	Runtime *RuntimeInfo `json:"runtime,omitempty"`
 	// Problems lists what could not be probed and why (no runtime found,
 	// Null adapter refused, ...): informative, never fatal.
 	Problems []string `json:"problems,omitempty"`

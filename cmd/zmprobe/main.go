@@ -6,7 +6,8 @@
 //	zmprobe [--cpu-only] [--timeout 2m] [--compact] [--version] [--help]
 //
 // The Dawn library is found through $ZENMETRICS_WEBGPU_LIB, next to the
-// executable, or the system loader's usual places.
+// executable, or the system loader's usual places; the report's "runtime"
+// says which file and which ABI table were used.
 package main
 
 import (
@@ -47,7 +48,10 @@ Flags:
 
 The Dawn library (libwebgpu_wrapper.so) is found through
 $ZENMETRICS_WEBGPU_LIB, next to the executable, or the system loader's
-usual places; problems finding or using it are listed under "problems".
+usual places (libwebgpu_wrapper.dylib on macOS, webgpu_wrapper.dll on
+Windows); "runtime" names the file used, the ABI table picked from its
+exports and the npm package beside it. Problems finding or using it are
+listed under "problems".
 
 Exit status: 0 probed, 1 the probe failed (what was found is still
 printed), 2 usage error.
