@@ -126,7 +126,8 @@ Compute:
   --mem-budget SIZE       memory for decoded images and CPU scoring in flight, e.g. 8GiB (default:
                           3/4 of the physical memory or cgroup limit, at most 9/10 of what is
                           available at start); a pair predicted (from the image headers) to need
-                          more is an error row, not a crash (CPU Butteraugli: strips first)
+                          more is an error row, not a crash (CPU Butteraugli and SSIMULACRA2:
+                          strips first)
   --max-pixels N          refuse images whose header declares more pixels (default 2^30)
   --cache-dir DIR         capability profile folder, passed to the backend
 Scale-out:
@@ -439,7 +440,7 @@ func CLI(ctx context.Context, args []string, stdout, stderr io.Writer, deps Deps
 
 // cpuWorkingSet predicts the memory of a pair when backend scores on the
 // CPU: its WorkingSet under the budget (heap, one strip's for Butteraugli
-// over the budget). GPU backends account their own device memory, and
+// and SSIMULACRA2 over the budget). GPU backends account their own device memory, and
 // the CPU backend they may fall back to checks its own budget.
 func cpuWorkingSet(backend zenmetrics.Backend) WorkingSetFunc {
 	ws, ok := backend.(interface {

@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/zenmetrics-go/zenmetrics"
+	"github.com/zenmetrics-go/zenmetrics/cpu"
+	"github.com/zenmetrics-go/zenmetrics/cpu/ssim2"
 	"github.com/zenmetrics-go/zenmetrics/internal/hostile"
 	"github.com/zenmetrics-go/zenmetrics/internal/safeio"
 )
@@ -138,9 +140,9 @@ func TestManifestNotRegular(t *testing.T) {
 
 // TestOversizedPairIsErrorRow (issue #21): a 20000×20000 PNG pair (1.5 MB
 // files) in a manifest scored on the CPU backend with --mem-budget 4GiB:
-// SSIMULACRA2's working set (30 GB by the CPU backend's Estimate; no CPU
-// strips) and the decoding of the pair (6.4 GB; Butteraugli's strips
-// would fit) exceed it, so both rows are error rows matching
+// the decoding of the pair (6.4 GB; SSIMULACRA2's and Butteraugli's
+// strips would fit, the whole image's 30 GB working set would not)
+// exceeds it, so both rows are error rows matching
 // ErrOutOfMemory, predicted from the headers before anything is decoded;
 // the other pairs are scored, and --resume (and --resume --retry-failed)
 // finish with the same rows instead of dying on the pair. A 5×5 pair gets
@@ -244,6 +246,54 @@ func TestButteraugliStripsInBatch(t *testing.T) {
 	full, strips := score(""), score("20MB")
 	if *full.Score != *strips.Score || full.Extras["pnorm3"] != strips.Extras["pnorm3"] {
 		t.Errorf("strips %v %v, full %v %v", *strips.Score, strips.Extras, *full.Score, full.Extras)
+	}
+}
+
+// TestSSIM2StripsInBatch (issue #21): under a --mem-budget too small for
+// the whole image but above the least strip working set, the CPU backend
+// scores SSIMULACRA2 in strips and the row holds the unlimited run's
+// score (compared as printed: cpu/ssim2's strips are bit-identical, its
+// TestStripsEqualFull*); under the least strip working set the row is an
+// out-of-memory error row and the run goes on (exit code 3). The budgets
+// come from the CPU backend's own plan, so they hold on any core count.
+func TestSSIM2StripsInBatch(t *testing.T) {
+	const w, h = 256, 600
+	c := makeCorpus(t, 0, 0, false)
+	img := filepath.Join(c.dir, "img")
+	writePNG(t, filepath.Join(img, "tall__ref.png"), w, h, 1)
+	writePNG(t, filepath.Join(img, "tall__d.png"), w, h, 2)
+	os.WriteFile(c.manifest, []byte("ref\tdist\nimg/tall__ref.png\timg/tall__d.png\n"), 0o644)
+	score := func(budget int64, want int) Row {
+		out := filepath.Join(t.TempDir(), "o.jsonl")
+		args := []string{"--manifest", c.manifest, "--out", out, "--backend", "cpu", "--metric", "ssim2", "--quiet"}
+		if budget != 0 {
+			args = append(args, "--mem-budget", fmt.Sprint(budget))
+		}
+		if code, _, stderr := runCLI(t, Deps{}, args...); code != want {
+			t.Fatalf("--mem-budget %d: code %d, want %d; stderr:\n%s", budget, code, want, stderr)
+		}
+		rows := readAll(t, out)
+		if len(rows) != 1 {
+			t.Fatalf("--mem-budget %d: rows %+v", budget, rows)
+		}
+		return rows[0]
+	}
+	// The decoded pair is RGBA8 (the PNGs are NRGBA).
+	images := int64(2 * w * h * 4)
+	full, _ := cpu.New(cpu.Config{MemBudget: -1}).WorkingSet(zenmetrics.SSIMULACRA2, w, h, 4)
+	least := images + ssim2.MinStripBytes(w, h)
+	if least >= full {
+		t.Fatalf("least strip working set %d not below the full %d", least, full)
+	}
+	whole := score(0, ExitOK)
+	for _, budget := range []int64{full - 1, least} {
+		r := score(budget, ExitOK)
+		if !whole.OK() || !r.OK() || *whole.Score != *r.Score {
+			t.Errorf("--mem-budget %d (full %d): strips %+v, full %+v", budget, full, r, whole)
+		}
+	}
+	if r := score(least-1, ExitPartial); r.OK() || !strings.Contains(r.Error, "out of memory") || !strings.Contains(r.Error, "--mem-budget") {
+		t.Errorf("--mem-budget %d (least strip %d): %+v, want an out-of-memory error row", least-1, least, r)
 	}
 }
 

@@ -22,8 +22,8 @@ type ProbeFunc func(path string) (ImageHeader, error)
 
 // WorkingSetFunc predicts the memory scoring metric m on a w×h pair takes,
 // the two decoded images included (for the CPU backend its WorkingSet,
-// which is one strip's for Butteraugli over the budget); ok false means
-// no prediction.
+// which is one strip's for Butteraugli and SSIMULACRA2 over the budget);
+// ok false means no prediction.
 type WorkingSetFunc func(m zenmetrics.Metric, w, h int) (bytes int64, ok bool)
 
 // workingSetBpp is the bytes per pixel the CLI's WorkingSetFunc assumes

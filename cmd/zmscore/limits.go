@@ -81,7 +81,8 @@ func (l *pairLimits) checkRef() error {
 	}
 	if c, ok := l.backend.(cpuBudget); ok && l.backend.Name() == "cpu" {
 		// The CPU backend checks the same budget in Prepare and picks
-		// strips (Butteraugli) from it; its WorkingSet is that plan's.
+		// strips (Butteraugli, SSIMULACRA2) from it; its WorkingSet is that
+		// plan's.
 		c.SetMemBudget(l.opt.memBudget)
 		if n, ok := c.WorkingSet(l.opt.metric, info.Width, info.Height, 4); ok {
 			l.ws = n

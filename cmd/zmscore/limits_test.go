@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -9,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/zenmetrics-go/zenmetrics"
+	"github.com/zenmetrics-go/zenmetrics/cpu"
+	"github.com/zenmetrics-go/zenmetrics/cpu/ssim2"
 	"github.com/zenmetrics-go/zenmetrics/internal/hostile"
 )
 
@@ -118,9 +121,10 @@ func TestOversizedPairMode(t *testing.T) {
 	if alloc > bound {
 		t.Errorf("size mismatch, huge reference: the run allocated %d MiB", alloc>>20)
 	}
-	// SSIMULACRA2 over 8 GiB by its working set (30 GB, no CPU strips);
-	// Butteraugli over 4 GiB by the decoding (6.4 GB; its strips fit).
-	for metric, budget := range map[string]string{"ssim2": "8GiB", "butteraugli": "4GiB"} {
+	// Both over 4 GiB by the decoding (6.4 GB; their CPU strips would fit,
+	// SSIMULACRA2's whole-image working set of 30 GB would not). Under a
+	// small budget even the strips do not fit: TestSSIM2StripsPairMode.
+	for metric, budget := range map[string]string{"ssim2": "4GiB", "butteraugli": "4GiB"} {
 		code, out, errOut, alloc = runMeasured("--backend", "cpu", "--metric", metric, "--mem-budget", budget, huge, huge2)
 		if code != 1 || out != "nan\n" || !strings.Contains(errOut, "out of memory") || !strings.Contains(errOut, "--mem-budget") {
 			t.Errorf("%s over budget: exit %d, stdout %q, stderr %q", metric, code, out, errOut)
@@ -154,6 +158,43 @@ func TestButteraugliTooSmallPairMode(t *testing.T) {
 		if code != 1 || out != "nan\n" || !strings.Contains(errOut, "too small") {
 			t.Errorf("%s: exit %d, stdout %q, stderr %q", metric, code, out, errOut)
 		}
+	}
+}
+
+// TestSSIM2StripsPairMode (issue #21): under a --mem-budget too small for
+// the whole image but above the least strip working set, the CPU backend
+// scores SSIMULACRA2 in strips and prints the unlimited run's score (the
+// strips are bit-identical: cpu/ssim2's TestStripsEqualFull*); below the
+// least strip working set it is an out-of-memory error (exit 1). The
+// budgets come from the CPU backend's own plan, so they hold on any core
+// count.
+func TestSSIM2StripsPairMode(t *testing.T) {
+	const w, h = 256, 600
+	dir := t.TempDir()
+	a, b := filepath.Join(dir, "a.png"), filepath.Join(dir, "b.png")
+	smallPNG(t, a, w, h, 1)
+	smallPNG(t, b, w, h, 5)
+	// zmscore predicts from the headers with 4 bytes per pixel (the
+	// decoded format is not known before decoding).
+	images := int64(2 * w * h * 4)
+	full, _ := cpu.New(cpu.Config{MemBudget: -1}).WorkingSet(zenmetrics.SSIMULACRA2, w, h, 4)
+	least := images + ssim2.MinStripBytes(w, h)
+	if least >= full {
+		t.Fatalf("least strip working set %d not below the full %d", least, full)
+	}
+	code, whole, errOut := runCLI("--backend", "cpu", "--metric", "ssim2", a, b)
+	if code != 0 {
+		t.Fatalf("unlimited: exit %d: %s", code, errOut)
+	}
+	for _, budget := range []int64{full - 1, least} {
+		code, strips, errOut := runCLI("--backend", "cpu", "--metric", "ssim2", "--mem-budget", fmt.Sprint(budget), a, b)
+		if code != 0 || strips != whole {
+			t.Errorf("--mem-budget %d (full %d): exit %d, %q, want %q; stderr %q", budget, full, code, strips, whole, errOut)
+		}
+	}
+	code, out, errOut := runCLI("--backend", "cpu", "--metric", "ssim2", "--mem-budget", fmt.Sprint(least-1), a, b)
+	if code != 1 || out != "nan\n" || !strings.Contains(errOut, "out of memory") || !strings.Contains(errOut, "--mem-budget") {
+		t.Errorf("--mem-budget %d (least strip %d): exit %d, stdout %q, stderr %q", least-1, least, code, out, errOut)
 	}
 }
 

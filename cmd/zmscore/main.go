@@ -167,7 +167,8 @@ Flags (also accepted after the file names):
                    e.g. 8GiB (default 3/4 of physical memory or the
                    cgroup limit, at most 9/10 of what is available at
                    start); a larger pair is refused before decoding (CPU
-                   Butteraugli is scored in strips first)
+                   Butteraugli and SSIMULACRA2 are scored in strips
+                   first)
   --version        print the version and exit
   --help           print this help and exit
 
