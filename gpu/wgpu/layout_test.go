@@ -153,6 +153,9 @@ func compareLayout(t *testing.T, header string, c []string) {
 	}
 }
 
+// mirrorHeaders names the C mirror header checked for each ABI in abis.
+var mirrorHeaders = map[string]string{"dawn-2025-06": "testdata/abi_mirror.h"}
+
 // TestLayout checks every Go mirror struct against gcc's offsetof/sizeof:
 // always against testdata/abi_mirror.h (the project's own C declarations),
 // and also against Dawn's generated webgpu.h when ZENMETRICS_WEBGPU_HEADER
@@ -162,8 +165,20 @@ func TestLayout(t *testing.T) {
 	if err != nil {
 		t.Skip("gcc not found: layout check skipped")
 	}
-	mirror, _ := filepath.Abs("testdata/abi_mirror.h")
-	compareLayout(t, mirror, runC(t, gcc, mirror, false))
+	// One C mirror per supported ABI (abi_select.go). Today there is one
+	// ABI: bun-webgpu 0.1.5 and 0.1.7 ship the same Dawn build, so one
+	// table and one mirror serve both; a new ABI without a mirror here
+	// fails this test.
+	for _, a := range abis {
+		name, ok := mirrorHeaders[a.Name]
+		if !ok {
+			t.Errorf("ABI %s has no C mirror header in mirrorHeaders: its layouts are unchecked", a.Name)
+			continue
+		}
+		mirror, _ := filepath.Abs(name)
+		t.Logf("ABI %s (%s): %s", a.Name, strings.Join(a.Packages, ", "), name)
+		compareLayout(t, mirror, runC(t, gcc, mirror, false))
+	}
 
 	h := os.Getenv("ZENMETRICS_WEBGPU_HEADER")
 	if h == "" {
