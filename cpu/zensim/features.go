@@ -1,0 +1,412 @@
+package zensim
+
+import (
+	"math"
+	"unsafe"
+)
+
+// acc is one channel's raw sums over one strip (or, merged, one scale).
+type acc struct {
+	ssimD, ssimD2, ssimD4, ssimD8 float64
+	art, art2, art4, art8         float64
+	det, det2, det4, det8         float64
+	mse                           float64
+	hfSqSrc, hfSqDst              float64
+	hfAbsSrc, hfAbsDst            float64
+	ssimMax, artMax, detMax       float32
+}
+
+var accBytes = int(unsafe.Sizeof(acc{}))
+
+func (a *acc) merge(b *acc) {
+	a.ssimD += b.ssimD
+	a.ssimD4 += b.ssimD4
+	a.ssimD2 += b.ssimD2
+	a.art += b.art
+	a.art4 += b.art4
+	a.art2 += b.art2
+	a.det += b.det
+	a.det4 += b.det4
+	a.det2 += b.det2
+	a.mse += b.mse
+	a.hfSqSrc += b.hfSqSrc
+	a.hfSqDst += b.hfSqDst
+	a.hfAbsSrc += b.hfAbsSrc
+	a.hfAbsDst += b.hfAbsDst
+	a.ssimD8 += b.ssimD8
+	a.art8 += b.art8
+	a.det8 += b.det8
+	a.ssimMax = max(a.ssimMax, b.ssimMax)
+	a.artMax = max(a.artMax, b.artMax)
+	a.detMax = max(a.detMax, b.detMax)
+}
+
+// scaleStats is one scale's pooled features: per channel 13 basic then 6
+// peak values, in zensim's feature order.
+type scaleStats struct {
+	basic [3][numBasic]float64
+	peak  [3][numPeak]float64
+}
+
+// scale computes scale s's features: strips in parallel, each strip's
+// per-channel sums kept apart and merged in strip order (as zensim's
+// single-band pass does), so the result is the same for any thread count.
+func (r *Reference) scale(s int, sc *scratch) scaleStats {
+	d := r.dims[s]
+	nStrips := (d.h + stripInner - 1) / stripInner
+	res := make([][3]acc, nStrips)
+	ref, dist := r.ref[s], sc.dist[s]
+	parallel(r.threads, nStrips, func(worker, k int) {
+		y := k * stripInner
+		end := min(y+stripInner, d.h)
+		top := max(y-blurRadius, 0)
+		bot := min(end+blurRadius, d.h)
+		for c := 0; c < 3; c++ {
+			m := modes[s][c]
+			if m == modeNone {
+				continue
+			}
+			src := ref[c][top*d.w : bot*d.w]
+			dst := dist[c][top*d.w : bot*d.w]
+			stripChannel(&res[k][c], m, src, dst, d.w, bot-top, y-top, end-y, sc.strip[worker])
+		}
+	})
+	var tot [3]acc
+	for k := range res {
+		for c := 0; c < 3; c++ {
+			tot[c].merge(&res[k][c])
+		}
+	}
+	n := float64(d.w * d.h)
+	var st scaleStats
+	for c := 0; c < 3; c++ {
+		st.basic[c], st.peak[c] = finalize(&tot[c], 1/n)
+	}
+	return st
+}
+
+// finalize pools one channel's sums (zensim's ScaleAccumulators::finalize).
+func finalize(a *acc, inv float64) (b [numBasic]float64, p [numPeak]float64) {
+	b[0] = a.ssimD * inv
+	b[1] = math.Pow(a.ssimD4*inv, 0.25)
+	b[2] = math.Sqrt(a.ssimD2 * inv)
+	b[3] = a.art * inv
+	b[4] = math.Pow(a.art4*inv, 0.25)
+	b[5] = math.Sqrt(a.art2 * inv)
+	b[6] = a.det * inv
+	b[7] = math.Pow(a.det4*inv, 0.25)
+	b[8] = math.Sqrt(a.det2 * inv)
+	b[9] = a.mse * inv
+	vs, vd := a.hfSqSrc*inv, a.hfSqDst*inv
+	if vs > 1e-10 {
+		b[10] = max(1-vd/vs, 0)
+		b[12] = max(vd/vs-1, 0)
+	}
+	ms, md := a.hfAbsSrc*inv, a.hfAbsDst*inv
+	if ms > 1e-10 {
+		b[11] = max(1-md/ms, 0)
+	}
+	for i := 0; i < 9; i++ {
+		b[i] = math.Abs(b[i])
+	}
+	p[0] = float64(a.ssimMax)
+	p[1] = float64(a.artMax)
+	p[2] = float64(a.detMax)
+	p[3] = math.Pow(a.ssimD8*inv, 0.125)
+	p[4] = math.Pow(a.art8*inv, 0.125)
+	p[5] = math.Pow(a.det8*inv, 0.125)
+	return b, p
+}
+
+// combine lays the features out as zensim does (all basic features, scale
+// by scale, then all peak features), weights them in index order and maps
+// the distance to the score. With fewer than 4 scales the vector is
+// shorter and weight i still multiplies feature i, as in zensim.
+func combine(stats []scaleStats) *Result {
+	f := make([]float64, 0, numWeights)
+	for _, st := range stats {
+		for c := 0; c < 3; c++ {
+			f = append(f, st.basic[c][:]...)
+		}
+	}
+	for _, st := range stats {
+		for c := 0; c < 3; c++ {
+			f = append(f, st.peak[c][:]...)
+		}
+	}
+	var dist float64
+	for i, v := range f {
+		dist += v * weights[i]
+	}
+	dist /= float64(max(len(stats), 1))
+	score := 100.0
+	if dist > 0 {
+		score = 100 - scoreA*math.Pow(dist, scoreB)
+	}
+	return &Result{Score: score, Distance: dist, Features: f}
+}
+
+// hAddIdx, remIdx and initIdx are zensim's window indices for a line of
+// n samples: the sample entering after x, the one leaving, and the i-th of
+// the first window, all reflected about the ends without repeating them
+// and clamped to n−1.
+func hAddIdx(x, n int) int {
+	a := x + blurRadius + 1
+	if a >= n {
+		a = 2*(n-1) - a
+		if a < 0 {
+			a = -a
+		}
+	}
+	return min(a, n-1)
+}
+
+func remIdx(x, n int) int {
+	a := x - blurRadius
+	if a < 0 {
+		a = -a
+	}
+	return min(a, n-1)
+}
+
+func initIdx(i, n int) int {
+	if i <= blurRadius {
+		return min(blurRadius-i, n-1)
+	}
+	return min(i-blurRadius, n-1)
+}
+
+const diam = 2*blurRadius + 1
+
+var invDiam = float32(1) / float32(diam)
+
+// hblur writes the horizontal box blur of the strip's rows: mu1, mu2 and,
+// when full, ssq (of s² + d²) and s12 (of s·d), each sum × (1/11).
+func hblur(src, dst []float32, w, rows int, full bool, mu1, mu2, ssq, s12 []float32) {
+	for y := 0; y < rows; y++ {
+		s := src[y*w : (y+1)*w]
+		d := dst[y*w : (y+1)*w]
+		o1, o2 := mu1[y*w:(y+1)*w], mu2[y*w:(y+1)*w]
+		var ss, sd, sq, sp float32
+		if !full {
+			for i := 0; i < diam; i++ {
+				k := initIdx(i, w)
+				ss += s[k]
+				sd += d[k]
+			}
+			for x := 0; x < w; x++ {
+				o1[x] = ss * invDiam
+				o2[x] = sd * invDiam
+				a, m := hAddIdx(x, w), remIdx(x, w)
+				ss = float32(ss+s[a]) - s[m]
+				sd = float32(sd+d[a]) - d[m]
+			}
+			continue
+		}
+		o3, o4 := ssq[y*w:(y+1)*w], s12[y*w:(y+1)*w]
+		for i := 0; i < diam; i++ {
+			k := initIdx(i, w)
+			sv, dv := s[k], d[k]
+			ss += sv
+			sd += dv
+			sq = fma32(sv, sv, fma32(dv, dv, sq))
+			sp = fma32(sv, dv, sp)
+		}
+		for x := 0; x < w; x++ {
+			o1[x] = ss * invDiam
+			o2[x] = sd * invDiam
+			o3[x] = sq * invDiam
+			o4[x] = sp * invDiam
+			a, m := hAddIdx(x, w), remIdx(x, w)
+			sa, da, sr, dr := s[a], d[a], s[m], d[m]
+			ss = float32(ss+sa) - sr
+			sd = float32(sd+da) - dr
+			sq = fma32(sa, sa, fma32(da, da, fma32(-sr, sr, fma32(-dr, dr, sq))))
+			sp = fma32(sa, da, fma32(-sr, dr, sp))
+		}
+	}
+}
+
+// red8 is magetypes' AVX2 reduce_add order for 8 lanes.
+func red8(l *[8]float32) float64 {
+	return float64(float32(float32(l[0]+l[4])+float32(l[1]+l[5])) + float32(float32(l[2]+l[6])+float32(l[3]+l[7])))
+}
+
+func max8(l *[8]float32) float32 {
+	m := l[0]
+	for _, v := range l[1:] {
+		m = max(m, v)
+	}
+	return m
+}
+
+// stripChannel computes one channel's sums over one strip: src, dst are
+// the strip's rows (h of them, w wide); rows [in0, in0+inH) are output.
+func stripChannel(a *acc, m mode, src, dst []float32, w, h, in0, inH int, buf []float32) {
+	*a = acc{}
+	if m == modeMSE {
+		s := src[in0*w : (in0+inH)*w]
+		d := dst[in0*w : (in0+inH)*w]
+		for i := range s {
+			v := s[i] - d[i]
+			a.mse += float64(v * v)
+		}
+		return
+	}
+	full := m == modeFull
+	n := w * h
+	mu1, mu2, ssq, s12 := buf[:n], buf[n:2*n], buf[2*n:3*n], buf[3*n:4*n]
+	hblur(src, dst, w, h, full, mu1, mu2, ssq, s12)
+	groups := w / 8
+	for g := 0; g <= groups; g++ {
+		x0, lanes := g*8, 8
+		if g == groups {
+			lanes = w - x0
+			if lanes == 0 {
+				break
+			}
+		}
+		vcolumns(a, full, src, dst, mu1, mu2, ssq, s12, w, h, in0, inH, x0, lanes)
+	}
+}
+
+// vcolumns runs the vertical running sums and the per-pixel features for
+// columns [x0, x0+lanes): 8 columns summed as one vector (lanes = 8), or
+// the last w mod 8 columns one at a time, as zensim's scalar tail does.
+func vcolumns(a *acc, full bool, src, dst, hm1, hm2, hsq, hs12 []float32, w, h, in0, inH, x0, lanes int) {
+	if lanes < 8 {
+		for l := 0; l < lanes; l++ {
+			vcol(a, full, src, dst, hm1, hm2, hsq, hs12, w, h, in0, inH, x0+l, 1)
+		}
+		return
+	}
+	vcol(a, full, src, dst, hm1, hm2, hsq, hs12, w, h, in0, inH, x0, 8)
+}
+
+// vcol processes lanes (8 or 1) adjacent columns from x0.
+func vcol(a *acc, full bool, src, dst, hm1, hm2, hsq, hs12 []float32, w, h, in0, inH, x0, lanes int) {
+	var sm1, sm2, ssq, ss12 [8]float32
+	for i := 0; i < diam; i++ {
+		o := initIdx(i, h)*w + x0
+		for l := 0; l < lanes; l++ {
+			sm1[l] += hm1[o+l]
+			sm2[l] += hm2[o+l]
+			if full {
+				ssq[l] += hsq[o+l]
+				ss12[l] += hs12[o+l]
+			}
+		}
+	}
+	var vd, vd2, vd4, vd8, va, va2, va4, va8, vt, vt2, vt4, vt8, vhs, vhd, vas, vad, vmse [8]float32
+	end := in0 + inH
+	for y := 0; y < end; y++ {
+		if y >= in0 {
+			o := y*w + x0
+			for l := 0; l < lanes; l++ {
+				mu1 := sm1[l] * invDiam
+				mu2 := sm2[l] * invDiam
+				sv, dv := src[o+l], dst[o+l]
+				if full {
+					q := ssq[l] * invDiam
+					p := ss12[l] * invDiam
+					md := mu1 - mu2
+					numM := fma32(md, -md, 1)
+					numS := fma32(2, fma32(-mu1, mu2, p), ssimC2)
+					den := fma32(-mu2, mu2, fma32(-mu1, mu1, q)) + ssimC2
+					sd := max(1-float32(numM*numS)/den, 0)
+					sd2 := sd * sd
+					sd4 := sd2 * sd2
+					vd[l], vd2[l], vd4[l], vd8[l] = sd, sd2, sd4, sd4*sd4
+				}
+				e1 := float32(math.Abs(float64(sv - mu1)))
+				e2 := float32(math.Abs(float64(dv - mu2)))
+				ed := (1+e2)/(1+e1) - 1
+				art := max(ed, 0)
+				det := max(-ed, 0)
+				a2, t2 := art*art, det*det
+				a4, t4 := a2*a2, t2*t2
+				va[l], va2[l], va4[l], va8[l] = art, a2, a4, a4*a4
+				vt[l], vt2[l], vt4[l], vt8[l] = det, t2, t4, t4*t4
+				hs, hd := sv-mu1, dv-mu2
+				vhs[l], vhd[l] = hs*hs, hd*hd
+				vas[l], vad[l] = e1, e2
+				pd := sv - dv
+				vmse[l] = pd * pd
+			}
+			if lanes == 8 {
+				if full {
+					a.ssimD += red8(&vd)
+					a.ssimD4 += red8(&vd4)
+					a.ssimD2 += red8(&vd2)
+					a.ssimD8 += red8(&vd8)
+					a.ssimMax = max(a.ssimMax, max8(&vd))
+				}
+				a.art += red8(&va)
+				a.art4 += red8(&va4)
+				a.art2 += red8(&va2)
+				a.det += red8(&vt)
+				a.det4 += red8(&vt4)
+				a.det2 += red8(&vt2)
+				a.art8 += red8(&va8)
+				a.det8 += red8(&vt8)
+				a.artMax = max(a.artMax, max8(&va))
+				a.detMax = max(a.detMax, max8(&vt))
+				a.hfSqSrc += red8(&vhs)
+				a.hfSqDst += red8(&vhd)
+				a.hfAbsSrc += red8(&vas)
+				a.hfAbsDst += red8(&vad)
+				a.mse += red8(&vmse)
+			} else {
+				if full {
+					a.ssimD += float64(vd[0])
+					a.ssimD4 += float64(vd4[0])
+					a.ssimD2 += float64(vd2[0])
+					a.ssimD8 += float64(vd8[0])
+					a.ssimMax = max(a.ssimMax, vd[0])
+				}
+				a.art += float64(va[0])
+				a.art4 += float64(va4[0])
+				a.art2 += float64(va2[0])
+				a.det += float64(vt[0])
+				a.det4 += float64(vt4[0])
+				a.det2 += float64(vt2[0])
+				a.art8 += float64(va8[0])
+				a.det8 += float64(vt8[0])
+				a.artMax = max(a.artMax, va[0])
+				a.detMax = max(a.detMax, vt[0])
+				a.hfSqSrc += float64(vhs[0])
+				a.hfSqDst += float64(vhd[0])
+				a.hfAbsSrc += float64(vas[0])
+				a.hfAbsDst += float64(vad[0])
+				a.mse += float64(vmse[0])
+			}
+		}
+		if y+1 >= end {
+			break // the remaining slides feed no output row
+		}
+		ad := vAddIdx(y, h)*w + x0
+		rm := remIdx(y, h)*w + x0
+		for l := 0; l < lanes; l++ {
+			sm1[l] = float32(sm1[l]+hm1[ad+l]) - hm1[rm+l]
+			sm2[l] = float32(sm2[l]+hm2[ad+l]) - hm2[rm+l]
+			if full {
+				ssq[l] = float32(ssq[l]+hsq[ad+l]) - hsq[rm+l]
+				ss12[l] = float32(ss12[l]+hs12[ad+l]) - hs12[rm+l]
+			}
+		}
+	}
+}
+
+// vAddIdx is the row entering the vertical window after row y (zensim's
+// vblur_add_idx: mirror at the strip's end, clamped).
+func vAddIdx(y, h int) int {
+	a := y + blurRadius + 1
+	if a < h {
+		return a
+	}
+	r := 2*(h-1) - a
+	if r < 0 {
+		r = -r
+	}
+	return min(r, h-1)
+}
