@@ -99,7 +99,8 @@ func (e *UnknownABIError) Unwrap() error { return zenmetrics.ErrUnsupported }
 // builds' read-only data but not in the Linux one. Exports tell an ABI from
 // a later one with renamed functions; they cannot tell two builds of one
 // Dawn era apart, which is why abis lists the packages each table was
-// checked against and PackageVersion reports the package beside the file.
+// checked against, and tryLoad also refuses a file whose package.json
+// (PackageVersion) names a bun-webgpu package not in that list.
 func selectABI(path string, has func(name string) bool) (*ABI, error) {
 	var mismatch []string
 	for i := range abis {
@@ -132,8 +133,10 @@ func LoadedABI() *ABI {
 
 // PackageVersion reads the npm package.json beside a library file (an
 // unpacked bun-webgpu-* package keeps it there) and returns
-// "name@version", or "" when there is none or it names no package. It is
-// informative only: the ABI is chosen from the library's exports.
+// "name@version", or "" when there is none or it names no package. The ABI
+// is chosen from the library's exports; the package is reported, and an
+// unlisted bun-webgpu version is refused (tryLoad). A library copied out
+// of its package has none, and is judged by its exports alone.
 func PackageVersion(libPath string) string {
 	if libPath == "" || !filepath.IsAbs(libPath) && !strings.ContainsRune(libPath, filepath.Separator) {
 		return "" // a bare name resolved by the system loader: no known directory

@@ -119,4 +119,20 @@ func TestLoadedLibraryABI(t *testing.T) {
 	if want := os.Getenv("ZENMETRICS_WEBGPU_PACKAGE"); want != "" && pkg != want {
 		t.Errorf("package beside the library is %q, want %q", pkg, want)
 	}
+
+	// The same file beside a package.json of an unlisted version is
+	// refused (a link, so the 20 MB library is not copied).
+	dir := t.TempDir()
+	link := filepath.Join(dir, filepath.Base(path))
+	if err := os.Symlink(path, link); err != nil {
+		t.Skipf("symlink: %v", err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "package.json"), []byte(`{"name":"bun-webgpu-linux-x64","version":"0.1.3"}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err = tryLoad(link)
+	var ue *UnknownABIError
+	if !errors.As(err, &ue) || !strings.Contains(err.Error(), "bun-webgpu-linux-x64@0.1.3") {
+		t.Fatalf("library beside an unlisted package.json: %v, want UnknownABIError naming the package", err)
+	}
 }

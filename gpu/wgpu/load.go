@@ -156,6 +156,14 @@ func tryLoad(path string) (*ABI, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Exports cannot tell builds of one Dawn era apart (bun-webgpu 0.1.3
+	// exports the same 253 functions from another Dawn build), so an npm
+	// package.json beside the file that names a bun-webgpu package the
+	// table was not checked against is refused too.
+	if pkg := PackageVersion(path); strings.HasPrefix(pkg, "bun-webgpu") && !abi.KnownPackage(pkg) {
+		return nil, &UnknownABIError{Path: path, Mismatch: []string{fmt.Sprintf(
+			"%s: the package.json beside it names %s, not one of %s", abi.Name, pkg, strings.Join(abi.Packages, ", "))}}
+	}
 	for i, s := range symbols {
 		bindFunc(s.fptr, addrs[i])
 	}
