@@ -16,6 +16,7 @@ import (
 	"github.com/zenmetrics-go/zenmetrics/cpu/dssim"
 	"github.com/zenmetrics-go/zenmetrics/cpu/iwssim"
 	"github.com/zenmetrics-go/zenmetrics/cpu/ssim2"
+	"github.com/zenmetrics-go/zenmetrics/cpu/zensim"
 )
 
 // Config tunes the CPU backend.
@@ -72,6 +73,9 @@ func (b *Backend) Estimate(m zenmetrics.Metric, w, h int, mode zenmetrics.Mode) 
 	case zenmetrics.IWSSIM:
 		// At least 161×161 (piq's minimum for five scales): CheckSize.
 		return iwssim.EstimateBytes(w, h), true
+	case zenmetrics.Zensim:
+		// At least 8×8 (zensim's minimum): CheckSize.
+		return zensim.EstimateBytes(w, h), true
 	}
 	return 0, false
 }
@@ -108,6 +112,8 @@ func (b *Backend) Prepare(ctx context.Context, m zenmetrics.Metric, ref *zenmetr
 		return dssim.PrepareBackend(ctx, ref, opt, b.cfg.Threads)
 	case zenmetrics.IWSSIM:
 		return iwssim.PrepareBackend(ctx, ref, opt, b.cfg.Threads)
+	case zenmetrics.Zensim:
+		return zensim.PrepareBackend(ctx, ref, opt, b.cfg.Threads)
 	}
 	return nil, fmt.Errorf("%w: metric %v on the cpu backend", zenmetrics.ErrUnsupported, m)
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/zenmetrics-go/zenmetrics"
+	"github.com/zenmetrics-go/zenmetrics/cpu/zensim"
 	"github.com/zenmetrics-go/zenmetrics/internal/metrictest"
 )
 
@@ -163,5 +164,28 @@ func TestPanicBecomesError(t *testing.T) {
 	var pe *zenmetrics.PanicError
 	if !errors.As(err, &pe) {
 		t.Errorf("nil reference: err = %v, want *PanicError", err)
+	}
+}
+
+// TestZensim checks the CPU backend's zensim dispatch: a score below 100
+// for a distorted pair, exactly 100 for identical images, the package's
+// own estimate, and 7-pixel sides refused with ErrBadInput. Its scores
+// against zensim's published values are tested in cpu/zensim.
+func TestZensim(t *testing.T) {
+	b := New(Config{})
+	ref, dist := metrictest.SyntheticPair(64, 48, 3)
+	s, err := zenmetrics.ScoreOnce(context.Background(), b, zenmetrics.Zensim, ref, dist, zenmetrics.Options{})
+	if err != nil || s.Metric != zenmetrics.Zensim || !(s.Value < 100) {
+		t.Errorf("zensim 64x48: %+v, %v", s, err)
+	}
+	if s, err := zenmetrics.ScoreOnce(context.Background(), b, zenmetrics.Zensim, ref, ref, zenmetrics.Options{}); err != nil || s.Value != 100 {
+		t.Errorf("zensim identical: %v, %v; want 100", s.Value, err)
+	}
+	if n, ok := b.Estimate(zenmetrics.Zensim, 640, 480, zenmetrics.ModeFull); !ok || n != zensim.EstimateBytes(640, 480) {
+		t.Errorf("Estimate zensim 640x480: %d, %v", n, ok)
+	}
+	small, _ := metrictest.SyntheticPair(7, 64, 1)
+	if _, err := b.Prepare(context.Background(), zenmetrics.Zensim, small, zenmetrics.Options{}); !errors.Is(err, zenmetrics.ErrBadInput) {
+		t.Errorf("zensim 7x64: %v, want ErrBadInput", err)
 	}
 }

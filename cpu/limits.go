@@ -7,6 +7,7 @@ import (
 	"github.com/zenmetrics-go/zenmetrics/cpu/butteraugli"
 	"github.com/zenmetrics-go/zenmetrics/cpu/iwssim"
 	"github.com/zenmetrics-go/zenmetrics/cpu/ssim2"
+	"github.com/zenmetrics-go/zenmetrics/cpu/zensim"
 	"github.com/zenmetrics-go/zenmetrics/internal/sysmem"
 )
 
@@ -29,6 +30,9 @@ func MinSize(m zenmetrics.Metric) (w, h int) {
 	case zenmetrics.IWSSIM:
 		// piq refuses images below (11 − 1)·2⁴ + 1 = 161 px a side.
 		return iwssim.MinSize()
+	case zenmetrics.Zensim:
+		// zensim refuses images below 8 px a side (ImageTooSmall).
+		return zensim.MinSize, zensim.MinSize
 	}
 	return 1, 1
 }

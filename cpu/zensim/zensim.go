@@ -67,7 +67,7 @@ const (
 	numWeights  = numScales * 3 * (numBasic + numPeak)
 	blurRadius  = 5
 	stripInner  = 16 // zensim streaming.rs STRIP_INNER
-	minDim      = 8
+	minDim      = MinSize
 	scoreA      = 18.0
 	scoreB      = 0.7
 	ssimC2      = float32(0.0009)
@@ -135,6 +135,9 @@ var modes = func() (m [numScales][3]mode) {
 	}
 	return m
 }()
+
+// MinSize is the smallest width and height zensim accepts.
+const MinSize = 8
 
 type dim struct{ w, h int }
 
