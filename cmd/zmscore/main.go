@@ -201,6 +201,11 @@ IW-SSIM (--metric iwssim): piq 0.8.0's information_weighted_ssim with its
   are reduced to Y = 0.299R+0.587G+0.114B, alpha is ignored. Both sides must
   be at least 161 px. It has no map.
 
+zensim (--metric zensim): zensim 0.2.7's score with its default profile
+  (zensim-preview-v0.2): 100 for identical images, lower is worse, below 0
+  for extreme distortions. Both sides must be at least 8 px; alpha is
+  composited over zensim's noise background. It has no map.
+
 Metrics:
 `)
 	for _, m := range zenmetrics.AllMetrics() {
