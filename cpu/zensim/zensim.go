@@ -45,11 +45,11 @@
 //  8. Score: distance = Σ weight_i · feature_i over 13 basic features per
 //     channel per scale followed by 6 peak features per channel per
 //     scale, divided by the number of scales; score = 100 − 18·distance^0.7
-//     (100 when distance ≤ 0, and for byte-identical images).
+//     (100 when distance ≤ 0, and for identical images: zensim checks their
+//     bytes, this package their XYB planes).
 package zensim
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"math"
@@ -191,7 +191,6 @@ type Reference struct {
 	w, h    int
 	threads int
 	dims    []dim
-	img     *zenmetrics.Image // for the byte-identical check
 	ref     pyramid
 
 	mu       sync.RWMutex
@@ -256,7 +255,7 @@ func PrepareContext(ctx context.Context, ref *zenmetrics.Image, cfg Config) (r *
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	r = &Reference{w: ref.Width, h: ref.Height, threads: cfg.threads(), dims: scaleDims(ref.Width, ref.Height), img: ref}
+	r = &Reference{w: ref.Width, h: ref.Height, threads: cfg.threads(), dims: scaleDims(ref.Width, ref.Height)}
 	r.ref = newPyramid(r.dims)
 	if err := r.buildPyramid(ctx, ref, r.ref); err != nil {
 		return nil, err
@@ -303,7 +302,6 @@ func (r *Reference) Release() {
 	defer r.mu.Unlock()
 	r.released = true
 	r.ref = nil
-	r.img = nil
 	r.idleMu.Lock()
 	r.idle = nil
 	r.idleMu.Unlock()
@@ -352,9 +350,6 @@ func (r *Reference) ScoreDetail(ctx context.Context, dist *zenmetrics.Image) (re
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	if identical(r.img, dist) {
-		return &Result{Score: 100, Features: make([]float64, numWeights)}, nil
-	}
 	r.idleMu.Lock()
 	sc := r.idle
 	r.idle = nil
@@ -370,6 +365,9 @@ func (r *Reference) ScoreDetail(ctx context.Context, dist *zenmetrics.Image) (re
 	if err := r.buildPyramid(ctx, dist, sc.dist); err != nil {
 		return nil, err
 	}
+	if identical(r.ref[0], sc.dist[0]) {
+		return &Result{Score: 100, Features: make([]float64, numWeights)}, nil
+	}
 	stats := make([]scaleStats, len(r.dims))
 	for s := range r.dims {
 		if err := ctx.Err(); err != nil {
@@ -380,17 +378,17 @@ func (r *Reference) ScoreDetail(ctx context.Context, dist *zenmetrics.Image) (re
 	return combine(stats), nil
 }
 
-// identical reports whether two images have the same format and pixels,
-// zensim's short cut to exactly 100. (zensim compares the decoded sources;
-// here the same bytes in the same format are the same pixels.)
-func identical(a, b *zenmetrics.Image) bool {
-	if a == nil || a.Format != b.Format {
-		return false
-	}
-	n := a.Width * a.Format.BytesPerPixel()
-	for y := 0; y < a.Height; y++ {
-		if !bytes.Equal(a.Pix[y*a.Stride:y*a.Stride+n], b.Pix[y*b.Stride:y*b.Stride+n]) {
-			return false
+// identical reports whether two images' XYB planes are the same bits:
+// zensim scores byte-identical images exactly 100 without computing
+// (features computed on them would be 0 up to rounding); identical planes
+// cover that case without keeping the caller's reference image.
+func identical(a, b planes) bool {
+	for c := range a {
+		x, y := a[c], b[c]
+		for i := range x {
+			if math.Float32bits(x[i]) != math.Float32bits(y[i]) {
+				return false
+			}
 		}
 	}
 	return true

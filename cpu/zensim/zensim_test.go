@@ -137,3 +137,45 @@ func TestErrors(t *testing.T) {
 		t.Errorf("16x16 vs 32x8: %v, want ErrSizeMismatch", err)
 	}
 }
+
+// TestPixelFormatEquivalence mirrors zensim's pixel_format_equivalence
+// test: mandelbrot+blur at 128×128 scored from RGBA8 (opaque), RGB16 and
+// RGBA16 (v·257) must be within 0.01 of the RGB8 score, zensim's own
+// tolerance for those formats (they take its linear path, whose scalar
+// cube-root tail and 16-bit table differ in the last bits).
+func TestPixelFormatEquivalence(t *testing.T) {
+	const w, h = 128, 128
+	src := genMandelbrot(w, h)
+	dst := distortBlur(src, w, h, 3)
+	base, err := Compare(toImage(src, w, h), toImage(dst, w, h), Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	conv := func(p []rgb, f zenmetrics.PixelFormat) *zenmetrics.Image {
+		im := zenmetrics.NewImage(w, h, f)
+		ch, deep := f.Channels(), f.BytesPerSample() == 2
+		for i, q := range p {
+			o := (i/w)*im.Stride + (i%w)*f.BytesPerPixel()
+			for c := 0; c < ch; c++ {
+				v := 255
+				if c < 3 {
+					v = int(q[c])
+				}
+				if deep {
+					v *= 257
+					im.Pix[o+2*c], im.Pix[o+2*c+1] = byte(v>>8), byte(v)
+				} else {
+					im.Pix[o+c] = byte(v)
+				}
+			}
+		}
+		return im
+	}
+	for _, f := range []zenmetrics.PixelFormat{zenmetrics.RGBA8, zenmetrics.RGB16, zenmetrics.RGBA16} {
+		v, err := Compare(conv(src, f), conv(dst, f), Config{})
+		t.Logf("%v: %.9f (RGB8 %.9f)", f, v, base)
+		if err != nil || math.Abs(v-base) > 0.01 {
+			t.Errorf("%v: %v, RGB8 %v (tolerance 0.01), %v", f, v, base, err)
+		}
+	}
+}
