@@ -7,13 +7,17 @@ package wgpu
 // Dawn's generator (generator/dawn_json_generator.py --targets headers) at a
 // commit between 83f69a4f15 (2025-06-18) and 2752c7d71a (2025-06-27); checked
 // against df73f16205 (2025-06-24). That is the Dawn inside npm
-// bun-webgpu-linux-x64@0.1.7 (libwebgpu_wrapper.so, 253 wgpu* symbols).
+// bun-webgpu-linux-x64@0.1.7 (libwebgpu_wrapper.so, 253 wgpu* symbols) and,
+// the same build, inside bun-webgpu-{linux-x64,darwin-arm64,darwin-x64,
+// win32-x64}@0.1.5: abi_select.go records the evidence and picks this table
+// (ABI "dawn-2025-06") from a loaded library's exports.
 //
 // It is NOT the final standard webgpu.h: several values differ from it (for
 // example FeatureName ShaderF16 is 0x0A here and 0x0B upstream, Subgroups is
 // 0x11 here and 0x12 upstream), the instance descriptor still embeds
 // WGPUInstanceCapabilities, and QueueWorkDone callbacks carry a message. A
-// library built from another Dawn needs its own copy of this file.
+// library built from another Dawn needs its own table and an entry in
+// abi_select.go's abis.
 //
 // Layout rules (checked by layout_test.go against gcc's offsetof/sizeof):
 //   - Go field order and sizes follow the C header; all targets are 64-bit
