@@ -81,13 +81,14 @@ func xyb(r, g, b float32, vec bool) (float32, float32, float32) {
 	m0 := max(fma32(kM00, r, fma32(kM01, g, fma32(kM02, b, kB0))), 0)
 	m1 := max(fma32(kM10, r, fma32(kM11, g, fma32(kM12, b, kB0))), 0)
 	m2 := max(fma32(kM20, r, fma32(kM21, g, fma32(kM22, b, kB0))), 0)
-	cbrt := cbrtFast
+	var t0, t1, t2 float32
 	if vec {
-		cbrt = cbrtMidp
+		t0, t1, t2 = cbrtMidp(m0), cbrtMidp(m1), cbrtMidp(m2)
+	} else {
+		t0, t1, t2 = cbrtFast(m0), cbrtFast(m1), cbrtFast(m2)
 	}
-	c0 := cbrt(m0) + absorbanceBias
-	c1 := cbrt(m1) + absorbanceBias
-	t2 := cbrt(m2)
+	c0 := t0 + absorbanceBias
+	c1 := t1 + absorbanceBias
 	x := float32(0.5) * float32(c0-c1)
 	y := float32(0.5) * float32(c0+c1)
 	return fma32(x, 14, 0.42), y + 0.01, float32(t2-y) + 0.55

@@ -283,6 +283,87 @@ func vcolumns(a *acc, full bool, src, dst, hm1, hm2, hsq, hs12 []float32, w, h, 
 	vcol(a, full, src, dst, hm1, hm2, hsq, hs12, w, h, in0, inH, x0, 8)
 }
 
+// abs32 is |x| for float32 (clears the sign bit, as a vector abs does).
+func abs32(x float32) float32 { return math.Float32frombits(math.Float32bits(x) &^ (1 << 31)) }
+
+// lanes8 holds one row's per-lane values of every summed quantity.
+type lanes8 struct {
+	d, d2, d4, d8     [8]float32
+	a, a2, a4, a8     [8]float32
+	t, t2, t4, t8     [8]float32
+	hs, hd, as, ad, m [8]float32
+}
+
+// add adds the first n lanes' values to the sums: 8 lanes in magetypes'
+// reduce order, one lane (the scalar tail) directly.
+func (v *lanes8) add(a *acc, full bool, n int) {
+	if n == 8 {
+		if full {
+			a.ssimD += red8(&v.d)
+			a.ssimD4 += red8(&v.d4)
+			a.ssimD2 += red8(&v.d2)
+			a.ssimD8 += red8(&v.d8)
+			a.ssimMax = max(a.ssimMax, max8(&v.d))
+		}
+		a.art += red8(&v.a)
+		a.art4 += red8(&v.a4)
+		a.art2 += red8(&v.a2)
+		a.det += red8(&v.t)
+		a.det4 += red8(&v.t4)
+		a.det2 += red8(&v.t2)
+		a.art8 += red8(&v.a8)
+		a.det8 += red8(&v.t8)
+		a.artMax = max(a.artMax, max8(&v.a))
+		a.detMax = max(a.detMax, max8(&v.t))
+		a.hfSqSrc += red8(&v.hs)
+		a.hfSqDst += red8(&v.hd)
+		a.hfAbsSrc += red8(&v.as)
+		a.hfAbsDst += red8(&v.ad)
+		a.mse += red8(&v.m)
+		return
+	}
+	if full {
+		a.ssimD += float64(v.d[0])
+		a.ssimD4 += float64(v.d4[0])
+		a.ssimD2 += float64(v.d2[0])
+		a.ssimD8 += float64(v.d8[0])
+		a.ssimMax = max(a.ssimMax, v.d[0])
+	}
+	a.art += float64(v.a[0])
+	a.art4 += float64(v.a4[0])
+	a.art2 += float64(v.a2[0])
+	a.det += float64(v.t[0])
+	a.det4 += float64(v.t4[0])
+	a.det2 += float64(v.t2[0])
+	a.art8 += float64(v.a8[0])
+	a.det8 += float64(v.t8[0])
+	a.artMax = max(a.artMax, v.a[0])
+	a.detMax = max(a.detMax, v.t[0])
+	a.hfSqSrc += float64(v.hs[0])
+	a.hfSqDst += float64(v.hd[0])
+	a.hfAbsSrc += float64(v.as[0])
+	a.hfAbsDst += float64(v.ad[0])
+	a.mse += float64(v.m[0])
+}
+
+// edge computes lane l's edge, HF and MSE values from the pixel values
+// and the local means.
+func (v *lanes8) edge(l int, sv, dv, mu1, mu2 float32) {
+	hs, hd := sv-mu1, dv-mu2
+	e1, e2 := abs32(hs), abs32(hd)
+	ed := (1+e2)/(1+e1) - 1
+	art := max(ed, 0)
+	det := max(-ed, 0)
+	a2, t2 := art*art, det*det
+	a4, t4 := a2*a2, t2*t2
+	v.a[l], v.a2[l], v.a4[l], v.a8[l] = art, a2, a4, a4*a4
+	v.t[l], v.t2[l], v.t4[l], v.t8[l] = det, t2, t4, t4*t4
+	v.hs[l], v.hd[l] = hs*hs, hd*hd
+	v.as[l], v.ad[l] = e1, e2
+	pd := sv - dv
+	v.m[l] = pd * pd
+}
+
 // vcol processes lanes (8 or 1) adjacent columns from x0.
 func vcol(a *acc, full bool, src, dst, hm1, hm2, hsq, hs12 []float32, w, h, in0, inH, x0, lanes int) {
 	var sm1, sm2, ssq, ss12 [8]float32
@@ -291,22 +372,24 @@ func vcol(a *acc, full bool, src, dst, hm1, hm2, hsq, hs12 []float32, w, h, in0,
 		for l := 0; l < lanes; l++ {
 			sm1[l] += hm1[o+l]
 			sm2[l] += hm2[o+l]
-			if full {
+		}
+		if full {
+			for l := 0; l < lanes; l++ {
 				ssq[l] += hsq[o+l]
 				ss12[l] += hs12[o+l]
 			}
 		}
 	}
-	var vd, vd2, vd4, vd8, va, va2, va4, va8, vt, vt2, vt4, vt8, vhs, vhd, vas, vad, vmse [8]float32
+	var v lanes8
 	end := in0 + inH
 	for y := 0; y < end; y++ {
 		if y >= in0 {
 			o := y*w + x0
-			for l := 0; l < lanes; l++ {
-				mu1 := sm1[l] * invDiam
-				mu2 := sm2[l] * invDiam
-				sv, dv := src[o+l], dst[o+l]
-				if full {
+			s, d := src[o:o+lanes], dst[o:o+lanes]
+			if full {
+				for l := range s {
+					mu1 := sm1[l] * invDiam
+					mu2 := sm2[l] * invDiam
 					q := ssq[l] * invDiam
 					p := ss12[l] * invDiam
 					md := mu1 - mu2
@@ -316,70 +399,15 @@ func vcol(a *acc, full bool, src, dst, hm1, hm2, hsq, hs12 []float32, w, h, in0,
 					sd := max(1-float32(numM*numS)/den, 0)
 					sd2 := sd * sd
 					sd4 := sd2 * sd2
-					vd[l], vd2[l], vd4[l], vd8[l] = sd, sd2, sd4, sd4*sd4
+					v.d[l], v.d2[l], v.d4[l], v.d8[l] = sd, sd2, sd4, sd4*sd4
+					v.edge(l, s[l], d[l], mu1, mu2)
 				}
-				e1 := float32(math.Abs(float64(sv - mu1)))
-				e2 := float32(math.Abs(float64(dv - mu2)))
-				ed := (1+e2)/(1+e1) - 1
-				art := max(ed, 0)
-				det := max(-ed, 0)
-				a2, t2 := art*art, det*det
-				a4, t4 := a2*a2, t2*t2
-				va[l], va2[l], va4[l], va8[l] = art, a2, a4, a4*a4
-				vt[l], vt2[l], vt4[l], vt8[l] = det, t2, t4, t4*t4
-				hs, hd := sv-mu1, dv-mu2
-				vhs[l], vhd[l] = hs*hs, hd*hd
-				vas[l], vad[l] = e1, e2
-				pd := sv - dv
-				vmse[l] = pd * pd
-			}
-			if lanes == 8 {
-				if full {
-					a.ssimD += red8(&vd)
-					a.ssimD4 += red8(&vd4)
-					a.ssimD2 += red8(&vd2)
-					a.ssimD8 += red8(&vd8)
-					a.ssimMax = max(a.ssimMax, max8(&vd))
-				}
-				a.art += red8(&va)
-				a.art4 += red8(&va4)
-				a.art2 += red8(&va2)
-				a.det += red8(&vt)
-				a.det4 += red8(&vt4)
-				a.det2 += red8(&vt2)
-				a.art8 += red8(&va8)
-				a.det8 += red8(&vt8)
-				a.artMax = max(a.artMax, max8(&va))
-				a.detMax = max(a.detMax, max8(&vt))
-				a.hfSqSrc += red8(&vhs)
-				a.hfSqDst += red8(&vhd)
-				a.hfAbsSrc += red8(&vas)
-				a.hfAbsDst += red8(&vad)
-				a.mse += red8(&vmse)
 			} else {
-				if full {
-					a.ssimD += float64(vd[0])
-					a.ssimD4 += float64(vd4[0])
-					a.ssimD2 += float64(vd2[0])
-					a.ssimD8 += float64(vd8[0])
-					a.ssimMax = max(a.ssimMax, vd[0])
+				for l := range s {
+					v.edge(l, s[l], d[l], sm1[l]*invDiam, sm2[l]*invDiam)
 				}
-				a.art += float64(va[0])
-				a.art4 += float64(va4[0])
-				a.art2 += float64(va2[0])
-				a.det += float64(vt[0])
-				a.det4 += float64(vt4[0])
-				a.det2 += float64(vt2[0])
-				a.art8 += float64(va8[0])
-				a.det8 += float64(vt8[0])
-				a.artMax = max(a.artMax, va[0])
-				a.detMax = max(a.detMax, vt[0])
-				a.hfSqSrc += float64(vhs[0])
-				a.hfSqDst += float64(vhd[0])
-				a.hfAbsSrc += float64(vas[0])
-				a.hfAbsDst += float64(vad[0])
-				a.mse += float64(vmse[0])
 			}
+			v.add(a, full, lanes)
 		}
 		if y+1 >= end {
 			break // the remaining slides feed no output row
@@ -389,7 +417,9 @@ func vcol(a *acc, full bool, src, dst, hm1, hm2, hsq, hs12 []float32, w, h, in0,
 		for l := 0; l < lanes; l++ {
 			sm1[l] = float32(sm1[l]+hm1[ad+l]) - hm1[rm+l]
 			sm2[l] = float32(sm2[l]+hm2[ad+l]) - hm2[rm+l]
-			if full {
+		}
+		if full {
+			for l := 0; l < lanes; l++ {
 				ssq[l] = float32(ssq[l]+hsq[ad+l]) - hsq[rm+l]
 				ss12[l] = float32(ss12[l]+hs12[ad+l]) - hs12[rm+l]
 			}
