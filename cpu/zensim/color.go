@@ -46,7 +46,7 @@ func cbrtMidp(x float32) float32 {
 	}
 	y := math.Float32frombits(math.Float32bits(x)/3 + 0x2a508c2d)
 	for i := 0; i < 2; i++ {
-		y3 := float32(y*y) * y
+		y3 := float32(float32(y*y) * y)
 		num := y3 + float32(2*x)
 		den := float32(2*y3) + x
 		y = y * float32(num/den)
@@ -64,7 +64,7 @@ func cbrtFast(x float32) float32 {
 	ui := math.Float32bits(x)
 	t := math.Float32frombits(ui&0x80000000 | ((ui&0x7fffffff)/3 + 709958130))
 	for i := 0; i < 2; i++ {
-		r := float32(t*t) * t
+		r := float32(float32(t*t) * t)
 		t = t * float32(fma32(x, 2, r)/fma32(r, 2, x))
 	}
 	return t
@@ -89,8 +89,8 @@ func xyb(r, g, b float32, vec bool) (float32, float32, float32) {
 	}
 	c0 := t0 + absorbanceBias
 	c1 := t1 + absorbanceBias
-	x := float32(0.5) * float32(c0-c1)
-	y := float32(0.5) * float32(c0+c1)
+	x := float32(float32(0.5) * float32(c0-c1))
+	y := float32(float32(0.5) * float32(c0+c1))
 	return fma32(x, 14, 0.42), y + 0.01, float32(t2-y) + 0.55
 }
 
@@ -140,7 +140,7 @@ var alphaBackground = sync.OnceValue(func() []float32 {
 		h ^= h >> 16
 		h *= 0x45d9f3b
 		h ^= h >> 16
-		t[i] = 0.2 + float32(h&0xffff)*float32(0.6/65535.0)
+		t[i] = 0.2 + float32(float32(h&0xffff)*float32(0.6/65535.0))
 	}
 	return t
 })
@@ -232,11 +232,11 @@ func toXYB(im *zenmetrics.Image, planes [3][]float32, pw, y0, y1 int) {
 							} else {
 								var al float32
 								if deep {
-									al = float32(a) * (1.0 / 65535.0)
+									al = float32(float32(a) * (1.0 / 65535.0))
 								} else {
-									al = float32(a) * (1.0 / 255.0)
+									al = float32(float32(a) * (1.0 / 255.0))
 								}
-								inv := bgv * (1 - al)
+								inv := float32(bgv * (1 - al))
 								r, g, b = fma32(r, al, inv), fma32(g, al, inv), fma32(b, al, inv)
 							}
 						}

@@ -136,12 +136,12 @@ func combine(stats []scaleStats) *Result {
 	}
 	var dist float64
 	for i, v := range f {
-		dist += v * weights[i]
+		dist += float64(v * weights[i]) // unfused, as zensim sums
 	}
 	dist /= float64(max(len(stats), 1))
 	score := 100.0
 	if dist > 0 {
-		score = 100 - scoreA*math.Pow(dist, scoreB)
+		score = 100 - float64(scoreA*math.Pow(dist, scoreB))
 	}
 	return &Result{Score: score, Distance: dist, Features: f}
 }
@@ -195,8 +195,8 @@ func hblur(src, dst []float32, w, rows int, full bool, mu1, mu2, ssq, s12 []floa
 				sd += d[k]
 			}
 			for x := 0; x < w; x++ {
-				o1[x] = ss * invDiam
-				o2[x] = sd * invDiam
+				o1[x] = float32(ss * invDiam)
+				o2[x] = float32(sd * invDiam)
 				a, m := hAddIdx(x, w), remIdx(x, w)
 				ss = float32(ss+s[a]) - s[m]
 				sd = float32(sd+d[a]) - d[m]
@@ -213,10 +213,10 @@ func hblur(src, dst []float32, w, rows int, full bool, mu1, mu2, ssq, s12 []floa
 			sp = fma32(sv, dv, sp)
 		}
 		for x := 0; x < w; x++ {
-			o1[x] = ss * invDiam
-			o2[x] = sd * invDiam
-			o3[x] = sq * invDiam
-			o4[x] = sp * invDiam
+			o1[x] = float32(ss * invDiam)
+			o2[x] = float32(sd * invDiam)
+			o3[x] = float32(sq * invDiam)
+			o4[x] = float32(sp * invDiam)
 			a, m := hAddIdx(x, w), remIdx(x, w)
 			sa, da, sr, dr := s[a], d[a], s[m], d[m]
 			ss = float32(ss+sa) - sr
@@ -249,7 +249,7 @@ func stripChannel(a *acc, m mode, src, dst []float32, w, h, in0, inH int, buf []
 		d := dst[in0*w : (in0+inH)*w]
 		for i := range s {
 			v := s[i] - d[i]
-			a.mse += float64(v * v)
+			a.mse += float64(float32(v * v))
 		}
 		return
 	}
@@ -354,14 +354,14 @@ func (v *lanes8) edge(l int, sv, dv, mu1, mu2 float32) {
 	ed := (1+e2)/(1+e1) - 1
 	art := max(ed, 0)
 	det := max(-ed, 0)
-	a2, t2 := art*art, det*det
-	a4, t4 := a2*a2, t2*t2
-	v.a[l], v.a2[l], v.a4[l], v.a8[l] = art, a2, a4, a4*a4
-	v.t[l], v.t2[l], v.t4[l], v.t8[l] = det, t2, t4, t4*t4
-	v.hs[l], v.hd[l] = hs*hs, hd*hd
+	a2, t2 := float32(art*art), float32(det*det)
+	a4, t4 := float32(a2*a2), float32(t2*t2)
+	v.a[l], v.a2[l], v.a4[l], v.a8[l] = art, a2, a4, float32(a4*a4)
+	v.t[l], v.t2[l], v.t4[l], v.t8[l] = det, t2, t4, float32(t4*t4)
+	v.hs[l], v.hd[l] = float32(hs*hs), float32(hd*hd)
 	v.as[l], v.ad[l] = e1, e2
 	pd := sv - dv
-	v.m[l] = pd * pd
+	v.m[l] = float32(pd * pd)
 }
 
 // vcol processes lanes (8 or 1) adjacent columns from x0.
@@ -388,23 +388,23 @@ func vcol(a *acc, full bool, src, dst, hm1, hm2, hsq, hs12 []float32, w, h, in0,
 			s, d := src[o:o+lanes], dst[o:o+lanes]
 			if full {
 				for l := range s {
-					mu1 := sm1[l] * invDiam
-					mu2 := sm2[l] * invDiam
-					q := ssq[l] * invDiam
-					p := ss12[l] * invDiam
+					mu1 := float32(sm1[l] * invDiam)
+					mu2 := float32(sm2[l] * invDiam)
+					q := float32(ssq[l] * invDiam)
+					p := float32(ss12[l] * invDiam)
 					md := mu1 - mu2
 					numM := fma32(md, -md, 1)
 					numS := fma32(2, fma32(-mu1, mu2, p), ssimC2)
 					den := fma32(-mu2, mu2, fma32(-mu1, mu1, q)) + ssimC2
 					sd := max(1-float32(numM*numS)/den, 0)
-					sd2 := sd * sd
-					sd4 := sd2 * sd2
-					v.d[l], v.d2[l], v.d4[l], v.d8[l] = sd, sd2, sd4, sd4*sd4
+					sd2 := float32(sd * sd)
+					sd4 := float32(sd2 * sd2)
+					v.d[l], v.d2[l], v.d4[l], v.d8[l] = sd, sd2, sd4, float32(sd4*sd4)
 					v.edge(l, s[l], d[l], mu1, mu2)
 				}
 			} else {
 				for l := range s {
-					v.edge(l, s[l], d[l], sm1[l]*invDiam, sm2[l]*invDiam)
+					v.edge(l, s[l], d[l], float32(sm1[l]*invDiam), float32(sm2[l]*invDiam))
 				}
 			}
 			v.add(a, full, lanes)

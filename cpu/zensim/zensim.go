@@ -7,7 +7,10 @@
 // # Algorithm
 //
 // All per-pixel arithmetic is float32 unless float64 is named; fma(a, b, c)
-// is a·b + c rounded once.
+// is a·b + c rounded once, and no other product is fused with a sum (as in
+// zensim's Rust). Go may fuse x·y + z on arm64 and GOAMD64=v3, so every
+// product that feeds a sum here is wrapped in an explicit conversion, which
+// forbids that; TestPublishedScores fails by up to 3e-3 without them.
 //
 //  1. XYB. Each pixel goes to linear light (8-bit: linear-srgb's table;
 //     16-bit: its C0-continuous curve; alpha composited over zensim's
@@ -289,7 +292,7 @@ func downscaleRow(src, dst []float32, sw, dw, y int) {
 	r1 := src[(2*y+1)*sw:]
 	out := dst[y*dw : (y+1)*dw]
 	for x := range out {
-		out[x] = float32(float32(r0[2*x]+r0[2*x+1])+r1[2*x]+r1[2*x+1]) * 0.25
+		out[x] = float32(float32(float32(r0[2*x]+r0[2*x+1])+r1[2*x]+r1[2*x+1]) * 0.25)
 	}
 }
 
