@@ -32,6 +32,10 @@ type backendSlot struct {
 	heapBytes int64
 	// initGuess is the expected open time when the profile has none.
 	initGuess time.Duration
+	// nsScale multiplies the profile's ns/px for this slot (0: 1). The
+	// profile measures one GPU per class, so discovery leaves it at 1;
+	// tests give fake slots different speeds with it.
+	nsScale float64
 }
 
 // discoverBackends is the one place that knows which backends exist: the

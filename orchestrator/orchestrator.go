@@ -149,11 +149,19 @@ type Config struct {
 	BenchSides []int
 	// Pool is the initial pool configuration.
 	Pool PoolConfig
+	// Balance shares tasks among GPU slots (default BalanceAdaptive).
+	Balance Balance
+	// GPUQueueSweetSpot is the queue depth (tasks queued or running) past
+	// which a GPU slot counts as backed up: when every GPU slot is, a task
+	// the CPU is predicted to finish sooner goes to the CPU
+	// (backpressure). 0: twice the slot's workers.
+	GPUQueueSweetSpot int
 
 	// Test hooks, unexported so only this package's tests can set them.
 	discover func(ctx context.Context, cfg Config, rep *capability.Report) ([]backendSlot, error)
 	probe    func(ctx context.Context) (*capability.Report, error)
 	now      func() time.Time
+	mut      mutations // rules switched off by the mutation checks
 }
 
 // Orchestrator schedules tasks over the machine's backends. All methods
@@ -182,6 +190,7 @@ type Orchestrator struct {
 	poolMu sync.Mutex
 	pool   PoolConfig
 
+	rr        atomic.Uint64 // BalanceRoundRobin's turn
 	nextID    atomic.Uint64
 	closed    atomic.Bool
 	closeOnce sync.Once
@@ -466,7 +475,7 @@ func (o *Orchestrator) prepareJob(j *job) error {
 // finish delivers the job's one result. A second call (which would be a
 // bug) is ignored rather than delivering twice.
 func (o *Orchestrator) finish(j *job, r Result) {
-	if !j.finished.CompareAndSwap(false, true) {
+	if !j.finished.CompareAndSwap(false, true) && !o.cfg.mut.noExactlyOnce {
 		o.log.Error("orchestrator: task finished twice; second result dropped", "id", j.task.ID)
 		return
 	}

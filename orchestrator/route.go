@@ -2,7 +2,6 @@ package orchestrator
 
 import (
 	"fmt"
-	"math"
 	"strings"
 
 	"github.com/zenmetrics-go/zenmetrics"
@@ -65,7 +64,8 @@ func (o *Orchestrator) admit(j *job, r ladder.Rung) (ladder.Verdict, *slot, floa
 			return ladder.Verdict{Trigger: ladder.TriggerPredicted, Backend: o.cpu.name,
 				Reason: fmt.Sprintf("ran out of memory at %d pixels before", at)}, nil, 0
 		}
-		return ladder.Verdict{OK: true, Backend: o.cpu.name}, o.cpu, taskNs
+		ns := o.cpu.nsPerPx(emaKey{m, class, sizeClass(px)}, taskNs/float64(max(px, 1)), o.cfg.Balance == BalanceAdaptive)
+		return ladder.Verdict{OK: true, Backend: o.cpu.name}, o.cpu, ns * float64(px)
 	}
 
 	// A reference uploaded to a GPU pins the task to that rung and slot:
@@ -83,12 +83,14 @@ func (o *Orchestrator) admit(j *job, r ladder.Rung) (ladder.Verdict, *slot, floa
 			Reason: fmt.Sprintf("%s ran out of memory at %d pixels before (profile cell)", class, at)}, nil, 0
 	}
 	floor := o.poolConfig().VRAMSafetyFloorMiB << 20
-	var best *slot
-	bestFinish := math.Inf(1)
+	seed := taskNs / float64(max(px, 1))
+	key := emaKey{m, class, sizeClass(px)}
+	adaptive := o.cfg.Balance == BalanceAdaptive
+	var cands []candidate
 	var refusals []string
 	alive, unsupported := 0, 0
 	for _, g := range o.gpus {
-		if g.lost.Load() {
+		if g.lost.Load() && !o.cfg.mut.noLostRule {
 			continue
 		}
 		alive++
@@ -103,24 +105,81 @@ func (o *Orchestrator) admit(j *job, r ladder.Rung) (ladder.Verdict, *slot, floa
 			continue
 		}
 		backlog, workers := g.backlog()
-		if f := finishNs(backlog, workers, g.initNs(prof), taskNs); f < bestFinish {
-			best, bestFinish = g, f
-		}
+		tns := g.nsPerPx(key, seed, adaptive) * float64(px)
+		cands = append(cands, candidate{s: g, finish: finishNs(backlog, workers, g.initNs(prof), tns),
+			task: tns, load: float64(g.depthNow()) / float64(workers), cold: g.backendNow() == nil})
 	}
 	switch {
 	case alive == 0:
 		return ladder.Verdict{Trigger: ladder.TriggerUnsupported, Reason: "no GPU backend alive"}, nil, 0
-	case best == nil && unsupported == alive:
+	case len(cands) == 0 && unsupported == alive:
 		return ladder.Verdict{Trigger: ladder.TriggerUnsupported,
 			Reason: fmt.Sprintf("GPU backend cannot run %s in %s mode", m, r.Mode())}, nil, 0
-	case best == nil:
+	case len(cands) == 0:
 		return ladder.Verdict{Trigger: ladder.TriggerPredicted, Reason: strings.Join(refusals, "; ")}, nil, 0
 	}
-	if cpuFinish, ok := o.cpuFinish(m, w, h, px, prof, cells); ok && preferCPU(bestFinish, cpuFinish) {
-		return ladder.Verdict{Trigger: ladder.TriggerPredicted, Backend: best.name,
-			Reason: fmt.Sprintf("cpu predicted to finish sooner (%.1f ms vs %.1f ms)", cpuFinish/1e6, bestFinish/1e6)}, nil, 0
+	best := pick(o.cfg.Balance, cands, &o.rr)
+	if cpuFinish, ok := o.cpuFinish(m, w, h, px, prof, cells); ok && preferCPU(best.finish, cpuFinish) {
+		// Two reasons to spill to the CPU: the chosen device is cold
+		// (its initialisation outweighs its gain for this task), or every
+		// GPU queue is past its sweet spot (backpressure: more queued GPU
+		// work only adds latency while CPU workers idle).
+		why := ""
+		switch {
+		case best.cold:
+			why = "cpu predicted to finish sooner than a cold " + best.s.name
+		case !o.cfg.mut.noBackpressure && o.allBackedUp(cands):
+			why = "backpressure: every GPU queue past its sweet spot and cpu predicted to finish sooner"
+		}
+		if why != "" {
+			return ladder.Verdict{Trigger: ladder.TriggerPredicted, Backend: best.s.name,
+				Reason: fmt.Sprintf("%s (%.1f ms vs %.1f ms)", why, cpuFinish/1e6, best.finish/1e6)}, nil, 0
+		}
 	}
-	return ladder.Verdict{OK: true, Backend: best.name}, best, taskNs
+	return ladder.Verdict{OK: true, Backend: best.s.name}, best.s, best.task
+}
+
+// candidate is a GPU slot that can take the task, with its predictions.
+type candidate struct {
+	s      *slot
+	finish float64 // predicted ns until the task would be done there
+	task   float64 // predicted ns of the task itself there
+	load   float64 // tasks queued or running per worker
+	cold   bool    // not opened yet
+}
+
+// pick applies the balance strategy to the candidates (in discovery
+// order; ties go to the first). rr is the round-robin turn counter.
+func pick(b Balance, cands []candidate, rr interface{ Add(uint64) uint64 }) candidate {
+	best := cands[0]
+	switch b {
+	case BalanceRoundRobin:
+		return cands[(rr.Add(1)-1)%uint64(len(cands))]
+	case BalanceLeastLoaded:
+		for _, c := range cands[1:] {
+			if c.load < best.load || (c.load == best.load && c.finish < best.finish) {
+				best = c
+			}
+		}
+	default: // adaptive, weighted: the predicted finish, from different speeds
+		for _, c := range cands[1:] {
+			if c.finish < best.finish {
+				best = c
+			}
+		}
+	}
+	return best
+}
+
+// allBackedUp says whether every candidate GPU slot's queue is deeper
+// than its sweet spot.
+func (o *Orchestrator) allBackedUp(cands []candidate) bool {
+	for _, c := range cands {
+		if c.s.depthNow() <= o.sweetSpot(c.s) {
+			return false
+		}
+	}
+	return true
 }
 
 // cpuFinish predicts when the task would finish on the CPU; ok is false
@@ -137,5 +196,7 @@ func (o *Orchestrator) cpuFinish(m zenmetrics.Metric, w, h int, px int64, prof *
 		return 0, false
 	}
 	backlog, workers := o.cpu.backlog()
-	return finishNs(backlog, workers, 0, nsPerPxOrDefault(samples, capability.ClassCPU, px)*float64(px)), true
+	seed := nsPerPxOrDefault(samples, capability.ClassCPU, px)
+	ns := o.cpu.nsPerPx(emaKey{m, capability.ClassCPU, sizeClass(px)}, seed, o.cfg.Balance == BalanceAdaptive)
+	return finishNs(backlog, workers, 0, ns*float64(px)), true
 }

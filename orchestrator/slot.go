@@ -42,6 +42,8 @@ type slot struct {
 	freeVal   int64
 	totalVal  int64
 	freeValid bool
+
+	st slotStats // live statistics and measured speeds (balance.go)
 }
 
 type backendBox struct{ b zenmetrics.Backend }
@@ -221,6 +223,7 @@ func (s *slot) enqueue(j *job) {
 	s.backlogNs += j.predNs
 	s.cond.Broadcast()
 	s.mu.Unlock()
+	s.depthAdd(1)
 }
 
 // work is one worker's loop.
@@ -261,6 +264,7 @@ func (o *Orchestrator) sweep(batch any, err error) {
 		clear(s.queue[len(kept):])
 		s.queue = kept
 		s.mu.Unlock()
+		s.depthAdd(-len(gone))
 		for _, j := range gone {
 			o.finish(j, Result{Err: cancelled(j.task.ID, err)})
 		}
@@ -276,6 +280,7 @@ func (s *slot) close() {
 	s.backlogNs = 0
 	s.cond.Broadcast()
 	s.mu.Unlock()
+	s.depthAdd(-len(q))
 	for _, j := range q {
 		s.o.finish(j, Result{Err: closedErr(j.task.ID)})
 	}
@@ -300,6 +305,7 @@ func (o *Orchestrator) run(s *slot, j *job) {
 		s.mu.Lock()
 		s.backlogNs -= pred
 		s.mu.Unlock()
+		s.depthAdd(-1)
 	}()
 	defer func() {
 		if v := recover(); v != nil {
@@ -313,10 +319,16 @@ func (o *Orchestrator) run(s *slot, j *job) {
 	if j.started.IsZero() {
 		j.started = o.now()
 	}
-	if s.lost.Load() {
+	// reroute sends the job on to the next rung (or slot), counting it as
+	// a fallback of this slot.
+	reroute := func() {
+		s.fellBack()
+		o.route(j)
+	}
+	if s.lost.Load() && !o.cfg.mut.noLostRule {
 		// The device was lost while this job waited in its queue.
 		j.plan.Refuse(j.rung, s.name, ladder.TriggerDeviceLost, s.name+" was lost")
-		o.route(j)
+		reroute()
 		return
 	}
 	b, err := s.openBackend(j.ctx)
@@ -328,7 +340,8 @@ func (o *Orchestrator) run(s *slot, j *job) {
 		s.lost.Store(true)
 		o.log.Warn("backend unusable; its tasks move down the ladder", "backend", s.name, "err", err)
 		j.plan.Refuse(j.rung, s.name, ladder.TriggerUnsupported, "backend failed to open: "+err.Error())
-		o.route(j)
+		reroute()
+		o.drainLost(s)
 		return
 	}
 	m := j.task.Metric
@@ -337,7 +350,7 @@ func (o *Orchestrator) run(s *slot, j *job) {
 	est, ok := s.estimate(m, w, h, mode)
 	if !ok {
 		j.plan.Refuse(j.rung, s.name, ladder.TriggerUnsupported, fmt.Sprintf("%s cannot run %s in %s mode", s.name, m, mode))
-		o.route(j)
+		reroute()
 		return
 	}
 	if s.gpu && (j.meta == nil || j.meta.slot != s) {
@@ -350,22 +363,32 @@ func (o *Orchestrator) run(s *slot, j *job) {
 		if blocked, at := oomBlocked(prof.OOMCells(m), samples, j.rung.Class(), j.ref.Pixels()); blocked {
 			j.plan.Refuse(j.rung, s.name, ladder.TriggerPredicted,
 				fmt.Sprintf("%s ran out of memory at %d pixels while this task was queued", j.rung.Class(), at))
-			o.route(j)
+			reroute()
 			return
 		}
 		if why, ok := o.waitForMemory(s, j, est); !ok {
 			j.plan.Refuse(j.rung, s.name, ladder.TriggerPredicted, why)
-			o.route(j)
+			reroute()
 			return
 		}
 	}
 	s.mu.Lock()
 	s.inflight += est
 	s.mu.Unlock()
+	t0 := time.Now()
 	res, trig, err := o.attempt(s, b, j, est)
+	elapsed := time.Since(t0)
 	s.mu.Lock()
 	s.inflight -= est
 	s.mu.Unlock()
+	if j.upload == nil && j.ctx.Err() == nil {
+		// Every completed task teaches the slot's speed estimate
+		// (uploads only prepare, and cancelled attempts stopped early).
+		class := j.rung.Class()
+		px := j.ref.Pixels()
+		seed := nsPerPxOrDefault(o.snapshot().Samples(m, class), class, px)
+		s.observe(emaKey{m, class, sizeClass(px)}, seed, px, elapsed, err == nil, trig.IsOOM(), o.cfg.mut.noEMA)
+	}
 	if err == nil {
 		j.plan.Succeed(j.rung, s.name)
 		res.Backend = s.name
@@ -388,9 +411,10 @@ func (o *Orchestrator) run(s *slot, j *job) {
 		s.lost.Store(true)
 		o.cache.Purge(s.name)
 		o.log.Warn("device lost; its tasks move down the ladder", "backend", s.name, "err", err)
+		defer o.drainLost(s) // after this job has moved on
 	}
 	if j.plan.Fail(j.ctx, j.rung, s.name, trig, err) {
-		o.route(j)
+		reroute()
 		return
 	}
 	if trig.IsOOM() { // NoFallback
@@ -398,6 +422,35 @@ func (o *Orchestrator) run(s *slot, j *job) {
 		return
 	}
 	o.finish(j, Result{Err: err, Backend: s.name, CacheHit: res.CacheHit})
+}
+
+// drainLost moves every job queued on a lost slot on at once (the next
+// rung, on another device or the CPU) instead of leaving them for this
+// slot's workers, which may be stuck in the failed device's last call.
+func (o *Orchestrator) drainLost(s *slot) {
+	if o.cfg.mut.noLostRule {
+		return
+	}
+	s.mu.Lock()
+	q := s.queue
+	s.queue = nil
+	for _, j := range q {
+		s.backlogNs -= j.predNs
+	}
+	s.mu.Unlock()
+	s.depthAdd(-len(q))
+	for _, j := range q {
+		func() {
+			defer func() {
+				if v := recover(); v != nil {
+					o.finish(j, Result{Err: &zenmetrics.PanicError{Value: v}, Backend: s.name})
+				}
+			}()
+			j.plan.Refuse(j.rung, s.name, ladder.TriggerDeviceLost, s.name+" was lost")
+			s.fellBack()
+			o.route(j)
+		}()
+	}
 }
 
 // waitForMemory re-checks live free memory just before a GPU attempt (the
