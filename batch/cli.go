@@ -19,6 +19,7 @@ import (
 	"github.com/zenmetrics-go/zenmetrics/cpu"
 	"github.com/zenmetrics-go/zenmetrics/imageio"
 	"github.com/zenmetrics-go/zenmetrics/internal/sysmem"
+	"github.com/zenmetrics-go/zenmetrics/orchestrator"
 )
 
 // Exit codes of CLI.
@@ -40,6 +41,9 @@ type BackendOptions struct {
 type Deps struct {
 	// OpenBackend opens --backend; nil knows "auto" and "cpu" (cpu.New).
 	OpenBackend func(BackendOptions) (zenmetrics.Backend, error)
+	// OpenOrchestrator builds the multi-device scheduler that --balance
+	// and --metrics-addr run the batch on; nil is orchestrator.New.
+	OpenOrchestrator func(context.Context, orchestrator.Config) (*orchestrator.Orchestrator, error)
 	// Decode decodes images; nil is imageio.DecodeFileOptions with
 	// --max-pixels.
 	Decode DecodeFunc
@@ -92,6 +96,9 @@ type Options struct {
 	FlushInterval            time.Duration
 	Quiet                    bool
 	Stats                    bool     // --stats: print the stage table even with --quiet
+	Balance                  string   // --balance: run on the orchestrator with this strategy
+	MetricsAddr              string   // --metrics-addr: Prometheus text on this address
+	MetricsAllowRemote       bool     // --metrics-allow-remote: a non-loopback --metrics-addr
 	Inputs                   []string // merge: the files to merge
 }
 
@@ -142,6 +149,15 @@ Progress:
   --stats                 print the table of time by stage (decode, prepare, upload, score, write,
                           waits) even with --quiet or --progress json; it is printed anyway
                           after the summary otherwise. The JSON summary always has "stages".
+                          With --balance or --metrics-addr it adds a table per device.
+
+Several devices (--backend auto or cpu only; an explicit backend is never overridden):
+  --balance NAME          schedule over every GPU and the CPU pool: adaptive (default: measured
+                          speed per device), round-robin, least-loaded, weighted (profiled speed).
+                          --progress json lines then carry "devices" (per-device statistics)
+  --metrics-addr ADDR     serve Prometheus text at http://ADDR/metrics while the batch runs
+                          (loopback only, e.g. 127.0.0.1:9464; implies --balance adaptive)
+  --metrics-allow-remote  allow a non-loopback --metrics-addr
 
 Exit status: 0 all rows scored, 3 some rows are errors (merge: rows missing or in conflict),
 2 usage, 1 fatal (rerun with --resume after fixing it).
@@ -183,6 +199,9 @@ func ParseFlags(args []string, merge bool, stderr io.Writer) (o Options, done bo
 	fs.DurationVar(&o.FlushInterval, "flush-interval", 2*time.Second, "")
 	fs.BoolVar(&o.Quiet, "quiet", false, "")
 	fs.BoolVar(&o.Stats, "stats", false, "")
+	fs.StringVar(&o.Balance, "balance", "", "")
+	fs.StringVar(&o.MetricsAddr, "metrics-addr", "", "")
+	fs.BoolVar(&o.MetricsAllowRemote, "metrics-allow-remote", false, "")
 	fail := func(format string, a ...any) (Options, bool, int) {
 		fmt.Fprintf(stderr, "%s: "+format+"\n", append([]any{name}, a...)...)
 		fmt.Fprintf(stderr, "run '%s --help' for usage\n", name)
@@ -382,20 +401,42 @@ func CLI(ctx context.Context, args []string, stdout, stderr io.Writer, deps Deps
 	if err != nil {
 		return fatal(err)
 	}
-	backend, err := deps.OpenBackend(o.Backend)
-	if err != nil {
-		return fatal(fmt.Errorf("backend %s: %w", o.Backend.Name, err))
-	}
-	defer backend.Close()
-	if b, ok := backend.(interface{ SetMemBudget(int64) }); ok {
-		b.SetMemBudget(o.MemoryBudget) // the CPU backend's own check in Prepare
-	}
-	engine, err := NewBackendEngine(BackendEngineConfig{
-		Backend: func(zenmetrics.Metric) (zenmetrics.Backend, error) { return backend, nil },
-		Workers: o.Workers,
-	})
-	if err != nil {
-		return fatal(err)
+	var engine Engine
+	var ws WorkingSetFunc
+	var orch *orchestrator.Orchestrator
+	if o.Balance != "" || o.MetricsAddr != "" {
+		if orch, err = openOrchestrator(ctx, &o, deps); err != nil {
+			return fatal(err)
+		}
+		defer orch.Close()
+		if o.MetricsAddr != "" {
+			addr, stop, err := orch.ServeMetrics(o.MetricsAddr, o.MetricsAllowRemote)
+			if err != nil {
+				return fatal(&ConfigError{fmt.Sprintf("--metrics-addr: %v", err)})
+			}
+			defer stop()
+			if !o.Quiet {
+				fmt.Fprintf(stderr, "zmscore: metrics at http://%s/metrics\n", addr)
+			}
+		}
+		engine = NewOrchestratorEngine(orch, 0)
+	} else {
+		backend, err := deps.OpenBackend(o.Backend)
+		if err != nil {
+			return fatal(fmt.Errorf("backend %s: %w", o.Backend.Name, err))
+		}
+		defer backend.Close()
+		if b, ok := backend.(interface{ SetMemBudget(int64) }); ok {
+			b.SetMemBudget(o.MemoryBudget) // the CPU backend's own check in Prepare
+		}
+		be, err := NewBackendEngine(BackendEngineConfig{
+			Backend: func(zenmetrics.Metric) (zenmetrics.Backend, error) { return backend, nil },
+			Workers: o.Workers,
+		})
+		if err != nil {
+			return fatal(err)
+		}
+		engine, ws = be, cpuWorkingSet(backend)
 	}
 	defer engine.Close()
 	var prog *Progress
@@ -408,6 +449,9 @@ func CLI(ctx context.Context, args []string, stdout, stderr io.Writer, deps Deps
 			}
 		}
 		prog = NewProgress(mode, stderr, o.ProgressInterval)
+		if prog != nil && orch != nil {
+			prog.devices = func() any { return orch.Stats() }
+		}
 	}
 	if !o.Quiet && !o.Shard.All() {
 		fmt.Fprintf(stderr, "zmscore: shard %s → %s\n", o.Shard, out)
@@ -415,7 +459,7 @@ func CLI(ctx context.Context, args []string, stdout, stderr io.Writer, deps Deps
 	cfg := Config{Pairs: pairs, Metrics: o.Metrics, Out: out, Stdout: stdout, Format: o.Format,
 		Resume: o.Resume, Force: o.Force, RetryFailed: o.Retry, Shard: o.Shard, Engine: engine,
 		Decode: deps.Decode, Decoders: o.Decoders, MemoryBudget: o.MemoryBudget,
-		Probe: deps.Probe, WorkingSet: cpuWorkingSet(backend),
+		Probe: deps.Probe, WorkingSet: ws,
 		FlushInterval: o.FlushInterval, Progress: prog, Log: stderr}
 	sum, err := Run(ctx, cfg)
 	if err != nil {
@@ -431,11 +475,60 @@ func CLI(ctx context.Context, args []string, stdout, stderr io.Writer, deps Deps
 	}
 	if summary || o.Stats {
 		PrintStages(stderr, &sum)
+		if orch != nil {
+			PrintDevices(stderr, orch.Stats())
+		}
 	}
 	if !sum.AllOK() {
 		return ExitPartial
 	}
 	return ExitOK
+}
+
+// openOrchestrator builds the scheduler for --balance/--metrics-addr.
+// Only --backend auto (every device) and cpu (the CPU pool alone) mean
+// anything to it; any other explicit choice is an error rather than being
+// silently overridden.
+func openOrchestrator(ctx context.Context, o *Options, deps Deps) (*orchestrator.Orchestrator, error) {
+	bal, err := orchestrator.ParseBalance(o.Balance)
+	if err != nil {
+		return nil, &ConfigError{"--balance: " + err.Error()}
+	}
+	if o.MetricsAddr != "" {
+		if err := orchestrator.CheckMetricsAddr(o.MetricsAddr, o.MetricsAllowRemote); err != nil {
+			return nil, &ConfigError{"--metrics-addr: " + err.Error()}
+		}
+	}
+	cfg := orchestrator.Config{CacheDir: o.Backend.CacheDir, Balance: bal, MaxParallelCPU: o.Workers, CPUThreads: o.Backend.Threads}
+	switch strings.ToLower(o.Backend.Name) {
+	case "", "auto":
+	case "cpu":
+		cfg.DisableGPU = true
+	default:
+		return nil, &ConfigError{fmt.Sprintf("--balance and --metrics-addr schedule over every device: use --backend auto or cpu, not %q", o.Backend.Name)}
+	}
+	open := deps.OpenOrchestrator
+	if open == nil {
+		open = orchestrator.New
+	}
+	orch, err := open(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("orchestrator: %w", err)
+	}
+	return orch, nil
+}
+
+// PrintDevices prints the per-device table of --stats (orchestrator runs).
+func PrintDevices(w io.Writer, devs []orchestrator.DeviceStats) {
+	fmt.Fprintf(w, "%-12s %7s %7s %5s %9s %9s %6s %6s %10s\n", "device", "tasks", "failed", "ooms", "fallbacks", "busy", "queue", "max_q", "Mpx/s(ema)")
+	for _, d := range devs {
+		name := d.Name
+		if d.Lost {
+			name += " (lost)"
+		}
+		fmt.Fprintf(w, "%-12s %7d %7d %5d %9d %9s %6d %6d %10.2f\n", name, d.Tasks, d.Failures, d.OOMs, d.Fallbacks,
+			d.Busy.Round(time.Millisecond), d.QueueDepth, d.MaxQueueDepth, d.EMAMpxPerS)
+	}
 }
 
 // cpuWorkingSet predicts the memory of a pair when backend scores on the

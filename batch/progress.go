@@ -89,6 +89,9 @@ type Progress struct {
 	stopCh    chan struct{}
 	wg        sync.WaitGroup
 	lastWidth int
+	// devices, when set (orchestrator runs), adds per-device statistics
+	// to the JSON lines.
+	devices func() any
 }
 
 // NewProgress makes a progress reporter. Auto becomes Bar when w is a
@@ -154,10 +157,15 @@ func (p *Progress) stop(sum *Summary) {
 	p.wg.Wait()
 	p.draw(true)
 	if p.mode == ProgressJSON {
+		var devs any
+		if p.devices != nil {
+			devs = p.devices() // per-device statistics at the end (orchestrator runs)
+		}
 		b, _ := json.Marshal(struct {
 			Type string `json:"type"`
 			*Summary
-		}{"summary", sum})
+			Devices any `json:"devices,omitempty"`
+		}{"summary", sum, devs})
 		p.mu.Lock()
 		fmt.Fprintf(p.w, "%s\n", b)
 		p.mu.Unlock()
@@ -176,6 +184,7 @@ type snapshot struct {
 	ETA      float64        `json:"eta_s"`
 	Elapsed  float64        `json:"elapsed_s"`
 	Backends map[string]int `json:"backends"`
+	Devices  any            `json:"devices,omitempty"`
 }
 
 func (p *Progress) snap() snapshot {
@@ -192,6 +201,9 @@ func (p *Progress) snap() snapshot {
 	}
 	for k, v := range p.backends {
 		s.Backends[k] = v
+	}
+	if p.devices != nil && p.mode == ProgressJSON {
+		s.Devices = p.devices()
 	}
 	return s
 }
