@@ -439,3 +439,30 @@ func TestMetricsAddrLoopbackOnly(t *testing.T) {
 		t.Fatal("address without a port accepted")
 	}
 }
+
+// An explicit placement is never overridden by backpressure: tasks whose
+// reference was uploaded to the GPU stay there however deep its queue and
+// however cheap the CPU looks.
+func TestBackpressureKeepsPinnedTasks(t *testing.T) {
+	m := newMulti(t, 1, nil, 0.025, func(c *Config) { c.Balance = BalanceWeighted; c.GPUQueueSweetSpot = 1 })
+	ref := img(32, 32, 1)
+	h, err := m.o.UploadReference(context.Background(), zenmetrics.SSIMULACRA2, ref, zenmetrics.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gate := make(chan struct{})
+	m.gpus[0].gate = gate
+	ts := make([]Task, 8)
+	for i := range ts {
+		ts[i] = Task{ID: TaskID(i + 1), Metric: zenmetrics.SSIMULACRA2, RefHandle: h, Dist: img(32, 32, byte(i))}
+	}
+	ch := m.o.RunAll(context.Background(), ts)
+	if d := m.o.Stats()[0].QueueDepth; d != 8 {
+		close(gate)
+		t.Fatalf("gpu depth %d, want all 8 pinned tasks", d)
+	}
+	close(gate)
+	if got := byBackend(t, collect(t, ch, 8)); got["gpu0"] != 8 {
+		t.Fatalf("%v", got)
+	}
+}
