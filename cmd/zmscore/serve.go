@@ -52,6 +52,8 @@ Examples:
 
 Flags:
   --backend NAME        auto (GPUs when found, and the CPU) or cpu (default auto)
+  --balance NAME        sharing among devices: adaptive (default), round-robin,
+                        least-loaded, weighted
   --cache-dir DIR       capability profile folder (default: the user cache dir)
   --workers N           requests decoded and scored at once (default: CPUs, at least 2)
   --queue N             accepted requests waiting for a worker (default 64); when
@@ -76,7 +78,7 @@ given (then put it behind a firewall or an authenticating proxy).
 `
 
 type serveOptions struct {
-	backend, cacheDir, listen              string
+	backend, cacheDir, listen, balance     string
 	workers, queue, maxRequest, refEntries int
 	maxPixels, refBytes                    int64
 	allowRemote, readStdin                 bool
@@ -88,6 +90,7 @@ func newServeFlags(o *serveOptions) *flag.FlagSet {
 	fs.SetOutput(io.Discard)
 	fs.StringVar(&o.backend, "backend", "auto", "")
 	fs.StringVar(&o.cacheDir, "cache-dir", "", "")
+	fs.StringVar(&o.balance, "balance", "adaptive", "")
 	fs.IntVar(&o.workers, "workers", max(2, runtime.NumCPU()), "")
 	fs.IntVar(&o.queue, "queue", 64, "")
 	fs.IntVar(&o.maxRequest, "max-request-bytes", 64<<10, "")
@@ -156,6 +159,10 @@ func runServe(args []string, stdin io.Reader, stdout, stderr io.Writer, sig <-ch
 	case o.backend != "auto" && o.backend != "cpu":
 		return fail("--backend %q: serve runs on the orchestrator, auto or cpu", o.backend)
 	}
+	balance, err := orchestrator.ParseBalance(o.balance)
+	if err != nil {
+		return fail("--balance: %v", err)
+	}
 	if o.listen != "" {
 		if err := checkListen(o.listen, o.allowRemote); err != nil {
 			return fail("%v", err)
@@ -169,7 +176,7 @@ func runServe(args []string, stdin io.Reader, stdout, stderr io.Writer, sig <-ch
 	}
 
 	orch, err := orchestrator.New(context.Background(), orchestrator.Config{
-		CacheDir: o.cacheDir, DisableGPU: o.backend == "cpu", ReadOnlyProfile: true,
+		CacheDir: o.cacheDir, DisableGPU: o.backend == "cpu", ReadOnlyProfile: true, Balance: balance,
 	})
 	if err != nil {
 		fmt.Fprintf(stderr, "zmscore serve: %v\n", err)
