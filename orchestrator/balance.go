@@ -89,7 +89,15 @@ type slotStats struct {
 	maxDepth  int
 	series    [seriesLen]int // queue depth at the last completions
 	seriesN   int
+	// The measured sweet spot's inputs: time spent at each depth and
+	// tasks completed at each depth (depth clamped to depthTrack-1).
+	depthSince time.Time
+	depthTime  [depthTrack]time.Duration
+	doneAt     [depthTrack]int64
 }
+
+// depthTrack bounds the depths the sweet-spot measurement tells apart.
+const depthTrack = 33
 
 // seriesLen is how many recent queue-depth readings Stats keeps.
 const seriesLen = 16
@@ -130,6 +138,7 @@ func (s *slot) observe(k emaKey, seed float64, px int64, d time.Duration, ok, oo
 		return
 	}
 	st.tasks++
+	st.doneAt[min(st.depth, depthTrack-1)]++
 	if px <= 0 || d <= 0 {
 		return
 	}
@@ -157,7 +166,12 @@ func (s *slot) observe(k emaKey, seed float64, px int64, d time.Duration, ok, oo
 }
 
 func (s *slot) depthAdd(n int) {
+	now := time.Now()
 	s.st.mu.Lock()
+	if !s.st.depthSince.IsZero() {
+		s.st.depthTime[min(max(s.st.depth, 0), depthTrack-1)] += now.Sub(s.st.depthSince)
+	}
+	s.st.depthSince = now
 	s.st.depth += n
 	s.st.maxDepth = max(s.st.maxDepth, s.st.depth)
 	s.st.mu.Unlock()
@@ -176,15 +190,68 @@ func (s *slot) fellBack() {
 }
 
 // sweetSpot is the queue depth beyond which more queued work no longer
-// makes a GPU slot any busier: every worker has a task and one more waits
-// so the next starts without a gap. Deeper queues only add latency, which
-// is when spilling to idle CPU workers pays (backpressure).
+// makes a GPU slot any busier. Deeper queues only add latency, which is
+// when spilling to idle CPU workers pays (backpressure). It is measured
+// (measuredSweetSpot) once the slot has completed enough tasks; before
+// that, twice its workers: every worker has a task and as many wait, so
+// the next starts without a gap.
 func (o *Orchestrator) sweetSpot(s *slot) int {
 	if o.cfg.GPUQueueSweetSpot > 0 {
 		return o.cfg.GPUQueueSweetSpot
 	}
 	_, workers := s.backlog()
-	return 2 * workers
+	s.st.mu.Lock()
+	defer s.st.mu.Unlock()
+	return measuredSweetSpot(s.st.depthTime[:], s.st.doneAt[:], 2*workers)
+}
+
+// Sweet-spot measurement: at least sweetMinTasks completions in all, and
+// sweetMinTail at or above a depth for its throughput to count.
+// sweetShare is how close to the best throughput counts as saturated:
+// 10 % absorbs the scatter of task sizes within a batch.
+const (
+	sweetMinTasks = 32
+	sweetMinTail  = 8
+	sweetShare    = 0.9
+)
+
+// measuredSweetSpot is the smallest depth d ≥ 1 at which the slot's
+// throughput while at depth ≥ d (tasks completed ÷ time spent there)
+// reaches sweetShare of the best such throughput: the depth where the
+// device is saturated. timeAt[k] is the time spent at depth k, doneAt[k]
+// the tasks completed at depth k (the last index holds every deeper
+// one). fallback when there is too little data.
+func measuredSweetSpot(timeAt []time.Duration, doneAt []int64, fallback int) int {
+	var total int64
+	for _, n := range doneAt {
+		total += n
+	}
+	if total < sweetMinTasks || len(timeAt) != len(doneAt) {
+		return fallback
+	}
+	tp := make([]float64, len(doneAt)) // throughput at depth ≥ d
+	var done int64
+	var spent time.Duration
+	best := 0.0
+	for d := len(doneAt) - 1; d >= 1; d-- {
+		done += doneAt[d]
+		spent += timeAt[d]
+		if done >= sweetMinTail && spent > 0 {
+			tp[d] = float64(done) / spent.Seconds()
+			best = max(best, tp[d])
+		}
+	}
+	if best == 0 {
+		return fallback
+	}
+	for d := 1; d < len(tp); d++ {
+		// Only a depth the slot actually spent time at counts: with no
+		// data at shallow depths there is no evidence they saturate it.
+		if timeAt[d] > 0 && tp[d] >= sweetShare*best {
+			return d
+		}
+	}
+	return fallback
 }
 
 // mutations switch rules off, for the mutation checks of

@@ -466,3 +466,39 @@ func TestBackpressureKeepsPinnedTasks(t *testing.T) {
 		t.Fatalf("%v", got)
 	}
 }
+
+// The sweet spot is where throughput saturates, from time spent and tasks
+// completed per queue depth (synthetic histograms: exact arithmetic).
+func TestMeasuredSweetSpot(t *testing.T) {
+	hist := func(m map[int][2]float64) ([]time.Duration, []int64) {
+		ta, da := make([]time.Duration, depthTrack), make([]int64, depthTrack)
+		for d, v := range m {
+			ta[d], da[d] = time.Duration(v[0]*float64(time.Second)), int64(v[1])
+		}
+		return ta, da
+	}
+	cases := []struct {
+		name string
+		h    map[int][2]float64 // depth → {seconds, tasks}
+		want int
+	}{
+		// One worker: 10 tasks/s at every depth, saturated at depth 1.
+		{"one worker", map[int][2]float64{1: {10, 100}, 2: {5, 50}, 3: {5, 50}}, 1},
+		// Two workers: 10/s at depth 1, 20/s from depth 2 (tail from 1:
+		// 300/20 s = 15/s < 0.9 × 20).
+		{"two workers", map[int][2]float64{1: {10, 100}, 2: {5, 100}, 4: {5, 100}}, 2},
+		// Feed gap: depth 2 reaches 12/s, depth 3+ 20/s: the tail from 2
+		// is 520 tasks / 30 s = 17.3/s < 0.9 × 20, so 3.
+		{"feed gap", map[int][2]float64{1: {10, 100}, 2: {10, 120}, 3: {10, 200}, 5: {10, 200}}, 3},
+		// Only ever seen deep: no evidence for shallower depths.
+		{"deep only", map[int][2]float64{6: {10, 100}}, 6},
+		// Too few tasks: the fallback.
+		{"little data", map[int][2]float64{1: {1, 10}, 2: {1, 10}}, 99},
+	}
+	for _, c := range cases {
+		ta, da := hist(c.h)
+		if got := measuredSweetSpot(ta, da, 99); got != c.want {
+			t.Errorf("%s: %d, want %d", c.name, got, c.want)
+		}
+	}
+}

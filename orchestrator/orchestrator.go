@@ -154,7 +154,8 @@ type Config struct {
 	// GPUQueueSweetSpot is the queue depth (tasks queued or running) past
 	// which a GPU slot counts as backed up: when every GPU slot is, a task
 	// the CPU is predicted to finish sooner goes to the CPU
-	// (backpressure). 0: twice the slot's workers.
+	// (backpressure). 0: measured per slot, the smallest depth at which
+	// its throughput saturates (twice its workers until 32 tasks ran).
 	GPUQueueSweetSpot int
 
 	// Test hooks, unexported so only this package's tests can set them.
