@@ -124,6 +124,14 @@ func (s *slot) nsPerPx(k emaKey, seed float64, adaptive bool) float64 {
 // it ran out of memory), its wall time and pixels, and updates the
 // speed estimate of its key, seeded with seed (the profile's ns/px).
 func (s *slot) observe(k emaKey, seed float64, px int64, d time.Duration, ok, oom bool, noEMA bool) {
+	if v, updated := s.observeLocked(k, seed, px, d, ok, oom, noEMA); updated && s.gpu && s.o != nil {
+		// Outside this slot's lock: relax takes the other slots' locks
+		// one at a time, so two slots relaxing each other cannot deadlock.
+		s.o.relax(s, k, v)
+	}
+}
+
+func (s *slot) observeLocked(k emaKey, seed float64, px int64, d time.Duration, ok, oom bool, noEMA bool) (float64, bool) {
 	st := &s.st
 	st.mu.Lock()
 	defer st.mu.Unlock()
@@ -135,12 +143,12 @@ func (s *slot) observe(k emaKey, seed float64, px int64, d time.Duration, ok, oo
 		if oom {
 			st.ooms++
 		}
-		return
+		return 0, false
 	}
 	st.tasks++
 	st.doneAt[min(st.depth, depthTrack-1)]++
 	if px <= 0 || d <= 0 {
-		return
+		return 0, false
 	}
 	meas := float64(d) / float64(px)
 	if st.emaAll == 0 {
@@ -149,7 +157,7 @@ func (s *slot) observe(k emaKey, seed float64, px int64, d time.Duration, ok, oo
 		st.emaAll += emaAlpha * (meas - st.emaAll)
 	}
 	if noEMA {
-		return // mutation check: the rule under test is switched off
+		return 0, false // mutation check: the rule under test is switched off
 	}
 	if st.ema == nil {
 		st.ema = map[emaKey]float64{}
@@ -163,6 +171,31 @@ func (s *slot) observe(k emaKey, seed float64, px int64, d time.Duration, ok, oo
 		cur = seed * scale
 	}
 	st.ema[k] = cur + emaAlpha*(meas-cur)
+	return st.ema[k], true
+}
+
+// relaxRate is how far a stale, slower estimate moves toward a peer's
+// fresh one per task the peer completes. Without it a device that was
+// slow once (throttled, shared) and recovered would never be chosen under
+// light load, so never re-measured. At 3 % a 30× slower estimate comes
+// within reach of the peer's after ~110 tasks (ln 30 / 0.03): a device
+// still slow then costs one task in ~110; a recovered one is back after
+// its first task.
+const relaxRate = 0.03
+
+// relax moves the other GPU slots' estimates for k that are slower than
+// v (s's fresh one) a little toward it.
+func (o *Orchestrator) relax(s *slot, k emaKey, v float64) {
+	for _, g := range o.gpus {
+		if g == s {
+			continue
+		}
+		g.st.mu.Lock()
+		if cur, ok := g.st.ema[k]; ok && cur > v {
+			g.st.ema[k] = cur - relaxRate*(cur-v)
+		}
+		g.st.mu.Unlock()
+	}
 }
 
 func (s *slot) depthAdd(n int) {
