@@ -61,6 +61,7 @@ done
 cp -r "$src/corpus/tiny" .gpu/main/shared/corpus/
 mkdir -p .gpu/main/shared/refvectors && cp -r "$src/refvectors/ssimulacra2" .gpu/main/shared/refvectors/
 cp "$src"/refvectors/README.md .gpu/main/shared/refvectors/
-[ -d "$src/refvectors/butteraugli" ] && cp -r "$src/refvectors/butteraugli" .gpu/main/shared/refvectors/
+for d in butteraugli dssim iwssim; do [ -d "$src/refvectors/$d" ] && cp -r "$src/refvectors/$d" .gpu/main/shared/refvectors/; done
+cp "$src"/refvectors/*.tsv .gpu/main/shared/refvectors/ 2>/dev/null || true
 du -sh .gpu/main; du -sh .gpu/main/* | sort -h | tail -5
 echo "groups: ${groups[*]} ($(($(wc -l < .gpu/main/shared/corpus/scores.tsv) - 1)) corpus pairs)"

@@ -6,6 +6,7 @@
 # returns at most 8 files).
 #
 # usage: scripts/gpu/run.sh [STEP...]   steps: probe tests bench strips cached batch warm (default: all)
+# (bench: zmbench for ssim2, butteraugli and dssim at 1/4/16 MP, and IW-SSIM's package benchmark)
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 root=$PWD
@@ -42,11 +43,16 @@ if has tests; then
 fi
 
 if has bench; then
-  for m in ssim2 butteraugli; do
+  for m in ssim2 butteraugli dssim; do
     $B/zmbench -metric $m -sizes 1,4,16 -reps 30 -json "$R/bench_$m.json" > "$R/bench_$m.txt" 2>&1; summary "zmbench $m rc=$?"
     cat "$R/bench_$m.txt" >> "$R/summary.txt"
   done
   $B/zmbench -metric ssim2 -sizes 16 -reps 10 -profile > "$R/bench_ssim2_profile.txt" 2>&1
+  # IW-SSIM has no zmbench mode yet: its package benchmark (1 and 16 MP, cached reference).
+  if [ -x $B/gpu_webgpu_iwssim.test ]; then
+    (cd "$root/gpu/webgpu/iwssim" && $B/gpu_webgpu_iwssim.test -test.run '^$' -test.bench 'IWSSIMCached' -test.benchtime 30x -test.count 3) > "$R/bench_iwssim.txt" 2>&1
+    summary "iwssim bench rc=$?"; grep -E '^Benchmark' "$R/bench_iwssim.txt" >> "$R/summary.txt"
+  fi
 fi
 
 if has strips; then
