@@ -2,6 +2,7 @@ package iwssim
 
 import (
 	"fmt"
+	"github.com/zenmetrics-go/zenmetrics/internal/parallel"
 
 	"gonum.org/v1/gonum/mat"
 
@@ -68,7 +69,7 @@ func covariance(y []float64, w, h int, parent []float64, en *enlarger, threads i
 	}
 	np := nPairs(nn)
 	nbr := h - 2
-	parallelFor(threads, nbr, max(1, 16384/w), func(worker, i0, i1 int) {
+	parallel.Chunks(threads, nbr, max(1, 16384/w), func(worker, i0, i1 int) {
 		prow := work[worker][:w]
 		var comp [nNeigh][]float64
 		for i := i0; i < i1; i++ {
@@ -178,7 +179,7 @@ func mahalanobis(ss, y []float64, w, h int, parent []float64, en *enlarger, quad
 	}
 	rw, rh := w-2*gaussRad, h-2*gaussRad
 	fn := float64(nn)
-	parallelFor(threads, rh, max(1, 16384/w), func(worker, i0, i1 int) {
+	parallel.Chunks(threads, rh, max(1, 16384/w), func(worker, i0, i1 int) {
 		buf := work[worker]
 		prow, acc := buf[:w], buf[w:w+rw]
 		var comp [nNeigh][]float64

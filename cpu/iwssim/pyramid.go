@@ -1,6 +1,7 @@
 package iwssim
 
 import (
+	"github.com/zenmetrics-go/zenmetrics/internal/parallel"
 	"sync"
 
 	"github.com/zenmetrics-go/zenmetrics"
@@ -25,7 +26,7 @@ func luminance(im *zenmetrics.Image, dst []float64, threads int) {
 	}
 	gray := im.Format.IsGray()
 	wr, wg, wb := lumaWeights[0], lumaWeights[1], lumaWeights[2]
-	parallelFor(threads, h, rowGrain(w), func(_, lo, hi int) {
+	parallel.Chunks(threads, h, parallel.RowGrain(w), func(_, lo, hi int) {
 		for y := lo; y < hi; y++ {
 			row := im.Row(y)
 			out := dst[y*w : y*w+w]
@@ -97,7 +98,7 @@ func pyrStep(p []float64, w, h int, lo, tmp []float64, threads int) {
 	wl, hl := half(w), half(h)
 	k := &cst.pyr
 	// Down, along x: tmp is h×wl.
-	parallelFor(threads, h, rowGrain(w), func(_, y0, y1 int) {
+	parallel.Chunks(threads, h, parallel.RowGrain(w), func(_, y0, y1 int) {
 		for y := y0; y < y1; y++ {
 			src := p[y*w : y*w+w]
 			dst := tmp[y*wl : y*wl+wl]
@@ -116,7 +117,7 @@ func pyrStep(p []float64, w, h int, lo, tmp []float64, threads int) {
 		}
 	})
 	// Down, along y: lo is hl×wl.
-	parallelFor(threads, hl, rowGrain(wl), func(_, i0, i1 int) {
+	parallel.Chunks(threads, hl, parallel.RowGrain(wl), func(_, i0, i1 int) {
 		for i := i0; i < i1; i++ {
 			dst := lo[i*wl : i*wl+wl]
 			var rows [5][]float64
@@ -134,7 +135,7 @@ func pyrStep(p []float64, w, h int, lo, tmp []float64, threads int) {
 	// padded index j+t−2 lands, after reflection into [0, 2·wl), on an even
 	// position 2m (a sample lo[m]); odd positions are the inserted zeros.
 	n2 := 2 * wl
-	parallelFor(threads, hl, rowGrain(w), func(_, i0, i1 int) {
+	parallel.Chunks(threads, hl, parallel.RowGrain(w), func(_, i0, i1 int) {
 		for i := i0; i < i1; i++ {
 			src := lo[i*wl : i*wl+wl]
 			dst := tmp[i*w : i*w+w]
@@ -161,7 +162,7 @@ func pyrStep(p []float64, w, h int, lo, tmp []float64, threads int) {
 	// Up, along y, and the difference: p[y] −= Σ k[t]·tmp[row m] over the
 	// taps that land on even rows 2m of the zero-stuffed 2·hl rows.
 	m2 := 2 * hl
-	parallelFor(threads, h, rowGrain(w), func(_, y0, y1 int) {
+	parallel.Chunks(threads, h, parallel.RowGrain(w), func(_, y0, y1 int) {
 		for y := y0; y < y1; y++ {
 			var rows [3][]float64
 			var ks [3]float64

@@ -1,6 +1,9 @@
 package iwssim
 
-import "math"
+import (
+	"github.com/zenmetrics-go/zenmetrics/internal/parallel"
+	"math"
+)
 
 // Local statistics on the region of one scale.
 //
@@ -97,7 +100,7 @@ func refStats(y []float64, w, h int, mu, vr, bm, bv []float64, box bool, threads
 	rw, rh := w-2*gaussRad, h-2*gaussRad
 	rows := chunkRows(rw)
 	bw := cst.box
-	parallelFor(threads, rh, rows, func(worker, i0, i1 int) {
+	parallel.Chunks(threads, rh, rows, func(worker, i0, i1 int) {
 		n := i1 - i0 + 2*gaussRad
 		c := newChunkBufs(work[worker], w, rw, n)
 		for r := i0; r < i1+2*gaussRad; r++ {
@@ -163,7 +166,7 @@ func scoreScale(s *scaleRef, x []float64, num, den []float64, threads int, work 
 	nsq := sigmaNsq
 	inv := 1 / cst.nsq2
 	lam := s.lamScaled
-	parallelFor(threads, rh, rows, func(worker, i0, i1 int) {
+	parallel.Chunks(threads, rh, rows, func(worker, i0, i1 int) {
 		n := i1 - i0 + 2*gaussRad
 		c := newChunkBufs(work[worker], w, rw, n)
 		for r := i0; r < i1+2*gaussRad; r++ {

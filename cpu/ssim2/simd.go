@@ -2,6 +2,7 @@ package ssim2
 
 import (
 	"github.com/zenmetrics-go/zenmetrics/cpusimd"
+	"github.com/zenmetrics-go/zenmetrics/internal/parallel"
 	"github.com/zenmetrics-go/zenmetrics/internal/recgauss"
 )
 
@@ -51,7 +52,7 @@ func (r *Reference) blurSIMD(dst, a, b []float32, w, h int, sc *scratch) {
 		bw /= 2
 	}
 	blocks := (w + bw - 1) / bw
-	parallelFor(r.threads, blocks, max(1, 16384/(bw*max(h, 1))), func(_, lo, hi int) {
+	parallel.For(r.threads, blocks, max(1, 16384/(bw*max(h, 1))), func(_, lo, hi int) {
 		for bk := lo; bk < hi; bk++ {
 			x0 := bk * bw
 			simdBlur.Cols(tmp, dst, w, h, x0, min(x0+bw, w))
@@ -62,7 +63,7 @@ func (r *Reference) blurSIMD(dst, a, b []float32, w, h int, sc *scratch) {
 // hblurSIMD is blurSIMD's horizontal pass, eight rows at a time.
 func (r *Reference) hblurSIMD(tmp, a, b []float32, w, h int, sc *scratch) {
 	groups := (h + 7) / 8
-	parallelFor(r.threads, groups, max(1, rowGrain(w)/8), func(worker, lo, hi int) {
+	parallel.For(r.threads, groups, max(1, parallel.RowGrain(w)/8), func(worker, lo, hi int) {
 		buf := sc.simdbuf[worker]
 		work := buf[:simdBlur.RowsWorkLen(w)]
 		for gi := lo; gi < hi; gi++ {

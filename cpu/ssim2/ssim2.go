@@ -81,6 +81,7 @@ package ssim2
 import (
 	"context"
 	"fmt"
+	"github.com/zenmetrics-go/zenmetrics/internal/parallel"
 	"math"
 	"runtime"
 	"sync"
@@ -392,7 +393,7 @@ func Score(ref, dist *zenmetrics.Image, cfg Config) (score float64, err error) {
 func (r *Reference) firstScale(im *zenmetrics.Image, blend bool, bg float32, xyb *[3][]float32, sc *scratch) {
 	w, h := r.w, r.h
 	w1, h1 := r.dims[1][0], r.dims[1][1]
-	parallelFor(r.threads, h1, rowGrain(2*w), func(worker, lo, hi int) {
+	parallel.For(r.threads, h1, parallel.RowGrain(2*w), func(worker, lo, hi int) {
 		buf := sc.rowbuf[worker][:6*w]
 		a := [3][]float32{buf[0:w], buf[w : 2*w], buf[2*w : 3*w]}
 		b := [3][]float32{buf[3*w : 4*w], buf[4*w : 5*w], buf[5*w : 6*w]}
@@ -421,14 +422,14 @@ func (r *Reference) nextScale(k, cur int, sc *scratch) int {
 	pw, ph := r.dims[k-1][0], r.dims[k-1][1]
 	w := r.dims[k][0]
 	src, dst := &sc.lin[cur], &sc.lin[1-cur]
-	parallelFor(r.threads, r.dims[k][1], rowGrain(w), func(_, lo, hi int) {
+	parallel.For(r.threads, r.dims[k][1], parallel.RowGrain(w), func(_, lo, hi int) {
 		downsample2(src, dst, pw, ph, lo, hi)
 	})
 	return 1 - cur
 }
 
 func (r *Reference) xyb(lin, dst *[3][]float32, w, h int, simd bool) {
-	parallelFor(r.threads, h, rowGrain(w), func(_, lo, hi int) {
+	parallel.For(r.threads, h, parallel.RowGrain(w), func(_, lo, hi int) {
 		toXYB(lin, dst, w, lo, hi, simd)
 	})
 }
@@ -450,7 +451,7 @@ func (r *Reference) blur(dst, a, b []float32, w, h int, sc *scratch) {
 		bw /= 2
 	}
 	blocks := (w + bw - 1) / bw
-	parallelFor(r.threads, blocks, max(1, 16384/(bw*max(h, 1))), func(_, lo, hi int) {
+	parallel.For(r.threads, blocks, max(1, 16384/(bw*max(h, 1))), func(_, lo, hi int) {
 		for bk := lo; bk < hi; bk++ {
 			x0 := bk * bw
 			g.blurCols(tmp, dst, w, h, x0, min(x0+bw, w))
@@ -466,7 +467,7 @@ func (r *Reference) hblur(tmp, a, b []float32, w, h int, sc *scratch) {
 		return
 	}
 	g := blurSigma15
-	parallelFor(r.threads, h, rowGrain(w), func(worker, lo, hi int) {
+	parallel.For(r.threads, h, parallel.RowGrain(w), func(worker, lo, hi int) {
 		for y := lo; y < hi; y++ {
 			g.blurRowOf(a, b, tmp, w, y, sc.rowbuf[worker][:w])
 		}
@@ -504,7 +505,7 @@ func (r *Reference) buildPyramid(ctx context.Context, ref *zenmetrics.Image, ble
 			r.blur(rs.mu[c], rs.img[c], nil, w, h, sc)
 			r.blur(rs.vr[c], rs.img[c], rs.img[c], w, h, sc)
 			mu, vr := rs.mu[c], rs.vr[c]
-			parallelFor(r.threads, h, rowGrain(w), func(_, lo, hi int) {
+			parallel.For(r.threads, h, parallel.RowGrain(w), func(_, lo, hi int) {
 				for i := lo * w; i < hi*w; i++ {
 					vr[i] = vr[i] - float32(mu[i]*mu[i])
 				}
@@ -538,7 +539,7 @@ func (r *Reference) scoreView(ctx context.Context, v view, dist *zenmetrics.Imag
 		if sc.fused != nil && fuseSIMD {
 			// The channels are independent: on several goroutines they
 			// are streamed side by side, each into its own row sums.
-			parallelFor(r.threads, 3, 1, func(worker, lo, hi int) {
+			parallel.For(r.threads, 3, 1, func(worker, lo, hi int) {
 				for c := lo; c < hi; c++ {
 					if ctx.Err() != nil {
 						return
@@ -568,7 +569,7 @@ func (r *Reference) scoreView(ctx context.Context, v view, dist *zenmetrics.Imag
 			if sc.simd {
 				terms = simdTerms.Row
 			}
-			parallelFor(r.threads, h, rowGrain(w), func(_, lo, hi int) {
+			parallel.For(r.threads, h, parallel.RowGrain(w), func(_, lo, hi int) {
 				for y := lo; y < hi; y++ {
 					o := y * w
 					terms(rows[6*y:6*y+6], img1[o:o+w], mu1[o:o+w], vr1[o:o+w],

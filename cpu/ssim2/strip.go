@@ -3,6 +3,7 @@ package ssim2
 import (
 	"context"
 	"fmt"
+	"github.com/zenmetrics-go/zenmetrics/internal/parallel"
 	"math"
 	"runtime"
 	"sync/atomic"
@@ -477,7 +478,7 @@ func (r *Reference) vblur(tmp, out, junk, st []float32, set, w, hk, c0, start, e
 		gb /= 2
 	}
 	blocks := (groups + gb - 1) / gb
-	parallelFor(r.threads, blocks, max(1, 2048/(gb*8*max(end-start, 1))), func(_, lo, hi int) {
+	parallel.For(r.threads, blocks, max(1, 2048/(gb*8*max(end-start, 1))), func(_, lo, hi int) {
 		for bk := lo; bk < hi; bk++ {
 			g0, g1 := bk*gb, min((bk+1)*gb, groups)
 			x0, nx := 8*g0, 8*(g1-g0)
@@ -545,7 +546,7 @@ func (s *StripReference) stripTerms(cr *Reference, tot *[6]float64, sc *stripScr
 	if cr.simd {
 		terms = simdTerms.Row
 	}
-	parallelFor(cr.threads, m, rowGrain(w), func(_, lo, hi int) {
+	parallel.For(cr.threads, m, parallel.RowGrain(w), func(_, lo, hi int) {
 		for i := lo; i < hi; i++ {
 			o, p := i*w8, (i0+i-c0)*w
 			mu, vr := mu1[o:o+w], vr1[o:o+w]

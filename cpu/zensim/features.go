@@ -1,6 +1,7 @@
 package zensim
 
 import (
+	"github.com/zenmetrics-go/zenmetrics/internal/parallel"
 	"math"
 	"unsafe"
 )
@@ -56,7 +57,7 @@ func (r *Reference) scale(s int, sc *scratch) scaleStats {
 	nStrips := (d.h + stripInner - 1) / stripInner
 	res := make([][3]acc, nStrips)
 	ref, dist := r.ref[s], sc.dist[s]
-	parallel(r.threads, nStrips, func(worker, k int) {
+	parallel.Each(r.threads, nStrips, func(worker, k int) {
 		y := k * stripInner
 		end := min(y+stripInner, d.h)
 		top := max(y-blurRadius, 0)

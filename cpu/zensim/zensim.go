@@ -55,10 +55,10 @@ package zensim
 import (
 	"context"
 	"fmt"
+	"github.com/zenmetrics-go/zenmetrics/internal/parallel"
 	"math"
 	"runtime"
 	"sync"
-	"sync/atomic"
 
 	"github.com/zenmetrics-go/zenmetrics"
 )
@@ -270,7 +270,7 @@ func PrepareContext(ctx context.Context, ref *zenmetrics.Image, cfg Config) (r *
 func (r *Reference) buildPyramid(ctx context.Context, im *zenmetrics.Image, p pyramid) error {
 	pw := r.dims[0].w
 	chunks := (r.h + chunkRows - 1) / chunkRows
-	parallel(r.threads, chunks, func(_, i int) {
+	parallel.Each(r.threads, chunks, func(_, i int) {
 		toXYB(im, p[0], pw, i*chunkRows, min((i+1)*chunkRows, r.h))
 	})
 	for s := 1; s < len(r.dims); s++ {
@@ -278,7 +278,7 @@ func (r *Reference) buildPyramid(ctx context.Context, im *zenmetrics.Image, p py
 			return err
 		}
 		src, dst, sw, d := p[s-1], p[s], r.dims[s-1].w, r.dims[s]
-		parallel(r.threads, 3*d.h, func(_, i int) {
+		parallel.Each(r.threads, 3*d.h, func(_, i int) {
 			c, y := i/d.h, i%d.h
 			downscaleRow(src[c], dst[c], sw, d.w, y)
 		})
@@ -396,50 +396,6 @@ func identical(a, b planes) bool {
 	}
 	return true
 }
-
-// parallel runs fn(worker, i) for i in [0, n) on up to threads goroutines.
-// Every i writes only its own outputs, so results do not depend on
-// threads. A worker's panic is raised again on the caller.
-func parallel(threads, n int, fn func(worker, i int)) {
-	threads = min(threads, n)
-	if threads <= 1 {
-		for i := 0; i < n; i++ {
-			fn(0, i)
-		}
-		return
-	}
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	var panicked atomic.Value
-	work := func(worker int) {
-		defer func() {
-			if v := recover(); v != nil {
-				panicked.CompareAndSwap(nil, panicBox{v})
-			}
-		}()
-		for {
-			i := int(next.Add(1) - 1)
-			if i >= n {
-				return
-			}
-			fn(worker, i)
-		}
-	}
-	wg.Add(threads - 1)
-	for k := 1; k < threads; k++ {
-		go func() {
-			defer wg.Done()
-			work(k)
-		}()
-	}
-	work(0)
-	wg.Wait()
-	if v := panicked.Load(); v != nil {
-		panic(v.(panicBox).v)
-	}
-}
-
-type panicBox struct{ v any }
 
 // Compare prepares ref, scores dist against it and releases it.
 func Compare(ref, dist *zenmetrics.Image, cfg Config) (value float64, err error) {
