@@ -44,20 +44,19 @@ func (impl) Estimate(b *webgpu.Backend, w, h int, mode zenmetrics.Mode) (int64, 
 }
 
 // Prepare prepares a whole image (refused above the VRAM budget) or, with
-// ModeStrip, strips (below 8 px, where nothing is computed, the full
-// path's zero map).
+// ModeStrip, strips. Images under 8 px a side are refused as too small, as
+// the cpu backend and the CLIs refuse them: libjxl's comparator leaves the
+// map all zeros there, a score of 0 that reads as a perfect match
+// (prepareButteraugli itself still computes those zeros, like the
+// cpu/butteraugli package, for callers that want the tool's behaviour).
 func (impl) Prepare(ctx context.Context, b *webgpu.Backend, ref *zenmetrics.Image, opt zenmetrics.Options) (zenmetrics.Reference, error) {
+	if ref != nil && ref.Width > 0 && ref.Height > 0 && (ref.Width < bfMinSize || ref.Height < bfMinSize) {
+		return nil, &zenmetrics.TooSmallError{Metric: zenmetrics.Butteraugli, Width: ref.Width, Height: ref.Height,
+			MinWidth: bfMinSize, MinHeight: bfMinSize}
+	}
 	if opt.Mode == zenmetrics.ModeStrip {
 		if err := ref.Validate(); err != nil {
 			return nil, err
-		}
-		if ref.Width < bfMinSize || ref.Height < bfMinSize {
-			opt.Mode = zenmetrics.ModeFull
-			br, err := prepareButteraugli(ctx, b.Device(), ref, opt)
-			if err != nil {
-				return nil, err
-			}
-			return br, nil
 		}
 		b.RefreshHeld(ctx)
 		s, err := prepareButteraugliStrips(ctx, b.Device(), ref, opt, b.Available(), forceKeep)

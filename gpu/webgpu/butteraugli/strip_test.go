@@ -235,3 +235,33 @@ func TestButteraugliStrips64MP(t *testing.T) {
 		fullOK, n, kept, tp.Round(time.Millisecond), ts.Round(time.Millisecond), s.Value, s.Extras["pnorm3"],
 		float64(est)/(1<<20), float64(held)/(1<<20), nv)
 }
+
+// TestBackendRefusesUnder8px: the WebGPU backend refuses Butteraugli below
+// 8 px a side (whole image and strips) with a TooSmallError matching
+// ErrBadInput, as the cpu backend does, instead of libjxl's all-zero map
+// (a score of 0 between two unrelated images); 8 px itself is scored.
+func TestBackendRefusesUnder8px(t *testing.T) {
+	b := webgpu.NewBackendOn(gputest.Device(t))
+	for _, sz := range [][2]int{{7, 30}, {30, 7}, {1, 5000}} {
+		ref, _ := metrictest.SyntheticPair(sz[0], sz[1], 1)
+		for _, mode := range []zenmetrics.Mode{zenmetrics.ModeFull, zenmetrics.ModeStrip} {
+			r, err := b.Prepare(context.Background(), zenmetrics.Butteraugli, ref, zenmetrics.Options{Mode: mode})
+			var tooSmall *zenmetrics.TooSmallError
+			if !errors.Is(err, zenmetrics.ErrBadInput) || !errors.As(err, &tooSmall) {
+				t.Errorf("%dx%d mode %v: err %v, want a TooSmallError", sz[0], sz[1], mode, err)
+			}
+			if r != nil {
+				r.Release()
+			}
+		}
+	}
+	ref, dist := metrictest.SyntheticPair(8, 8, 1)
+	r, err := b.Prepare(context.Background(), zenmetrics.Butteraugli, ref, zenmetrics.Options{})
+	if err != nil {
+		t.Fatalf("8x8: %v", err)
+	}
+	defer r.Release()
+	if s, err := r.Score(context.Background(), dist); err != nil || !(s.Value > 0) {
+		t.Errorf("8x8: score %v, err %v; want a positive distance", s.Value, err)
+	}
+}
