@@ -2,6 +2,7 @@ package orchestrator
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/zenmetrics-go/zenmetrics"
@@ -46,5 +47,8 @@ func TestIWSSIMOnRealCPU(t *testing.T) {
 	small, smallDist := capability.SyntheticPair(100, 300, 4)
 	if r := o.RunSingle(context.Background(), Task{Metric: zenmetrics.IWSSIM, Ref: small, Dist: smallDist}); r.Err == nil {
 		t.Errorf("100×300: %+v, want an error", r)
+	} else if msg := r.Err.Error(); !strings.Contains(msg, "too small") || strings.Contains(msg, "does not implement") {
+		// The reason names the size, not a missing metric.
+		t.Errorf("100×300: %q, want a too-small reason", msg)
 	}
 }

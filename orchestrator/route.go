@@ -6,6 +6,7 @@ import (
 
 	"github.com/zenmetrics-go/zenmetrics"
 	"github.com/zenmetrics-go/zenmetrics/capability"
+	"github.com/zenmetrics-go/zenmetrics/cpu"
 	"github.com/zenmetrics-go/zenmetrics/ladder"
 )
 
@@ -57,8 +58,15 @@ func (o *Orchestrator) admit(j *job, r ladder.Rung) (ladder.Verdict, *slot, floa
 			return ladder.Verdict{Trigger: ladder.TriggerUnsupported, Reason: "no CPU backend"}, nil, 0
 		}
 		if _, ok := o.cpu.estimate(m, w, h, zenmetrics.ModeFull); !ok {
-			return ladder.Verdict{Trigger: ladder.TriggerUnsupported, Backend: o.cpu.name,
-				Reason: fmt.Sprintf("%s does not implement %s", o.cpu.name, m)}, nil, 0
+			// Estimate declines both a metric the backend lacks and a size
+			// below the metric's minimum (IW-SSIM's 161 px, 8 px for the
+			// others): say which, so a too-small image is not reported as a
+			// missing metric.
+			reason := fmt.Sprintf("%s does not implement %s", o.cpu.name, m)
+			if err := cpu.CheckSize(m, w, h); err != nil {
+				reason = err.Error()
+			}
+			return ladder.Verdict{Trigger: ladder.TriggerUnsupported, Backend: o.cpu.name, Reason: reason}, nil, 0
 		}
 		if blocked, at := oomBlocked(cells, samples, class, px); blocked {
 			return ladder.Verdict{Trigger: ladder.TriggerPredicted, Backend: o.cpu.name,
