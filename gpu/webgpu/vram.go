@@ -11,6 +11,7 @@ import (
 
 	"github.com/zenmetrics-go/zenmetrics/gpu/nvml"
 	"github.com/zenmetrics-go/zenmetrics/gpu/wgpu"
+	"github.com/zenmetrics-go/zenmetrics/internal/sysmem"
 )
 
 // Device memory: what is free, what we hold, and a budget knob.
@@ -51,7 +52,8 @@ type MemoryInfo struct {
 	PoolFree int64
 	// Free and Total are the device's free and total memory, -1 if unknown.
 	Free, Total int64
-	// Source says where Free comes from: "nvml", "heap" or "none".
+	// Source says where Free comes from: "nvml", "heap", "heap+sysmem"
+	// (a shared-memory adapter: see heapFree) or "none".
 	Source string
 }
 
@@ -178,8 +180,30 @@ func (d *Device) fillFree(mi *MemoryInfo) {
 		}
 	}
 	if h := d.heapBytes(); h > 0 {
-		mi.Free, mi.Total, mi.Source = max(0, h-mi.Held), h, "heap"
+		mi.Free, mi.Total, mi.Source = heapFree(h, mi.Held, d.info.Type, sysmem.Available)
 	}
+}
+
+// heapFree turns the adapter's heap size into free/total bytes. For a
+// discrete GPU the heap is its own memory: heap − held. An integrated GPU
+// (a laptop's, Apple's unified memory) or a software adapter (lavapipe)
+// reports system RAM as its heap, shared with the CPU workers, every other
+// process and the OS; heap − held would promise memory that is in use, so
+// Free is also capped by what the OS says is available right now, read at
+// each call rather than assumed (Source "heap+sysmem"). sysAvail is
+// internal/sysmem.Available; it returns 0 when the OS gives no number, and
+// then only the heap bound is used.
+func heapFree(heap, held int64, t wgpu.AdapterType, sysAvail func() int64) (free, total int64, source string) {
+	free, total, source = max(0, heap-held), heap, "heap"
+	if t != wgpu.AdapterTypeIntegratedGPU && t != wgpu.AdapterTypeCPU {
+		return free, total, source
+	}
+	if a := sysAvail(); a > 0 {
+		// Our own held buffers are already out of the OS's available
+		// memory on a shared-memory adapter, so the cap is that number as it is.
+		free, source = min(free, a), "heap+sysmem"
+	}
+	return free, total, source
 }
 
 // nvmlUsed is NVML's used bytes for the adapter (false: no NVML).
