@@ -10,6 +10,7 @@ import (
 	"os"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -98,6 +99,7 @@ type Options struct {
 	Stats                    bool     // --stats: print the stage table even with --quiet
 	Balance                  string   // --balance: run on the orchestrator with this strategy
 	MetricsAddr              string   // --metrics-addr: Prometheus text on this address
+	GPUs                     string   // --gpus: comma-separated adapter indices (zmprobe's order) the orchestrator may use
 	MetricsAllowRemote       bool     // --metrics-allow-remote: a non-loopback --metrics-addr
 	Inputs                   []string // merge: the files to merge
 }
@@ -158,6 +160,8 @@ Several devices (--backend auto or cpu only; an explicit backend is never overri
   --metrics-addr ADDR     serve Prometheus text at http://ADDR/metrics while the batch runs
                           (loopback only, e.g. 127.0.0.1:9464; implies --balance adaptive)
   --metrics-allow-remote  allow a non-loopback --metrics-addr
+  --gpus LIST             only these GPUs, by index in zmprobe's list (e.g. 0 or 0,1; "none": CPU
+                          only); implies --balance adaptive. For one-GPU-versus-two comparisons.
 
 Exit status: 0 all rows scored, 3 some rows are errors (merge: rows missing or in conflict),
 2 usage, 1 fatal (rerun with --resume after fixing it).
@@ -201,6 +205,7 @@ func ParseFlags(args []string, merge bool, stderr io.Writer) (o Options, done bo
 	fs.BoolVar(&o.Stats, "stats", false, "")
 	fs.StringVar(&o.Balance, "balance", "", "")
 	fs.StringVar(&o.MetricsAddr, "metrics-addr", "", "")
+	fs.StringVar(&o.GPUs, "gpus", "", "")
 	fs.BoolVar(&o.MetricsAllowRemote, "metrics-allow-remote", false, "")
 	fail := func(format string, a ...any) (Options, bool, int) {
 		fmt.Fprintf(stderr, "%s: "+format+"\n", append([]any{name}, a...)...)
@@ -404,7 +409,7 @@ func CLI(ctx context.Context, args []string, stdout, stderr io.Writer, deps Deps
 	var engine Engine
 	var ws WorkingSetFunc
 	var orch *orchestrator.Orchestrator
-	if o.Balance != "" || o.MetricsAddr != "" {
+	if o.Balance != "" || o.MetricsAddr != "" || o.GPUs != "" {
 		if orch, err = openOrchestrator(ctx, &o, deps); err != nil {
 			return fatal(err)
 		}
@@ -485,7 +490,28 @@ func CLI(ctx context.Context, args []string, stdout, stderr io.Writer, deps Deps
 	return ExitOK
 }
 
-// openOrchestrator builds the scheduler for --balance/--metrics-addr.
+// parseGPUList reads --gpus: "none" (no GPU) or comma-separated adapter
+// indices, each at most once. Whether an index names a real adapter is
+// checked by the orchestrator against the probe.
+func parseGPUList(v string) ([]int, error) {
+	if strings.EqualFold(strings.TrimSpace(v), "none") {
+		return []int{}, nil
+	}
+	var out []int
+	for _, f := range strings.Split(v, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 0 {
+			return nil, fmt.Errorf("%q is not an adapter index (0, 1, ... or none)", f)
+		}
+		if slices.Contains(out, n) {
+			return nil, fmt.Errorf("adapter %d listed twice", n)
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+// openOrchestrator builds the scheduler for --balance/--metrics-addr/--gpus.
 // Only --backend auto (every device) and cpu (the CPU pool alone) mean
 // anything to it; any other explicit choice is an error rather than being
 // silently overridden.
@@ -500,6 +526,13 @@ func openOrchestrator(ctx context.Context, o *Options, deps Deps) (*orchestrator
 		}
 	}
 	cfg := orchestrator.Config{CacheDir: o.Backend.CacheDir, Balance: bal, MaxParallelCPU: o.Workers, CPUThreads: o.Backend.Threads}
+	if o.GPUs != "" {
+		gpus, err := parseGPUList(o.GPUs)
+		if err != nil {
+			return nil, &ConfigError{"--gpus: " + err.Error()}
+		}
+		cfg.GPUs = gpus
+	}
 	switch strings.ToLower(o.Backend.Name) {
 	case "", "auto":
 	case "cpu":

@@ -2,7 +2,9 @@ package orchestrator
 
 import (
 	"context"
+	"fmt"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -66,7 +68,7 @@ func discoverBackends(ctx context.Context, cfg Config, rep *capability.Report) (
 	// in webgpu.Enumerate's order, which is what PreferIndex selects.
 	// CPU adapters sort last there, so leaving them out shifts no index.
 	for i, g := range rep.GPUs {
-		if strings.EqualFold(g.AdapterType, "CPU") {
+		if strings.EqualFold(g.AdapterType, "CPU") || (cfg.GPUs != nil && !slices.Contains(cfg.GPUs, i)) {
 			continue
 		}
 		opt := &webgpu.Options{PreferIndex: i, AllowCPUAdapter: false, Label: "zenmetrics orchestrator"}
@@ -79,6 +81,12 @@ func discoverBackends(ctx context.Context, cfg Config, rep *capability.Report) (
 			heapBytes: g.VRAMMiB << 20,
 			initGuess: time.Duration(g.InitMs * float64(time.Millisecond)),
 		})
+	}
+	for _, i := range cfg.GPUs {
+		if i < 0 || i >= len(rep.GPUs) || strings.EqualFold(rep.GPUs[i].AdapterType, "CPU") {
+			return nil, fmt.Errorf("orchestrator: GPU %d: no such hardware adapter (the probe lists %d adapters; zmprobe shows them): %w",
+				i, len(rep.GPUs), zenmetrics.ErrBadInput)
+		}
 	}
 	return slots, nil
 }

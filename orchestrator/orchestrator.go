@@ -125,6 +125,11 @@ type Config struct {
 	CPUThreads int
 	// DisableGPU uses the CPU only.
 	DisableGPU bool
+	// GPUs restricts the GPU slots to these adapters, by their index in
+	// the probe's GPU list (zmprobe's order); nil: every adapter. It
+	// exists to compare one GPU with several on the same machine (issue
+	// #19's one-vs-two runs) and to keep a GPU free for other work.
+	GPUs []int
 	// ReadOnlyProfile never writes OOM cells to the profile file (they
 	// then last only for this process); Warm and Bench still write.
 	ReadOnlyProfile bool

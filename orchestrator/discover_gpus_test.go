@@ -1,0 +1,54 @@
+package orchestrator
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"testing"
+
+	"github.com/zenmetrics-go/zenmetrics"
+	"github.com/zenmetrics-go/zenmetrics/capability"
+)
+
+// TestDiscoverGPUSubset: Config.GPUs keeps only the named adapters (by
+// probe index, software adapters never), an empty list means none, and an
+// index that is no hardware adapter is a typed bad-input error rather than
+// a silent run on fewer GPUs than asked for. Nothing is opened: slots open
+// lazily, so this runs without any GPU runtime.
+func TestDiscoverGPUSubset(t *testing.T) {
+	rep := &capability.Report{GPUs: []capability.GPUInfo{
+		{Name: "H200 a", AdapterType: "DiscreteGPU"},
+		{Name: "H200 b", AdapterType: "DiscreteGPU"},
+		{Name: "llvmpipe", AdapterType: "CPU"},
+	}}
+	names := func(s []backendSlot) []string {
+		var n []string
+		for _, x := range s {
+			n = append(n, x.name)
+		}
+		return n
+	}
+	for _, c := range []struct {
+		gpus []int
+		want []string
+	}{
+		{nil, []string{"cpu", "webgpu:H200 a", "webgpu:H200 b"}},
+		{[]int{1}, []string{"cpu", "webgpu:H200 b"}},
+		{[]int{0, 1}, []string{"cpu", "webgpu:H200 a", "webgpu:H200 b"}},
+		{[]int{}, []string{"cpu"}},
+	} {
+		slots, err := discoverBackends(context.Background(), Config{GPUs: c.gpus, MaxParallelCPU: 1}, rep)
+		if err != nil {
+			t.Fatalf("GPUs %v: %v", c.gpus, err)
+		}
+		if got := names(slots); !slices.Equal(got, c.want) {
+			t.Errorf("GPUs %v: slots %v, want %v", c.gpus, got, c.want)
+		}
+	}
+	for _, bad := range [][]int{{2}, {3}, {-1}, {0, 7}} {
+		_, err := discoverBackends(context.Background(), Config{GPUs: bad, MaxParallelCPU: 1}, rep)
+		if !errors.Is(err, zenmetrics.ErrBadInput) {
+			t.Errorf("GPUs %v: err %v, want ErrBadInput", bad, err)
+		}
+	}
+}
