@@ -84,7 +84,7 @@ func discoverBackends(ctx context.Context, cfg Config, rep *capability.Report) (
 	}
 	for _, i := range cfg.GPUs {
 		if i < 0 || i >= len(rep.GPUs) || strings.EqualFold(rep.GPUs[i].AdapterType, "CPU") {
-			return nil, fmt.Errorf("orchestrator: GPU %d: no such hardware adapter (the probe lists %d adapters; zmprobe shows them): %w",
+			return nil, fmt.Errorf("GPU %d: no such hardware adapter (the probe lists %d adapters; zmprobe shows them): %w",
 				i, len(rep.GPUs), zenmetrics.ErrBadInput)
 		}
 	}

@@ -30,7 +30,7 @@ export CGO_ENABLED=0 GOOS=linux GOARCH=amd64
 # metric's package: corpus parity calls for the large photo groups, which
 # do not fit one call together with everything else).
 if [ -n "${LEAN:-}" ]; then pkgs="./gpu/webgpu/..."; else
-  go build -trimpath -ldflags=-s -o .gpu/main/bin/ ./cmd/...
+  go build -trimpath -ldflags=-s -o .gpu/main/bin/ ./cmd/... ./scripts/gpu/mkpairs
   pkgs="./gpu/... ./capability/... ./orchestrator/..."
 fi
 for pkg in $(go list $pkgs); do

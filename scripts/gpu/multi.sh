@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# Issue #19's whole measurement in one device call, on a machine with two
+# GPUs (lent kind nvidia-h200-x2), from the repository root with .gpu/main
+# carried (pack it with `scripts/gpu/pack.sh small`: the full pack builds
+# mkpairs too):
+#   1. scripts/gpu/run.sh probe tests: zmprobe (every adapter) and the GPU
+#      test binaries, logs in $OUT/run/;
+#   2. large pairs made on the machine by mkpairs (corpus photos scaled to
+#      4 and 16 MP, BATCH_REPEAT listings each), then the batch with
+#      SSIMULACRA2 and Butteraugli on one GPU (--gpus 0) and on two under
+#      each strategy: rows/s and each device's share of the tasks;
+#   3. the same at 16 MP with GPU 1 kept busy by a second process, adaptive
+#      against round-robin, to show the adaptive strategy moving work.
+# Everything lands in $OUT/multi.txt (summary) and $OUT/multi.tgz (logs).
+#
+# usage: BATCH_REPEAT=5 scripts/gpu/multi.sh
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+root=$PWD
+OUT="${OUT:-/tmp/zm-out}"; mkdir -p "$OUT/run"
+OUT="$OUT/run" scripts/gpu/run.sh probe tests
+B=/tmp/zm   # run.sh unpacked the binaries and Dawn there
+export ZENMETRICS_WEBGPU_LIB=$B/libwebgpu_wrapper.so
+if [ -f /usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json ] && [ -z "${VK_DRIVER_FILES:-}" ]; then
+  export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
+  export __EGL_VENDOR_LIBRARY_FILENAMES=/usr/local/nvidia/share/glvnd/egl_vendor.d/10_nvidia.json
+fi
+M=/tmp/zmmulti; rm -rf "$M"; mkdir -p "$M"
+S="$M/multi.txt"
+say() { echo "$*" | tee -a "$S"; }
+say "== $(date -u +%FT%TZ) $(nvidia-smi --query-gpu=index,name,driver_version,memory.total --format=csv,noheader | tr '\n' ';')"
+say "adapters: $(grep -o '"name": *"[^"]*"' "$OUT/run/summary.txt" 2>/dev/null | head -4 | tr '\n' ' ')"
+scores="$root/.gpu/main/shared/corpus/scores.tsv"
+rep=${BATCH_REPEAT:-5}
+
+# batch NAME ARGS...: one batch run; prints the wall time and the summary's
+# last lines (rows/s, the per-device table from --stats).
+batch() {
+  local name=$1; shift
+  /usr/bin/time -f "%e s wall" $B/zmscore "$@" --metric ssim2,butteraugli --out "$M/$name.jsonl" \
+    --progress lines --stats > "$M/$name.txt" 2>&1
+  say "-- $name rc=$? ($*)"; tail -25 "$M/$name.txt" >> "$S"
+}
+
+for mp in 4 16; do
+  $B/mkpairs -scores "$scores" -mp $mp -limit 12 -repeat "$rep" -out "$M/img$mp" > "$M/man$mp.tsv" 2> "$M/mkpairs$mp.err"
+  say "pairs ${mp} MP: $(($(wc -l < "$M/man$mp.tsv") - 1)) rows (mkpairs rc=$?)"
+  batch "mp${mp}_gpu0" --manifest "$M/man$mp.tsv" --gpus 0 --balance adaptive
+  for s in adaptive round-robin least-loaded weighted; do
+    batch "mp${mp}_gpu01_$s" --manifest "$M/man$mp.tsv" --gpus 0,1 --balance $s
+  done
+done
+
+# GPU 1 kept busy by another process (Butteraugli at 16 MP in a loop).
+( while :; do $B/zmscore --manifest "$M/man16.tsv" --metric butteraugli --gpus 1 --balance adaptive \
+    --out "$M/load_$RANDOM.jsonl" --quiet >/dev/null 2>&1; done ) &
+loader=$!
+sleep 5
+for s in adaptive round-robin; do
+  batch "mp16_gpu01_${s}_gpu1loaded" --manifest "$M/man16.tsv" --gpus 0,1 --balance $s
+done
+kill $loader 2>/dev/null; pkill -f "$M/load_" 2>/dev/null; wait 2>/dev/null
+
+cp "$S" "$OUT/multi.txt"
+tar czf "$OUT/multi.tgz" -C "$M" --exclude='img*' --exclude='*.jsonl' .
