@@ -13,4 +13,5 @@ import (
 	_ "github.com/zenmetrics-go/zenmetrics/gpu/webgpu/dssim"
 	_ "github.com/zenmetrics-go/zenmetrics/gpu/webgpu/iwssim"
 	_ "github.com/zenmetrics-go/zenmetrics/gpu/webgpu/ssim2"
+	_ "github.com/zenmetrics-go/zenmetrics/gpu/webgpu/zensim"
 )
