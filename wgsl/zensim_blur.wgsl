@@ -214,7 +214,7 @@ fn vstats(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) w
     }
   }
   if (lid.x == 0u) {
-    let o = (P.slot + wid.y * P.gx + wid.x) * NQ;
+    let o = (P.slot + k * P.gx + wid.x) * NQ;
     for (var i = 0u; i < NQ; i++) {
       part[o + i] = red[i * WG];
     }

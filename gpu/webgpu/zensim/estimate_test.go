@@ -1,0 +1,58 @@
+package zensim
+
+import (
+	"context"
+	"testing"
+
+	zenmetrics "github.com/zenmetrics-go/zenmetrics"
+	"github.com/zenmetrics-go/zenmetrics/gpu/webgpu"
+	"github.com/zenmetrics-go/zenmetrics/internal/metrictest"
+)
+
+// TestEstimate: Estimate is exactly what a prepared reference holds on the
+// device (webgpu.ReferenceBytes, the kit's accounting of every buffer)
+// for the worst-case RGBA16 upload it reserves, with its staging buffer
+// from 1 MiB on (the 420×390 case), in full mode and in strips, and a
+// score does not grow it; sizes below 8 and other modes are declined.
+func TestEstimate(t *testing.T) {
+	b := backend(t)
+	ctx := context.Background()
+	for _, c := range []struct {
+		w, h int
+		mode zenmetrics.Mode
+	}{
+		{8, 8, zenmetrics.ModeFull}, {333, 257, zenmetrics.ModeFull}, {420, 390, zenmetrics.ModeFull},
+		{333, 257, zenmetrics.ModeStrip}, {420, 390, zenmetrics.ModeStrip},
+	} {
+		ref, dist := metrictest.Synthetic(c.w, c.h, 1, zenmetrics.RGBA16)
+		est, ok := b.Estimate(zenmetrics.Zensim, c.w, c.h, c.mode)
+		if !ok {
+			t.Fatalf("%dx%d %v: Estimate declined", c.w, c.h, c.mode)
+		}
+		r, err := b.Prepare(ctx, zenmetrics.Zensim, ref, zenmetrics.Options{Mode: c.mode})
+		if err != nil {
+			t.Fatal(err)
+		}
+		held := webgpu.ReferenceBytes(r)
+		if _, err := r.Score(ctx, dist); err != nil {
+			t.Fatal(err)
+		}
+		after := webgpu.ReferenceBytes(r)
+		r.Release()
+		t.Logf("%dx%d %v: Estimate %d, held %d", c.w, c.h, c.mode, est, held)
+		if after != held {
+			t.Errorf("%dx%d %v: a score grew the reference from %d to %d bytes", c.w, c.h, c.mode, held, after)
+		}
+		if held != est {
+			t.Errorf("%dx%d %v: Estimate %d, reference holds %d", c.w, c.h, c.mode, est, held)
+		}
+	}
+	for _, c := range []struct {
+		w, h int
+		m    zenmetrics.Mode
+	}{{7, 100, zenmetrics.ModeFull}, {100, 7, zenmetrics.ModeStrip}, {400, 400, zenmetrics.ModeStripPair}} {
+		if _, ok := b.Estimate(zenmetrics.Zensim, c.w, c.h, c.m); ok {
+			t.Errorf("Estimate %dx%d %v accepted", c.w, c.h, c.m)
+		}
+	}
+}
