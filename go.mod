@@ -5,6 +5,7 @@ go 1.26.0
 require (
 	github.com/BurntSushi/toml v1.6.0
 	github.com/ebitengine/purego v0.11.3
+	github.com/klauspost/compress v1.17.9
 	github.com/klauspost/cpuid/v2 v2.4.2
 	github.com/parquet-go/parquet-go v0.32.0
 	github.com/zeebo/xxh3 v1.1.0
@@ -16,7 +17,6 @@ require (
 require (
 	github.com/andybalholm/brotli v1.1.1 // indirect
 	github.com/google/uuid v1.6.0 // indirect
-	github.com/klauspost/compress v1.17.9 // indirect
 	github.com/parquet-go/bitpack v1.0.0 // indirect
 	github.com/parquet-go/jsonlite v1.0.0 // indirect
 	github.com/pierrec/lz4/v4 v4.1.21 // indirect
