@@ -1,11 +1,8 @@
 package imageio
 
 import (
-	"bytes"
 	"encoding/binary"
 	"fmt"
-	"image"
-	"image/png"
 
 	"github.com/zenmetrics-go/zenmetrics"
 )
@@ -120,6 +117,9 @@ func parsePNGHeader(data []byte) (pngHeader, error) {
 		return p, err
 	}
 	// Walk the chunks that follow IHDR (and its CRC).
+	if len(data) < len(magicPNG)+8+13+4 {
+		return p, fmt.Errorf("%w: png: truncated in the IHDR checksum (%d bytes)", zenmetrics.ErrBadInput, len(data))
+	}
 	rest := data[len(magicPNG)+8+13+4:]
 	seenIDAT := false
 	for len(rest) >= 8 {
@@ -148,28 +148,4 @@ func parsePNGHeader(data []byte) (pngHeader, error) {
 		return p, fmt.Errorf("%w: png: tRNS chunk in an image that already has an alpha channel", zenmetrics.ErrBadInput)
 	}
 	return p, nil
-}
-
-func decodePNG(data []byte, hd header) (*zenmetrics.Image, error) {
-	img, err := png.Decode(bytes.NewReader(data))
-	if err != nil {
-		return nil, decodeErr("png", err)
-	}
-	b := img.Bounds()
-	if !zeroOrigin(b) || b.Dx() != hd.w || b.Dy() != hd.h {
-		return nil, fmt.Errorf("%w: png decoder returned bounds %v for a %dx%d header", zenmetrics.ErrBadInput, b, hd.w, hd.h)
-	}
-	switch img.(type) {
-	case *image.RGBA, *image.RGBA64:
-		// Premultiplied types only ever hold opaque PNGs; anything with
-		// alpha must come back straight, or samples would be lost.
-		if hd.pf.HasAlpha() {
-			return nil, unexpectedType("png", img, hd.pf)
-		}
-	}
-	im, err := convert(img, hd.pf, true)
-	if err != nil {
-		return nil, unexpectedType("png", img, hd.pf)
-	}
-	return im, nil
 }
