@@ -1,0 +1,444 @@
+package cvvdp
+
+import (
+	"context"
+	"math"
+
+	"github.com/zenmetrics-go/zenmetrics"
+	"github.com/zenmetrics-go/zenmetrics/internal/parallel"
+)
+
+// frameQ is one frame's pooled differences, [band][channel]: the 2-norm
+// over the band's pixels of the masked, clamped difference (Q_per_ch).
+type frameQ [][nCh]float32
+
+// puRadius is the phase-uncertainty blur's radius: torchvision's
+// GaussianBlur(int(pu_dilate·4)+1, pu_dilate), 13 taps; pycvvdp blurs only
+// bands larger than pu_padsize = int(pu_dilate·2) = 6 in both directions.
+const (
+	puRadius  = 2 * pPuDilate
+	puPadSize = 2 * pPuDilate
+)
+
+// puKernel is torchvision's 1-D Gaussian in float32: exp(−½(x/σ)²) over
+// x = −6..6, divided by its sum.
+var puKernel = func() (k [2*puRadius + 1]float32) {
+	var sum float32
+	for i := range k {
+		x := float32(i - puRadius)
+		t := x / float32(pPuDilate)
+		k[i] = float32(math.Exp(float64(-0.5 * (t * t))))
+		sum += k[i]
+	}
+	for i := range k {
+		k[i] /= sum
+	}
+	return k
+}()
+
+// scratch holds one scoring's (or the preparation's) working memory.
+type scratch struct {
+	g   [][nCh][]float32 // Gaussian pyramid, per level and channel
+	ex  [nCh][]float32   // the enlarged coarser level, then the test's masked contrast
+	mm  [nCh][]float32   // min(|T_p|, |R_p|), blurred horizontally in place
+	tmp []float32        // reduce and expand passes
+	// rows[worker] is a worker's row buffers (blur).
+	rows [][]float32
+	// acc[nCh·y + c] is row y's sum of the band's pooled terms.
+	acc []float64
+	// heat[b] is the distortion map's band b (D_chr / band_mul), and
+	// heatTmp two planes of level 0 for the reconstruction; nil unless a
+	// map was asked for.
+	heat    [][]float32
+	heatTmp [2][]float32
+}
+
+// scratchLen is the number of float32 and float64 values a scratch holds.
+func scratchLen(l *layout, threads int, heat bool) (f32, f64 int) {
+	w, h := l.w[0], l.h[0]
+	f32 = nCh*l.pixels() + 2*nCh*w*h + max(half(h)*w, h*half(w)) + threads*rowBufLen(w)
+	if heat {
+		f32 += l.pixels() + 2*w*h
+	}
+	return f32, nCh * h
+}
+
+// rowBufLen is one worker's row buffers: the blurred masking signal of
+// the three channels, or one row being blurred.
+func rowBufLen(w int) int { return nCh * (w + 2*puRadius) }
+
+func newScratch(l *layout, threads int, heat bool) *scratch {
+	n32, n64 := scratchLen(l, threads, heat)
+	big := make([]float32, n32)
+	take := func(n int) []float32 {
+		p := big[:n:n]
+		big = big[n:]
+		return p
+	}
+	sc := &scratch{g: make([][nCh][]float32, l.n)}
+	for i := 0; i < l.n; i++ {
+		for c := 0; c < nCh; c++ {
+			sc.g[i][c] = take(l.w[i] * l.h[i])
+		}
+	}
+	w, h := l.w[0], l.h[0]
+	for c := 0; c < nCh; c++ {
+		sc.ex[c] = take(w * h)
+		sc.mm[c] = take(w * h)
+	}
+	sc.tmp = take(max(half(h)*w, h*half(w)))
+	sc.rows = make([][]float32, threads)
+	for i := range sc.rows {
+		sc.rows[i] = take(rowBufLen(w))
+	}
+	if heat {
+		sc.heat = make([][]float32, l.n)
+		for i := 0; i < l.n; i++ {
+			sc.heat[i] = take(l.w[i] * l.h[i])
+		}
+		sc.heatTmp[0], sc.heatTmp[1] = take(w*h), take(w*h)
+	}
+	sc.acc = make([]float64, n64)
+	return sc
+}
+
+// toDKL writes im through the display model as DKL planes into dst.
+func toDKL(im *zenmetrics.Image, ph *photometry, dst [nCh][]float32, threads int) {
+	w, h := im.Width, im.Height
+	ch := im.Format.Channels()
+	bps := im.Format.BytesPerSample()
+	var lut []float32
+	if bps == 2 {
+		lut = ph.lut16()
+	} else {
+		lut = ph.lut8()
+	}
+	gray := im.Format.IsGray()
+	m := ph.toDKL
+	hlg := ph.eotf == "HLG"
+	parallel.For(threads, h, parallel.RowGrain(w), func(_, y0, y1 int) {
+		for y := y0; y < y1; y++ {
+			row := im.Row(y)
+			o0, o1, o2 := dst[0][y*w:y*w+w], dst[1][y*w:y*w+w], dst[2][y*w:y*w+w]
+			for x := 0; x < w; x++ {
+				o := x * ch * bps
+				s := func(c int) float32 {
+					if bps == 2 {
+						return lut[int(row[o+2*c])<<8|int(row[o+2*c+1])]
+					}
+					return lut[row[o+c]]
+				}
+				if gray {
+					// pycvvdp's one-channel path: the display's
+					// luminance goes into all three channels as is.
+					v := s(0)
+					if hlg {
+						v, _, _ = ph.hlgPixel(v, v, v)
+					}
+					o0[x], o1[x], o2[x] = v, v, v
+					continue
+				}
+				r, g, b := s(0), s(1), s(2)
+				if hlg {
+					r, g, b = ph.hlgPixel(r, g, b)
+				}
+				o0[x] = r*m[0][0] + g*m[0][1] + b*m[0][2]
+				o1[x] = r*m[1][0] + g*m[1][1] + b*m[1][2]
+				o2[x] = r*m[2][0] + g*m[2][1] + b*m[2][2]
+			}
+		}
+	})
+}
+
+// scoreFrame computes one frame's pooled differences from the test's
+// Gaussian pyramid in sc.g (and, with a map, its bands in sc.heat).
+func (r *Reference) scoreFrame(ctx context.Context, sc *scratch) (frameQ, error) {
+	q := make(frameQ, r.lay.n)
+	for b := 0; b < r.lay.n; b++ {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		if b == r.lay.n-1 {
+			q[b] = r.scoreBaseBand(b, sc)
+		} else {
+			q[b] = r.scoreBand(b, sc)
+		}
+	}
+	return q, nil
+}
+
+// poolBand is lp_norm(D, beta=2, normalize=True) from the per-row sums of
+// safe_pow(D, 2): (Σ/N + ε)^½ − ε^½ in float32.
+func poolBand(acc []float64, rows, n int) (q [nCh]float32) {
+	for c := 0; c < nCh; c++ {
+		var s float64
+		for y := 0; y < rows; y++ {
+			s += acc[nCh*y+c]
+		}
+		mean := float32(s) / float32(n)
+		q[c] = pow32(mean+f32Eps, 0.5) - pow32(f32Eps, 0.5)
+	}
+	return q
+}
+
+// sqTerm is safe_pow(d, 2) in float32.
+func sqTerm(d float32) float32 {
+	t := d + f32Eps
+	return t*t - f32Eps*f32Eps
+}
+
+// heatWeights are the distortion map's channel weights for band b:
+// per-channel weight × image_int, × the base-band weight on the base band.
+func (r *Reference) heatWeights(b int) (w [nCh]float32) {
+	for c := 0; c < nCh; c++ {
+		w[c] = chWeight(c) * float32(pImageInt)
+		if b == r.lay.n-1 {
+			w[c] *= float32(pBasebandWeight[c])
+		}
+	}
+	return w
+}
+
+// chWeight is get_ch_weights: 1 for the achromatic channel, ch_chrom_w
+// for the chromatic ones (ch_trans_w for a transient channel).
+func chWeight(c int) float32 {
+	switch c {
+	case 0:
+		return 1
+	case 1, 2:
+		return float32(pChChromW)
+	}
+	return float32(pChTransW)
+}
+
+// heatPixel is lp_norm over channels (beta_tch, no normalisation) of the
+// weighted differences, divided by the band's factor (set_lband).
+func heatPixel(d, w *[nCh]float32, mul float32) float32 {
+	var s float32
+	for c := 0; c < nCh; c++ {
+		s += pow32(d[c]*w[c]+f32Eps, pBetaTch) - pow32(f32Eps, pBetaTch)
+	}
+	return (pow32(s+f32Eps, 1.0/pBetaTch) - pow32(f32Eps, 1.0/pBetaTch)) / mul
+}
+
+// scoreBaseBand: D = |T − R|·S, T the test's base band over its mean
+// background.
+func (r *Reference) scoreBaseBand(b int, sc *scratch) [nCh]float32 {
+	rb := &r.bands[b]
+	n := rb.w * rb.h
+	lb := basebandBkg(sc.g[b][0])
+	g := &sc.g[b]
+	var heat []float32
+	var hw [nCh]float32
+	if sc.heat != nil {
+		heat = sc.heat[b]
+		hw = r.heatWeights(b)
+	}
+	mul := r.lay.bandMul(b)
+	parallel.Chunks(r.threads, rb.h, 1, func(_, y0, y1 int) {
+		for y := y0; y < y1; y++ {
+			var acc [nCh]float64
+			for i := y * rb.w; i < (y+1)*rb.w; i++ {
+				var d [nCh]float32
+				for c := 0; c < nCh; c++ {
+					t := min(g[c][i]/lb, contrastMax)
+					d[c] = abs32(t-rb.rp[c][i]) * rb.bbS[c]
+					acc[c] += float64(sqTerm(d[c]))
+				}
+				if heat != nil {
+					heat[i] = heatPixel(&d, &hw, mul)
+				}
+			}
+			for c := 0; c < nCh; c++ {
+				sc.acc[nCh*y+c] = acc[c]
+			}
+		}
+	})
+	return poolBand(sc.acc, rb.h, n)
+}
+
+func abs32(x float32) float32 { return math.Float32frombits(math.Float32bits(x) &^ (1 << 31)) }
+
+// reflect maps i into [0, n) as torch's 'reflect' padding does (the edge
+// sample is not repeated); n > puRadius, so one reflection suffices.
+func reflect(i, n int) int {
+	if i < 0 {
+		return -i
+	}
+	if i >= n {
+		return 2*(n-1) - i
+	}
+	return i
+}
+
+// scoreBand does the masking model on band b (below the base band).
+func (r *Reference) scoreBand(b int, sc *scratch) [nCh]float32 {
+	l := &r.lay
+	rb := &r.bands[b]
+	w, h := rb.w, rb.h
+	n := w * h
+	for c := 0; c < nCh; c++ {
+		expand(sc.ex[c], sc.g[b+1][c], sc.tmp, l.w[b+1], l.h[b+1], w, h, r.threads)
+	}
+	mul := l.bandMul(b)
+	g := &sc.g[b]
+	// The test's contrast, ×S×gain (into ex), and the mutual masker
+	// min(|T_p|, |R_p|) (into mm).
+	parallel.For(r.threads, h, parallel.RowGrain(w), func(_, y0, y1 int) {
+		for i := y0 * w; i < y1*w; i++ {
+			lb := max(sc.ex[0][i], lBkgMin)
+			for c := 0; c < nCh; c++ {
+				ct := min((g[c][i]-sc.ex[c][i])/lb, contrastMax) * mul
+				tp := ct * rb.s[c][i] * chGain[c]
+				sc.ex[c][i] = tp
+				sc.mm[c][i] = min(abs32(tp), abs32(rb.rp[c][i]))
+			}
+		}
+	})
+	blur := w > puPadSize && h > puPadSize
+	if blur {
+		// Horizontal pass in place, a row at a time.
+		parallel.For(r.threads, nCh*h, parallel.RowGrain(w), func(worker, i0, i1 int) {
+			buf := sc.rows[worker][:w+2*puRadius]
+			for i := i0; i < i1; i++ {
+				c, y := i/h, i%h
+				row := sc.mm[c][y*w : y*w+w]
+				for x := -puRadius; x < w+puRadius; x++ {
+					buf[x+puRadius] = row[reflect(x, w)]
+				}
+				for x := range row {
+					var s float32
+					for k, kv := range puKernel {
+						s += kv * buf[x+k]
+					}
+					row[x] = s
+				}
+			}
+		})
+	}
+	var heat []float32
+	var hw [nCh]float32
+	if sc.heat != nil {
+		heat = sc.heat[b]
+		hw = r.heatWeights(b)
+	}
+	parallel.Chunks(r.threads, h, 1, func(worker, y0, y1 int) {
+		buf := sc.rows[worker]
+		for y := y0; y < y1; y++ {
+			var mb [nCh][]float32
+			for c := 0; c < nCh; c++ {
+				out := buf[c*w : c*w+w]
+				if blur {
+					clear(out)
+					for k, kv := range puKernel {
+						src := sc.mm[c][reflect(y+k-puRadius, h)*w:]
+						for x := range out {
+							out[x] += kv * src[x]
+						}
+					}
+					for x := range out {
+						out[x] *= f32MaskCMul
+					}
+				} else {
+					src := sc.mm[c][y*w : y*w+w]
+					for x := range out {
+						out[x] = src[x] * f32MaskCMul
+					}
+				}
+				mb[c] = out
+			}
+			var acc [nCh]float64
+			for x := 0; x < w; x++ {
+				i := y*w + x
+				var sp, d [nCh]float32
+				for c := 0; c < nCh; c++ {
+					sp[c] = pow32(mb[c][x]+f32Eps, f32MaskQ[c]) - f32EpsQ[c]
+				}
+				for c := 0; c < nCh; c++ {
+					m := sp[0]*xcm[0][c] + sp[1]*xcm[1][c] + sp[2]*xcm[2][c]
+					du := (pow32(abs32(sc.ex[c][i]-rb.rp[c][i])+f32Eps, f32MaskP) - f32EpsP) / (1 + m)
+					d[c] = f32DMax * du / (f32DMax + du)
+					acc[c] += float64(sqTerm(d[c]))
+				}
+				if heat != nil {
+					heat[i] = heatPixel(&d, &hw, mul)
+				}
+			}
+			for c := 0; c < nCh; c++ {
+				sc.acc[nCh*y+c] = acc[c]
+			}
+		}
+	})
+	return poolBand(sc.acc, h, n)
+}
+
+// safePow is safe_pow in float32: (x + ε)^p − ε^p.
+func safePow(x, p float32) float32 { return pow32(x+f32Eps, p) - pow32(f32Eps, p) }
+
+// poolJOD is do_pooling_and_jods: per frame, a 4-norm over bands (the base
+// band weighted by baseband_weight, every band by the channel weight) and
+// a 4-norm over channels; an image is then scaled by image_int, a video
+// pooled over frames with a normalised 2-norm; met2jod maps the result.
+func poolJOD(frames []frameQ, nBands int) float64 {
+	var qf []float32
+	for _, q := range frames {
+		var qtc float32
+		for c := 0; c < nCh; c++ {
+			var s float32
+			for b := 0; b < nBands; b++ {
+				v := q[b][c] * chWeight(c)
+				if b == nBands-1 {
+					v *= float32(pBasebandWeight[c])
+				}
+				s += safePow(v, pBetaSch)
+			}
+			qsc := safePow(s, 1.0/pBetaSch)
+			qtc += safePow(qsc, pBetaTch)
+		}
+		qf = append(qf, safePow(qtc, 1.0/pBetaTch))
+	}
+	var qv float32
+	if len(qf) == 1 {
+		qv = qf[0] * float32(pImageInt)
+	} else {
+		var s float32
+		for _, v := range qf {
+			s += safePow(v, pBetaT)
+		}
+		qv = safePow(s/float32(len(qf)), 1.0/pBetaT)
+	}
+	return float64(met2jod(qv))
+}
+
+// met2jod maps the pooled difference to JOD: linear below 0.1 (so that
+// it differentiates at 0), 10 − jod_a·Q^jod_exp above.
+func met2jod(q float32) float32 {
+	ja, je := float32(pJodA), float32(pJodExp)
+	if q <= metQt {
+		jap := ja * pow32(metQt, je-1)
+		return 10 - jap*q
+	}
+	return 10 - ja*pow32(q, je)
+}
+
+// heatmap reconstructs the distortion map from its bands (lpyr_dec_2's
+// reconstruct) and maps it to 1 − JOD/10 (pycvvdp's "raw" heatmap).
+func (r *Reference) heatmap(sc *scratch) *zenmetrics.FloatPlane {
+	l := &r.lay
+	last := l.n - 1
+	cur := sc.heat[last]
+	cw, ch := l.w[last], l.h[last]
+	for i := last - 1; i >= 0; i-- {
+		dst := sc.heatTmp[i%2][:l.w[i]*l.h[i]]
+		expand(dst, cur, sc.tmp, cw, ch, l.w[i], l.h[i], r.threads)
+		for k, v := range sc.heat[i] {
+			dst[k] += v
+		}
+		cur, cw, ch = dst, l.w[i], l.h[i]
+	}
+	out := &zenmetrics.FloatPlane{Width: r.w, Height: r.h, Pix: make([]float32, r.w*r.h)}
+	for k, v := range cur {
+		out.Pix[k] = 1 - met2jod(v)/10
+	}
+	return out
+}
