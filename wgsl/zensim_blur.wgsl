@@ -1,10 +1,12 @@
 // zensim stage 2: the 11-tap box blur as zensim's running sums, and the
 // per-pixel features. Needs dssim_common.wgsl and zensim_common.wgsl
-// prepended. One dispatch per scale and channel (P.mode).
+// prepended. One dispatch per scale for the three channels (gid.y or
+// wid.z is the channel; P.mode holds each channel's mode).
 //
 // hblur   one invocation per plane row: the horizontal running sums of s
 //         (reference), d (distorted) and, in full mode, s² + d² and s·d,
-//         written × 1/11 to mu1, mu2, ssq, s12. With P.cmp it also sets
+//         written × 1/11 to hb as (mu1, mu2, ssq, s12) (0 for the last two
+//         in edge mode). With P.cmp it also sets
 //         flag[0] when any sample of s and d differs in its bits (zensim
 //         scores identical images 100 without computing).
 // vstats  one workgroup per zensim strip (16 output rows) and WG columns,
@@ -18,18 +20,15 @@
 @group(0) @binding(0) var<uniform> P: ZP;
 @group(0) @binding(1) var<storage, read> src: array<f32>;
 @group(0) @binding(2) var<storage, read> dst: array<f32>;
-@group(0) @binding(3) var<storage, read_write> mu1: array<f32>;
-@group(0) @binding(4) var<storage, read_write> mu2: array<f32>;
-@group(0) @binding(5) var<storage, read_write> ssq: array<f32>;
-@group(0) @binding(6) var<storage, read_write> s12: array<f32>;
-@group(0) @binding(7) var<storage, read_write> flag: array<atomic<u32>>;
+// hb: per pixel (mu1, mu2, ssq, s12) as one vec4, so that hblur, whose
+// invocations each walk their own row, stores 16 bytes per pixel in one
+// transaction, and vstats reads them coalesced.
+@group(0) @binding(3) var<storage, read_write> hb: array<vec4<f32>>;
+@group(0) @binding(4) var<storage, read_write> flag: array<atomic<u32>>;
 
-// vstats reads the blurred planes and writes partials.
-@group(0) @binding(3) var<storage, read> hm1: array<f32>;
-@group(0) @binding(4) var<storage, read> hm2: array<f32>;
-@group(0) @binding(5) var<storage, read> hsq: array<f32>;
-@group(0) @binding(6) var<storage, read> hs12: array<f32>;
-@group(0) @binding(7) var<storage, read_write> part: array<f32>;
+// vstats reads the blurred values and writes partials.
+@group(0) @binding(3) var<storage, read> hr: array<vec4<f32>>;
+@group(0) @binding(4) var<storage, read_write> part: array<f32>;
 
 override WG: u32 = 64u;
 
@@ -38,13 +37,17 @@ const C2: f32 = 0.0009;
 @compute @workgroup_size(WG, 1, 1)
 fn hblur(@builtin(global_invocation_id) gid: vec3<u32>) {
   let y = gid.x;
-  if (y >= P.rows) {
+  let ch = gid.y;
+  let mode = chan_mode(P.mode, ch);
+  // Scale 0 runs every channel (the identical-image flag), in edge mode
+  // at least; elsewhere channels without blurred features do nothing.
+  if (y >= P.rows || (mode < 2u && P.cmp == 0u)) {
     return;
   }
   zero_bits = P.zero;
   let w = P.pw;
-  let o = y * w;
-  let full = P.mode == 3u;
+  let o = ch * w * P.rows + y * w;
+  let full = mode == 3u;
   var ss = 0.0;
   var sd = 0.0;
   var sq = 0.0;
@@ -62,12 +65,7 @@ fn hblur(@builtin(global_invocation_id) gid: vec3<u32>) {
   }
   var diff = false;
   for (var x = 0u; x < w; x++) {
-    mu1[o + x] = opq(ss * INV_DIAM);
-    mu2[o + x] = opq(sd * INV_DIAM);
-    if (full) {
-      ssq[o + x] = opq(sq * INV_DIAM);
-      s12[o + x] = opq(sp * INV_DIAM);
-    }
+    hb[o + x] = vec4<f32>(opq(ss * INV_DIAM), opq(sd * INV_DIAM), opq(sq * INV_DIAM), opq(sp * INV_DIAM));
     if (P.cmp == 1u && bitcast<u32>(src[o + x]) != bitcast<u32>(dst[o + x])) {
       diff = true;
     }
@@ -128,6 +126,11 @@ fn edge(sv: f32, dv: f32, m1: f32, m2: f32) {
 
 @compute @workgroup_size(WG, 1, 1)
 fn vstats(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid: vec3<u32>) {
+  let ch = wid.z;
+  let mode = chan_mode(P.mode, ch);
+  if (mode == 0u) {
+    return; // no features: the slots are not read (count 0)
+  }
   zero_bits = P.zero;
   let w = P.pw;
   let x = wid.x * WG + lid.x;
@@ -139,28 +142,28 @@ fn vstats(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) w
   let h = bot - top;
   let in0 = gy - top;
   let in1 = end - top;
-  let base = (top - P.y0) * w + x;
+  let base = ch * w * P.rows + (top - P.y0) * w + x;
   for (var i = 0u; i < NQ; i++) {
     q[i] = 0.0;
   }
-  if (x < w && P.mode == 1u) {
+  if (x < w && mode == 1u) {
     for (var y = in0; y < in1; y++) {
       let v = opq(src[base + y * w] - dst[base + y * w]);
       q[12] = opq(q[12] + opq(v * v));
     }
   } else if (x < w) {
-    let full = P.mode == 3u;
+    let full = mode == 3u;
     var a1 = 0.0;
     var a2 = 0.0;
     var aq = 0.0;
     var ap = 0.0;
     for (var i = 0u; i < DIAM; i++) {
-      let o = base + init_idx(i, h) * w;
-      a1 = opq(a1 + hm1[o]);
-      a2 = opq(a2 + hm2[o]);
+      let v = hr[base + init_idx(i, h) * w];
+      a1 = opq(a1 + v.x);
+      a2 = opq(a2 + v.y);
       if (full) {
-        aq = opq(aq + hsq[o]);
-        ap = opq(ap + hs12[o]);
+        aq = opq(aq + v.z);
+        ap = opq(ap + v.w);
       }
     }
     for (var y = 0u; y < in1; y++) {
@@ -189,13 +192,13 @@ fn vstats(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) w
       if (y + 1u >= in1) {
         break;
       }
-      let ad = base + add_idx(y, h) * w;
-      let rm = base + rem_idx(y, h) * w;
-      a1 = opq(opq(a1 + hm1[ad]) - hm1[rm]);
-      a2 = opq(opq(a2 + hm2[ad]) - hm2[rm]);
+      let va = hr[base + add_idx(y, h) * w];
+      let vr = hr[base + rem_idx(y, h) * w];
+      a1 = opq(opq(a1 + va.x) - vr.x);
+      a2 = opq(opq(a2 + va.y) - vr.y);
       if (full) {
-        aq = opq(opq(aq + hsq[ad]) - hsq[rm]);
-        ap = opq(opq(ap + hs12[ad]) - hs12[rm]);
+        aq = opq(opq(aq + va.z) - vr.z);
+        ap = opq(opq(ap + va.w) - vr.w);
       }
     }
   }
@@ -214,7 +217,7 @@ fn vstats(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) w
     }
   }
   if (lid.x == 0u) {
-    let o = (P.slot + k * P.gx + wid.x) * NQ;
+    let o = (P.slot + ch * P.aux + k * P.gx + wid.x) * NQ;
     for (var i = 0u; i < NQ; i++) {
       part[o + i] = red[i * WG];
     }

@@ -21,10 +21,19 @@ struct ZP {
   k0: u32,       // vstats: first zensim strip of the dispatch
   slot: u32,     // vstats: first partial slot of this scale and channel
   gx: u32,       // vstats: workgroups per strip (column groups)
-  mode: u32,     // channel mode: 1 MSE, 2 edge, 3 full (cpu/zensim)
+  mode: u32,     // channel c's mode in byte c: 0 none, 1 MSE, 2 edge, 3 full (cpu/zensim)
   cmp: u32,      // hblur: 1 flags any difference between src and dst
-  pad0: u32,
+  aux: u32,      // down: the source's rows; vstats: slots per channel
   zero: u32,     // 0 at run time (opq's zero_bits)
+}
+
+// Every buffer of one scale holds the three channels' planes one after
+// the other (plane c at c · pw · rows), so that one dispatch covers all
+// three: the horizontal blur, one invocation per row, has three times the
+// rows to spread over the device.
+
+fn chan_mode(modes: u32, c: u32) -> u32 {
+  return (modes >> (8u * c)) & 0xFFu;
 }
 
 const RADIUS: u32 = 5u;

@@ -17,17 +17,11 @@
 @group(0) @binding(0) var<uniform> P: ZP;
 @group(0) @binding(1) var<storage, read> kc: array<f32>;
 @group(0) @binding(2) var<storage, read> raw: array<u32>;
-@group(0) @binding(3) var<storage, read_write> ox: array<f32>;
-@group(0) @binding(4) var<storage, read_write> oy: array<f32>;
-@group(0) @binding(5) var<storage, read_write> ob: array<f32>;
+@group(0) @binding(3) var<storage, read_write> o3: array<f32>; // X, Y, B planes
 
-// down: bindings 1..6 (sources, then destinations).
-@group(0) @binding(1) var<storage, read> sx: array<f32>;
-@group(0) @binding(2) var<storage, read> sy: array<f32>;
-@group(0) @binding(3) var<storage, read> sb: array<f32>;
-@group(0) @binding(4) var<storage, read_write> dx: array<f32>;
-@group(0) @binding(5) var<storage, read_write> dy: array<f32>;
-@group(0) @binding(6) var<storage, read_write> db: array<f32>;
+// down: the source scale's three planes, the destination's.
+@group(0) @binding(1) var<storage, read> s3: array<f32>;
+@group(0) @binding(2) var<storage, read_write> d3: array<f32>;
 
 override WG_X: u32 = 16u;
 override WG_Y: u32 = 16u;
@@ -181,23 +175,26 @@ fn xyb(@builtin(global_invocation_id) gid: vec3<u32>) {
   let xx = opq(0.5 * opq(c0 - c1));
   let yy = opq(0.5 * opq(c0 + c1));
   let i = gid.y * P.pw + gid.x;
-  ox[i] = fma_rn(xx, 14.0, 0.42);
-  oy[i] = opq(yy + 0.01);
-  ob[i] = opq(opq(t2 - yy) + 0.55);
+  let n = P.pw * P.rows;
+  o3[i] = fma_rn(xx, 14.0, 0.42);
+  o3[n + i] = opq(yy + 0.01);
+  o3[2u * n + i] = opq(opq(t2 - yy) + 0.55);
 }
 
 @compute @workgroup_size(WG_X, WG_Y, 1)
 fn down(@builtin(global_invocation_id) gid: vec3<u32>) {
-  // P: the destination scale (pw, rows); the source is 2·pw wide.
+  // P: the destination scale (pw, rows); the source is 2·pw wide and
+  // P.aux rows tall.
   if (gid.x >= P.pw || gid.y >= P.rows) {
     return;
   }
   zero_bits = P.zero;
   let sw = 2u * P.pw;
-  let a = 2u * gid.y * sw + 2u * gid.x;
-  let c = a + sw;
-  let i = gid.y * P.pw + gid.x;
-  dx[i] = opq(opq(opq(opq(sx[a] + sx[a + 1u]) + sx[c]) + sx[c + 1u]) * 0.25);
-  dy[i] = opq(opq(opq(opq(sy[a] + sy[a + 1u]) + sy[c]) + sy[c + 1u]) * 0.25);
-  db[i] = opq(opq(opq(opq(sb[a] + sb[a + 1u]) + sb[c]) + sb[c + 1u]) * 0.25);
+  let sn = sw * P.aux;
+  let dn = P.pw * P.rows;
+  for (var ch = 0u; ch < 3u; ch++) {
+    let a = ch * sn + 2u * gid.y * sw + 2u * gid.x;
+    let c = a + sw;
+    d3[ch * dn + gid.y * P.pw + gid.x] = opq(opq(opq(opq(s3[a] + s3[a + 1u]) + s3[c]) + s3[c + 1u]) * 0.25);
+  }
 }

@@ -6,7 +6,7 @@
 # returns at most 8 files).
 #
 # usage: scripts/gpu/run.sh [STEP...]   steps: probe tests bench strips cached batch warm (default: all)
-# (bench: zmbench for ssim2, butteraugli and dssim at 1/4/16 MP, and IW-SSIM's package benchmark)
+# (bench: zmbench for ssim2, butteraugli and dssim at 1/4/16 MP, and IW-SSIM's and zensim's package benchmarks)
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 root=$PWD
@@ -52,6 +52,11 @@ if has bench; then
   if [ -x $B/gpu_webgpu_iwssim.test ]; then
     (cd "$root/gpu/webgpu/iwssim" && $B/gpu_webgpu_iwssim.test -test.run '^$' -test.bench 'IWSSIMCached' -test.benchtime 30x -test.count 3) > "$R/bench_iwssim.txt" 2>&1
     summary "iwssim bench rc=$?"; grep -E '^Benchmark' "$R/bench_iwssim.txt" >> "$R/summary.txt"
+  fi
+  # zensim likewise (1 and 16 MP, cached reference; target ≤ 10 ms per 16 MP).
+  if [ -x $B/gpu_webgpu_zensim.test ]; then
+    (cd "$root/gpu/webgpu/zensim" && $B/gpu_webgpu_zensim.test -test.run '^$' -test.bench 'ZensimCached' -test.benchtime 30x -test.count 3) > "$R/bench_zensim.txt" 2>&1
+    summary "zensim bench rc=$?"; grep -E '^Benchmark' "$R/bench_zensim.txt" >> "$R/summary.txt"
   fi
 fi
 

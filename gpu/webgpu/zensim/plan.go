@@ -34,7 +34,7 @@ var stripSpec = webgpu.StripSpec{Halo: 128, Align: 128, MinCrop: 256}
 
 const (
 	wgXY  = 16  // xyb, down: 16×16
-	wgRow = 64  // hblur: one row per invocation
+	wgRow = 32  // hblur: one row per invocation; small groups spread the few rows over more cores
 	wgCol = 64  // vstats: columns per workgroup (≤ 64: the WGSL red array)
 	wgRed = 128 // reduce (≤ 128)
 	nq    = 20  // partial quantities (zensim_common.wgsl NQ)
@@ -51,7 +51,7 @@ type geom struct {
 	ns    [4]int    // zensim strips per scale
 	gx    [4]int    // column workgroups per scale (vstats)
 	mode  [4][3]int // cpu/zensim channel modes
-	slot  [4][3]int // first partial slot of each scale and channel
+	slot  [4]int    // first partial slot of each scale; channel c's start c·ns·gx later
 	slots int
 }
 
@@ -64,13 +64,26 @@ func newGeom(w, h int) geom {
 		g.gx[s] = (d[0] + wgCol - 1) / wgCol
 		for c := 0; c < 3; c++ {
 			g.mode[s][c] = cpuz.ChannelMode(s, c)
-			g.slot[s][c] = g.slots
-			if g.mode[s][c] != cpuz.ModeNone {
-				g.slots += g.ns[s] * g.gx[s]
-			}
 		}
+		g.slot[s] = g.slots
+		g.slots += 3 * g.ns[s] * g.gx[s]
 	}
 	return g
+}
+
+// packedModes is scale s's channel modes, one per byte (zensim_common's
+// chan_mode); at scale 0 every channel is at least in edge mode, since
+// hblur compares every plane there.
+func (g *geom) packedModes(s int) uint32 {
+	var m uint32
+	for c := 0; c < 3; c++ {
+		v := g.mode[s][c]
+		if s == 0 {
+			v = max(v, cpuz.ModeEdge)
+		}
+		m |= uint32(v) << (8 * c)
+	}
+	return m
 }
 
 // band is one strip of the image (a whole image is one band).
@@ -143,18 +156,22 @@ func (l *layout) checkCover(b *band) error {
 func round4(n int64) int64 { return (n + 3) &^ 3 }
 
 // pyramidBytes is one image's three planes at every scale of a crop of
-// rows rows.
+// rows rows (one buffer per scale).
 func (l *layout) pyramidBytes(rows int) int64 {
 	var n int64
 	for s := 0; s < l.g.S; s++ {
-		n += 3 * round4(4*int64(l.g.pw[s])*int64(max(rows>>s, 1)))
+		n += round4(12 * int64(l.g.pw[s]) * int64(max(rows>>s, 1)))
 	}
 	return n
 }
 
+// hbBytes is the horizontal blur's output: a vec4 per pixel per channel
+// of scale 0 of the tallest crop.
+func (l *layout) hbBytes() int64 { return 48 * int64(l.g.pw[0]) * int64(l.maxRows) }
+
 // uniformsPerBand: xyb of each side, a down per scale after the first,
-// and one per scale and channel (hblur, vstats).
-func (l *layout) uniformsPerBand() int { return 2 + (l.g.S - 1) + 3*l.g.S }
+// and one per scale (hblur, vstats).
+func (l *layout) uniformsPerBand() int { return 2 + (l.g.S - 1) + l.g.S }
 
 // memory is exactly what a reference of this layout takes on the device
 // (each buffer rounded to 4 bytes as the pool does), with a raw upload of
@@ -170,12 +187,12 @@ func (l *layout) memory(raw int64, keep bool) int64 {
 	} else {
 		t += l.pyramidBytes(l.maxRows)
 	}
-	t += l.pyramidBytes(l.maxRows)                       // distorted
-	t += 4 * round4(4*int64(l.g.pw[0])*int64(l.maxRows)) // hblur outputs
-	t += round4(int64(max(l.g.slots, 1)) * nq * 4)       // partials
-	t += 8*3*4 + 4*(nq*3*4+1) + 4                        // meta, res, flag
-	t += int64(len(l.bands)*l.uniformsPerBand()) * 64    // uniforms
-	t += round4(raw)                                     // raw upload
+	t += l.pyramidBytes(l.maxRows)                    // distorted
+	t += round4(l.hbBytes())                          // hblur outputs
+	t += round4(int64(max(l.g.slots, 1)) * nq * 4)    // partials
+	t += 8*3*4 + 4*(nq*3*4+1) + 4                     // meta, res, flag
+	t += int64(len(l.bands)*l.uniformsPerBand()) * 64 // uniforms
+	t += round4(raw)                                  // raw upload
 	if raw >= webgpu.StagingMin {
 		t += round4(raw) // its staging buffer
 	}
@@ -185,7 +202,7 @@ func (l *layout) memory(raw int64, keep bool) int64 {
 // fits reports whether every binding and dispatch of the layout stays
 // within the device's limits for an upload of raw bytes.
 func (l *layout) fits(lim uint64, raw int64) bool {
-	if uint64(4*int64(l.g.pw[0])*int64(l.maxRows)) > lim || uint64(raw) > lim ||
+	if uint64(l.hbBytes()) > lim || uint64(12*int64(l.g.pw[0])*int64(l.maxRows)) > lim || uint64(raw) > lim ||
 		uint64(int64(max(l.g.slots, 1))*nq*4) > lim {
 		return false
 	}

@@ -18,11 +18,17 @@
 //
 //	xyb      raw 8/16-bit bytes -> X, Y, B planes (padded width)
 //	down     scale s -> s+1 (three planes)
-//	per scale and channel with features:
-//	  hblur  rows of mu1, mu2 (and ssq, s12 in full mode); at scale 0 also
-//	         the identical-image flag
-//	  vstats one partial slot per strip and 64 columns
+//	per scale, the three channels in one dispatch each:
+//	  hblur  one invocation per row: mu1, mu2 (and ssq, s12 in full mode);
+//	         at scale 0 also the identical-image flag
+//	  vstats one partial slot per strip, 64 columns and channel
 //	reduce   per scale and channel: 20 values; read back with the flag.
+//
+// The horizontal running sums are serial along a row (the CPU's rounding
+// depends on the order), so hblur has only as many invocations as rows:
+// that is why the three channels share its dispatch, and why a scale's
+// three planes and the blurred values of all three channels each live in
+// one buffer.
 //
 // # The cached-reference split
 //
@@ -55,7 +61,7 @@ type zp struct {
 	W, PW, Rows, Y0, GH   uint32
 	Stride, Channels, BPS uint32
 	Alpha, K0, Slot, GX   uint32
-	Mode, Cmp, Pad0, Zero uint32
+	Mode, Cmp, Aux, Zero  uint32
 }
 
 // kc layout (zensim_xyb.wgsl): opsin constants, then the tables.
@@ -181,16 +187,17 @@ func compile(g *webgpu.GPU) (*kernels, error) {
 	})
 }
 
-// pyramid is one image's X, Y, B planes per scale.
-type pyramid [4][3]*webgpu.Buffer
+// pyramid is one image's X, Y, B planes per scale, the three planes of a
+// scale in one buffer.
+type pyramid [4]*webgpu.Buffer
 
 // bandBufs are one band's buffers.
 type bandBufs struct {
-	ref     *pyramid         // resident reference pyramid (kept), else nil
-	xybRef  *webgpu.Buffer   // xyb params of the reference
-	xybDist *webgpu.Buffer   // xyb params of the distorted image (per score)
-	down    []*webgpu.Buffer // per scale s ≥ 1
-	chans   [4][3]*webgpu.Buffer
+	ref     *pyramid          // resident reference pyramid (kept), else nil
+	xybRef  *webgpu.Buffer    // xyb params of the reference
+	xybDist *webgpu.Buffer    // xyb params of the distorted image (per score)
+	down    []*webgpu.Buffer  // per scale s ≥ 1
+	scales  [4]*webgpu.Buffer // per scale: hblur and vstats
 }
 
 // reference is a prepared zensim reference on a WebGPU device.
@@ -204,8 +211,8 @@ type reference struct {
 	own        webgpu.Buffers
 	up         webgpu.Upload
 	dist       pyramid
-	scratchRef *pyramid // !keep: the band's reference pyramid, recomputed
-	hb         [4]*webgpu.Buffer
+	scratchRef *pyramid       // !keep: the band's reference pyramid, recomputed
+	hb         *webgpu.Buffer // (mu1, mu2, ssq, s12) per pixel and channel, vec4
 	part       *webgpu.Buffer
 	meta       *webgpu.Buffer
 	res        *webgpu.Buffer
@@ -227,7 +234,7 @@ func (r *reference) Bytes() int64 { return r.own.Bytes }
 func (r *reference) takePyramid(g *webgpu.GPU, rows int) *pyramid {
 	var p pyramid
 	for s := 0; s < r.l.g.S; s++ {
-		p[s] = r.own.Planes3(g, int64(r.l.g.pw[s])*int64(max(rows>>s, 1)))
+		p[s] = r.own.Storage(g, 12*int64(r.l.g.pw[s])*int64(max(rows>>s, 1)))
 	}
 	return &p
 }
@@ -251,7 +258,7 @@ func (r *reference) take(g *webgpu.GPU, raw int64) error {
 	if !r.keep {
 		r.scratchRef = r.takePyramid(g, l.maxRows)
 	}
-	o.Planes(g, int64(l.g.pw[0])*int64(l.maxRows), r.hb[:])
+	r.hb = o.Storage(g, l.hbBytes())
 	r.part = o.Storage(g, int64(max(l.g.slots, 1))*nq*4)
 	r.meta = o.Storage(g, 8*3*4)
 	r.res = o.Storage(g, 4*(nq*3*4+1))
@@ -268,9 +275,7 @@ func (r *reference) take(g *webgpu.GPU, raw int64) error {
 			bb.down = append(bb.down, o.Uniform(g, 64))
 		}
 		for s := 0; s < l.g.S; s++ {
-			for c := 0; c < 3; c++ {
-				bb.chans[s][c] = o.Uniform(g, 64)
-			}
+			bb.scales[s] = o.Uniform(g, 64)
 		}
 	}
 	if o.Err != nil {
@@ -283,28 +288,23 @@ func (r *reference) take(g *webgpu.GPU, raw int64) error {
 	for i := range r.bands {
 		b, bb := &l.bands[i], &r.bands[i]
 		for s := 1; s < l.g.S; s++ {
-			p := zp{PW: uint32(l.g.pw[s]), Rows: uint32(b.rows[s])}
+			p := zp{PW: uint32(l.g.pw[s]), Rows: uint32(b.rows[s]), Aux: uint32(b.rows[s-1])}
 			g.Write(bb.down[s-1], 0, webgpu.Bytes(&p))
 		}
 		for s := 0; s < l.g.S; s++ {
-			for c := 0; c < 3; c++ {
-				mode := l.g.mode[s][c]
-				p := zp{PW: uint32(l.g.pw[s]), Rows: uint32(b.rows[s]), Y0: uint32(b.C0 >> s), GH: uint32(l.g.gh[s]),
-					K0: uint32(b.k0[s]), Slot: uint32(l.g.slot[s][c]), GX: uint32(l.g.gx[s]), Mode: uint32(mode)}
-				if s == 0 {
-					// Every scale-0 plane is compared (identical images),
-					// so hblur runs there whatever the channel needs.
-					p.Cmp = 1
-					p.Mode = uint32(max(mode, cpuz.ModeEdge))
-				}
-				g.Write(bb.chans[s][c], 0, webgpu.Bytes(&p))
+			p := zp{PW: uint32(l.g.pw[s]), Rows: uint32(b.rows[s]), Y0: uint32(b.C0 >> s), GH: uint32(l.g.gh[s]),
+				K0: uint32(b.k0[s]), Slot: uint32(l.g.slot[s]), GX: uint32(l.g.gx[s]), Mode: l.g.packedModes(s),
+				Aux: uint32(l.g.ns[s] * l.g.gx[s])}
+			if s == 0 {
+				p.Cmp = 1 // every scale-0 plane is compared (identical images)
 			}
+			g.Write(bb.scales[s], 0, webgpu.Bytes(&p))
 		}
 	}
 	for s := 0; s < l.g.S; s++ {
 		for c := 0; c < 3; c++ {
 			i := 3*s + c
-			meta[2*i] = uint32(l.g.slot[s][c])
+			meta[2*i] = uint32(l.g.slot[s] + c*l.g.ns[s]*l.g.gx[s])
 			if l.g.mode[s][c] != cpuz.ModeNone {
 				meta[2*i+1] = uint32(l.g.ns[s] * l.g.gx[s])
 			}
@@ -317,30 +317,29 @@ func (r *reference) take(g *webgpu.GPU, raw int64) error {
 // encodePyramid records the pyramid of the image whose crop is in r.up.Raw.
 func (r *reference) encodePyramid(e *webgpu.Encoder, b *band, prm *webgpu.Buffer, bb *bandBufs, out *pyramid) {
 	k, g := r.k, &r.l.g
-	e.Dispatch(k.xyb, webgpu.Groups(g.pw[0], wgXY), webgpu.Groups(b.rows[0], wgXY), 1,
-		prm, k.kc, r.up.Raw, out[0][0], out[0][1], out[0][2])
+	e.Dispatch(k.xyb, webgpu.Groups(g.pw[0], wgXY), webgpu.Groups(b.rows[0], wgXY), 1, prm, k.kc, r.up.Raw, out[0])
 	for s := 1; s < g.S; s++ {
 		e.Dispatch(k.down, webgpu.Groups(g.pw[s], wgXY), webgpu.Groups(max(b.rows[s], 1), wgXY), 1,
-			bb.down[s-1], out[s-1][0], out[s-1][1], out[s-1][2], out[s][0], out[s][1], out[s][2])
+			bb.down[s-1], out[s-1], out[s])
 	}
 }
 
-// encodeStats records the blurs and partial sums of every scale and
-// channel of band i against reference pyramid rp.
+// encodeStats records the blurs and partial sums of every scale of band i
+// against reference pyramid rp, the three channels in each dispatch.
 func (r *reference) encodeStats(e *webgpu.Encoder, i int, rp *pyramid) {
 	k, g, b, bb := r.k, &r.l.g, &r.l.bands[i], &r.bands[i]
 	for s := 0; s < g.S; s++ {
+		blur, any := s == 0, false
 		for c := 0; c < 3; c++ {
-			mode := g.mode[s][c]
-			prm := bb.chans[s][c]
-			if mode >= cpuz.ModeEdge || s == 0 {
-				e.Dispatch(k.hblur, webgpu.Groups(b.rows[s], wgRow), 1, 1,
-					prm, rp[s][c], r.dist[s][c], r.hb[0], r.hb[1], r.hb[2], r.hb[3], r.flag)
-			}
-			if mode != cpuz.ModeNone && b.k1[s] > b.k0[s] {
-				e.Dispatch(k.vstats, uint32(g.gx[s]), uint32(b.k1[s]-b.k0[s]), 1,
-					prm, rp[s][c], r.dist[s][c], r.hb[0], r.hb[1], r.hb[2], r.hb[3], r.part)
-			}
+			blur = blur || g.mode[s][c] >= cpuz.ModeEdge
+			any = any || g.mode[s][c] != cpuz.ModeNone
+		}
+		prm := bb.scales[s]
+		if blur {
+			e.Dispatch(k.hblur, webgpu.Groups(b.rows[s], wgRow), 3, 1, prm, rp[s], r.dist[s], r.hb, r.flag)
+		}
+		if any && b.k1[s] > b.k0[s] {
+			e.Dispatch(k.vstats, uint32(g.gx[s]), uint32(b.k1[s]-b.k0[s]), 3, prm, rp[s], r.dist[s], r.hb, r.part)
 		}
 	}
 }
