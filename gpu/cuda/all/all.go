@@ -1,0 +1,8 @@
+// Package all registers every CUDA metric implementation with package
+// cuda: import it (blank) wherever a cuda.Backend is made.
+package all
+
+import (
+	// SSIMULACRA2.
+	_ "github.com/zenmetrics-go/zenmetrics/gpu/cuda/ssim2"
+)

@@ -1,0 +1,585 @@
+// Package ssim2 is SSIMULACRA2 on CUDA: the host code that drives the
+// kernels in ssim2.cu (compiled by NVRTC at first use, cached on disk) on
+// the runtime of package cuda. Importing it registers the metric with
+// every cuda.Backend (gpu/cuda/all imports it).
+//
+// The algorithm and its float32 arithmetic are those of the CPU reference
+// (cpu/ssim2) and the WGSL kernels: libjxl's sRGB curve, XYB with its cube
+// root, its recursive Gaussian with the four-lane interior of the
+// horizontal pass, the SSIM and edge maps with double where libjxl uses
+// double. Only the summation order differs (per column on the GPU, per row
+// on the CPU), which moves scores by about 1e-13.
+//
+// The reference keeps, per background and scale, its positive XYB, its
+// blur and its variance (9 planes) on the device; a score uploads the
+// distorted pixels (8/16-bit, as stored: never floats) through page-locked
+// double buffers on the caller's own stream and runs the distorted half.
+package ssim2
+
+import (
+	"context"
+	_ "embed"
+	"math"
+	"sync"
+
+	zenmetrics "github.com/zenmetrics-go/zenmetrics"
+	"github.com/zenmetrics-go/zenmetrics/gpu/cuda"
+)
+
+//go:embed ssim2.cu
+var kernelSource string
+
+const (
+	numScales = 6
+	minSide   = 8
+	numTerms  = 6
+	block     = 128
+)
+
+var (
+	srcOnce sync.Once
+	src     string
+)
+
+func source() string {
+	srcOnce.Do(func() { src = header() + kernelSource })
+	return src
+}
+
+type kernels struct {
+	first, xyb, down, hRef, hDist, vRef, vTerms, reduce *cuda.Function
+}
+
+var (
+	kmu   sync.Mutex
+	kByDv = map[*cuda.Device]*kernels{}
+)
+
+// load compiles (or takes from the disk cache) and loads the kernels,
+// once per device.
+func load(d *cuda.Device) (*kernels, error) {
+	kmu.Lock()
+	defer kmu.Unlock()
+	if k := kByDv[d]; k != nil {
+		return k, nil
+	}
+	m, err := d.Module("ssim2", source())
+	if err != nil {
+		return nil, err
+	}
+	k := &kernels{}
+	for _, f := range []struct {
+		name string
+		dst  **cuda.Function
+	}{{"first_scale", &k.first}, {"xyb_planes", &k.xyb}, {"downsample", &k.down}, {"hblur_ref", &k.hRef},
+		{"hblur_dist", &k.hDist}, {"vblur_ref", &k.vRef}, {"vblur_terms", &k.vTerms}, {"reduce_sums", &k.reduce}} {
+		if *f.dst, err = m.Function(f.name); err != nil {
+			return nil, err
+		}
+	}
+	kByDv[d] = k
+	return k, nil
+}
+
+type scale struct{ w, h int }
+
+func (s scale) n() int64 { return int64(s.w) * int64(s.h) }
+
+// plan lists libjxl's scales: scale k+1 exists when scale k is at least
+// 8×8 (so the last may be smaller).
+func plan(w, h int) []scale {
+	p := []scale{{w, h}}
+	for len(p) < numScales {
+		l := p[len(p)-1]
+		if l.w < minSide || l.h < minSide {
+			break
+		}
+		p = append(p, scale{(l.w + 1) / 2, (l.h + 1) / 2})
+	}
+	return p
+}
+
+// refScale is one scale of a reference pyramid: positive XYB, its blur and
+// its variance, three channel planes each.
+type refScale struct{ img, mu, vr *cuda.Buffer }
+
+// view is the reference composited on one background (libjxl scores an
+// image with alpha on grey 0.1 and 0.9 and keeps the lower score).
+type view struct {
+	bg  float32
+	pyr []refScale
+}
+
+// slot is one scorer's device scratch with its worker (stream, staging).
+type slot struct {
+	wk      *cuda.Worker
+	raw     *cuda.Buffer
+	lin     [2]*cuda.Buffer
+	img2    *cuda.Buffer
+	hb      *cuda.Buffer
+	sums    *cuda.Buffer
+	tot     *cuda.Buffer
+	sumStep int64 // doubles between two scales' column sums
+}
+
+type reference struct {
+	b     *cuda.Backend
+	dev   *cuda.Device
+	k     *kernels
+	w, h  int
+	plan  []scale
+	alpha bool // the reference has an alpha channel: two backgrounds
+	views []view
+	bufs  []*cuda.Buffer // every reference buffer, to free
+
+	mu       sync.RWMutex
+	released bool
+	smu      sync.Mutex
+	free     []*slot
+	slots    []*slot
+	sem      chan struct{} // bounds the slots (maxSlots)
+}
+
+// maxSlots bounds the scorers that run at once on one reference (each has
+// a stream, page-locked staging and a full set of scratch planes); more
+// callers wait for a slot. Two already overlap upload and compute.
+const maxSlots = 4
+
+func checkImage(im *zenmetrics.Image) error {
+	if err := im.Validate(); err != nil {
+		return err
+	}
+	if im.Width < minSide || im.Height < minSide {
+		return &zenmetrics.TooSmallError{Metric: zenmetrics.SSIMULACRA2, Width: im.Width, Height: im.Height, MinWidth: minSide, MinHeight: minSide}
+	}
+	return nil
+}
+
+// estimate is the device bytes of a reference with views pyramids plus one
+// scorer's scratch, for raw bytes of pixels uploaded.
+func estimate(w, h, views int, raw int64) int64 {
+	p := plan(w, h)
+	var pyr int64
+	for _, s := range p {
+		pyr += 9 * 4 * s.n()
+	}
+	return int64(views)*pyr + slotBytes(w, h, raw)
+}
+
+func slotBytes(w, h int, raw int64) int64 {
+	p := plan(w, h)
+	n := p[0].n()
+	var n1, n2 int64
+	if len(p) > 1 {
+		n1 = p[1].n()
+	}
+	if len(p) > 2 {
+		n2 = p[2].n()
+	}
+	return raw + 4*3*(n1+n2) + 4*3*n + 4*9*n + 8*int64(numScales)*3*int64(w)*numTerms + 8*2*numScales*3*numTerms
+}
+
+// newSlot allocates a scorer's scratch for images of up to raw bytes.
+func (r *reference) newSlot(raw int64) (s *slot, err error) {
+	p := r.plan
+	n := p[0].n()
+	s = &slot{sumStep: 3 * int64(r.w) * numTerms}
+	defer func() {
+		if err != nil {
+			r.freeSlot(s)
+		}
+	}()
+	if s.wk, err = cuda.NewWorker(r.dev, raw, 8*2*numScales*3*numTerms); err != nil {
+		return nil, err
+	}
+	alloc := func(dst **cuda.Buffer, size int64) {
+		if err == nil {
+			*dst, err = r.dev.Alloc(size)
+		}
+	}
+	alloc(&s.raw, raw)
+	alloc(&s.lin[0], 4*3*p[min(1, len(p)-1)].n())
+	alloc(&s.lin[1], 4*3*p[min(2, len(p)-1)].n())
+	alloc(&s.img2, 4*3*n)
+	alloc(&s.hb, 4*9*n)
+	alloc(&s.sums, 8*numScales*s.sumStep)
+	alloc(&s.tot, 8*2*numScales*3*numTerms)
+	return s, err
+}
+
+func (r *reference) freeSlot(s *slot) {
+	if s.wk != nil {
+		s.wk.Close()
+	}
+	r.dev.Free(s.raw, s.lin[0], s.lin[1], s.img2, s.hb, s.sums, s.tot)
+}
+
+// getSlot takes a free slot or makes one; its raw buffer is grown to raw.
+func (r *reference) getSlot(ctx context.Context, raw int64) (*slot, error) {
+	select {
+	case r.sem <- struct{}{}:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	s, err := r.takeSlot(raw)
+	if err != nil {
+		<-r.sem
+	}
+	return s, err
+}
+
+func (r *reference) takeSlot(raw int64) (*slot, error) {
+	r.smu.Lock()
+	var s *slot
+	if n := len(r.free); n > 0 {
+		s = r.free[n-1]
+		r.free = r.free[:n-1]
+	}
+	r.smu.Unlock()
+	if s == nil {
+		var err error
+		if s, err = r.newSlot(raw); err != nil {
+			return nil, err
+		}
+		r.smu.Lock()
+		r.slots = append(r.slots, s)
+		r.smu.Unlock()
+		return s, nil
+	}
+	if s.raw.Size < raw {
+		r.dev.Free(s.raw)
+		nb, err := r.dev.Alloc(raw)
+		if err != nil {
+			s.raw = &cuda.Buffer{} // size 0: reallocated next time
+			r.smu.Lock()
+			r.free = append(r.free, s)
+			r.smu.Unlock()
+			return nil, err
+		}
+		s.raw = nb
+	}
+	return s, nil
+}
+
+func (r *reference) putSlot(s *slot) {
+	r.smu.Lock()
+	r.free = append(r.free, s)
+	r.smu.Unlock()
+	<-r.sem
+}
+
+func groups2(w, h int) (cuda.Dim3, cuda.Dim3) {
+	return cuda.Dim3{X: cuda.Groups(w, 32), Y: cuda.Groups(h, 8), Z: 1}, cuda.Dim3{X: 32, Y: 8, Z: 1}
+}
+
+// upload queues im's raw bytes into s.raw.
+func upload(s *slot, im *zenmetrics.Image) error {
+	return s.wk.Upload(s.raw, im.Pix[:cuda.RawBytes(im)])
+}
+
+// firstScale queues scale 0's XYB (into xyb0) and scale 1's linear
+// planes (into s.lin[0]) from the raw pixels in s.raw.
+func (r *reference) firstScale(s *slot, im *zenmetrics.Image, blend bool, bg float32, xyb0 *cuda.Buffer) error {
+	f := im.Format
+	bl := 0
+	if blend {
+		bl = 1
+	}
+	s1 := r.plan[min(1, len(r.plan)-1)]
+	g, b := groups2(s1.w, s1.h)
+	return s.wk.Stream.Launch(r.k.first, g, b, 0, s.raw, r.w, r.h, im.Stride, f.Channels(), f.BytesPerSample(), bl, bg,
+		xyb0, s.lin[0], s1.w, s1.h)
+}
+
+// pyramidStep queues, for scale k ≥ 1, the downsampling from scale k−1
+// (k ≥ 2) and the XYB conversion into xyb; cur is the lin buffer holding
+// scale k−1 (k ≥ 2) and the returned one holds scale k.
+func (r *reference) pyramidStep(s *slot, k, cur int, xyb *cuda.Buffer) (int, error) {
+	st := s.wk.Stream
+	if k >= 2 {
+		pv, sc := r.plan[k-1], r.plan[k]
+		g, b := groups2(sc.w, sc.h)
+		if err := st.Launch(r.k.down, g, b, 0, s.lin[cur], pv.w, pv.h, s.lin[1-cur], sc.w, sc.h); err != nil {
+			return cur, err
+		}
+		cur = 1 - cur
+	}
+	n := int(r.plan[k].n())
+	return cur, st.Launch(r.k.xyb, cuda.Dim3{X: cuda.Groups(n, 256)}, cuda.Dim3{X: 256}, 0, s.lin[cur], xyb, n)
+}
+
+// buildPyramid queues the reference's planes for one background.
+func (r *reference) buildPyramid(s *slot, ref *zenmetrics.Image, blend bool, bg float32) ([]refScale, error) {
+	pyr := make([]refScale, len(r.plan))
+	for k, sc := range r.plan {
+		n := sc.n()
+		for _, dst := range []**cuda.Buffer{&pyr[k].img, &pyr[k].mu, &pyr[k].vr} {
+			b, err := r.dev.Alloc(4 * 3 * n)
+			if err != nil {
+				return nil, err
+			}
+			r.bufs = append(r.bufs, b)
+			*dst = b
+		}
+	}
+	st := s.wk.Stream
+	cur := 0
+	for k, sc := range r.plan {
+		var err error
+		if k == 0 {
+			err = r.firstScale(s, ref, blend, bg, pyr[0].img)
+		} else {
+			cur, err = r.pyramidStep(s, k, cur, pyr[k].img)
+		}
+		if err != nil {
+			return nil, err
+		}
+		if err := st.Launch(r.k.hRef, cuda.Dim3{X: cuda.Groups(sc.h, 64), Y: 3}, cuda.Dim3{X: 64}, 0, pyr[k].img, s.hb, sc.w, sc.h); err != nil {
+			return nil, err
+		}
+		if err := st.Launch(r.k.vRef, cuda.Dim3{X: cuda.Groups(sc.w, block), Y: 3}, cuda.Dim3{X: block}, 0, s.hb, pyr[k].mu, pyr[k].vr, sc.w, sc.h); err != nil {
+			return nil, err
+		}
+	}
+	return pyr, nil
+}
+
+func prepare(ctx context.Context, b *cuda.Backend, ref *zenmetrics.Image) (_ *reference, err error) {
+	if err := checkImage(ref); err != nil {
+		return nil, err
+	}
+	d := b.Device()
+	alpha := ref.Format.HasAlpha()
+	blend := alpha && !opaque(ref)
+	views := 1
+	if blend {
+		views = 2
+	}
+	raw := cuda.RawBytes(ref)
+	if err := b.CheckMemory(estimate(ref.Width, ref.Height, views, raw)); err != nil {
+		return nil, err
+	}
+	k, err := load(d)
+	if err != nil {
+		return nil, err
+	}
+	r := &reference{b: b, dev: d, k: k, w: ref.Width, h: ref.Height, plan: plan(ref.Width, ref.Height), alpha: alpha,
+		sem: make(chan struct{}, maxSlots)}
+	defer func() {
+		if err != nil {
+			r.Release()
+		}
+	}()
+	s, err := r.getSlot(ctx, raw)
+	if err != nil {
+		return nil, err
+	}
+	defer r.putSlot(s)
+	if err := upload(s, ref); err != nil {
+		return nil, err
+	}
+	switch {
+	case blend:
+		for _, bg := range []float32{0.1, 0.9} {
+			pyr, err := r.buildPyramid(s, ref, true, bg)
+			if err != nil {
+				return nil, err
+			}
+			r.views = append(r.views, view{bg: bg, pyr: pyr})
+		}
+	case alpha:
+		pyr, err := r.buildPyramid(s, ref, false, 0)
+		if err != nil {
+			return nil, err
+		}
+		r.views = []view{{bg: 0.1, pyr: pyr}, {bg: 0.9, pyr: pyr}}
+	default:
+		pyr, err := r.buildPyramid(s, ref, false, 0)
+		if err != nil {
+			return nil, err
+		}
+		r.views = []view{{bg: 0.5, pyr: pyr}}
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if err := s.wk.Stream.Sync(); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// Score implements zenmetrics.Reference. Safe for concurrent use: each
+// caller gets its own slot (stream, staging, scratch).
+func (r *reference) Score(ctx context.Context, dist *zenmetrics.Image) (sc zenmetrics.Score, err error) {
+	defer zenmetrics.Recover(&err)
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	if r.released {
+		return sc, zenmetrics.ErrReleased
+	}
+	if err := dist.Validate(); err != nil {
+		return sc, err
+	}
+	if dist.Width != r.w || dist.Height != r.h {
+		return sc, &zenmetrics.SizeMismatchError{RefWidth: r.w, RefHeight: r.h, DistWidth: dist.Width, DistHeight: dist.Height}
+	}
+	if err := ctx.Err(); err != nil {
+		return sc, err
+	}
+	s, err := r.getSlot(ctx, cuda.RawBytes(dist))
+	if err != nil {
+		return sc, err
+	}
+	defer r.putSlot(s)
+	if err := upload(s, dist); err != nil {
+		return sc, err
+	}
+	blendDist := dist.Format.HasAlpha() && !opaque(dist)
+	// Views that give the same score are run once: an opaque reference's
+	// two views share a pyramid, and then only a distorted image with
+	// real transparency differs between them.
+	type key struct {
+		pyr *refScale
+		bg  float32
+	}
+	idx := map[key]int{}
+	var runs []int // view index per distinct run
+	for i, v := range r.views {
+		kk := key{pyr: &v.pyr[0]}
+		if blendDist {
+			kk.bg = v.bg
+		}
+		if _, ok := idx[kk]; !ok {
+			idx[kk] = len(runs)
+			runs = append(runs, i)
+		}
+	}
+	for j, vi := range runs {
+		if err := r.runView(s, dist, blendDist, r.views[vi], j); err != nil {
+			return sc, err
+		}
+	}
+	per := int64(numScales * 3 * numTerms * 8)
+	if err := s.wk.Stream.Download(s.wk.Out, 0, s.tot, 0, int64(len(runs))*per); err != nil {
+		return sc, err
+	}
+	if err := s.wk.Stream.Sync(); err != nil {
+		return sc, err
+	}
+	best := math.Inf(1)
+	for j := range runs {
+		best = min(best, r.final(s.wk.Out.Bytes[int64(j)*per:]))
+	}
+	return zenmetrics.Score{Metric: zenmetrics.SSIMULACRA2, Value: best}, nil
+}
+
+// runView queues the distorted half against one view, its sums into
+// s.tot's run j.
+func (r *reference) runView(s *slot, dist *zenmetrics.Image, blend bool, v view, j int) error {
+	st := s.wk.Stream
+	cur := 0
+	for k, sc := range r.plan {
+		var err error
+		if k == 0 {
+			err = r.firstScale(s, dist, blend, v.bg, s.img2)
+		} else {
+			cur, err = r.pyramidStep(s, k, cur, s.img2)
+		}
+		if err != nil {
+			return err
+		}
+		mark(s, k, "xyb")
+		rs := v.pyr[k]
+		if err := st.Launch(r.k.hDist, cuda.Dim3{X: cuda.Groups(sc.h, 64), Y: 3}, cuda.Dim3{X: 64}, 0, rs.img, s.img2, s.hb, sc.w, sc.h); err != nil {
+			return err
+		}
+		mark(s, k, "hblur")
+		sums := s.sums.Ptr + cuda.DevPtr(8*int64(k)*s.sumStep)
+		if err := st.Launch(r.k.vTerms, cuda.Dim3{X: cuda.Groups(sc.w, block), Y: 3}, cuda.Dim3{X: block}, 0,
+			s.hb, rs.img, rs.mu, rs.vr, s.img2, sums, sc.w, sc.h); err != nil {
+			return err
+		}
+		mark(s, k, "vblur+terms")
+	}
+	tot := s.tot.Ptr + cuda.DevPtr(int64(j)*numScales*3*numTerms*8)
+	return st.Launch(r.k.reduce, cuda.Dim3{X: numTerms, Y: 3, Z: uint32(len(r.plan))}, cuda.Dim3{X: 256}, 0,
+		s.sums, tot, r.w, int(s.sumStep))
+}
+
+// profile, when set (tests), is called after each step of a score's
+// distorted half with the scale and the step's name.
+var profile func(st *cuda.Stream, k int, step string)
+
+func mark(s *slot, k int, step string) {
+	if profile != nil {
+		profile(s.wk.Stream, k, step)
+	}
+}
+
+// final turns the sums read back (float64, [scale][c][term]) into the
+// score, as cpu/ssim2's sumNorms and finalScore do.
+func (r *reference) final(b []byte) float64 {
+	norms := make([][3][6]float64, len(r.plan))
+	for k, sc := range r.plan {
+		inv := 1.0 / float64(sc.n())
+		for c := 0; c < 3; c++ {
+			var t [6]float64
+			for i := range t {
+				o := ((k*3+c)*numTerms + i) * 8
+				t[i] = math.Float64frombits(leUint64(b[o:]))
+			}
+			norms[k][c] = [6]float64{
+				inv * t[0], math.Sqrt(math.Sqrt(inv * t[1])),
+				inv * t[2], math.Sqrt(math.Sqrt(inv * t[3])),
+				inv * t[4], math.Sqrt(math.Sqrt(inv * t[5])),
+			}
+		}
+	}
+	return finalScore(norms)
+}
+
+func leUint64(b []byte) uint64 {
+	_ = b[7]
+	return uint64(b[0]) | uint64(b[1])<<8 | uint64(b[2])<<16 | uint64(b[3])<<24 |
+		uint64(b[4])<<32 | uint64(b[5])<<40 | uint64(b[6])<<48 | uint64(b[7])<<56
+}
+
+// Release frees the reference's device memory; it waits for running
+// scores. Idempotent.
+func (r *reference) Release() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.released {
+		return
+	}
+	r.released = true
+	r.smu.Lock()
+	slots := r.slots
+	r.slots, r.free = nil, nil
+	r.smu.Unlock()
+	for _, s := range slots {
+		r.freeSlot(s)
+	}
+	r.dev.Free(r.bufs...)
+	r.bufs, r.views = nil, nil
+}
+
+// opaque reports whether every alpha sample is at its maximum (blending
+// an opaque pixel gives its colour back exactly, so it can be skipped).
+func opaque(im *zenmetrics.Image) bool {
+	f := im.Format
+	if !f.HasAlpha() {
+		return true
+	}
+	ch, bps := f.Channels(), f.BytesPerSample()
+	for y := 0; y < im.Height; y++ {
+		row := im.Row(y)
+		for i := (ch - 1) * bps; i < len(row); i += ch * bps {
+			if row[i] != 0xff || (bps == 2 && row[i+1] != 0xff) {
+				return false
+			}
+		}
+	}
+	return true
+}
