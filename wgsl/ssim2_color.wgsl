@@ -36,7 +36,21 @@ struct Params {
   band_base: u32,      // vmaps/vstate: offset in partials of the band-start states
   pad1: u32,
   pad2: u32,
+  base: u32,           // blurs/maps: first float of this job's (scale, channel)
+                       // plane in every pyramid buffer bound (reference and
+                       // distorted XYB, the five horizontal blurs, kept blurs:
+                       // one layout); unpack/downsample: of the X plane
+  base1: u32,          // unpack/downsample: first float of the Y plane
+  base2: u32,          // unpack/downsample: first float of the B plane
+  pad3: u32,
 }
+
+// The most (scale, channel) jobs one blur/maps dispatch takes: 6 scales × 3
+// channels. The blur and maps kernels bind an array of SSIM2_JOBS Params
+// (one per job, workgroup_id.z picks it), so the scales and channels that
+// used to be 18 dispatches one after another (each behind a full barrier)
+// run side by side in one.
+const SSIM2_JOBS = 18u;
 
 // Fused multiply-add, as libjxl's SIMD code (highway MulAdd) computes it:
 // a * b + c rounded once. WGSL's fma() need not be fused (SPIR-V's Fma has

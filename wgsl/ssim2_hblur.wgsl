@@ -1,5 +1,6 @@
-// SSIMULACRA2 horizontal blur pass, one channel of one scale per dispatch:
-// thread (row y, quantity q) runs libjxl's FastGaussian1D along row y of
+// SSIMULACRA2 horizontal blur pass, up to SSIM2_JOBS (scale, channel) jobs
+// per dispatch (workgroup_id.z picks the job's Params in PJ; its planes
+// start at P.base in every buffer bound): thread (row y, quantity q) runs libjxl's FastGaussian1D along row y of
 // quantity q: 0 img1, 1 img2, 2 img1*img1, 3 img2*img2, 4 img1*img2 (the
 // products rounded to f32, as libjxl's Multiply stores them). Needs
 // ssim2_color.wgsl and ssim2_iir.wgsl prepended.
@@ -19,7 +20,10 @@
 // vblur (entry point below): the vertical recursion of ssim2_vmaps.wgsl,
 // in the same operations, for a cached reference's mu1 and sigma11.
 
-@group(0) @binding(0) var<uniform> P: Params;
+@group(0) @binding(0) var<uniform> PJ: array<Params, SSIM2_JOBS>;
+
+// This invocation's job (PJ[workgroup_id.z]), set first thing.
+var<private> P: Params;
 @group(0) @binding(1) var<uniform> K: Coef;
 @group(0) @binding(2) var<storage, read> img1: array<f32>;
 @group(0) @binding(3) var<storage, read> img2: array<f32>;
@@ -66,6 +70,7 @@ fn at(q: u32, row: u32, x: i32, w: i32) -> f32 {
 
 @compute @workgroup_size(WG, 1, 1)
 fn hblur(@builtin(global_invocation_id) gid: vec3<u32>) {
+  P = PJ[gid.z];
   fma_zero = P.pad0; // 0, opaque to the compiler (see ssim2_color.wgsl)
   let y = gid.x;
   let q = qsel(gid.y);
@@ -73,7 +78,7 @@ fn hblur(@builtin(global_invocation_id) gid: vec3<u32>) {
     return;
   }
   let w = i32(P.width);
-  let row = y * P.width;
+  let row = P.base + y * P.width;
   // Lane 0 of each k's constants (the scalar loops use only lane 0).
   let in0 = vec3<f32>(K.mul_in[0].x, K.mul_in[1].x, K.mul_in[2].x);
   let pv0 = vec3<f32>(K.mul_prev[0].x, K.mul_prev[1].x, K.mul_prev[2].x);
@@ -149,7 +154,7 @@ fn vrow(k: u32, y: i32, x: u32) -> f32 {
   if (y < 0 || y >= i32(P.height)) {
     return 0.0;
   }
-  let i = u32(y) * P.width + x;
+  let i = P.base + u32(y) * P.width + x;
   if (k == 0u) {
     return img1[i];
   }
@@ -158,6 +163,7 @@ fn vrow(k: u32, y: i32, x: u32) -> f32 {
 
 @compute @workgroup_size(WG, 1, 1)
 fn vblur(@builtin(global_invocation_id) gid: vec3<u32>) {
+  P = PJ[gid.z];
   fma_zero = P.pad0;
   let x = gid.x;
   let k = gid.y;
@@ -176,7 +182,7 @@ fn vblur(@builtin(global_invocation_id) gid: vec3<u32>) {
     y1 = y;
     if (n >= 0) {
       let v = y.x + opq(y.y + y.z);
-      let i = u32(n) * P.width + x;
+      let i = P.base + u32(n) * P.width + x;
       if (k == 0u) {
         o0[i] = v;
       } else {

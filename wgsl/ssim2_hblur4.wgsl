@@ -23,7 +23,10 @@
 // steps ahead at every step, so PF loads are in flight while the
 // recursion runs; products are formed when a block is used, as before.
 
-@group(0) @binding(0) var<uniform> P: Params;
+@group(0) @binding(0) var<uniform> PJ: array<Params, SSIM2_JOBS>;
+
+// This invocation's job (PJ[workgroup_id.z]), set first thing.
+var<private> P: Params;
 @group(0) @binding(1) var<uniform> K: Coef;
 @group(0) @binding(2) var<storage, read> img1: array<vec4<f32>>;
 @group(0) @binding(3) var<storage, read> img2: array<vec4<f32>>;
@@ -117,6 +120,7 @@ fn at1(q: u32, row: u32, x: i32, w: i32) -> f32 {
 
 @compute @workgroup_size(WG, 1, 1)
 fn hblur4(@builtin(global_invocation_id) gid: vec3<u32>) {
+  P = PJ[gid.z];
   fma_zero = P.pad0;
   let y = gid.x;
   let q = select(gid.y, (P.stride >> (4u * gid.y)) & 15u, P.stride != 0u);
@@ -124,7 +128,7 @@ fn hblur4(@builtin(global_invocation_id) gid: vec3<u32>) {
     return;
   }
   let w = i32(P.width);
-  let row = y * P.width; // a multiple of 4
+  let row = P.base + y * P.width; // a multiple of 4 (so is base)
   let in0 = vec3<f32>(K.mul_in[0].x, K.mul_in[1].x, K.mul_in[2].x);
   let pv0 = vec3<f32>(K.mul_prev[0].x, K.mul_prev[1].x, K.mul_prev[2].x);
   let pp0 = vec3<f32>(K.mul_prev2[0].x, K.mul_prev2[1].x, K.mul_prev2[2].x);

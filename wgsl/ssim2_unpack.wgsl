@@ -6,14 +6,16 @@
 // 8*(k%4) .. 8*(k%4)+7 of word k/4. 16-bit samples are big-endian (PNG order).
 // Gray is expanded to R = G = B, as libjxl does for gray images.
 
+// The XYB outputs (bindings from 5 on) and put_xyb come from a prefix the
+// host writes (ssim2XYBOut in gpu/webgpu/ssim2): three planes in three
+// buffers, or in one buffer (the pyramid of all channels): WebGPU refuses
+// one buffer bound writable three times. Plane c of this scale starts at
+// P.base, P.base1, P.base2.
 @group(0) @binding(0) var<uniform> P: Params;
 @group(0) @binding(1) var<storage, read> raw: array<u32>;
 @group(0) @binding(2) var<storage, read_write> lin_r: array<f32>;
 @group(0) @binding(3) var<storage, read_write> lin_g: array<f32>;
 @group(0) @binding(4) var<storage, read_write> lin_b: array<f32>;
-@group(0) @binding(5) var<storage, read_write> xyb_x: array<f32>;
-@group(0) @binding(6) var<storage, read_write> xyb_y: array<f32>;
-@group(0) @binding(7) var<storage, read_write> xyb_b: array<f32>;
 
 override WG_X: u32 = 16u;
 override WG_Y: u32 = 16u;
@@ -68,7 +70,5 @@ fn unpack(@builtin(global_invocation_id) gid: vec3<u32>) {
   lin_g[i] = g;
   lin_b[i] = b;
   let v = linear_to_xyb(r, g, b);
-  xyb_x[i] = v.x;
-  xyb_y[i] = v.y;
-  xyb_b[i] = v.z;
+  put_xyb(i, v);
 }

@@ -99,6 +99,7 @@ func TestSSIM2BlurExact(t *testing.T) {
 	xyb := make([]float32, n)
 	hb := make([][]float32, 5)
 	var part []float32
+	var rdAt func(b *webgpu.Buffer, off int64, dst []float32) error
 	err = b.Device().Do(context.Background(), func(g *webgpu.GPU) error {
 		k, _ := kernels(g)
 		if err := r.up.Put(g, nil, &r.held, dist); err != nil {
@@ -108,17 +109,20 @@ func TestSSIM2BlurExact(t *testing.T) {
 		g.Write(p.unpackDist, 0, r.unpackParams(ssim2Layout{format: dist.Format, stride: dist.Stride}, p.bg).bytes())
 		r.distKey = ssim2Layout{}
 		e := g.Encoder()
-		sc := r.plan[0]
-		e.Dispatch(k.unpack, webgpu.Groups(sc.W, ssim2WG), webgpu.Groups(sc.H, ssim2WG), 1, p.unpackDist, r.up.Raw, r.lin[0][0], r.lin[0][1], r.lin[0][2], r.xyb[0], r.xyb[1], r.xyb[2])
-		r.encodeHBlur(e, k, p, 0, 1)
-		r.encodeVMaps(e, k, p, 0, 1)
+		// Every scale and channel (one dispatch each of hblur, vmaps);
+		// scale 0, channel 1 is checked below.
+		r.encodeChain(e, k, p, false, false)
 		if err := e.Submit(); err != nil {
 			return err
 		}
 
+		gi, off := r.pyr.buf(1), int64(r.pyr.off[0][1])
 		rd := func(b *webgpu.Buffer, dst []float32) error {
+			return rdAt(b, off, dst)
+		}
+		rdAt = func(b *webgpu.Buffer, off int64, dst []float32) error {
 			buf := make([]byte, 4*len(dst))
-			if err := g.Read(b, 0, buf); err != nil {
+			if err := g.Read(b, 4*off, buf); err != nil {
 				return err
 			}
 			for i := range dst {
@@ -126,20 +130,20 @@ func TestSSIM2BlurExact(t *testing.T) {
 			}
 			return nil
 		}
-		if err := rd(p.img[0][1], img); err != nil {
+		if err := rd(p.img[gi], img); err != nil {
 			return err
 		}
-		if err := rd(r.xyb[1], xyb); err != nil {
+		if err := rd(r.xyb[gi], xyb); err != nil {
 			return err
 		}
 		for q := range hb {
 			hb[q] = make([]float32, n)
-			if err := rd(r.hb[q], hb[q]); err != nil {
+			if err := rd(r.hb[q][gi], hb[q]); err != nil {
 				return err
 			}
 		}
 		part = make([]float32, int(r.partials.Size()/4))
-		return rd(r.partials, part)
+		return rdAt(r.partials, 0, part)
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -365,7 +369,7 @@ func TestSSIM2XYBExact(t *testing.T) {
 			for c := 0; c < 3; c++ {
 				n := sc.W * sc.H
 				buf := make([]byte, 4*n)
-				if err := g.Read(r.passes[0].img[s][c], 0, buf); err != nil {
+				if err := g.Read(r.passes[0].img[r.pyr.buf(c)], 4*int64(r.pyr.off[s][c]), buf); err != nil {
 					return err
 				}
 				pl[c] = make([]float32, n)

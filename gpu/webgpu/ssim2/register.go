@@ -39,7 +39,7 @@ func (impl) Estimate(b *webgpu.Backend, w, h int, mode zenmetrics.Mode) (int64, 
 		return p.bytes, true
 	}
 	bytes := ssim2Estimate(w, h, 2, w*h*8)
-	if uint64(w)*uint64(h)*4 > lim.MaxStorageBufferBindingSize || uint64(w)*uint64(h)*8 > lim.MaxBufferSize {
+	if ssim2BindingBytes(w, h) > min(lim.MaxStorageBufferBindingSize, lim.MaxBufferSize) || uint64(w)*uint64(h)*8 > lim.MaxBufferSize {
 		return bytes, false
 	}
 	return bytes, true
@@ -71,9 +71,9 @@ func (impl) Prepare(ctx context.Context, b *webgpu.Backend, ref *zenmetrics.Imag
 	if err := ssim2Check(ref); err != nil {
 		return nil, err
 	}
-	if uint64(ref.Width)*uint64(ref.Height)*4 > b.Device().Limits().MaxStorageBufferBindingSize {
-		return nil, &zenmetrics.OutOfMemoryError{Backend: b.Name(), Requested: int64(ref.Width) * int64(ref.Height) * 4,
-			Free: -1, Detail: "a plane exceeds maxStorageBufferBindingSize"}
+	if need := ssim2BindingBytes(ref.Width, ref.Height); need > b.Device().Limits().MaxStorageBufferBindingSize {
+		return nil, &zenmetrics.OutOfMemoryError{Backend: b.Name(), Requested: int64(need),
+			Free: -1, Detail: "a channel's pyramid exceeds maxStorageBufferBindingSize"}
 	}
 	s, err := prepareSSIM2(ctx, b, ref, nil, nil, 0)
 	if err != nil {

@@ -15,16 +15,17 @@ import (
 // carried from strip to strip (6 floats per column and quantity of every
 // pass, scale and channel), then the band-start states vstate leaves for
 // vmaps' row bands (6 floats per column and quantity of each band after
-// the first, for one scale and channel at a time: the passes run one
-// dispatch after another, so they reuse it).
+// the first, for every scale and channel, as one dispatch runs them all;
+// the passes run one after another, so they reuse it).
 type ssim2Sums struct {
 	count    []uint32 // per scale: slots per term
 	bands    []int    // per scale: row bands (1: none)
 	bandRows int      // rows per band (0: bands off)
 	perPass  uint32
-	carry    uint32 // offset of the carried strip state (0: none)
-	bandAt   uint32 // offset of the band-start states
-	total    uint32 // floats
+	carry    uint32      // offset of the carried strip state (0: none)
+	bandAt   uint32      // offset of the band-start states
+	bandOff  [][3]uint32 // per scale and channel: its states, after bandAt
+	total    uint32      // floats
 }
 
 // newSSIM2Sums lays out the partials of plan for vmaps workgroups of vx
@@ -35,9 +36,9 @@ func newSSIM2Sums(plan []ssim2Scale, passes, vx, bandRows int, carry bool) ssim2
 	if carry {
 		bandRows = 0
 	}
-	l := ssim2Sums{bandRows: bandRows}
+	l := ssim2Sums{bandRows: bandRows, bandOff: make([][3]uint32, len(plan))}
 	var bandFloats uint32
-	for _, sc := range plan {
+	for s, sc := range plan {
 		nb := 1
 		if bandRows > 0 {
 			nb = (sc.H + bandRows - 1) / bandRows
@@ -46,7 +47,10 @@ func newSSIM2Sums(plan []ssim2Scale, passes, vx, bandRows int, carry bool) ssim2
 		l.bands = append(l.bands, nb)
 		l.count = append(l.count, uint32(nwx*nb))
 		l.perPass += uint32(nwx*nb) * 3 * ssim2Terms
-		bandFloats = max(bandFloats, uint32((nb-1)*6*ssim2VSlots*sc.W))
+		for c := 0; c < 3; c++ {
+			l.bandOff[s][c] = bandFloats
+			bandFloats += uint32((nb - 1) * 6 * ssim2VSlots * sc.W)
+		}
 	}
 	l.total = l.perPass * uint32(passes)
 	if carry {
@@ -93,7 +97,7 @@ func (l *ssim2Sums) vmapsParams(plan []ssim2Scale, pi, s, c int, win [2]int) *ss
 	sc := plan[s]
 	p := &ssim2Params{Width: uint32(sc.W), Height: uint32(sc.H),
 		WinLo: uint32(win[0]), WinHi: uint32(win[1]),
-		PartialBase: l.base(pi, s, c), PartialCount: l.count[s], BandBase: l.bandAt}
+		PartialBase: l.base(pi, s, c), PartialCount: l.count[s], BandBase: l.bandAt + l.bandOff[s][c]}
 	if l.bands[s] > 1 {
 		p.BandRows = uint32(l.bandRows)
 	}
@@ -108,12 +112,17 @@ func (l *ssim2Sums) vmapsParams(plan []ssim2Scale, pi, s, c int, win [2]int) *ss
 // the recursion state after the column sums, as much again. On error the
 // partial scratch is returned too, for the caller to free.
 func newSSIM2Scratch(g *webgpu.GPU, plan []ssim2Scale, passes int, carry bool, k *ssim2Kernels) (*ssim2Scratch, error) {
-	sc := &ssim2Scratch{lay: newSSIM2Sums(plan, passes, k.vx, k.band, carry)}
+	sc := &ssim2Scratch{plan: plan, lay: newSSIM2Sums(plan, passes, k.vx, k.band, carry)}
 	t := &sc.held
-	full := int64(plan[0].W) * int64(plan[0].H)
-	sc.xyb = t.Planes3(g, full)
+	lim := g.Limits()
+	nb := ssim2PyrBuffers(plan, min(lim.MaxStorageBufferBindingSize, lim.MaxBufferSize))
+	if forcePyrBuffers != 0 {
+		nb = forcePyrBuffers
+	}
+	sc.pyr = newSSIM2Pyr(plan, nb)
+	sc.xyb = sc.pyr.take(g, t)
 	for i := range sc.hb {
-		sc.hb[i] = t.Storage(g, 4*full)
+		sc.hb[i] = sc.pyr.take(g, t)
 	}
 	sc.coef = t.Uniform(g, int64(unsafe.Sizeof(ssim2Coef{})))
 	if t.Err == nil {
@@ -152,13 +161,18 @@ func newSSIM2Scratch(g *webgpu.GPU, plan []ssim2Scale, passes int, carry bool, k
 // fits reports whether the scratch serves a reference with this plan and
 // number of passes.
 func (sc *ssim2Scratch) fits(plan []ssim2Scale, passes int) bool {
-	if len(sc.lin) != len(plan) || sc.nTerms != passes*len(plan)*3*ssim2Terms {
+	if len(sc.plan) != len(plan) || sc.nTerms != passes*len(plan)*3*ssim2Terms {
 		return false
 	}
 	for s, p := range plan {
-		if sc.lin[s][0].Size() < 4*int64(p.W)*int64(p.H) {
+		if p.W != sc.plan[s].W || p.H > sc.plan[s].H {
 			return false
 		}
 	}
 	return true
 }
+
+// forcePyrBuffers, when not 0, sets the buffers per pyramid (1 or 3)
+// instead of the binding limit's choice: tests check that both layouts
+// give the same bits.
+var forcePyrBuffers int

@@ -19,12 +19,13 @@ import (
 //
 //	unpack      raw 8/16-bit sRGB words -> linear RGB (3 planes) + XYB (3 planes)
 //	downsample  scale s-1 linear -> scale s linear + XYB        (s = 1..5)
-//	hblur       per scale and channel: libjxl's horizontal recursive Gaussian of
-//	            img1, img2, img1², img2², img1·img2 (thread per row and quantity;
-//	            hblur4, the same with 16-byte accesses, where width % 4 == 0)
-//	vstate      per scale and channel with more than one row band: the vertical
+//	hblur       every scale and channel in one dispatch (jobs.go): libjxl's
+//	            horizontal recursive Gaussian of img1, img2, img1², img2²,
+//	            img1·img2 (thread per row and quantity; hblur4, the same with
+//	            16-byte accesses, for the scales whose width % 4 == 0)
+//	vstate      every scale and channel with more than one row band: the vertical
 //	            recursion down every column, leaving its state at band starts
-//	vmaps       per scale and channel: the vertical recursion (thread per column
+//	vmaps       every scale and channel: the vertical recursion (thread per column
 //	            and quantity, one workgroup per column block and row band,
 //	            rows in chunks through workgroup memory) fused with the SSIM
 //	            and edge maps; compensated sums, one per workgroup and term
@@ -34,11 +35,15 @@ import (
 // and 2 × 108 (or 2 × 216) floats read back; the norms, weights and the
 // final polynomial are float64 on the host (math.go).
 //
-// Buffer layout. Every plane is its own buffer (w·h f32), so a 16 MP plane
-// (64 MiB) stays below lavapipe's 128 MiB storage-binding limit and no
-// kernel needs more than 8 storage bindings (lavapipe allows 10). Prepare
-// keeps, per pass and scale, the reference's XYB planes resident (3 planes
-// per scale, 16 B/px over the pyramid) and, for a whole image whose extra
+// Buffer layout (jobs.go). The XYB planes, the horizontal blurs and the
+// kept blurs are pyramids: every scale (and, where the binding limit
+// allows, every channel) of one quantity in one buffer, at offsets one
+// layout shares, so that one dispatch runs all (scale, channel) jobs; a
+// device whose binding limit is below three channels' pyramid (lavapipe's
+// 128 MiB above ~8 MP) gets one buffer per channel and one dispatch per
+// channel. No kernel needs more than 8 storage bindings (lavapipe allows
+// 10). Prepare keeps, per pass, the reference's XYB pyramid resident
+// (16 B/px over the pyramid) and, for a whole image whose extra
 // planes fit (ssim2Ref.keep), its finished blurs mu1 = blur(img1) and
 // sigma11 = blur(img1²) per channel (6 more planes per scale, 32 B/px):
 // hblur with quantity map 0x20, then the vblur entry point (the vmaps
@@ -51,8 +56,8 @@ import (
 // five quantities at every Score as before. Off by default
 // (ssim2KeepBlurs): no faster on an H200, see SSIM2_PERF.md.
 // Scoring a distorted image uploads only its raw bytes and reuses
-// per-reference scratch planes (linear RGB per scale, XYB and the five
-// horizontal blurs at the current scale), so a cached reference scores with
+// per-reference scratch planes (linear RGB per scale, the XYB and five
+// horizontal-blur pyramids), so a cached reference scores with
 // no allocation at all. Buffers come from the device pool, so one-shot
 // scoring of same-sized images reuses them too.
 
@@ -63,7 +68,7 @@ const (
 	ssim2VCols      = 32 // vmaps: columns per workgroup (VX in ssim2_vmaps.wgsl; see ssim2Tuning)
 	ssim2VSlots     = 5  // vmaps: threads (quantities) per column
 	ssim2RedWG      = 256
-	ssim2ParamBytes = 80 // bytes of the WGSL Params struct
+	ssim2ParamBytes = 96 // bytes of the WGSL Params struct
 	// ssim2BandRowsDefault is the height of vmaps' row bands (a multiple
 	// of gen.VMapsRows); see ssim2_vmaps.wgsl and ssim2Tuning.
 	ssim2BandRowsDefault = 240
@@ -71,7 +76,10 @@ const (
 
 // ssim2Kernels are the compiled pipelines, made once per device.
 type ssim2Kernels struct {
-	unpack, downsample, hblur, vmaps, reduce *webgpu.Pipeline
+	// unpack and downsample write XYB into three buffers (a pyramid split
+	// by channel); unpack1 and downsample1 into one (ssim2XYBOut).
+	unpack, downsample, unpack1, downsample1 *webgpu.Pipeline
+	hblur, vmaps, reduce                     *webgpu.Pipeline
 	// vstate stores the vertical recursion's state at row-band starts
 	// (ssim2_vstate.wgsl), so that vmaps' bands run side by side.
 	vstate *webgpu.Pipeline
@@ -159,9 +167,12 @@ func compileSSIM2(g *webgpu.GPU) (*ssim2Kernels, error) {
 	// downsample the colour ones only.
 	blur := color + "\n" + iir + "\n"
 	col := color + "\n"
+	cst := webgpu.Constants{"WG_X": ssim2WG, "WG_Y": ssim2WG, "FMA_NATIVE": fmaNative}
 	ks := []webgpu.Kernel{
-		{File: "ssim2_unpack", Entry: "unpack", Prefix: col, Constants: webgpu.Constants{"WG_X": ssim2WG, "WG_Y": ssim2WG, "FMA_NATIVE": fmaNative}, Dst: &k.unpack},
-		{File: "ssim2_downsample", Entry: "downsample", Prefix: col, Constants: webgpu.Constants{"WG_X": ssim2WG, "WG_Y": ssim2WG, "FMA_NATIVE": fmaNative}, Dst: &k.downsample},
+		{File: "ssim2_unpack", Entry: "unpack", Prefix: col + ssim2XYBOut(5, true), Constants: cst, Dst: &k.unpack},
+		{File: "ssim2_downsample", Entry: "downsample", Prefix: col + ssim2XYBOut(7, true), Constants: cst, Dst: &k.downsample},
+		{File: "ssim2_unpack", Entry: "unpack", Prefix: col + ssim2XYBOut(5, false), Constants: cst, Dst: &k.unpack1},
+		{File: "ssim2_downsample", Entry: "downsample", Prefix: col + ssim2XYBOut(7, false), Constants: cst, Dst: &k.downsample1},
 		{File: "ssim2_hblur", Entry: "hblur", Prefix: blur, Constants: webgpu.Constants{"WG": ssim2HRows, "FMA_NATIVE": fmaNative}, Dst: &k.hblur},
 		{File: "ssim2_hblur", Entry: "vblur", Prefix: blur, Constants: webgpu.Constants{"WG": ssim2HRows, "FMA_NATIVE": fmaNative}, Dst: &k.vblur},
 		{File: "ssim2_vmaps", Entry: "vmaps", Prefix: blur, Constants: webgpu.Constants{"VX": float64(k.vx), "FMA_NATIVE": fmaNative}, Dst: &k.vmaps},
@@ -178,7 +189,7 @@ func compileSSIM2(g *webgpu.GPU) (*ssim2Kernels, error) {
 	return &k, nil
 }
 
-// ssim2Params mirrors the WGSL struct Params (80 bytes).
+// ssim2Params mirrors the WGSL struct Params (96 bytes).
 type ssim2Params struct {
 	Width, Height       uint32
 	SrcWidth, SrcHeight uint32
@@ -195,6 +206,9 @@ type ssim2Params struct {
 	BandRows            uint32 // vmaps/vstate: rows per band (0: one band)
 	BandBase            uint32 // vmaps/vstate: offset of the band-start states in partials
 	Pad1, Pad2          uint32
+	Base                uint32 // blurs/maps: the job's plane in every pyramid buffer; unpack/downsample: the X plane
+	Base1, Base2        uint32 // unpack/downsample: the Y and B planes
+	Pad3                uint32
 }
 
 func (p *ssim2Params) bytes() []byte { return webgpu.Bytes(p) }
@@ -206,15 +220,18 @@ type ssim2Term struct{ Base, Count, Pad0, Pad1 uint32 }
 // and the reference's resident planes.
 type ssim2PassState struct {
 	bg         float32
-	unpackRef  *webgpu.Buffer      // uniform: the reference's layout, this bg
-	unpackDist *webgpu.Buffer      // uniform: the distorted image's layout, this bg
-	maps       [][3]*webgpu.Buffer // uniform per scale, channel (dims, partial slots)
-	img        [][3]*webgpu.Buffer // reference XYB per scale, channel
-	// With ssim2Ref.keep: the reference's finished blurs per scale and
-	// channel, and the hblur/vmaps blocks that use them (maps plus the
-	// quantity map 0x431 and the kept flag).
-	mu1, s11 [][3]*webgpu.Buffer
-	keepMaps [][3]*webgpu.Buffer
+	unpackRef  *webgpu.Buffer // uniform: the reference's layout, this bg
+	unpackDist *webgpu.Buffer // uniform: the distorted image's layout, this bg
+	// Job tables per channel group (jobs.go): hblur4 (widths % 4 == 0)
+	// and hblur (the others), vstate and vmaps (all jobs; dims, partial
+	// slots, band states).
+	h4, h1, vm []ssim2Jobs
+	img        []*webgpu.Buffer // reference XYB pyramid (ssim2Scratch.pyr)
+	// With ssim2Ref.keep: the reference's finished blurs (pyramids), and
+	// the job tables that use them (vm's Params plus the quantity map
+	// 0x431 and the kept flag).
+	mu1, s11               []*webgpu.Buffer
+	keepH4, keepH1, keepVM []ssim2Jobs
 }
 
 // ssim2KeepBlurs makes whole-image references keep mu1 and sigma11
@@ -250,8 +267,10 @@ type ssim2Ref struct {
 	dsParams  []*webgpu.Buffer // uniform per scale (index 0 unused)
 	distKey   ssim2Layout      // layout the unpackDist blocks were written for
 	// keep: the passes hold mu1 and sigma11 (whole images only).
-	keep     bool
-	keepPrep []*webgpu.Buffer // uniform per scale: dims and ssim2QRef
+	keep bool
+	// Job tables of Prepare's kept blurs: hblur4/hblur of img1 and img1²
+	// (dims and ssim2QRef), vblur (all jobs).
+	keepPrep4, keepPrep1, keepAll []ssim2Jobs
 
 	// The scoring scratch: the reference's own (ownScratch), or one that
 	// the strips of a strip reference share.
@@ -270,9 +289,11 @@ type ssim2Ref struct {
 // planes are at most as tall as the plan it was made for (strips share one
 // made for their tallest crop).
 type ssim2Scratch struct {
+	plan     []ssim2Scale        // the scales it was made for
+	pyr      ssim2Pyr            // layout of every pyramid (jobs.go)
 	lin      [][3]*webgpu.Buffer // linear RGB per scale
-	xyb      [3]*webgpu.Buffer   // distorted XYB at the current scale (full size)
-	hb       [5]*webgpu.Buffer   // horizontal blurs at the current scale (full size)
+	xyb      []*webgpu.Buffer    // distorted XYB pyramid
+	hb       [5][]*webgpu.Buffer // horizontal blurs, one pyramid per quantity
 	coef     *webgpu.Buffer      // uniform: the blur constants
 	up       webgpu.Upload       // raw sample words (and the staging buffer of large images)
 	partials *webgpu.Buffer
@@ -308,10 +329,11 @@ func ssim2Bgs(ref *zenmetrics.Image) []float32 {
 }
 
 // ssim2Estimate is the bytes-per-pixel model of one prepared reference plus
-// one score: resident reference planes (3 XYB per scale and pass, and 6
-// kept blurs when ssim2KeepBlurs), scratch linear planes (3 per scale), 8
-// full-size planes (XYB, horizontal blurs), the raw upload and the column
-// sums.
+// one score: the resident reference XYB pyramid per pass (and the kept
+// blurs' two pyramids when ssim2KeepBlurs), scratch linear planes (3 per
+// scale), the distorted XYB pyramid and the five horizontal-blur pyramids
+// (every scale and channel at once, jobs.go), the raw upload and the
+// partial sums.
 func ssim2Estimate(w, h, passes, rawBytes int) int64 {
 	n := ssim2EstimateBase(w, h, passes, rawBytes)
 	if ssim2KeepBlurs {
@@ -327,20 +349,23 @@ func ssim2EstimateBase(w, h, passes, rawBytes int) int64 {
 	for _, s := range plan {
 		pyr += int64(s.W) * int64(s.H)
 	}
+	ch := ssim2ChannelFloats(plan)
 	// The partials at the narrowest vmaps workgroups (the most slots).
 	part := int64(newSSIM2Sums(plan, passes, 8, ssim2BandRowsDefault, false).total)
-	n := int64(w) * int64(h)
-	return 4*(int64(passes)*3*pyr+3*pyr+8*n+part) + int64(rawBytes) + 64<<10
+	return 4*(int64(passes)*3*ch+3*pyr+18*ch+part) + int64(rawBytes) + 64<<10
 }
 
-// ssim2KeepBytes is what a cached reference's mu1 and sigma11 planes take:
-// 2 planes × 3 channels per scale and pass (≈ 32 B/px per pass).
+// ssim2KeepBytes is what a cached reference's mu1 and sigma11 pyramids
+// take: 2 × 3 channels per pass (≈ 32 B/px per pass).
 func ssim2KeepBytes(w, h, passes int) int64 {
-	var pyr int64
-	for _, s := range ssim2Plan(w, h) {
-		pyr += int64(s.W) * int64(s.H)
-	}
-	return 4 * 6 * int64(passes) * pyr
+	return 4 * 6 * int64(passes) * ssim2ChannelFloats(ssim2Plan(w, h))
+}
+
+// ssim2BindingBytes is the largest binding of a whole w×h image: one
+// channel's pyramid (the pyramids of all three share one buffer only
+// where that fits; ssim2PyrBuffers).
+func ssim2BindingBytes(w, h int) uint64 {
+	return uint64(4 * ssim2ChannelFloats(ssim2Plan(w, h)))
 }
 
 func ssim2Check(im *zenmetrics.Image) error {
@@ -414,7 +439,7 @@ func (r *ssim2Ref) unpackParams(l ssim2Layout, bg float32) *ssim2Params {
 	if l.blend {
 		p.Blend = 1
 	}
-	return p
+	return r.pyr.withBases(p, 0)
 }
 
 // allocate takes the reference's buffers from the pool (and its own
@@ -442,76 +467,71 @@ func (r *ssim2Ref) allocate(g *webgpu.GPU, k *ssim2Kernels, bgs []float32) error
 			r.dsParams[s] = t.Uniform(g, ssim2ParamBytes)
 			if t.Err == nil {
 				prev := r.plan[s-1]
-				g.Write(r.dsParams[s], 0, (&ssim2Params{Width: uint32(sc.W), Height: uint32(sc.H),
-					SrcWidth: uint32(prev.W), SrcHeight: uint32(prev.H)}).bytes())
+				g.Write(r.dsParams[s], 0, r.pyr.withBases(&ssim2Params{Width: uint32(sc.W), Height: uint32(sc.H),
+					SrcWidth: uint32(prev.W), SrcHeight: uint32(prev.H)}, s).bytes())
 			}
 		}
-	}
-	sized := r.plan
-	if r.planeRows > r.h {
-		sized = ssim2Plan(r.w, r.planeRows)
 	}
 	for pi, bg := range bgs {
 		p := &ssim2PassState{bg: bg}
 		r.passes = append(r.passes, p)
 		p.unpackRef = t.Uniform(g, ssim2ParamBytes)
 		p.unpackDist = t.Uniform(g, ssim2ParamBytes)
-		for s := range r.plan {
-			p.img = append(p.img, t.Planes3(g, int64(sized[s].W)*int64(sized[s].H)))
-			var blocks [3]*webgpu.Buffer
-			for c := 0; c < 3; c++ {
-				blocks[c] = t.Uniform(g, ssim2ParamBytes)
-				if t.Err == nil {
-					g.Write(blocks[c], 0, r.lay.vmapsParams(r.plan, pi, s, c, r.win[s]).bytes())
-				}
-			}
-			p.maps = append(p.maps, blocks)
-		}
+		p.img = r.pyr.take(g, t)
+		maps := func(s, c int) *ssim2Params { return r.lay.vmapsParams(r.plan, pi, s, c, r.win[s]) }
+		p.h4 = ssim2JobTables(g, t, &r.pyr, r.plan, nil, r.wide(k), maps)
+		p.h1 = ssim2JobTables(g, t, &r.pyr, r.plan, nil, r.narrow(k), maps)
+		p.vm = ssim2JobTables(g, t, &r.pyr, r.plan, r.lay.bands, nil, maps)
 	}
 	if t.Err != nil || !r.keep {
 		return t.Err
 	}
-	return r.allocateKeep(g)
+	return r.allocateKeep(g, k)
+}
+
+// wide selects the scales hblur4 blurs (width a multiple of 4), narrow the
+// others (the row kernel).
+func (r *ssim2Ref) wide(k *ssim2Kernels) func(s int) bool {
+	return func(s int) bool { return k.hblur4 != nil && r.plan[s].W%4 == 0 }
+}
+
+func (r *ssim2Ref) narrow(k *ssim2Kernels) func(s int) bool {
+	w := r.wide(k)
+	return func(s int) bool { return !w(s) }
 }
 
 // allocateKeep takes the kept planes and their parameter blocks. When they
 // cannot be had (out of memory), it gives back what it took and leaves the
 // reference on the path that blurs all five quantities at every Score.
-func (r *ssim2Ref) allocateKeep(g *webgpu.GPU) error {
+func (r *ssim2Ref) allocateKeep(g *webgpu.GPU, k *ssim2Kernels) error {
 	var kept webgpu.Buffers
 	t := &kept
-	r.keepPrep = make([]*webgpu.Buffer, len(r.plan))
-	for s, sc := range r.plan {
-		r.keepPrep[s] = t.Uniform(g, ssim2ParamBytes)
-		if t.Err == nil {
-			g.Write(r.keepPrep[s], 0, (&ssim2Params{Width: uint32(sc.W), Height: uint32(sc.H), Stride: ssim2QRef}).bytes())
-		}
+	prep := func(s, c int) *ssim2Params {
+		sc := r.plan[s]
+		return &ssim2Params{Width: uint32(sc.W), Height: uint32(sc.H), Stride: ssim2QRef}
 	}
+	r.keepPrep4 = ssim2JobTables(g, t, &r.pyr, r.plan, nil, r.wide(k), prep)
+	r.keepPrep1 = ssim2JobTables(g, t, &r.pyr, r.plan, nil, r.narrow(k), prep)
+	r.keepAll = ssim2JobTables(g, t, &r.pyr, r.plan, nil, nil, prep)
 	for pi, p := range r.passes {
-		p.mu1 = make([][3]*webgpu.Buffer, len(r.plan))
-		p.s11 = make([][3]*webgpu.Buffer, len(r.plan))
-		p.keepMaps = make([][3]*webgpu.Buffer, len(r.plan))
-		for s, sc := range r.plan {
-			n := int64(sc.W) * int64(sc.H)
-			p.mu1[s] = t.Planes3(g, n)
-			p.s11[s] = t.Planes3(g, n)
-			for c := 0; c < 3; c++ {
-				p.keepMaps[s][c] = t.Uniform(g, ssim2ParamBytes)
-				if t.Err == nil {
-					mp := r.lay.vmapsParams(r.plan, pi, s, c, r.win[s])
-					mp.Stride, mp.Channels = ssim2QDist, 1
-					g.Write(p.keepMaps[s][c], 0, mp.bytes())
-				}
-			}
+		p.mu1 = r.pyr.take(g, t)
+		p.s11 = r.pyr.take(g, t)
+		maps := func(s, c int) *ssim2Params {
+			mp := r.lay.vmapsParams(r.plan, pi, s, c, r.win[s])
+			mp.Stride, mp.Channels = ssim2QDist, 1
+			return mp
 		}
+		p.keepH4 = ssim2JobTables(g, t, &r.pyr, r.plan, nil, r.wide(k), maps)
+		p.keepH1 = ssim2JobTables(g, t, &r.pyr, r.plan, nil, r.narrow(k), maps)
+		p.keepVM = ssim2JobTables(g, t, &r.pyr, r.plan, r.lay.bands, nil, maps)
 	}
 	if t.Err != nil {
 		for _, b := range kept.Take() {
 			b.Release()
 		}
-		r.keep, r.keepPrep = false, nil
+		r.keep, r.keepPrep4, r.keepPrep1, r.keepAll = false, nil, nil, nil
 		for _, p := range r.passes {
-			p.mu1, p.s11, p.keepMaps = nil, nil, nil
+			p.mu1, p.s11, p.keepH4, p.keepH1, p.keepVM = nil, nil, nil, nil, nil
 		}
 		var oom *zenmetrics.OutOfMemoryError
 		if errors.As(t.Err, &oom) {
@@ -527,137 +547,148 @@ func (r *ssim2Ref) allocateKeep(g *webgpu.GPU) error {
 
 // encodeChain records unpack and downsample (and for a distorted image the
 // blurs and maps) for one pass: for the reference (ref = true) the XYB
-// planes go to the pass's resident img planes; for the distorted image to
-// the scratch planes, each scale followed by hblur + vmaps per channel.
+// pyramid goes to the pass's resident img buffers (and, with keep, its
+// mu1 and sigma11 are blurred once); for the distorted image to the
+// scratch's xyb, then hblur, vstate and vmaps run every (scale, channel)
+// job of a channel group in one dispatch each (jobs.go).
 //
 // With timed set, every dispatch goes into its own timed pass (labelled
-// kernel, scale, channel) for PassProfile.
+// kernel, scale or channel group) for PassProfile.
 func (r *ssim2Ref) encodeChain(e *webgpu.Encoder, k *ssim2Kernels, p *ssim2PassState, ref, timed bool) {
 	mark := func(format string, a ...any) {
 		if timed {
 			e.TimedPass(fmt.Sprintf(format, a...))
 		}
 	}
+	out := r.xyb
+	if ref {
+		out = p.img
+	}
+	xo := r.pyr.xybOut(out)
+	unpack, down := k.unpack, k.downsample
+	if r.pyr.nb == 1 {
+		unpack, down = k.unpack1, k.downsample1
+	}
 	for s, sc := range r.plan {
-		out := r.xyb
-		if ref {
-			out = p.img[s]
-		}
 		gx, gy := webgpu.Groups(sc.W, ssim2WG), webgpu.Groups(sc.H, ssim2WG)
+		var bufs []*webgpu.Buffer
+		pl := down
 		if s == 0 {
 			u := p.unpackDist
 			if ref {
 				u = p.unpackRef
 			}
 			mark("unpack s0")
-			e.Dispatch(k.unpack, gx, gy, 1, u, r.up.Raw, r.lin[0][0], r.lin[0][1], r.lin[0][2], out[0], out[1], out[2])
+			pl = unpack
+			bufs = append(bufs, u, r.up.Raw)
 		} else {
-			in := r.lin[s-1]
 			mark("downsample s%d", s)
-			e.Dispatch(k.downsample, gx, gy, 1, r.dsParams[s], in[0], in[1], in[2],
-				r.lin[s][0], r.lin[s][1], r.lin[s][2], out[0], out[1], out[2])
+			in := r.lin[s-1]
+			bufs = append(bufs, r.dsParams[s], in[0], in[1], in[2])
 		}
+		bufs = append(bufs, r.lin[s][0], r.lin[s][1], r.lin[s][2])
+		e.Dispatch(pl, gx, gy, 1, append(bufs, xo...)...)
+	}
+	for gi := range r.pyr.groups() {
 		if ref {
 			if r.keep {
-				for c := 0; c < 3; c++ {
-					r.encodeKeepRef(e, k, p, s, c)
-				}
+				r.encodeKeepRef(e, k, p, gi)
 			}
 			continue
 		}
-		for c := 0; c < 3; c++ {
-			mark("hblur s%d c%d", s, c)
-			if r.keep {
-				r.encodeHBlurKept(e, k, p, s, c)
-			} else {
-				r.encodeHBlur(e, k, p, s, c)
-			}
-			if r.lay.bands[s] > 1 {
-				mark("vstate s%d c%d", s, c)
-				if r.keep {
-					r.encodeVStateKept(e, k, p, s, c)
-				} else {
-					r.encodeVState(e, k, p, s, c)
-				}
-			}
-			mark("vmaps s%d c%d", s, c)
-			if r.keep {
-				r.encodeVMapsKept(e, k, p, s, c)
-			} else {
-				r.encodeVMaps(e, k, p, s, c)
-			}
+		mark("hblur g%d", gi)
+		r.encodeHBlur(e, k, p, gi)
+		mark("vstate g%d", gi)
+		r.encodeVState(e, k, p, gi)
+		mark("vmaps g%d", gi)
+		r.encodeVMaps(e, k, p, gi)
+	}
+}
+
+// hbOf is quantity q's horizontal-blur pyramid buffer of channel group gi.
+func (r *ssim2Ref) hbOf(gi int) [5]*webgpu.Buffer {
+	var hb [5]*webgpu.Buffer
+	for q := range hb {
+		hb[q] = r.hb[q][gi]
+	}
+	return hb
+}
+
+// encodeHBlur records the horizontal blurs of every job of channel group
+// gi (reference pyramid of pass p, distorted r.xyb) into r.hb: the five
+// quantities, or with keep the distorted image's three (map ssim2QDist).
+// hblur4 takes the jobs whose width is a multiple of 4, the row kernel the
+// others.
+func (r *ssim2Ref) encodeHBlur(e *webgpu.Encoder, k *ssim2Kernels, p *ssim2PassState, gi int) {
+	hb := r.hbOf(gi)
+	h4, h1, nq := p.h4[gi], p.h1[gi], uint32(5)
+	if r.keep {
+		h4, h1, nq = p.keepH4[gi], p.keepH1[gi], 3
+	}
+	for i, j := range []ssim2Jobs{h4, h1} {
+		if j.n == 0 {
+			continue
 		}
+		pl := k.hblur
+		if i == 0 {
+			pl = k.hblur4
+		}
+		e.Dispatch(pl, webgpu.Groups(j.maxH, ssim2HRows), nq, uint32(j.n), j.buf, r.coef, p.img[gi], r.xyb[gi],
+			hb[0], hb[1], hb[2], hb[3], hb[4])
 	}
 }
 
-// encodeHBlur records the horizontal blurs of the five quantities of
-// channel c at scale s (reference planes of pass p, distorted r.xyb) into
-// r.hb.
-func (r *ssim2Ref) encodeHBlur(e *webgpu.Encoder, k *ssim2Kernels, p *ssim2PassState, s, c int) {
-	sc := r.plan[s]
-	hb := k.hblur
-	if k.hblur4 != nil && sc.W%4 == 0 {
-		hb = k.hblur4
+// blurIn is what vstate and vmaps read for the five quantities of group
+// gi: the horizontal blurs, with keep mu1 and sigma11 (finished) in the
+// places of quantities 0 and 2; and the job table.
+func (r *ssim2Ref) blurIn(p *ssim2PassState, gi int) ([5]*webgpu.Buffer, ssim2Jobs) {
+	hb := r.hbOf(gi)
+	if r.keep {
+		hb[0], hb[2] = p.mu1[gi], p.s11[gi]
+		return hb, p.keepVM[gi]
 	}
-	e.Dispatch(hb, webgpu.Groups(sc.H, ssim2HRows), 5, 1, p.maps[s][c], r.coef, p.img[s][c], r.xyb[c],
-		r.hb[0], r.hb[1], r.hb[2], r.hb[3], r.hb[4])
+	return hb, p.vm[gi]
 }
 
-// encodeVMaps records the vertical blurs and maps of channel c at scale s
-// from r.hb into the channel's partial sums.
-func (r *ssim2Ref) encodeVMaps(e *webgpu.Encoder, k *ssim2Kernels, p *ssim2PassState, s, c int) {
-	sc := r.plan[s]
-	e.Dispatch(k.vmaps, webgpu.Groups(sc.W, k.vx), uint32(r.lay.bands[s]), 1, p.maps[s][c], r.coef,
-		r.hb[0], r.hb[1], r.hb[2], r.hb[3], r.hb[4], p.img[s][c], r.xyb[c], r.partials)
-}
-
-// encodeVState records the band-start states of channel c at scale s
-// (scales with more than one row band).
-func (r *ssim2Ref) encodeVState(e *webgpu.Encoder, k *ssim2Kernels, p *ssim2PassState, s, c int) {
-	e.Dispatch(k.vstate, webgpu.Groups(r.plan[s].W, k.vx), 1, 1, p.maps[s][c], r.coef,
-		r.hb[0], r.hb[1], r.hb[2], r.hb[3], r.hb[4], r.partials)
-}
-
-// encodeVStateKept is encodeVState with the kept planes bound (their
-// quantities have no state; the kernel skips them).
-func (r *ssim2Ref) encodeVStateKept(e *webgpu.Encoder, k *ssim2Kernels, p *ssim2PassState, s, c int) {
-	e.Dispatch(k.vstate, webgpu.Groups(r.plan[s].W, k.vx), 1, 1, p.keepMaps[s][c], r.coef,
-		p.mu1[s][c], r.hb[1], p.s11[s][c], r.hb[3], r.hb[4], r.partials)
-}
-
-// hblurFor is the horizontal blur pipeline for scale s.
-func (r *ssim2Ref) hblurFor(k *ssim2Kernels, s int) *webgpu.Pipeline {
-	if k.hblur4 != nil && r.plan[s].W%4 == 0 {
-		return k.hblur4
+// encodeVState records the band-start states of every job of group gi
+// with more than one row band (nothing when none has).
+func (r *ssim2Ref) encodeVState(e *webgpu.Encoder, k *ssim2Kernels, p *ssim2PassState, gi int) {
+	b, j := r.blurIn(p, gi)
+	if !j.bands {
+		return
 	}
-	return k.hblur
+	e.Dispatch(k.vstate, webgpu.Groups(j.maxW, k.vx), 1, uint32(j.n), j.buf, r.coef,
+		b[0], b[1], b[2], b[3], b[4], r.partials)
+}
+
+// encodeVMaps records the vertical blurs and maps of every job of group gi
+// into their partial sums.
+func (r *ssim2Ref) encodeVMaps(e *webgpu.Encoder, k *ssim2Kernels, p *ssim2PassState, gi int) {
+	b, j := r.blurIn(p, gi)
+	e.Dispatch(k.vmaps, webgpu.Groups(j.maxW, k.vx), uint32(j.maxBands), uint32(j.n), j.buf, r.coef,
+		b[0], b[1], b[2], b[3], b[4], p.img[gi], r.xyb[gi], r.partials)
 }
 
 // encodeKeepRef records, at Prepare, the reference's mu1 and sigma11 of
-// channel c at scale s: hblur of img1 and img1² (map ssim2QRef, into
-// r.hb[0] and r.hb[2]), then vblur into the kept planes.
-func (r *ssim2Ref) encodeKeepRef(e *webgpu.Encoder, k *ssim2Kernels, p *ssim2PassState, s, c int) {
-	sc := r.plan[s]
-	img := p.img[s][c]
-	e.Dispatch(r.hblurFor(k, s), webgpu.Groups(sc.H, ssim2HRows), 2, 1, r.keepPrep[s], r.coef, img, img,
-		r.hb[0], r.hb[1], r.hb[2], r.hb[3], r.hb[4])
-	e.Dispatch(k.vblur, webgpu.Groups(sc.W, ssim2HRows), 2, 1, r.keepPrep[s], r.coef, r.hb[0], r.hb[2],
-		p.mu1[s][c], p.s11[s][c])
-}
-
-// encodeHBlurKept is encodeHBlur for a reference with kept blurs: only the
-// distorted image's three quantities (map ssim2QDist, into r.hb[1], [3],
-// [4]).
-func (r *ssim2Ref) encodeHBlurKept(e *webgpu.Encoder, k *ssim2Kernels, p *ssim2PassState, s, c int) {
-	e.Dispatch(r.hblurFor(k, s), webgpu.Groups(r.plan[s].H, ssim2HRows), 3, 1, p.keepMaps[s][c], r.coef, p.img[s][c], r.xyb[c],
-		r.hb[0], r.hb[1], r.hb[2], r.hb[3], r.hb[4])
-}
-
-// encodeVMapsKept is encodeVMaps reading mu1 and sigma11 from the kept
-// planes (bound in the places of their horizontal blurs).
-func (r *ssim2Ref) encodeVMapsKept(e *webgpu.Encoder, k *ssim2Kernels, p *ssim2PassState, s, c int) {
-	e.Dispatch(k.vmaps, webgpu.Groups(r.plan[s].W, k.vx), uint32(r.lay.bands[s]), 1, p.keepMaps[s][c], r.coef,
-		p.mu1[s][c], r.hb[1], p.s11[s][c], r.hb[3], r.hb[4], p.img[s][c], r.xyb[c], r.partials)
+// channel group gi: hblur of img1 and img1² (map ssim2QRef, into r.hb[0]
+// and r.hb[2]), then vblur into the kept pyramids.
+func (r *ssim2Ref) encodeKeepRef(e *webgpu.Encoder, k *ssim2Kernels, p *ssim2PassState, gi int) {
+	hb := r.hbOf(gi)
+	img := p.img[gi]
+	for i, j := range []ssim2Jobs{r.keepPrep4[gi], r.keepPrep1[gi]} {
+		if j.n == 0 {
+			continue
+		}
+		pl := k.hblur
+		if i == 0 {
+			pl = k.hblur4
+		}
+		e.Dispatch(pl, webgpu.Groups(j.maxH, ssim2HRows), 2, uint32(j.n), j.buf, r.coef, img, img,
+			hb[0], hb[1], hb[2], hb[3], hb[4])
+	}
+	j := r.keepAll[gi]
+	e.Dispatch(k.vblur, webgpu.Groups(j.maxW, ssim2HRows), 2, uint32(j.n), j.buf, r.coef, hb[0], hb[2],
+		p.mu1[gi], p.s11[gi])
 }
 
 // Score implements zenmetrics.Reference.

@@ -65,24 +65,21 @@ type ssim2StripPlan struct {
 const ssim2RecomputeCost = 1.25
 
 // ssim2UniformBytes is the per-reference uniform blocks: the downsample
-// blocks and, per pass, two unpack and 3 vmaps blocks per scale.
+// blocks and, per pass, two unpack blocks and at most 3 job tables
+// (hblur4, hblur, vmaps) per channel group.
 func ssim2UniformBytes(scales, passes int) int64 {
-	return int64(scales-1+passes*(2+3*scales)) * ssim2ParamBytes
+	return int64(scales-1+2*passes)*ssim2ParamBytes + int64(passes)*9*ssim2JobsBytes
 }
 
 // ssim2ResidentBytes is the device bytes of one prepared crop of w×rows:
 // the reference XYB pyramid per pass and the uniform blocks.
 func ssim2ResidentBytes(w, rows, passes int) int64 {
 	plan := ssim2Plan(w, rows)
-	var pyr int64
-	for _, s := range plan {
-		pyr += int64(s.W) * int64(s.H)
-	}
-	return 4*3*int64(passes)*pyr + ssim2UniformBytes(len(plan), passes)
+	return 4*3*int64(passes)*ssim2ChannelFloats(plan) + ssim2UniformBytes(len(plan), passes)
 }
 
 // ssim2ScratchBytes is the device bytes of the scoring scratch for crops
-// of w×rows: linear pyramid, XYB and five blurs at full size, the raw
+// of w×rows: linear pyramid, the XYB and five blur pyramids, the raw
 // upload and its staging copy (rawBpp bytes per pixel), the column sums
 // and the carried recursion state, the term table and sums, the blur
 // constants.
@@ -95,7 +92,7 @@ func ssim2ScratchBytes(w, rows, passes int, rawBpp int64) int64 {
 	}
 	n := int64(w) * int64(rows)
 	terms := int64(passes * len(plan) * 3 * ssim2Terms)
-	return 4*(3*pyr+8*n) + 2*rawBpp*n + 8*slots*int64(passes) + 24*terms + 256
+	return 4*(3*pyr+18*ssim2ChannelFloats(plan)) + 2*rawBpp*n + 8*slots*int64(passes) + 24*terms + 256
 }
 
 // planSSIM2Strips chooses the band height and the strategy from the budget
@@ -110,9 +107,10 @@ func ssim2ScratchBytes(w, rows, passes int, rawBpp int64) int64 {
 // times ssim2RecomputeCost.
 func planSSIM2Strips(w, h, passes int, rawBpp int64, budget int64, maxBinding uint64, forced int) (ssim2StripPlan, error) {
 	spec := ssim2StripSpec()
-	// Binding: the widest bindings are a float plane at scale 0 (4 B/px)
-	// and the raw upload (rawBpp B/px), both per crop row.
-	bindRows := int64(maxBinding) / (int64(w) * max(4, rawBpp))
+	// Binding: the widest bindings are one channel's float pyramid
+	// (4 B/px × 4/3 plus rounding: at most 6 B/px for crops of 16 rows and
+	// more) and the raw upload (rawBpp B/px), both per crop row.
+	bindRows := int64(maxBinding) / (int64(w) * max(6, rawBpp))
 	layout := func(band int) (ssim2StripPlan, error) {
 		strips, err := webgpu.PlanStrips(h, band, spec)
 		if err != nil {
@@ -125,8 +123,8 @@ func planSSIM2Strips(w, h, passes int, rawBpp int64, budget int64, maxBinding ui
 		}
 		// Every strip's planes are sized for the tallest crop.
 		resident := int64(len(strips)) * ssim2ResidentBytes(w, p.maxCrop, passes)
-		if int64(p.maxCrop) > bindRows {
-			return ssim2StripPlan{}, &zenmetrics.OutOfMemoryError{Backend: "webgpu", Requested: int64(p.maxCrop) * int64(w) * max(4, rawBpp), Free: -1,
+		if int64(p.maxCrop) > bindRows || ssim2BindingBytes(w, p.maxCrop) > maxBinding {
+			return ssim2StripPlan{}, &zenmetrics.OutOfMemoryError{Backend: "webgpu", Requested: int64(p.maxCrop) * int64(w) * max(6, rawBpp), Free: -1,
 				Detail: "a strip's plane exceeds maxStorageBufferBindingSize"}
 		}
 		scratch := ssim2ScratchBytes(w, p.maxCrop, passes, rawBpp)

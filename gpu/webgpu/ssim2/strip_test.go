@@ -162,9 +162,10 @@ func TestPlanSSIM2Strips(t *testing.T) {
 	if _, err := planSSIM2Strips(w, h, 1, 3, 1<<20, 1<<30, 0); !errors.Is(err, zenmetrics.ErrOutOfMemory) {
 		t.Errorf("1 MiB budget: %v, want out of memory", err)
 	}
-	// Binding limit of 600 rows of float planes, memory unknown: crops of
-	// at most 600 rows, kept.
-	p, err := planSSIM2Strips(w, h, 1, 3, -1, 600*4*w, 0)
+	// Binding limit of 600 rows of one channel's float pyramid (bounded
+	// by 6 B/px, planSSIM2Strips), memory unknown: crops of at most 600
+	// rows, kept.
+	p, err := planSSIM2Strips(w, h, 1, 3, -1, 600*6*w, 0)
 	if err != nil || p.maxCrop > 600 || !p.keep || len(p.strips) < 2 {
 		t.Errorf("binding-limited: %d strips of %d rows, keep %v, err %v", len(p.strips), p.maxCrop, p.keep, err)
 	}
