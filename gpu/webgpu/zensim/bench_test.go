@@ -3,6 +3,7 @@ package zensim
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 
 	zenmetrics "github.com/zenmetrics-go/zenmetrics"
@@ -14,6 +15,9 @@ import (
 // features, reductions, read-back of 241 floats), for 1 MP and 16 MP
 // synthetic RGB8 pairs; the target is ≤ 10 ms per 16 MP on the
 // H200. Bytes are the 8-bit RGB input (MB/s ÷ 3 = megapixels per second).
+// With timestamp queries it also reports the GPU time of each kernel kind
+// over all scales (xyb-ms, down-ms, hblur-ms, vstats-ms, reduce-ms) from
+// one profiled score after the timed loop.
 func BenchmarkZensimCached(b *testing.B) {
 	be := backend(b)
 	for _, side := range []int{1024, 4096} {
@@ -33,6 +37,19 @@ func BenchmarkZensimCached(b *testing.B) {
 				if _, err := r.Score(context.Background(), dist); err != nil {
 					b.Fatal(err)
 				}
+			}
+			b.StopTimer()
+			// GPU time per kernel kind (all scales), one profiled score.
+			times, err := PassProfile(context.Background(), r, dist)
+			if err != nil {
+				b.Fatal(err)
+			}
+			per := map[string]float64{}
+			for _, pt := range times {
+				per[strings.Fields(pt.Label)[0]] += pt.DurationNS / 1e6
+			}
+			for k, v := range per {
+				b.ReportMetric(v, k+"-ms")
 			}
 		})
 	}

@@ -219,6 +219,9 @@ type reference struct {
 	flag       *webgpu.Buffer
 	bands      []bandBufs
 
+	// timed: every dispatch in its own timed pass (PassProfile).
+	timed bool
+
 	mu       sync.Mutex
 	released bool
 }
@@ -229,6 +232,13 @@ func (r *reference) Strips() (int, bool) { return len(r.l.bands), r.keep }
 
 // Bytes is the device memory the reference holds (webgpu.ReferenceBytes).
 func (r *reference) Bytes() int64 { return r.own.Bytes }
+
+// pass starts a timed pass named label when profiling.
+func (r *reference) pass(e *webgpu.Encoder, label string, s int) {
+	if r.timed {
+		e.TimedPass(fmt.Sprintf("%s s%d", label, s))
+	}
+}
 
 // takePyramid takes the three planes of every scale of a crop of rows rows.
 func (r *reference) takePyramid(g *webgpu.GPU, rows int) *pyramid {
@@ -317,8 +327,10 @@ func (r *reference) take(g *webgpu.GPU, raw int64) error {
 // encodePyramid records the pyramid of the image whose crop is in r.up.Raw.
 func (r *reference) encodePyramid(e *webgpu.Encoder, b *band, prm *webgpu.Buffer, bb *bandBufs, out *pyramid) {
 	k, g := r.k, &r.l.g
+	r.pass(e, "xyb", 0)
 	e.Dispatch(k.xyb, webgpu.Groups(g.pw[0], wgXY), webgpu.Groups(b.rows[0], wgXY), 1, prm, k.kc, r.up.Raw, out[0])
 	for s := 1; s < g.S; s++ {
+		r.pass(e, "down", s)
 		e.Dispatch(k.down, webgpu.Groups(g.pw[s], wgXY), webgpu.Groups(max(b.rows[s], 1), wgXY), 1,
 			bb.down[s-1], out[s-1], out[s])
 	}
@@ -336,9 +348,11 @@ func (r *reference) encodeStats(e *webgpu.Encoder, i int, rp *pyramid) {
 		}
 		prm := bb.scales[s]
 		if blur {
+			r.pass(e, "hblur", s)
 			e.Dispatch(k.hblur, webgpu.Groups(b.rows[s], wgRow), 3, 1, prm, rp[s], r.dist[s], r.hb, r.flag)
 		}
 		if any && b.k1[s] > b.k0[s] {
+			r.pass(e, "vstats", s)
 			e.Dispatch(k.vstats, uint32(g.gx[s]), uint32(b.k1[s]-b.k0[s]), 3, prm, rp[s], r.dist[s], r.hb, r.part)
 		}
 	}
@@ -420,8 +434,16 @@ func (r *reference) ScoreDetail(ctx context.Context, dist *zenmetrics.Image) (re
 	if r.released {
 		return nil, zenmetrics.ErrReleased
 	}
+	res, _, err = r.run(ctx, dist)
+	return res, err
+}
+
+// run scores dist (r.mu held); with r.timed it also returns the GPU time
+// of every dispatch of the last band (all of a whole image's).
+func (r *reference) run(ctx context.Context, dist *zenmetrics.Image) (*cpuz.Result, []webgpu.PassTime, error) {
+	var times []webgpu.PassTime
 	out := make([]float32, nq*3*4+1)
-	err = r.dev.Do(ctx, func(g *webgpu.GPU) error {
+	err := r.dev.Do(ctx, func(g *webgpu.GPU) error {
 		defer g.NoteHeld()
 		for i := range r.l.bands {
 			p := r.xybParams(&r.l.bands[i], dist)
@@ -455,16 +477,56 @@ func (r *reference) ScoreDetail(ctx context.Context, dist *zenmetrics.Image) (re
 				}
 				continue
 			}
+			r.pass(e, "reduce", 0)
 			e.Dispatch(r.k.reduce, uint32(3*r.l.g.S), 1, 1, r.meta, r.part, r.res)
 			e.Copy(r.flag, 0, r.res, int64(nq*3*4)*4, 4)
-			return webgpu.SubmitRead(e, r.res, 0, out)
+			if err := webgpu.SubmitRead(e, r.res, 0, out); err != nil {
+				return err
+			}
+			if r.timed {
+				var err error
+				times, err = e.PassTimes()
+				return err
+			}
+			return nil
 		}
 		return nil
 	})
 	if err != nil {
+		return nil, nil, err
+	}
+	return r.pool(out), times, nil
+}
+
+// PassProfile scores dist against a zensim reference of this package with
+// every dispatch in its own timed pass and returns the GPU time of each
+// ("xyb s0", "down s1", ..., "hblur s0", "vstats s0", ..., "reduce s0");
+// nil without TimestampQuery. Timing each dispatch alone serialises
+// them, so their sum exceeds a plain score's GPU time a little. Whole
+// images only.
+func PassProfile(ctx context.Context, ref zenmetrics.Reference, dist *zenmetrics.Image) ([]webgpu.PassTime, error) {
+	r, ok := ref.(*reference)
+	if !ok {
+		return nil, fmt.Errorf("webgpu: zensim.PassProfile: not a zensim reference of this backend: %w", zenmetrics.ErrBadInput)
+	}
+	if len(r.l.bands) != 1 {
+		return nil, fmt.Errorf("webgpu: zensim.PassProfile: whole-image references only (this one has %d strips): %w", len(r.l.bands), zenmetrics.ErrUnsupported)
+	}
+	if err := dist.Validate(); err != nil {
 		return nil, err
 	}
-	return r.pool(out), nil
+	if err := webgpu.SizeMismatch(r.l.g.w, r.l.g.h, dist); err != nil {
+		return nil, err
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.released {
+		return nil, zenmetrics.ErrReleased
+	}
+	r.timed = true
+	defer func() { r.timed = false }()
+	_, times, err := r.run(ctx, dist)
+	return times, err
 }
 
 // pool turns the read-back values into cpu/zensim's Result.
