@@ -154,151 +154,187 @@ extern "C" __global__ void downsample(const float* __restrict__ src, int w, int 
     }
 }
 
-// ---- recursive Gaussian, horizontal pass --------------------------------
+// ---- recursive Gaussian --------------------------------------------------
+//
+// Each filter step is sequential along its row or column, so a pass has
+// only as many independent chains as the image has rows (or columns) per
+// channel: 12288 for a 4096² image, less than one warp per SM. With a
+// chain reading global memory each step, every load's latency is exposed.
+// So the passes are tiled: a block stages a tile of 32 chains in shared
+// memory with coalesced loads (all its warps), one warp runs the 32
+// recurrences over the tile reading shared memory, and all warps write
+// (or, for a score, turn into SSIM and edge terms) the tile's outputs.
+// The arithmetic is the same as one chain reading global memory.
 
-// The signals blurred: for the reference (MODE 0) a and a²; for a score
-// (MODE 1) b, b² and a·b, where a is the reference's positive XYB and b
-// the distorted image's. Products are rounded to float32 before the blur,
-// as the CPU forms them into a row buffer.
-template <int MODE>
-__device__ __forceinline__ float sig(const float* a, const float* b, int s, int i) {
-    if (MODE == 0) {
-        float v = a[i];
-        return s == 0 ? v : v * v;
-    }
-    float v = b[i];
-    if (s == 0) return v;
-    if (s == 1) return v * v;
-    return a[i] * v;
+#define TB 256                  // threads per tiled block
+#define HT 64                   // horizontal tile: outputs per row per tile
+#define HW (HT + 2 * RADIUS)    // input columns a tile needs
+#define HS (HW | 1)             // odd row stride: no bank conflicts
+#define VT 32                   // vertical tile: output rows per tile
+#define VR (VT + 2 * RADIUS)    // input rows a tile needs
+
+struct Coefs {
+    float mi[3][4], mp[3][4], mp2[3][4], n2[3], d1[3];
+};
+
+__device__ __forceinline__ Coefs coefs() {
+    Coefs c = {{{MI_0_0, MI_0_1, MI_0_2, MI_0_3}, {MI_1_0, MI_1_1, MI_1_2, MI_1_3}, {MI_2_0, MI_2_1, MI_2_2, MI_2_3}},
+               {{MP_0_0, MP_0_1, MP_0_2, MP_0_3}, {MP_1_0, MP_1_1, MP_1_2, MP_1_3}, {MP_2_0, MP_2_1, MP_2_2, MP_2_3}},
+               {{MP2_0_0, MP2_0_1, MP2_0_2, MP2_0_3}, {MP2_1_0, MP2_1_1, MP2_1_2, MP2_1_3}, {MP2_2_0, MP2_2_1, MP2_2_2, MP2_2_3}},
+               {N2_0, N2_1, N2_2}, {D1_0, D1_1, D1_2}};
+    return c;
 }
 
-// hblur: one thread per (row, channel); libjxl's horizontal filter: single
-// steps near the borders, four outputs per step in the interior from the
-// powers of the recurrence (MI/MP/MP2), each with libjxl's rounding.
-template <int MODE, int NS>
-__device__ void hblur_row(const float* a, const float* b, float* out, size_t n, int w) {
-    const int N = RADIUS;
-    float p1[NS][3], p2[NS][3];
-    for (int s = 0; s < NS; s++)
-        for (int k = 0; k < 3; k++) p1[s][k] = p2[s][k] = 0.0f;
-    const float mi[3][4] = {{MI_0_0, MI_0_1, MI_0_2, MI_0_3}, {MI_1_0, MI_1_1, MI_1_2, MI_1_3}, {MI_2_0, MI_2_1, MI_2_2, MI_2_3}};
-    const float mp[3][4] = {{MP_0_0, MP_0_1, MP_0_2, MP_0_3}, {MP_1_0, MP_1_1, MP_1_2, MP_1_3}, {MP_2_0, MP_2_1, MP_2_2, MP_2_3}};
-    const float mp2[3][4] = {{MP2_0_0, MP2_0_1, MP2_0_2, MP2_0_3}, {MP2_1_0, MP2_1_1, MP2_1_2, MP2_1_3}, {MP2_2_0, MP2_2_1, MP2_2_2, MP2_2_3}};
-
-    int x = -N + 1;
-    const int firstAligned = (N + 1 + 3) / 4 * 4;
-    // step: one output at a time, with bounds checks.
-    auto step = [&](int nn) {
-        int l = nn - N - 1, r = nn + N - 1;
-        for (int s = 0; s < NS; s++) {
-            float lv = l >= 0 ? sig<MODE>(a, b, s, l) : 0.0f;
-            float rv = r < w ? sig<MODE>(a, b, s, r) : 0.0f;
-            float sum = lv + rv;
-            float o[3];
-            for (int k = 0; k < 3; k++) {
-                float v = sum * mi[k][0];
-                v = fmaf(mp2[k][0], p2[s][k], v);
-                v = fmaf(mp[k][0], p1[s][k], v);
-                p2[s][k] = p1[s][k];
-                p1[s][k] = v;
-                o[k] = v;
-            }
-            if (nn >= 0) out[s * n + nn] = o[0] + (o[1] + o[2]);
-        }
-    };
-    for (int end = min(firstAligned, w); x < end; x++) step(x);
-    for (; x < w - N + 1 - 3; x += 4) {
-        for (int s = 0; s < NS; s++) {
-            float f0 = sig<MODE>(a, b, s, x - N - 1) + sig<MODE>(a, b, s, x + N - 1);
-            float f1 = sig<MODE>(a, b, s, x - N) + sig<MODE>(a, b, s, x + N);
-            float f2 = sig<MODE>(a, b, s, x - N + 1) + sig<MODE>(a, b, s, x + N + 1);
-            float f3 = sig<MODE>(a, b, s, x - N + 2) + sig<MODE>(a, b, s, x + N + 2);
-            float q[3][4];
+// hstep is libjxl's single horizontal step (near the borders): input sum
+// sum, three filters, output filter 0 + (filter 1 + filter 2).
+__device__ __forceinline__ float hstep(const Coefs& g, float* p1, float* p2, float sum) {
+    float o[3];
 #pragma unroll
-            for (int k = 0; k < 3; k++) {
-                float a0 = f0 * mi[k][0], a1 = f0 * mi[k][1], a2 = f0 * mi[k][2], a3 = f0 * mi[k][3];
-                a1 = fmaf(mi[k][0], f1, a1);
-                a2 = fmaf(mi[k][1], f1, a2);
-                a3 = fmaf(mi[k][2], f1, a3);
-                a2 = fmaf(mi[k][0], f2, a2);
-                a3 = fmaf(mi[k][1], f2, a3);
-                a3 = fmaf(mi[k][0], f3, a3);
-                q[k][0] = fmaf(mp[k][0], p1[s][k], fmaf(mp2[k][0], p2[s][k], a0));
-                q[k][1] = fmaf(mp[k][1], p1[s][k], fmaf(mp2[k][1], p2[s][k], a1));
-                q[k][2] = fmaf(mp[k][2], p1[s][k], fmaf(mp2[k][2], p2[s][k], a2));
-                q[k][3] = fmaf(mp[k][3], p1[s][k], fmaf(mp2[k][3], p2[s][k], a3));
-                p2[s][k] = q[k][2];
-                p1[s][k] = q[k][3];
-            }
-            // libjxl adds filter 0 to (filter 1 + filter 2).
-#pragma unroll
-            for (int j = 0; j < 4; j++) out[s * n + x + j] = q[0][j] + (q[1][j] + q[2][j]);
-        }
-    }
-    for (; x < w; x++) step(x);
-}
-
-// hblur_ref: rows × 3 channels; out holds per channel c the planes
-// blur_h(a) and blur_h(a²) at (2c+s)·n.
-extern "C" __global__ void hblur_ref(const float* __restrict__ a, float* __restrict__ out, int w, int h) {
-    int y = blockIdx.x * blockDim.x + threadIdx.x;
-    int c = blockIdx.y;
-    if (y >= h) return;
-    size_t n = (size_t)w * h, o = (size_t)y * w;
-    hblur_row<0, 2>(a + c * n + o, nullptr, out + 2 * c * n + o, n, w);
-}
-
-// hblur_dist: as hblur_ref for b, b², a·b at (3c+s)·n.
-extern "C" __global__ void hblur_dist(const float* __restrict__ a, const float* __restrict__ b, float* __restrict__ out, int w, int h) {
-    int y = blockIdx.x * blockDim.x + threadIdx.x;
-    int c = blockIdx.y;
-    if (y >= h) return;
-    size_t n = (size_t)w * h, o = (size_t)y * w;
-    hblur_row<1, 3>(a + c * n + o, b + c * n + o, out + 3 * c * n + o, n, w);
-}
-
-// ---- recursive Gaussian, vertical pass ----------------------------------
-
-// One column step of the plain recurrence for one signal: the input sum
-// sv of the samples at distance RADIUS above and below, three filters, y
-// = n2·sv − (d1·y[n−1] + y[n−2]) with one rounding per bracket.
-struct VState { float a[3], b[3]; };
-
-__device__ __forceinline__ float vstep(VState& st, float sv) {
-    const float n2[3] = {N2_0, N2_1, N2_2}, d1[3] = {D1_0, D1_1, D1_2};
-    float y[3];
     for (int k = 0; k < 3; k++) {
-        y[k] = fmaf(n2[k], sv, -fmaf(d1[k], st.a[k], st.b[k]));
-        st.b[k] = st.a[k];
-        st.a[k] = y[k];
+        float v = sum * g.mi[k][0];
+        v = fmaf(g.mp2[k][0], p2[k], v);
+        v = fmaf(g.mp[k][0], p1[k], v);
+        p2[k] = p1[k];
+        p1[k] = v;
+        o[k] = v;
+    }
+    return o[0] + (o[1] + o[2]);
+}
+
+// hstep4 is libjxl's interior step: four outputs from the input sums
+// f0..f3 and the last two outputs, through the powers of the recurrence.
+__device__ __forceinline__ void hstep4(const Coefs& g, float* p1, float* p2, float f0, float f1, float f2, float f3, float* out) {
+    float q[3][4];
+#pragma unroll
+    for (int k = 0; k < 3; k++) {
+        float a0 = f0 * g.mi[k][0], a1 = f0 * g.mi[k][1], a2 = f0 * g.mi[k][2], a3 = f0 * g.mi[k][3];
+        a1 = fmaf(g.mi[k][0], f1, a1);
+        a2 = fmaf(g.mi[k][1], f1, a2);
+        a3 = fmaf(g.mi[k][2], f1, a3);
+        a2 = fmaf(g.mi[k][0], f2, a2);
+        a3 = fmaf(g.mi[k][1], f2, a3);
+        a3 = fmaf(g.mi[k][0], f3, a3);
+        q[k][0] = fmaf(g.mp[k][0], p1[k], fmaf(g.mp2[k][0], p2[k], a0));
+        q[k][1] = fmaf(g.mp[k][1], p1[k], fmaf(g.mp2[k][1], p2[k], a1));
+        q[k][2] = fmaf(g.mp[k][2], p1[k], fmaf(g.mp2[k][2], p2[k], a2));
+        q[k][3] = fmaf(g.mp[k][3], p1[k], fmaf(g.mp2[k][3], p2[k], a3));
+        p2[k] = q[k][2];
+        p1[k] = q[k][3];
+    }
+#pragma unroll
+    for (int j = 0; j < 4; j++) out[j] = q[0][j] + (q[1][j] + q[2][j]);
+}
+
+// The signals blurred: for the reference (NS 2) a and a²; for a score
+// (NS 3) b, b² and a·b, a the reference's positive XYB and b the
+// distorted image's. Products are rounded to float32 before the blur, as
+// the CPU forms them in a row buffer.
+template <int NS>
+__device__ __forceinline__ float sig(float a, float b, int s) {
+    if (NS == 2) return s == 0 ? a : a * a;
+    if (s == 0) return b;
+    if (s == 1) return b * b;
+    return a * b;
+}
+
+// hblur: block (row group, channel), 32 rows; for each tile of HT output
+// columns (tiles start at multiples of 4 so that libjxl's four-lane groups
+// fall inside one tile) the block loads the rows' inputs (zero outside the
+// image, which is exactly libjxl's border handling), warp 0 runs the
+// filters, and the block stores the outputs: plane (NS·c + s).
+template <int NS>
+__device__ void hblur_tiled(const float* __restrict__ a, const float* __restrict__ b, float* __restrict__ out, int w, int h) {
+    __shared__ float ta[32 * HS];
+    __shared__ float tb[NS == 3 ? 32 * HS : 1];
+    __shared__ float to[NS][32][HT + 1];
+    const int N = RADIUS;
+    const int c = blockIdx.y, y0 = blockIdx.x * 32, tid = threadIdx.x;
+    const size_t n = (size_t)w * h;
+    const float* pa = a + c * n;
+    const float* pb = NS == 3 ? b + c * n : nullptr;
+    const Coefs g = coefs();
+    float p1[NS][3], p2[NS][3];
+#pragma unroll
+    for (int s = 0; s < NS; s++)
+#pragma unroll
+        for (int k = 0; k < 3; k++) p1[s][k] = p2[s][k] = 0.0f;
+    const int firstAligned = (N + 1 + 3) / 4 * 4;
+    const int interiorEnd = w - N + 1 - 3;  // a group starting below this is interior
+    const int r = tid;                      // warp 0: the row it filters
+    for (int x0 = -firstAligned; x0 < w; x0 += HT) {
+        // Stage inputs [x0−N−1, x0+HT+N−1) of the 32 rows.
+        for (int i = tid; i < 32 * HW; i += TB) {
+            int rr = i / HW, cc = i % HW;
+            int y = y0 + rr, x = x0 - N - 1 + cc;
+            bool in = y < h && x >= 0 && x < w;
+            size_t o = (size_t)y * w + x;
+            ta[rr * HS + cc] = in ? pa[o] : 0.0f;
+            if (NS == 3) tb[rr * HS + cc] = in ? pb[o] : 0.0f;
+        }
+        __syncthreads();
+        if (tid < 32) {
+            const float* ra = ta + r * HS;
+            const float* rb = NS == 3 ? tb + r * HS : ra;
+            for (int xx = 0; xx < HT; xx += 4) {
+                int x = x0 + xx;
+                if (x >= w) break;
+                // input index of x−N−1 in the tile is xx.
+                if (x >= firstAligned && x < interiorEnd) {
+#pragma unroll
+                    for (int s = 0; s < NS; s++) {
+                        float f[4];
+#pragma unroll
+                        for (int j = 0; j < 4; j++)
+                            f[j] = sig<NS>(ra[xx + j], rb[xx + j], s) + sig<NS>(ra[xx + j + 2 * N], rb[xx + j + 2 * N], s);
+                        float o[4];
+                        hstep4(g, p1[s], p2[s], f[0], f[1], f[2], f[3], o);
+#pragma unroll
+                        for (int j = 0; j < 4; j++) to[s][r][xx + j] = o[j];
+                    }
+                } else {
+                    for (int j = 0; j < 4; j++) {
+                        int xj = x + j;
+                        if (xj < -N + 1 || xj >= w) continue;
+#pragma unroll
+                        for (int s = 0; s < NS; s++) {
+                            float sum = sig<NS>(ra[xx + j], rb[xx + j], s) + sig<NS>(ra[xx + j + 2 * N], rb[xx + j + 2 * N], s);
+                            float o = hstep(g, p1[s], p2[s], sum);
+                            to[s][r][xx + j] = o;
+                        }
+                    }
+                }
+            }
+        }
+        __syncthreads();
+        for (int i = tid; i < NS * 32 * HT; i += TB) {
+            int s = i / (32 * HT), rr = (i / HT) % 32, cc = i % HT;
+            int y = y0 + rr, x = x0 + cc;
+            if (y < h && x >= 0 && x < w) out[(NS * c + s) * n + (size_t)y * w + x] = to[s][rr][cc];
+        }
+        __syncthreads();
+    }
+}
+
+extern "C" __global__ void __launch_bounds__(TB) hblur_ref(const float* __restrict__ a, float* __restrict__ out, int w, int h) {
+    hblur_tiled<2>(a, nullptr, out, w, h);
+}
+
+extern "C" __global__ void __launch_bounds__(TB) hblur_dist(const float* __restrict__ a, const float* __restrict__ b, float* __restrict__ out, int w, int h) {
+    hblur_tiled<3>(a, b, out, w, h);
+}
+
+// vstep is one step of the plain vertical recurrence: y = n2·sv −
+// (d1·y[n−1] + y[n−2]), one rounding per bracket; output filter 0 +
+// (filter 1 + filter 2).
+__device__ __forceinline__ float vstep(const Coefs& g, float* a, float* b, float sv) {
+    float y[3];
+#pragma unroll
+    for (int k = 0; k < 3; k++) {
+        y[k] = fmaf(g.n2[k], sv, -fmaf(g.d1[k], a[k], b[k]));
+        b[k] = a[k];
+        a[k] = y[k];
     }
     return y[0] + (y[1] + y[2]);
-}
-
-// vblur_ref: one thread per (column, channel): mu = blur(a) and
-// vr = blur(a²) − mu² for the reference.
-extern "C" __global__ void vblur_ref(const float* __restrict__ hb, float* __restrict__ mu, float* __restrict__ vr, int w, int h) {
-    int x = blockIdx.x * blockDim.x + threadIdx.x;
-    int c = blockIdx.y;
-    if (x >= w) return;
-    const int N = RADIUS;
-    size_t n = (size_t)w * h;
-    const float* h0 = hb + 2 * c * n + x;
-    const float* h1 = h0 + n;
-    float* m = mu + c * n + x;
-    float* v = vr + c * n + x;
-    VState s0 = {}, s1 = {};
-    for (int y = -N + 1; y < h; y++) {
-        int top = y - N - 1, bot = y + N - 1;
-        float t0 = top >= 0 ? h0[(size_t)top * w] : 0.0f, b0 = bot < h ? h0[(size_t)bot * w] : 0.0f;
-        float t1 = top >= 0 ? h1[(size_t)top * w] : 0.0f, b1 = bot < h ? h1[(size_t)bot * w] : 0.0f;
-        float o0 = vstep(s0, t0 + b0);
-        float o1 = vstep(s1, t1 + b1);
-        if (y >= 0) {
-            m[(size_t)y * w] = o0;
-            v[(size_t)y * w] = o1 - o0 * o0;
-        }
-    }
 }
 
 __device__ __forceinline__ double quartic(double x) {
@@ -306,59 +342,101 @@ __device__ __forceinline__ double quartic(double x) {
     return x * x;
 }
 
-// vblur_terms: one thread per (column, channel) of a score: the vertical
-// pass of b, b², a·b and, per pixel, the SSIM error and the edge maps
-// (cpu/ssim2's rowTerms: float32 where libjxl uses float, double where it
-// uses double), summed per column into sums[(c·w + x)·6 + t].
-extern "C" __global__ void vblur_terms(const float* __restrict__ hb, const float* __restrict__ img1,
-                                       const float* __restrict__ mu1, const float* __restrict__ vr1,
-                                       const float* __restrict__ img2, double* __restrict__ sums, int w, int h) {
-    int x = blockIdx.x * blockDim.x + threadIdx.x;
-    int c = blockIdx.y;
-    if (x >= w) return;
+// vblur: block (column group, channel), 32 columns; for each tile of VT
+// output rows the block loads rows [y0−N−1, y0+VT+N−1) of the NS
+// horizontally blurred planes, warp 0 runs the column filters into the
+// tile's outputs, and the block then either stores mu and vr = blur(a²) −
+// mu² (the reference, NS 2) or computes cpu/ssim2's rowTerms per pixel
+// and adds them to its threads' sums (a score, NS 3), which are added per
+// column at the end in a fixed order into sums[(c·w + x)·6 + t].
+template <int NS>
+__device__ void vblur_tiled(const float* __restrict__ hb, float* __restrict__ mu, float* __restrict__ vr,
+                            const float* __restrict__ img1, const float* __restrict__ mu1, const float* __restrict__ vr1,
+                            const float* __restrict__ img2, double* __restrict__ sums, int w, int h) {
+    __shared__ float ti[NS][VR][32];
+    __shared__ float to[NS][VT][32];
+    __shared__ double red[NS == 3 ? TB / 32 : 1][32][6];
     const int N = RADIUS;
-    size_t n = (size_t)w * h;
-    const float* h0 = hb + 3 * c * n + x;
-    const float* h1 = h0 + n;
-    const float* h2 = h1 + n;
-    const float* i1 = img1 + c * n + x;
-    const float* m1p = mu1 + c * n + x;
-    const float* v1p = vr1 + c * n + x;
-    const float* i2 = img2 + c * n + x;
-    VState s0 = {}, s1 = {}, s2 = {};
-    double ssim = 0, ssim4 = 0, art = 0, art4 = 0, det = 0, det4 = 0;
-    for (int y = -N + 1; y < h; y++) {
-        int top = y - N - 1, bot = y + N - 1;
-        bool ht = top >= 0, hbm = bot < h;
-        size_t ot = (size_t)top * w, ob = (size_t)bot * w;
-        float sv0 = (ht ? h0[ot] : 0.0f) + (hbm ? h0[ob] : 0.0f);
-        float sv1 = (ht ? h1[ot] : 0.0f) + (hbm ? h1[ob] : 0.0f);
-        float sv2 = (ht ? h2[ot] : 0.0f) + (hbm ? h2[ob] : 0.0f);
-        float mu2 = vstep(s0, sv0);
-        float s22 = vstep(s1, sv1);
-        float s12 = vstep(s2, sv2);
-        if (y < 0) continue;
-        size_t o = (size_t)y * w;
-        float m1 = m1p[o];
-        float diff = m1 - mu2;
-        float numM = 1.0f - diff * diff;
-        float numS = 2.0f * (s12 - m1 * mu2) + SSIM_C2;
-        float denS = (v1p[o] + (s22 - mu2 * mu2)) + SSIM_C2;
-        double d = 1.0 - (double)((numM * numS) / denS);
-        d = fmax(d, 0.0);
-        ssim += d;
-        ssim4 += quartic(d);
-        double e2 = (double)fabsf(i2[o] - mu2);
-        double e1 = (double)fabsf(i1[o] - m1);
-        double d1 = (1.0 + e2) / (1.0 + e1) - 1.0;
-        double ar = fmax(d1, 0.0), lo = fmax(-d1, 0.0);
-        art += ar;
-        art4 += quartic(ar);
-        det += lo;
-        det4 += quartic(lo);
+    const int c = blockIdx.y, x0 = blockIdx.x * 32, tid = threadIdx.x, lane = tid & 31, wid = tid >> 5;
+    const size_t n = (size_t)w * h;
+    const Coefs g = coefs();
+    float sa[NS][3], sb[NS][3];
+#pragma unroll
+    for (int s = 0; s < NS; s++)
+#pragma unroll
+        for (int k = 0; k < 3; k++) sa[s][k] = sb[s][k] = 0.0f;
+    double acc[6] = {0, 0, 0, 0, 0, 0};
+    const int x = x0 + lane;
+    for (int y0 = -N + 1; y0 < h; y0 += VT) {
+        for (int i = tid; i < NS * VR * 32; i += TB) {
+            int s = i / (VR * 32), rr = (i / 32) % VR, cc = i % 32;
+            int y = y0 - N - 1 + rr, xx = x0 + cc;
+            ti[s][rr][cc] = (y >= 0 && y < h && xx < w) ? hb[(NS * c + s) * n + (size_t)y * w + xx] : 0.0f;
+        }
+        __syncthreads();
+        if (tid < 32) {
+#pragma unroll 4
+            for (int j = 0; j < VT; j++) {
+#pragma unroll
+                for (int s = 0; s < NS; s++) to[s][j][lane] = vstep(g, sa[s], sb[s], ti[s][j][lane] + ti[s][j + 2 * N][lane]);
+            }
+        }
+        __syncthreads();
+        for (int j = wid; j < VT; j += TB / 32) {
+            int y = y0 + j;
+            if (y < 0 || y >= h || x >= w) continue;
+            size_t o = c * n + (size_t)y * w + x;
+            if (NS == 2) {
+                float m = to[0][j][lane];
+                mu[o] = m;
+                vr[o] = to[1][j][lane] - m * m;
+            } else {
+                float mu2 = to[0][j][lane], s22 = to[1][j][lane], s12 = to[2][j][lane];
+                float m1 = mu1[o];
+                float diff = m1 - mu2;
+                float numM = 1.0f - diff * diff;
+                float numS = 2.0f * (s12 - m1 * mu2) + SSIM_C2;
+                float denS = (vr1[o] + (s22 - mu2 * mu2)) + SSIM_C2;
+                double d = 1.0 - (double)((numM * numS) / denS);
+                d = fmax(d, 0.0);
+                acc[0] += d;
+                acc[1] += quartic(d);
+                double e2 = (double)fabsf(img2[o] - mu2);
+                double e1 = (double)fabsf(img1[o] - m1);
+                double d1 = (1.0 + e2) / (1.0 + e1) - 1.0;
+                double ar = fmax(d1, 0.0), lo = fmax(-d1, 0.0);
+                acc[2] += ar;
+                acc[3] += quartic(ar);
+                acc[4] += lo;
+                acc[5] += quartic(lo);
+            }
+        }
+        __syncthreads();
     }
-    double* out = sums + ((size_t)c * w + x) * 6;
-    out[0] = ssim; out[1] = ssim4; out[2] = art; out[3] = art4; out[4] = det; out[5] = det4;
+    if (NS == 3) {
+#pragma unroll
+        for (int t = 0; t < 6; t++) red[wid][lane][t] = acc[t];
+        __syncthreads();
+        if (tid < 32 && x < w) {
+            double* out = sums + ((size_t)c * w + x) * 6;
+#pragma unroll
+            for (int t = 0; t < 6; t++) {
+                double v = 0.0;
+                for (int k = 0; k < TB / 32; k++) v += red[k][lane][t];
+                out[t] = v;
+            }
+        }
+    }
+}
+
+extern "C" __global__ void __launch_bounds__(TB) vblur_ref(const float* __restrict__ hb, float* __restrict__ mu, float* __restrict__ vr, int w, int h) {
+    vblur_tiled<2>(hb, mu, vr, nullptr, nullptr, nullptr, nullptr, nullptr, w, h);
+}
+
+extern "C" __global__ void __launch_bounds__(TB) vblur_terms(const float* __restrict__ hb, const float* __restrict__ img1,
+                                                             const float* __restrict__ mu1, const float* __restrict__ vr1,
+                                                             const float* __restrict__ img2, double* __restrict__ sums, int w, int h) {
+    vblur_tiled<3>(hb, nullptr, nullptr, img1, mu1, vr1, img2, sums, w, h);
 }
 
 // reduce_sums: block (t, c, k) adds term t of channel c over the w_k

@@ -33,8 +33,13 @@ const (
 	numScales = 6
 	minSide   = 8
 	numTerms  = 6
-	block     = 128
+	// tileThreads is TB in ssim2.cu: the blurs run in blocks of 256
+	// threads over 32 rows or columns of one channel.
+	tileThreads = 256
 )
+
+// tiles is the grid of a tiled blur over n rows (or columns) × 3 channels.
+func tiles(n int) cuda.Dim3 { return cuda.Dim3{X: cuda.Groups(n, 32), Y: 3, Z: 1} }
 
 var (
 	srcOnce sync.Once
@@ -334,10 +339,10 @@ func (r *reference) buildPyramid(s *slot, ref *zenmetrics.Image, blend bool, bg 
 		if err != nil {
 			return nil, err
 		}
-		if err := st.Launch(r.k.hRef, cuda.Dim3{X: cuda.Groups(sc.h, 64), Y: 3}, cuda.Dim3{X: 64}, 0, pyr[k].img, s.hb, sc.w, sc.h); err != nil {
+		if err := st.Launch(r.k.hRef, tiles(sc.h), cuda.Dim3{X: tileThreads}, 0, pyr[k].img, s.hb, sc.w, sc.h); err != nil {
 			return nil, err
 		}
-		if err := st.Launch(r.k.vRef, cuda.Dim3{X: cuda.Groups(sc.w, block), Y: 3}, cuda.Dim3{X: block}, 0, s.hb, pyr[k].mu, pyr[k].vr, sc.w, sc.h); err != nil {
+		if err := st.Launch(r.k.vRef, tiles(sc.w), cuda.Dim3{X: tileThreads}, 0, s.hb, pyr[k].mu, pyr[k].vr, sc.w, sc.h); err != nil {
 			return nil, err
 		}
 	}
@@ -491,12 +496,12 @@ func (r *reference) runView(s *slot, dist *zenmetrics.Image, blend bool, v view,
 		}
 		mark(s, k, "xyb")
 		rs := v.pyr[k]
-		if err := st.Launch(r.k.hDist, cuda.Dim3{X: cuda.Groups(sc.h, 64), Y: 3}, cuda.Dim3{X: 64}, 0, rs.img, s.img2, s.hb, sc.w, sc.h); err != nil {
+		if err := st.Launch(r.k.hDist, tiles(sc.h), cuda.Dim3{X: tileThreads}, 0, rs.img, s.img2, s.hb, sc.w, sc.h); err != nil {
 			return err
 		}
 		mark(s, k, "hblur")
 		sums := s.sums.Ptr + cuda.DevPtr(8*int64(k)*s.sumStep)
-		if err := st.Launch(r.k.vTerms, cuda.Dim3{X: cuda.Groups(sc.w, block), Y: 3}, cuda.Dim3{X: block}, 0,
+		if err := st.Launch(r.k.vTerms, tiles(sc.w), cuda.Dim3{X: tileThreads}, 0,
 			s.hb, rs.img, rs.mu, rs.vr, s.img2, sums, sc.w, sc.h); err != nil {
 			return err
 		}
