@@ -5,6 +5,9 @@
 //
 //	zmprobe [--cpu-only] [--timeout 2m] [--compact] [--version] [--help]
 //
+// "cuda" lists the CUDA devices (name, compute capability, memory), the
+// driver and NVRTC, or why they could not be loaded.
+//
 // The Dawn library is found through $ZENMETRICS_WEBGPU_LIB, next to the
 // executable, or the system loader's usual places; the report's "runtime"
 // says which file and which ABI table were used.
@@ -21,6 +24,7 @@ import (
 	"time"
 
 	"github.com/zenmetrics-go/zenmetrics/capability"
+	"github.com/zenmetrics-go/zenmetrics/gpu/cuda"
 	ver "github.com/zenmetrics-go/zenmetrics/internal/version"
 )
 
@@ -31,7 +35,9 @@ const usageText = `Usage: zmprobe [flags]
 Prints what this machine can do, as JSON on stdout: the CPU (model, cpuid
 features, cores, RAM) and every WebGPU adapter with its limits, features,
 memory heaps, device start-up time and the shader features verified by
-running tiny kernels. Use it to see why zmscore picks the backend it picks,
+running tiny kernels; and the CUDA devices ("cuda": name, compute
+capability, free and total memory, driver and NVRTC versions, or why the
+driver could not be loaded). Use it to see why zmscore picks the backend it picks,
 or to attach to a bug report.
 
 Examples:
@@ -40,7 +46,7 @@ Examples:
   ZENMETRICS_WEBGPU_LIB=/opt/dawn/libwebgpu_wrapper.so zmprobe --timeout 30s
 
 Flags:
-  --cpu-only       probe the CPU only (no WebGPU library is loaded)
+  --cpu-only       probe the CPU only (no WebGPU or CUDA library is loaded)
   --timeout D      give up after this long, e.g. 30s (default 2m)
   --compact        one-line JSON instead of indented
   --version        print the version and exit
@@ -114,11 +120,19 @@ func main() {
 			os.Exit(1)
 		}
 	}
+	out := struct {
+		*capability.Report
+		CUDA *cuda.Report `json:"cuda,omitempty"`
+	}{Report: rep}
+	if !opt.cpuOnly {
+		c := cuda.ProbeReport()
+		out.CUDA = &c
+	}
 	enc := json.NewEncoder(os.Stdout)
 	if !opt.compact {
 		enc.SetIndent("", "  ")
 	}
-	if err := enc.Encode(rep); err != nil {
+	if err := enc.Encode(out); err != nil {
 		fmt.Fprintln(os.Stderr, "zmprobe:", err)
 		os.Exit(1)
 	}
