@@ -196,5 +196,5 @@ func hlgInverseOETF(v float32) float32 {
 	return (float32(math.Exp(float64((v-float32(c))/float32(a)))) + float32(b)) / 12.0
 }
 
-// pow32 is a float32 power (computed in float64 and rounded once).
-func pow32(x, y float32) float32 { return float32(math.Pow(float64(x), float64(y))) }
+// pow32 is a float32 power (see fastmath.go).
+func pow32(x, y float32) float32 { return powf(x, y) }

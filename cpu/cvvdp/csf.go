@@ -1,6 +1,5 @@
 package cvvdp
 
-import "math"
 
 // castleCSF as pycvvdp 0.5.4 evaluates it (csf.py, interp.py): the table
 // of csf_lut.go in float32, log10 of its axes, a linear interpolation
@@ -28,8 +27,8 @@ var csfT = func() (t struct {
 	return t
 }()
 
-// log10f is torch.log10 on float32 (computed in float64, rounded once).
-func log10f(x float32) float32 { return float32(math.Log10(float64(x))) }
+// log10f is torch.log10 on float32 (see fastmath.go).
+func log10f(x float32) float32 { return log10fFast(x) }
 
 // csfRow is, for channel table c, log10 S at frequency rho for each of the
 // table's luminances: batch_interp1d (searchsorted, clamped to the end
@@ -63,5 +62,5 @@ func sensitivity(row *[lutN]float32, logL float32) float32 {
 	frac := ind - float32(i0)
 	i1 := min(i0+1, lutN-1)
 	v := row[i0]*(1-frac) + row[i1]*frac
-	return pow32(10, v) * f32SensCorr
+	return exp10f(v) * f32SensCorr
 }
