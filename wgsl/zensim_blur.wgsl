@@ -5,8 +5,8 @@
 //
 // hblur   one invocation per plane row: the horizontal running sums of s
 //         (reference), d (distorted) and, in full mode, s² + d² and s·d,
-//         written × 1/11 to hb as (mu1, mu2, ssq, s12) (0 for the last two
-//         in edge mode). With P.cmp it also sets
+//         written × 1/11 to the channel's hb as (mu1, mu2, ssq, s12) (0
+//         for the last two in edge mode). With P.cmp it also sets
 //         flag[0] when any sample of s and d differs in its bits (zensim
 //         scores identical images 100 without computing).
 // vstats  one workgroup per zensim strip (16 output rows) and WG columns,
@@ -20,15 +20,39 @@
 @group(0) @binding(0) var<uniform> P: ZP;
 @group(0) @binding(1) var<storage, read> src: array<f32>;
 @group(0) @binding(2) var<storage, read> dst: array<f32>;
-// hb: per pixel (mu1, mu2, ssq, s12) as one vec4, so that hblur, whose
-// invocations each walk their own row, stores 16 bytes per pixel in one
-// transaction, and vstats reads them coalesced.
-@group(0) @binding(3) var<storage, read_write> hb: array<vec4<f32>>;
-@group(0) @binding(4) var<storage, read_write> flag: array<atomic<u32>>;
+// hb0..hb2: per pixel (mu1, mu2, ssq, s12) as one vec4, one buffer per
+// channel (a binding stays within 16 bytes per pixel), so that hblur,
+// whose invocations each walk their own row, stores 16 bytes per pixel in
+// one transaction, and vstats reads them coalesced.
+@group(0) @binding(3) var<storage, read_write> hb0: array<vec4<f32>>;
+@group(0) @binding(4) var<storage, read_write> hb1: array<vec4<f32>>;
+@group(0) @binding(5) var<storage, read_write> hb2: array<vec4<f32>>;
+@group(0) @binding(6) var<storage, read_write> flag: array<atomic<u32>>;
 
 // vstats reads the blurred values and writes partials.
-@group(0) @binding(3) var<storage, read> hr: array<vec4<f32>>;
-@group(0) @binding(4) var<storage, read_write> part: array<f32>;
+@group(0) @binding(3) var<storage, read> hr0: array<vec4<f32>>;
+@group(0) @binding(4) var<storage, read> hr1: array<vec4<f32>>;
+@group(0) @binding(5) var<storage, read> hr2: array<vec4<f32>>;
+@group(0) @binding(6) var<storage, read_write> part: array<f32>;
+
+fn hb_store(ch: u32, i: u32, v: vec4<f32>) {
+  if (ch == 0u) {
+    hb0[i] = v;
+  } else if (ch == 1u) {
+    hb1[i] = v;
+  } else {
+    hb2[i] = v;
+  }
+}
+
+fn hr_load(ch: u32, i: u32) -> vec4<f32> {
+  if (ch == 0u) {
+    return hr0[i];
+  } else if (ch == 1u) {
+    return hr1[i];
+  }
+  return hr2[i];
+}
 
 override WG: u32 = 64u;
 
@@ -65,7 +89,7 @@ fn hblur(@builtin(global_invocation_id) gid: vec3<u32>) {
   }
   var diff = false;
   for (var x = 0u; x < w; x++) {
-    hb[o + x] = vec4<f32>(opq(ss * INV_DIAM), opq(sd * INV_DIAM), opq(sq * INV_DIAM), opq(sp * INV_DIAM));
+    hb_store(ch, y * w + x, vec4<f32>(opq(ss * INV_DIAM), opq(sd * INV_DIAM), opq(sq * INV_DIAM), opq(sp * INV_DIAM)));
     if (P.cmp == 1u && bitcast<u32>(src[o + x]) != bitcast<u32>(dst[o + x])) {
       diff = true;
     }
@@ -142,7 +166,8 @@ fn vstats(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) w
   let h = bot - top;
   let in0 = gy - top;
   let in1 = end - top;
-  let base = ch * w * P.rows + (top - P.y0) * w + x;
+  let base = ch * w * P.rows + (top - P.y0) * w + x; // in src, dst
+  let hbase = (top - P.y0) * w + x;                  // in this channel's hr
   for (var i = 0u; i < NQ; i++) {
     q[i] = 0.0;
   }
@@ -158,7 +183,7 @@ fn vstats(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) w
     var aq = 0.0;
     var ap = 0.0;
     for (var i = 0u; i < DIAM; i++) {
-      let v = hr[base + init_idx(i, h) * w];
+      let v = hr_load(ch, hbase + init_idx(i, h) * w);
       a1 = opq(a1 + v.x);
       a2 = opq(a2 + v.y);
       if (full) {
@@ -192,8 +217,8 @@ fn vstats(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) w
       if (y + 1u >= in1) {
         break;
       }
-      let va = hr[base + add_idx(y, h) * w];
-      let vr = hr[base + rem_idx(y, h) * w];
+      let va = hr_load(ch, hbase + add_idx(y, h) * w);
+      let vr = hr_load(ch, hbase + rem_idx(y, h) * w);
       a1 = opq(opq(a1 + va.x) - vr.x);
       a2 = opq(opq(a2 + va.y) - vr.y);
       if (full) {

@@ -165,9 +165,9 @@ func (l *layout) pyramidBytes(rows int) int64 {
 	return n
 }
 
-// hbBytes is the horizontal blur's output: a vec4 per pixel per channel
-// of scale 0 of the tallest crop.
-func (l *layout) hbBytes() int64 { return 48 * int64(l.g.pw[0]) * int64(l.maxRows) }
+// hbBytes is one of the horizontal blur's three outputs (one per
+// channel): a vec4 per pixel of scale 0 of the tallest crop.
+func (l *layout) hbBytes() int64 { return 16 * int64(l.g.pw[0]) * int64(l.maxRows) }
 
 // uniformsPerBand: xyb of each side, a down per scale after the first,
 // and one per scale (hblur, vstats).
@@ -188,7 +188,7 @@ func (l *layout) memory(raw int64, keep bool) int64 {
 		t += l.pyramidBytes(l.maxRows)
 	}
 	t += l.pyramidBytes(l.maxRows)                    // distorted
-	t += round4(l.hbBytes())                          // hblur outputs
+	t += 3 * round4(l.hbBytes())                      // hblur outputs
 	t += round4(int64(max(l.g.slots, 1)) * nq * 4)    // partials
 	t += 8*3*4 + 4*(nq*3*4+1) + 4                     // meta, res, flag
 	t += int64(len(l.bands)*l.uniformsPerBand()) * 64 // uniforms

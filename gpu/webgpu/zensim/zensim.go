@@ -27,8 +27,8 @@
 // The horizontal running sums are serial along a row (the CPU's rounding
 // depends on the order), so hblur has only as many invocations as rows:
 // that is why the three channels share its dispatch, and why a scale's
-// three planes and the blurred values of all three channels each live in
-// one buffer.
+// three planes live in one buffer (12 bytes per pixel) and hblur binds
+// the three channels' outputs (16 bytes per pixel each).
 //
 // # The cached-reference split
 //
@@ -211,8 +211,8 @@ type reference struct {
 	own        webgpu.Buffers
 	up         webgpu.Upload
 	dist       pyramid
-	scratchRef *pyramid       // !keep: the band's reference pyramid, recomputed
-	hb         *webgpu.Buffer // (mu1, mu2, ssq, s12) per pixel and channel, vec4
+	scratchRef *pyramid          // !keep: the band's reference pyramid, recomputed
+	hb         [3]*webgpu.Buffer // per channel: (mu1, mu2, ssq, s12) per pixel, vec4
 	part       *webgpu.Buffer
 	meta       *webgpu.Buffer
 	res        *webgpu.Buffer
@@ -268,7 +268,9 @@ func (r *reference) take(g *webgpu.GPU, raw int64) error {
 	if !r.keep {
 		r.scratchRef = r.takePyramid(g, l.maxRows)
 	}
-	r.hb = o.Storage(g, l.hbBytes())
+	for c := range r.hb {
+		r.hb[c] = o.Storage(g, l.hbBytes())
+	}
 	r.part = o.Storage(g, int64(max(l.g.slots, 1))*nq*4)
 	r.meta = o.Storage(g, 8*3*4)
 	r.res = o.Storage(g, 4*(nq*3*4+1))
@@ -349,11 +351,11 @@ func (r *reference) encodeStats(e *webgpu.Encoder, i int, rp *pyramid) {
 		prm := bb.scales[s]
 		if blur {
 			r.pass(e, "hblur", s)
-			e.Dispatch(k.hblur, webgpu.Groups(b.rows[s], wgRow), 3, 1, prm, rp[s], r.dist[s], r.hb, r.flag)
+			e.Dispatch(k.hblur, webgpu.Groups(b.rows[s], wgRow), 3, 1, prm, rp[s], r.dist[s], r.hb[0], r.hb[1], r.hb[2], r.flag)
 		}
 		if any && b.k1[s] > b.k0[s] {
 			r.pass(e, "vstats", s)
-			e.Dispatch(k.vstats, uint32(g.gx[s]), uint32(b.k1[s]-b.k0[s]), 3, prm, rp[s], r.dist[s], r.hb, r.part)
+			e.Dispatch(k.vstats, uint32(g.gx[s]), uint32(b.k1[s]-b.k0[s]), 3, prm, rp[s], r.dist[s], r.hb[0], r.hb[1], r.hb[2], r.part)
 		}
 	}
 }
