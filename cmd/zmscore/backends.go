@@ -10,6 +10,8 @@ import (
 
 	"github.com/zenmetrics-go/zenmetrics"
 	"github.com/zenmetrics-go/zenmetrics/cpu"
+	"github.com/zenmetrics-go/zenmetrics/gpu/cuda"
+	_ "github.com/zenmetrics-go/zenmetrics/gpu/cuda/all"
 	"github.com/zenmetrics-go/zenmetrics/gpu/webgpu"
 	_ "github.com/zenmetrics-go/zenmetrics/gpu/webgpu/all"
 	"github.com/zenmetrics-go/zenmetrics/gpu/wgpu"
@@ -27,6 +29,8 @@ var backendList = []backendInfo{
 	{"cpu", "CPU reference implementation (pure Go)"},
 	{"webgpu", "WebGPU (alias gpu), any real adapter including a CPU Vulkan\n" +
 		"           driver (lavapipe); an error saying what was tried when none is found"},
+	{"cuda", "CUDA device 0 through the NVIDIA driver and NVRTC (SSIMULACRA2 so far;\n" +
+		"           other metrics are refused); an error naming every library tried when absent"},
 }
 
 // usageError marks errors that are the user's to fix on the command line
@@ -40,6 +44,9 @@ func (e *usageError) Error() string { return e.msg }
 var openWebGPU = func(allowCPUAdapter bool) (zenmetrics.Backend, error) {
 	return webgpu.NewBackend(context.Background(), &webgpu.Options{AllowCPUAdapter: allowCPUAdapter, Label: "zmscore"})
 }
+
+// openCUDA opens CUDA device 0. A variable so tests can run without one.
+var openCUDA = func() (zenmetrics.Backend, error) { return cuda.NewBackend(0) }
 
 // warnings is where openBackend reports what it overcame (the run's
 // stderr; set by runContext).
@@ -78,6 +85,14 @@ func openBackend(name string, threads int) (zenmetrics.Backend, error) {
 				"(score on the CPU with --backend cpu; see README.md for installing a WebGPU runtime)", name, err)
 		}
 		return &gpuLadder{g}, nil
+	case "cuda":
+		g, err := openCUDA()
+		if err != nil {
+			// A *cuda.LoadError lists every library path tried.
+			return nil, fmt.Errorf("the cuda backend is not available: %w\n"+
+				"(score on the CPU with --backend cpu, or through WebGPU with --backend webgpu)", err)
+		}
+		return g, nil
 	}
 	names := make([]string, len(backendList))
 	for i, b := range backendList {

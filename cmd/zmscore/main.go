@@ -129,7 +129,7 @@ Examples:
     zmscore --json ref.png q20.jpg q50.jpg q80.webp
   Butteraugli with a distance map per DIST:
     zmscore --metric butteraugli --pnorm 6 --distmap maps/{}.png ref.png out/*.png
-  A chosen backend (auto, cpu, webgpu) and thread count:
+  A chosen backend (auto, cpu, webgpu, cuda) and thread count:
     zmscore --backend cpu --threads 4 ref.png dist.png
   A corpus from a manifest, crash-safe; after a crash, the same with --resume:
     zmscore --manifest pairs.tsv --metric ssim2,butteraugli --out scores.parquet
