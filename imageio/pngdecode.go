@@ -1,14 +1,10 @@
 package imageio
 
 import (
-	"bufio"
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"hash/crc32"
 	"io"
-
-	"github.com/klauspost/compress/zlib"
 
 	"github.com/zenmetrics-go/zenmetrics"
 )
@@ -196,33 +192,12 @@ func chunkName(typ []byte) string {
 	return string(typ)
 }
 
-// idatReader presents the IDAT payloads as one stream. It has no ReadByte
-// on purpose: flate then reads through the bufio.Reader it is wrapped in,
-// its fastest path.
-type idatReader struct {
-	chunks [][]byte
-}
-
-func (r *idatReader) Read(p []byte) (int, error) {
-	for len(r.chunks) > 0 && len(r.chunks[0]) == 0 {
-		r.chunks = r.chunks[1:]
-	}
-	if len(r.chunks) == 0 {
-		return 0, io.EOF
-	}
-	n := copy(p, r.chunks[0])
-	r.chunks[0] = r.chunks[0][n:]
-	return n, nil
-}
-
-// pngReadBuffer is the size of the buffer between the IDAT chunks and
-// inflate: large enough that refills cost nothing measurable.
-const pngReadBuffer = 32 << 10
-
 // decodePNG decodes a whole PNG file whose header readHeader parsed into
-// hd, into the format hd.pf. Every chunk is checked before the image is
-// allocated; the allocation itself is the one Decode's pixel limit and
-// checkPNGData have already bounded.
+// hd, into the format hd.pf. Every chunk is checked before anything the
+// size of the image is allocated; that allocation (the image, plus the
+// inflated rows when they are not already in the image's layout) is what
+// Decode's pixel limit and checkPNGData have bounded, and stays within
+// Info.DecodeBytes.
 func decodePNG(data []byte, hd header) (*zenmetrics.Image, error) {
 	f, err := walkPNG(data, hd.png)
 	if err != nil {
@@ -231,51 +206,43 @@ func decodePNG(data []byte, hd header) (*zenmetrics.Image, error) {
 	if len(f.idat) == 0 {
 		return nil, pngBad("no IDAT chunk")
 	}
-	br := bufio.NewReaderSize(&idatReader{chunks: f.idat}, pngReadBuffer)
-	z, err := zlib.NewReader(br)
-	if err != nil {
-		return nil, inflateErr(err)
-	}
-	defer z.Close()
 	d, err := newPNGRows(&f, hd.pf)
 	if err != nil {
 		return nil, err
 	}
+	interlaced := hd.png.interlace != 0
+	size := d.rawSize(interlaced)
+	if size > int64(maxInt) {
+		return nil, fmt.Errorf("%w: png: %dx%d image too large for this platform", zenmetrics.ErrUnsupported, hd.w, hd.h)
+	}
+	if !interlaced && d.conv == nil {
+		// Stored rows are destination rows: inflate into the image's own
+		// buffer (h bytes longer, for the filter bytes) and pack the rows
+		// down in place.
+		n := d.rowBytes(d.w)
+		buf := make([]byte, size)
+		if err := pngInflate(f.idat, buf); err != nil {
+			return nil, err
+		}
+		if err := d.compactRows(buf, n); err != nil {
+			return nil, err
+		}
+		return &zenmetrics.Image{Width: hd.w, Height: hd.h, Format: hd.pf, Stride: n, Pix: buf[: d.h*n : d.h*n]}, nil
+	}
+	raw := make([]byte, size)
+	if err := pngInflate(f.idat, raw); err != nil {
+		return nil, err
+	}
 	im := zenmetrics.NewImage(hd.w, hd.h, hd.pf)
-	if hd.png.interlace == 0 {
-		err = d.decodeRows(z, im)
+	if interlaced {
+		err = d.convertAdam7(raw, im)
 	} else {
-		err = d.decodeAdam7(z, im)
+		err = d.convertRows(raw, im)
 	}
 	if err != nil {
 		return nil, err
 	}
-	// The stream must end here, with a valid checksum, as image/png
-	// requires ("too much pixel data" otherwise).
-	var one [1]byte
-	for i := 0; ; i++ {
-		if i == 100 {
-			return nil, pngBad("inflate makes no progress")
-		}
-		n, err := z.Read(one[:])
-		if n != 0 {
-			return nil, pngBad("too much pixel data")
-		}
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return nil, inflateErr(err)
-		}
-	}
 	return im, nil
 }
 
-// inflateErr classifies an error from reading the zlib stream: running out
-// of data is "not enough pixel data", anything else a corrupt stream.
-func inflateErr(err error) error {
-	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
-		return pngBad("not enough pixel data")
-	}
-	return pngBad("corrupt image data: %w", err)
-}
+const maxInt = int(^uint(0) >> 1)

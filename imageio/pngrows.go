@@ -1,8 +1,6 @@
 package imageio
 
 import (
-	"io"
-
 	"github.com/zenmetrics-go/zenmetrics"
 )
 
@@ -118,94 +116,102 @@ func pngChannelCount(ctype byte) int {
 // byte.
 func (r *pngRows) rowBytes(w int) int { return (w*r.bits + 7) / 8 }
 
-// readRow fills p from the inflated stream.
-func readRow(z io.Reader, p []byte) error {
-	if _, err := io.ReadFull(z, p); err != nil {
-		return inflateErr(err)
+// rawSize is the length of the inflated stream: every row of every pass
+// with its filter byte. A pass with no pixels has no rows (and no filter
+// bytes) at all.
+func (r *pngRows) rawSize(interlaced bool) int64 {
+	if !interlaced {
+		return int64(r.h) * int64(r.rowBytes(r.w)+1)
 	}
-	return nil
-}
-
-// decodeRows decodes a non-interlaced image into im.
-func (r *pngRows) decodeRows(z io.Reader, im *zenmetrics.Image) error {
-	n := r.rowBytes(r.w)
-	if r.conv == nil {
-		// Stored rows are destination rows: inflate into the image and
-		// unfilter there against the row above.
-		prev := make([]byte, n)
-		var ft [1]byte
-		for y := 0; y < r.h; y++ {
-			row := im.Pix[y*im.Stride : y*im.Stride+n]
-			if err := readRow(z, ft[:]); err != nil {
-				return err
-			}
-			if err := readRow(z, row); err != nil {
-				return err
-			}
-			if err := unfilter(ft[0], row, prev, r.bpp); err != nil {
-				return err
-			}
-			prev = row
+	var n int64
+	for _, p := range adam7 {
+		pw, ph := adam7Size(r.w, r.h, p)
+		if pw > 0 && ph > 0 {
+			n += int64(ph) * int64(r.rowBytes(pw)+1)
 		}
-		return nil
 	}
-	cr := make([]byte, n+1)
-	pr := make([]byte, n+1)
-	for y := 0; y < r.h; y++ {
-		if err := readRow(z, cr); err != nil {
-			return err
-		}
-		if err := unfilter(cr[0], cr[1:], pr[1:], r.bpp); err != nil {
-			return err
-		}
-		r.conv(r, im.Row(y)[:r.w*r.dbpp], cr[1:], r.w)
-		cr, pr = pr, cr
-	}
-	return nil
+	return n
 }
 
 // adam7 lists the interlace passes as x offset, y offset, x step, y step.
 var adam7 = [7][4]int{{0, 0, 8, 8}, {4, 0, 8, 8}, {0, 4, 4, 8}, {2, 0, 4, 4}, {0, 2, 2, 4}, {1, 0, 2, 2}, {0, 1, 1, 2}}
 
-// decodeAdam7 decodes the seven passes of an interlaced image, each
-// converted to the destination format a row at a time and scattered into
-// im. A pass with no pixels has no rows (and no filter bytes) at all.
-func (r *pngRows) decodeAdam7(z io.Reader, im *zenmetrics.Image) error {
+func adam7Size(w, h int, p [4]int) (pw, ph int) {
+	return (w - p[0] + p[2] - 1) / p[2], (h - p[1] + p[3] - 1) / p[3]
+}
+
+// compactRows turns buf, which holds the h stored rows of n bytes each
+// behind their filter bytes, into the h unfiltered rows packed from its
+// start: row y moves back by y+1 bytes, onto bytes that rows before it no
+// longer need and that are not yet row y+1's, and is unfiltered against
+// row y-1, already in place. So a file whose stored rows are destination
+// rows is decoded with no buffer beside the image.
+func (r *pngRows) compactRows(buf []byte, n int) error {
+	prev := make([]byte, n) // zeros above the first row
+	for y := 0; y < r.h; y++ {
+		src := buf[y*(n+1) : (y+1)*(n+1)]
+		ft := src[0]
+		row := buf[y*n : (y+1)*n]
+		copy(row, src[1:])
+		if err := unfilter(ft, row, prev, r.bpp); err != nil {
+			return err
+		}
+		prev = row
+	}
+	return nil
+}
+
+// convertRows unfilters the stored rows in raw in place and converts each
+// into im.
+func (r *pngRows) convertRows(raw []byte, im *zenmetrics.Image) error {
 	n := r.rowBytes(r.w)
-	cr := make([]byte, n+1)
-	pr := make([]byte, n+1)
+	prev := make([]byte, n)
+	for y := 0; y < r.h; y++ {
+		row := raw[y*(n+1) : (y+1)*(n+1)]
+		cur := row[1:]
+		if err := unfilter(row[0], cur, prev, r.bpp); err != nil {
+			return err
+		}
+		r.conv(r, im.Row(y)[:r.w*r.dbpp], cur, r.w)
+		prev = cur
+	}
+	return nil
+}
+
+// convertAdam7 unfilters the seven passes of an interlaced image in raw,
+// converts each row to the destination format and scatters its pixels
+// into im.
+func (r *pngRows) convertAdam7(raw []byte, im *zenmetrics.Image) error {
+	zero := make([]byte, r.rowBytes(r.w))
 	var tmp []byte
 	if r.conv != nil {
 		tmp = make([]byte, r.w*r.dbpp)
 	}
+	b := r.dbpp
 	for _, p := range adam7 {
-		x0, y0, dx, dy := p[0], p[1], p[2], p[3]
-		pw := (r.w - x0 + dx - 1) / dx
-		ph := (r.h - y0 + dy - 1) / dy
+		pw, ph := adam7Size(r.w, r.h, p)
 		if pw <= 0 || ph <= 0 {
 			continue
 		}
-		pn := r.rowBytes(pw)
-		cur, prev := cr[:pn+1], pr[:pn+1]
-		clear(prev)
+		n := r.rowBytes(pw)
+		prev := zero[:n]
 		for j := 0; j < ph; j++ {
-			if err := readRow(z, cur); err != nil {
+			row := raw[:n+1]
+			raw = raw[n+1:]
+			cur := row[1:]
+			if err := unfilter(row[0], cur, prev, r.bpp); err != nil {
 				return err
 			}
-			if err := unfilter(cur[0], cur[1:], prev[1:], r.bpp); err != nil {
-				return err
-			}
-			src := cur[1:]
+			prev = cur
+			src := cur
 			if r.conv != nil {
-				r.conv(r, tmp[:pw*r.dbpp], src, pw)
+				r.conv(r, tmp[:pw*b], cur, pw)
 				src = tmp
 			}
-			row := im.Row(y0 + j*dy)
-			b := r.dbpp
-			for i, x := 0, x0; i < pw; i, x = i+1, x+dx {
-				copy(row[x*b:x*b+b], src[i*b:i*b+b])
+			dst := im.Row(p[1] + j*p[3])
+			for i, x := 0, p[0]; i < pw; i, x = i+1, x+p[2] {
+				copy(dst[x*b:x*b+b], src[i*b:i*b+b])
 			}
-			cur, prev = prev, cur
 		}
 	}
 	return nil
