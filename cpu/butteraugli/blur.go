@@ -118,6 +118,10 @@ func blur(wk workers, k *kernel, in, out plane, sc *scratch) {
 		blurSep5(wk, k, in, out, sc.plane(0, w, h))
 		return
 	}
+	if useFast {
+		blurFast(wk, k, in, out, sc)
+		return
+	}
 	// Rows first, then columns; per pixel the same arithmetic as libjxl's
 	// convolve-and-transpose twice.
 	a := sc.plane(0, w, h)

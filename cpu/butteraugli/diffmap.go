@@ -1,6 +1,10 @@
 package butteraugli
 
-import "math"
+import (
+	"math"
+
+	"github.com/zenmetrics-go/zenmetrics/cpusimd"
+)
 
 // Weights of the error terms.
 const (
@@ -36,7 +40,15 @@ var (
 	supMixMul = 1.0 - 0.3*float64(float32(0.5))
 )
 
+// diffmapSIMD holds the weights of the final error terms for
+// cpusimd.BADiffmapRow.
+var diffmapSIMD cpusimd.BADiffmapConsts
+
 func init() {
+	defer func() {
+		diffmapSIMD = cpusimd.BADiffmapConsts{asymGt[0], asymLt[0], asymGt[1], asymLt[1],
+			l2MF[0], l2MF[1], l2MF[2], l2LF[0], l2LF[1], l2LF[2], 0.4, maskToErrMul}
+	}()
 	for c := 0; c < 2; c++ {
 		// The reference passes wmul[c] as a float argument, then scales by
 		// 0.8 in double before rounding again.
@@ -101,6 +113,11 @@ func diffmapLevel(wk workers, lv *level, xyb1 image3, sc *scratch) plane {
 	var acc [2]plane
 	dU, dH, dM := sc.newPadded(w, h), sc.newPadded(w, h), sc.newPadded(w, h)
 	for c := 0; c < 2; c++ {
+		if useFast {
+			acc[c] = sc.newPlane(w, h)
+			maltaFast(wk, c, p0, &p1, dU, dH, dM, acc[c])
+			continue
+		}
 		wk.rows(h, func(y0, y1 int) {
 			for y := y0; y < y1; y++ {
 				maltaDiffRow(&maltaUhf[c], p0.uhf[c].row(y), p1.uhf[c].row(y), dU.inner(y))
@@ -130,47 +147,23 @@ func diffmapLevel(wk workers, lv *level, xyb1 image3, sc *scratch) plane {
 	}
 
 	res := sc.newPlane(w, h)
-	wk.rows(h, func(y0, y1 int) {
-		for y := y0; y < y1; y++ {
-			a0, a1 := acc[0].row(y), acc[1].row(y)
-			h0x, h1x := p0.hf[0].row(y), p1.hf[0].row(y)
-			h0y, h1y := p0.hf[1].row(y), p1.hf[1].row(y)
-			m0x, m1x := p0.mf[0].row(y), p1.mf[0].row(y)
-			m0y, m1y := p0.mf[1].row(y), p1.mf[1].row(y)
-			m0b, m1b := p0.mf[2].row(y), p1.mf[2].row(y)
-			l0x, l1x := p0.lf[0].row(y), p1.lf[0].row(y)
-			l0y, l1y := p0.lf[1].row(y), p1.lf[1].row(y)
-			l0b, l1b := p0.lf[2].row(y), p1.lf[2].row(y)
-			b0, b1 := lv.activity.row(y), act1.row(y)
-			mac, mdc := lv.mAC.row(y), lv.mDC.row(y)
-			o := res.row(y)
-			for x := range o {
-				ac0 := asymL2(h0x[x], h1x[x], asymGt[0], asymLt[0], a0[x])
-				d := m0x[x] - m1x[x]
-				ac0 = d*d*l2MF[0] + ac0
-
-				ac1 := asymL2(h0y[x], h1y[x], asymGt[1], asymLt[1], a1[x])
-				d = m0y[x] - m1y[x]
-				ac1 = d*d*l2MF[1] + ac1
-				d = b0[x] - b1[x]
-				ac1 += maskToErrMul * d * d
-
-				d = m0b[x] - m1b[x]
-				ac2 := d * d * l2MF[2]
-
-				d = l0x[x] - l1x[x]
-				dc0 := d * d * l2LF[0]
-				d = l0y[x] - l1y[x]
-				dc1 := d * d * l2LF[1]
-				d = l0b[x] - l1b[x]
-				dc2 := d * d * l2LF[2]
-
-				m, md := mac[x], mdc[x]
-				v := (dc0*md + dc1*md + dc2*md) + (ac0*m + ac1*m + ac2*m)
-				o[x] = float32(math.Sqrt(float64(v)))
+	if useFast {
+		wk.rows(h, func(y0, y1 int) {
+			var rows [cpusimd.BARowOut + 1][]float32
+			for y := y0; y < y1; y++ {
+				rows = [...][]float32{
+					acc[0].row(y), acc[1].row(y),
+					p0.hf[0].row(y), p1.hf[0].row(y), p0.hf[1].row(y), p1.hf[1].row(y),
+					p0.mf[0].row(y), p1.mf[0].row(y), p0.mf[1].row(y), p1.mf[1].row(y), p0.mf[2].row(y), p1.mf[2].row(y),
+					p0.lf[0].row(y), p1.lf[0].row(y), p0.lf[1].row(y), p1.lf[1].row(y), p0.lf[2].row(y), p1.lf[2].row(y),
+					lv.activity.row(y), act1.row(y), lv.mAC.row(y), lv.mDC.row(y), res.row(y),
+				}
+				cpusimd.BADiffmapRow(&rows, &diffmapSIMD)
 			}
-		}
-	})
+		})
+	} else {
+		diffmapRowsRef(wk, lv, p0, &p1, acc, act1, res)
+	}
 	// Everything but res goes back to the free list: the distorted bands
 	// (xyb1[0] and xyb1[1] are p1.uhf; xyb1[2] is in none of them), the
 	// activity, the Malta inputs and sums.
@@ -247,6 +240,51 @@ func addSupersampled2x(wk workers, src, dst plane) {
 			for x := range d {
 				v := float32(float64(d[x]) * supMixMul)
 				d[x] = v + 0.5*s[x/2]
+			}
+		}
+	})
+}
+
+// diffmapRowsRef is the reference loop of diffmapLevel's final error terms.
+func diffmapRowsRef(wk workers, lv *level, p0, p1 *psycho, acc [2]plane, act1, res plane) {
+	wk.rows(res.h, func(y0, y1 int) {
+		for y := y0; y < y1; y++ {
+			a0, a1 := acc[0].row(y), acc[1].row(y)
+			h0x, h1x := p0.hf[0].row(y), p1.hf[0].row(y)
+			h0y, h1y := p0.hf[1].row(y), p1.hf[1].row(y)
+			m0x, m1x := p0.mf[0].row(y), p1.mf[0].row(y)
+			m0y, m1y := p0.mf[1].row(y), p1.mf[1].row(y)
+			m0b, m1b := p0.mf[2].row(y), p1.mf[2].row(y)
+			l0x, l1x := p0.lf[0].row(y), p1.lf[0].row(y)
+			l0y, l1y := p0.lf[1].row(y), p1.lf[1].row(y)
+			l0b, l1b := p0.lf[2].row(y), p1.lf[2].row(y)
+			b0, b1 := lv.activity.row(y), act1.row(y)
+			mac, mdc := lv.mAC.row(y), lv.mDC.row(y)
+			o := res.row(y)
+			for x := range o {
+				ac0 := asymL2(h0x[x], h1x[x], asymGt[0], asymLt[0], a0[x])
+				d := m0x[x] - m1x[x]
+				ac0 = d*d*l2MF[0] + ac0
+
+				ac1 := asymL2(h0y[x], h1y[x], asymGt[1], asymLt[1], a1[x])
+				d = m0y[x] - m1y[x]
+				ac1 = d*d*l2MF[1] + ac1
+				d = b0[x] - b1[x]
+				ac1 += maskToErrMul * d * d
+
+				d = m0b[x] - m1b[x]
+				ac2 := d * d * l2MF[2]
+
+				d = l0x[x] - l1x[x]
+				dc0 := d * d * l2LF[0]
+				d = l0y[x] - l1y[x]
+				dc1 := d * d * l2LF[1]
+				d = l0b[x] - l1b[x]
+				dc2 := d * d * l2LF[2]
+
+				m, md := mac[x], mdc[x]
+				v := (dc0*md + dc1*md + dc2*md) + (ac0*m + ac1*m + ac2*m)
+				o[x] = float32(math.Sqrt(float64(v)))
 			}
 		}
 	})

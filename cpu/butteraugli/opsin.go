@@ -1,6 +1,10 @@
 package butteraugli
 
-import "math"
+import (
+	"math"
+
+	"github.com/zenmetrics-go/zenmetrics/cpusimd"
+)
 
 // Opsin absorbance mixing (photopsin model): each output is a weighted sum of
 // linear R, G, B (scaled to nits) plus a bias.
@@ -19,24 +23,32 @@ const (
 	mix11 = float32(12.226454707163354)
 )
 
+// The coefficients of log2Approx.
+const (
+	logP0 = float32(-1.8503833400518310e-06)
+	logP1 = float32(1.4287160470083755e+00)
+	logP2 = float32(7.4245873327820566e-01)
+	logQ0 = float32(9.9032814277590719e-01)
+	logQ1 = float32(1.0096718572241148e+00)
+	logQ2 = float32(1.7409343003366853e-01)
+)
+
+// gammaHDR's constants.
+const (
+	gammaAdd = float32(9.9710635769299145)
+	retAdd   = float32(-23.16046239805755)
+)
+
 // log2Approx is libjxl's FastLog2f: a (2,2) rational approximation of
 // log2(1+m) after reducing x to a mantissa in [2/3, 4/3). Its error (about
 // 4e-6) is part of the reference numbers, so it is reproduced rather than
 // replaced by math.Log2.
 func log2Approx(x float32) float32 {
-	const (
-		p0 = float32(-1.8503833400518310e-06)
-		p1 = float32(1.4287160470083755e+00)
-		p2 = float32(7.4245873327820566e-01)
-		q0 = float32(9.9032814277590719e-01)
-		q1 = float32(1.0096718572241148e+00)
-		q2 = float32(1.7409343003366853e-01)
-	)
 	bits := int32(math.Float32bits(x))
 	e := (bits - 0x3f2aaaab) >> 23
 	m := math.Float32frombits(uint32(bits-e<<23)) - 1
-	num := (p2*m+p1)*m + p0
-	den := (q2*m+q1)*m + q0
+	num := (logP2*m+logP1)*m + logP0
+	den := (logQ2*m+logQ1)*m + logQ0
 	return num/den + float32(e)
 }
 
@@ -49,11 +61,10 @@ var gammaRetMul = func() float32 {
 
 // gammaHDR is butteraugli's log-shaped response to light.
 func gammaHDR(v float32) float32 {
-	const retAdd = float32(-23.16046239805755)
 	if v < 0 {
 		v = 0
 	}
-	return gammaRetMul*log2Approx(v+float32(9.9710635769299145)) + retAdd
+	return gammaRetMul*log2Approx(v+gammaAdd) + retAdd
 }
 
 // opsinDynamics converts linear RGB (1.0 = intensity nits) to butteraugli's
@@ -64,6 +75,17 @@ func opsinDynamics(wk workers, rgb image3, intensity float32, xyb, blurred image
 		blur(wk, kernOpsin, rgb[c], blurred[c], sc)
 	}
 	const minV = float32(1e-4)
+	if useFast {
+		k := opsinConsts(intensity)
+		wk.rows(rgb[0].h, func(y0, y1 int) {
+			for y := y0; y < y1; y++ {
+				cpusimd.BAOpsinRow(rgb[0].row(y), rgb[1].row(y), rgb[2].row(y),
+					blurred[0].row(y), blurred[1].row(y), blurred[2].row(y),
+					xyb[0].row(y), xyb[1].row(y), xyb[2].row(y), k)
+			}
+		})
+		return
+	}
 	wk.rows(rgb[0].h, func(y0, y1 int) {
 		for y := y0; y < y1; y++ {
 			r, g, b := rgb[0].row(y), rgb[1].row(y), rgb[2].row(y)
@@ -87,4 +109,11 @@ func opsinDynamics(wk workers, rgb image3, intensity float32, xyb, blurred image
 			}
 		}
 	})
+}
+
+// opsinConsts is the constant table of cpusimd.BAOpsinRow.
+func opsinConsts(intensity float32) *cpusimd.BAOpsinConsts {
+	return cpusimd.NewBAOpsinConsts(intensity, 1e-4,
+		[12]float32{mix0, mix1, mix2, mix3, mix4, mix5, mix6, mix7, mix8, mix9, mix10, mix11},
+		gammaAdd, gammaRetMul, retAdd, [6]float32{logP0, logP1, logP2, logQ0, logQ1, logQ2})
 }

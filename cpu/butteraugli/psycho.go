@@ -2,6 +2,8 @@ package butteraugli
 
 import (
 	"math"
+
+	"github.com/zenmetrics-go/zenmetrics/cpusimd"
 )
 
 // psycho is an XYB image split into frequency bands: ultra-high and high
@@ -230,40 +232,55 @@ func fuzzyErosion(wk workers, from, to plane) {
 	w, h := from.w, from.h
 	wk.rows(h, func(y0, y1 int) {
 		for y := y0; y < y1; y++ {
-			row := from.row(y)
 			out := to.row(y)
+			if useFast && y >= step && y < h-step && w > 2*step {
+				// Interior: all eight neighbours exist.
+				cpusimd.BAErosion(from.row(y), from.row(y-step), from.row(y+step), out[step:w-step], step)
+				for _, x := range [2 * step]int{0, 1, 2, w - 3, w - 2, w - 1} {
+					out[x] = erodeAt(from, x, y)
+				}
+				continue
+			}
 			for x := 0; x < w; x++ {
-				m0 := row[x]
-				m1 := 2 * m0
-				m2 := m1
-				if x >= step {
-					storeMin3(row[x-step], &m0, &m1, &m2)
-					if y >= step {
-						storeMin3(from.row(y - step)[x-step], &m0, &m1, &m2)
-					}
-					if y < h-step {
-						storeMin3(from.row(y + step)[x-step], &m0, &m1, &m2)
-					}
-				}
-				if x < w-step {
-					storeMin3(row[x+step], &m0, &m1, &m2)
-					if y >= step {
-						storeMin3(from.row(y - step)[x+step], &m0, &m1, &m2)
-					}
-					if y < h-step {
-						storeMin3(from.row(y + step)[x+step], &m0, &m1, &m2)
-					}
-				}
-				if y >= step {
-					storeMin3(from.row(y - step)[x], &m0, &m1, &m2)
-				}
-				if y < h-step {
-					storeMin3(from.row(y + step)[x], &m0, &m1, &m2)
-				}
-				out[x] = 0.45*m0 + 0.3*m1 + 0.25*m2
+				out[x] = erodeAt(from, x, y)
 			}
 		}
 	})
+}
+
+// erodeAt is fuzzyErosion's output at (x, y).
+func erodeAt(from plane, x, y int) float32 {
+	const step = 3
+	w, h := from.w, from.h
+	row := from.row(y)
+	m0 := row[x]
+	m1 := 2 * m0
+	m2 := m1
+	if x >= step {
+		storeMin3(row[x-step], &m0, &m1, &m2)
+		if y >= step {
+			storeMin3(from.row(y - step)[x-step], &m0, &m1, &m2)
+		}
+		if y < h-step {
+			storeMin3(from.row(y + step)[x-step], &m0, &m1, &m2)
+		}
+	}
+	if x < w-step {
+		storeMin3(row[x+step], &m0, &m1, &m2)
+		if y >= step {
+			storeMin3(from.row(y - step)[x+step], &m0, &m1, &m2)
+		}
+		if y < h-step {
+			storeMin3(from.row(y + step)[x+step], &m0, &m1, &m2)
+		}
+	}
+	if y >= step {
+		storeMin3(from.row(y - step)[x], &m0, &m1, &m2)
+	}
+	if y < h-step {
+		storeMin3(from.row(y + step)[x], &m0, &m1, &m2)
+	}
+	return 0.45*m0 + 0.3*m1 + 0.25*m2
 }
 
 // maskY and maskDcY turn the masking activity into the weights of the AC

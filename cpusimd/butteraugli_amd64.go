@@ -1,0 +1,80 @@
+//go:build amd64 && !noasm
+
+package cpusimd
+
+import "github.com/klauspost/cpuid/v2"
+
+// baAsm: the CPU runs butteraugli_amd64.s (AVX2 only: the kernels use no
+// fused multiply-adds, to keep the reference's roundings).
+var baAsm = cpuid.CPU.Supports(cpuid.AVX, cpuid.AVX2)
+
+// The kernels of butteraugli_amd64.s; the exported wrappers check every
+// length before calling them (see _generate/butteraugli for what each reads
+// and writes).
+
+//go:noescape
+func fir3AVX2(src, dst *float32, n8, step int, k *float32)
+
+//go:noescape
+func fir6AVX2(src, dst *float32, n8, step int, k *float32)
+
+//go:noescape
+func fir7AVX2(src, dst *float32, n8, step int, k *float32)
+
+//go:noescape
+func fir16AVX2(src, dst *float32, n8, step int, k *float32)
+
+//go:noescape
+func maltaAVX2(o, u, h, m *float32, n8, stride int)
+
+//go:noescape
+func maltaDiffAVX2(r0, r1, o *float32, n8 int, w *BAMaltaWeights)
+
+func firKernel(dst, src []float32, step int, k []float32, n8 int) {
+	if n8 == 0 {
+		return
+	}
+	switch len(k) - 1 {
+	case 3:
+		fir3AVX2(&src[0], &dst[0], n8, step, &k[0])
+	case 6:
+		fir6AVX2(&src[0], &dst[0], n8, step, &k[0])
+	case 7:
+		fir7AVX2(&src[0], &dst[0], n8, step, &k[0])
+	case 16:
+		fir16AVX2(&src[0], &dst[0], n8, step, &k[0])
+	}
+}
+
+func maltaKernel(o, u, h, m []float32, n8, stride int) {
+	if n8 > 0 {
+		maltaAVX2(&o[0], &u[0], &h[0], &m[0], n8, stride)
+	}
+}
+
+func maltaDiffKernel(r0, r1, o []float32, n8 int, w *BAMaltaWeights) {
+	if n8 > 0 {
+		maltaDiffAVX2(&r0[0], &r1[0], &o[0], n8, w)
+	}
+}
+
+//go:noescape
+func diffmapRowAVX2(rows *[baRows]*float32, n8 int, k *BADiffmapConsts)
+
+//go:noescape
+func opsinRowAVX2(rows *[9]*float32, n8 int, k *BAOpsinConsts)
+
+//go:noescape
+func erosionAVX2(row, up, down, o *float32, n8 int)
+
+func diffmapRowKernel(rows *[baRows]*float32, n8 int, k *BADiffmapConsts) {
+	diffmapRowAVX2(rows, n8, k)
+}
+
+func opsinRowKernel(rows *[9]*float32, n8 int, k *BAOpsinConsts) { opsinRowAVX2(rows, n8, k) }
+
+func erosionKernel(row, up, down, o []float32, n8 int) {
+	if n8 > 0 {
+		erosionAVX2(&row[0], &up[0], &down[0], &o[0], n8)
+	}
+}

@@ -1,0 +1,271 @@
+package cpusimd
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// The Butteraugli kernels are checked against their Go twins bit for bit
+// (tolerance 0: the assembly does the twins' float32/float64 steps in the
+// same order, so any difference is a bug), with baGuard samples around every
+// output to catch stray writes. Without assembly (noasm, arm64) the test
+// still runs the twins against the plain formulas of the exported
+// wrappers' doc comments and fails if the assembly should exist but does not run.
+
+// withAsm runs f with the assembly on (where built) and off.
+func baWithAsm(t *testing.T, f func(asm bool)) {
+	t.Helper()
+	saved := baEnabled
+	defer func() { baEnabled = saved }()
+	baEnabled = false
+	f(false)
+	if !baAsm {
+		t.Log("no Butteraugli assembly on this build/CPU: twins only")
+		return
+	}
+	baEnabled = true
+	f(true)
+}
+
+func baRandPlane(r *rand.Rand, n int, scale float32) []float32 {
+	p := make([]float32, n)
+	for i := range p {
+		// Mixed magnitudes and signs, some exact zeros.
+		switch r.IntN(10) {
+		case 0:
+			p[i] = 0
+		case 1:
+			p[i] = (r.Float32() - 0.5) * scale * 100
+		default:
+			p[i] = (r.Float32() - 0.5) * scale
+		}
+	}
+	return p
+}
+
+const baGuard = 16
+
+// run calls f on a destination with baGuard bands and returns the inside,
+// failing if a baGuard sample changed.
+func baGuarded(t *testing.T, n int, f func(dst []float32)) []float32 {
+	t.Helper()
+	buf := make([]float32, n+2*baGuard)
+	for i := range buf {
+		buf[i] = float32(math.NaN())
+	}
+	f(buf[baGuard : baGuard+n : baGuard+n])
+	for i := 0; i < baGuard; i++ {
+		if !math.IsNaN(float64(buf[i])) || !math.IsNaN(float64(buf[baGuard+n+i])) {
+			t.Fatalf("baGuard sample %d written", i)
+		}
+	}
+	return append([]float32(nil), buf[baGuard:baGuard+n]...)
+}
+
+func baSameBits(t *testing.T, what string, a, b []float32) {
+	t.Helper()
+	for i := range a {
+		if math.Float32bits(a[i]) != math.Float32bits(b[i]) {
+			t.Fatalf("%s: sample %d: %v (%08x) vs %v (%08x)", what, i, a[i], math.Float32bits(a[i]), b[i], math.Float32bits(b[i]))
+		}
+	}
+}
+
+func TestBAFIR(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	for _, off := range []int{3, 6, 7, 16} {
+		k := make([]float32, off+1)
+		for i := range k {
+			k[i] = r.Float32()
+		}
+		for _, n := range []int{1, 7, 8, 9, 64, 101} {
+			for _, step := range []int{1, 3, 130} {
+				src := baRandPlane(r, 2*off*step+n, 10)
+				var res [2][]float32
+				baWithAsm(t, func(asm bool) {
+					res[baB2i(asm)] = baGuarded(t, n, func(dst []float32) { BAFIR(dst, src, step, k) })
+				})
+				// The twin against the plain sum, term by term.
+				for i := 0; i < n; i++ {
+					var a [4]float32
+					for j := 0; j < off; j++ {
+						v := (src[i+j*step] + src[i+(2*off-j)*step]) * k[j]
+						if j < 4 {
+							a[j] = v
+						} else {
+							a[j%4] = a[j%4] + v
+						}
+					}
+					want := src[i+off*step]*k[off] + a[0] + a[1] + a[2]
+					if off >= 4 {
+						want += a[3]
+					}
+					if math.Float32bits(want) != math.Float32bits(res[0][i]) {
+						t.Fatalf("off %d n %d step %d: twin %v, want %v", off, n, step, res[0][i], want)
+					}
+				}
+				if res[1] != nil {
+					baSameBits(t, "fir", res[0], res[1])
+				}
+			}
+		}
+	}
+}
+
+func baB2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func TestBAMalta(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	for _, n := range []int{1, 8, 13, 40} {
+		stride := n + 8 + r.IntN(5)
+		i0 := r.IntN(4)
+		size := i0 + n - 1 + 8*stride + 9
+		u, h, m := baRandPlane(r, size, 3), baRandPlane(r, size, 3), baRandPlane(r, size, 3)
+		var res [2][]float32
+		baWithAsm(t, func(asm bool) {
+			res[baB2i(asm)] = baGuarded(t, n, func(o []float32) { BAMalta(o, u, h, m, i0, stride) })
+		})
+		if res[1] != nil {
+			baSameBits(t, "malta", res[0], res[1])
+		}
+	}
+}
+
+func TestBAMaltaDiff(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	w := NewBAMaltaWeights(130262059.556, 1234.5, 987.25)
+	w2 := NewBAMaltaWeights(5, 3.25, 1.5)
+	for _, mw := range []*BAMaltaWeights{w, w2} {
+		for _, n := range []int{1, 8, 15, 1000} {
+			r0 := baRandPlane(r, n, 4)
+			r1 := make([]float32, n)
+			for i := range r1 {
+				// Around the bounds 0.55·|v0| and 1.05·|v0| of both signs.
+				switch r.IntN(4) {
+				case 0:
+					r1[i] = r0[i] * (r.Float32()*1.4 - 0.2)
+				case 1:
+					r1[i] = -r0[i] * r.Float32()
+				case 2:
+					r1[i] = r0[i] * float32(0.55)
+				default:
+					r1[i] = (r.Float32() - 0.5) * 4
+				}
+			}
+			var res [2][]float32
+			baWithAsm(t, func(asm bool) {
+				res[baB2i(asm)] = baGuarded(t, n, func(o []float32) { BAMaltaDiff(mw, r0, r1, o) })
+			})
+			if res[1] != nil {
+				baSameBits(t, "maltaDiff", res[0], res[1])
+			}
+		}
+	}
+}
+
+func TestBADiffmapRow(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	k := &BADiffmapConsts{320, 320, 1.2, 1.2, 2150, 10.6, 16.2, 29.2, 0.84, 0.70, 0.4, 10}
+	for _, n := range []int{1, 8, 17, 300} {
+		var rows [baRows][]float32
+		for i := range rows {
+			rows[i] = baRandPlane(r, n, 2)
+		}
+		for _, i := range []int{BARowA0, BARowA1, BARowMAC, BARowMDC} {
+			for x := range rows[i] {
+				rows[i][x] = baAbs32(rows[i][x])
+			}
+		}
+		// HF distorted values near the bounds 0.4·|v0| and |v0|, both signs.
+		for _, c := range [][2]int{{BARowH0X, BARowH1X}, {BARowH0Y, BARowH1Y}} {
+			for x := range rows[c[1]] {
+				v0 := rows[c[0]][x]
+				switch r.IntN(4) {
+				case 0:
+					rows[c[1]][x] = v0 * float32(0.4)
+				case 1:
+					rows[c[1]][x] = -v0 * r.Float32()
+				case 2:
+					rows[c[1]][x] = v0 * (r.Float32()*1.5 - 0.2)
+				}
+			}
+		}
+		var res [2][]float32
+		baWithAsm(t, func(asm bool) {
+			res[baB2i(asm)] = baGuarded(t, n, func(o []float32) {
+				rows[BARowOut] = o
+				BADiffmapRow(&rows, k)
+			})
+		})
+		if res[1] != nil {
+			baSameBits(t, "diffmapRow", res[0], res[1])
+		}
+	}
+}
+
+func TestBAOpsinRow(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 10))
+	mix := [12]float32{0.2995655, 0.6337309, 0.0777056, 1.7557484, 0.2215869, 0.6939139, 0.0987314, 1.7557484, 0.02, 0.02, 0.2048013, 12.226455}
+	k := NewBAOpsinConsts(80, 1e-4, mix, 9.971064, 13.33988, -23.16046,
+		[6]float32{-1.8503833e-06, 1.428716, 0.7424587, 0.99032813, 1.0096718, 0.17409343})
+	for _, n := range []int{1, 8, 19, 500} {
+		var in [6][]float32
+		for i := range in {
+			in[i] = make([]float32, n)
+			for x := range in[i] {
+				in[i][x] = r.Float32() * r.Float32() * 1.2
+			}
+		}
+		var res [2][3][]float32
+		baWithAsm(t, func(asm bool) {
+			var o [3][]float32
+			o[0] = baGuarded(t, n, func(ox []float32) {
+				o[1] = baGuarded(t, n, func(oy []float32) {
+					o[2] = baGuarded(t, n, func(ob []float32) {
+						BAOpsinRow(in[0], in[1], in[2], in[3], in[4], in[5], ox, oy, ob, k)
+					})
+				})
+			})
+			res[baB2i(asm)] = o
+		})
+		if res[1][0] != nil {
+			for c := 0; c < 3; c++ {
+				baSameBits(t, "opsin", res[0][c], res[1][c])
+			}
+		}
+	}
+}
+
+func TestBAErosion(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 12))
+	for _, w := range []int{7, 14, 30, 200} {
+		rows := [3][]float32{baRandPlane(r, w, 1), baRandPlane(r, w, 1), baRandPlane(r, w, 1)}
+		// Ties and non-negative values (as the activity is) in some rows.
+		for x := range rows[1] {
+			if x%5 == 0 {
+				rows[1][x] = rows[0][x]
+			}
+			if w == 200 {
+				rows[2][x] = baAbs32(rows[2][x])
+				rows[0][x] = baAbs32(rows[0][x])
+			}
+		}
+		n := w - 6
+		if n <= 0 {
+			continue
+		}
+		var res [2][]float32
+		baWithAsm(t, func(asm bool) {
+			res[baB2i(asm)] = baGuarded(t, n, func(o []float32) { BAErosion(rows[0], rows[1], rows[2], o, 3) })
+		})
+		if res[1] != nil {
+			baSameBits(t, "erosion", res[0], res[1])
+		}
+	}
+}
