@@ -1,6 +1,5 @@
 package cvvdp
 
-
 // castleCSF as pycvvdp 0.5.4 evaluates it (csf.py, interp.py): the table
 // of csf_lut.go in float32, log10 of its axes, a linear interpolation
 // (with linear extrapolation at the ends) along log frequency for the band's
@@ -51,16 +50,19 @@ func csfRow(c int, rho float64) (row [lutN]float32) {
 	return row
 }
 
-// sensitivity is S for a background of log10 luminance logL with the
-// band's row (interp1q, which assumes uniform steps, clamps to the table),
-// multiplied by the sensitivity correction.
-func sensitivity(row *[lutN]float32, logL float32) float32 {
+// csfInterp is log10 S for a background of log10 luminance logL with the
+// band's row (interp1q, which assumes uniform steps, clamps to the table).
+func csfInterp(row *[lutN]float32, logL float32) float32 {
 	x0, x1 := csfT.logL[0], csfT.logL[lutN-1]
 	ind := (logL - x0) / (x1 - x0) * float32(lutN-1)
 	ind = min(max(ind, 0), lutN-1)
 	i0 := int(ind)
 	frac := ind - float32(i0)
 	i1 := min(i0+1, lutN-1)
-	v := row[i0]*(1-frac) + row[i1]*frac
-	return exp10f(v) * f32SensCorr
+	return row[i0]*(1-frac) + row[i1]*frac
+}
+
+// sensitivity is S = 10^csfInterp times the sensitivity correction.
+func sensitivity(row *[lutN]float32, logL float32) float32 {
+	return exp10f(csfInterp(row, logL)) * f32SensCorr
 }

@@ -250,15 +250,28 @@ func (r *Reference) prepareBand(b int, sc *scratch) {
 	}
 	mul := l.bandMul(b)
 	g := &sc.g[b]
-	parallel.For(r.threads, rb.h, parallel.RowGrain(rb.w), func(_, y0, y1 int) {
-		for i := y0 * rb.w; i < y1*rb.w; i++ {
-			lb := max(sc.ex[0][i], lBkgMin)
-			logL := log10f(lb)
+	w := rb.w
+	parallel.For(r.threads, rb.h, parallel.RowGrain(w), func(worker, y0, y1 int) {
+		buf := sc.rows[worker]
+		lbRow, logL, v := buf[:w], buf[w:2*w], buf[2*w:3*w]
+		for y := y0; y < y1; y++ {
+			o := y * w
+			for x := range lbRow {
+				lbRow[x] = max(sc.ex[0][o+x], lBkgMin)
+				logL[x] = log10f(lbRow[x])
+			}
 			for c := 0; c < nCh; c++ {
-				ct := min((g[c][i]-sc.ex[c][i])/lb, contrastMax) * mul
-				s := sensitivity(&rows[c], logL)
-				rb.s[c][i] = s
-				rb.rp[c][i] = ct * s * chGain[c]
+				for x := range v {
+					v[x] = csfInterp(&rows[c], logL[x])
+				}
+				s := rb.s[c][o : o+w]
+				exp10Row(s, v, f32SensCorr)
+				rp := rb.rp[c][o : o+w]
+				gc, ec := g[c][o:o+w], sc.ex[c][o:o+w]
+				for x := range rp {
+					ct := min((gc[x]-ec[x])/lbRow[x], contrastMax) * mul
+					rp[x] = ct * s[x] * chGain[c]
+				}
 			}
 		}
 	})

@@ -7,43 +7,62 @@ import "math"
 // pycvvdp's powers are torch's float32 ones (Sleef, within 1 ulp of the
 // exact value). Go's math.Pow in float64 is about ten times slower than
 // needed here (it is most of the run time otherwise), so these evaluate
-// log2 and exp2 in float64 with short polynomials whose error (below 1e-10
-// relative) is far under float32's half ulp (3e-8): rounding the result to
+// log2 and exp2 in float64 from 128-entry tables and short polynomials
+// whose error (below 1e-14 relative) is far under float32's half ulp (3e-8): rounding the result to
 // float32 gives the correctly rounded value except when the exact value
-// lies within 1e-10 of a rounding boundary, and then one ulp off, which is
+// lies within 1e-14 of a rounding boundary, and then one ulp off, which is
 // the reference's own accuracy. TestFastMath checks this against math.Pow.
 
-// log2f64 is log2 of a positive, finite, normal x.
+// Tables for log2f64 and exp2f64: 128 sub-intervals of the mantissa and
+// of the fractional exponent, so that short polynomials suffice. They are
+// variable initialisers (not an init function) so that Go's dependency
+// order builds them before other package variables that use the functions
+// (csfT, the parameters).
+var (
+	// logInv[j], logC[j]: 1/c and log2(c), c = 1 + (j + ½)/128.
+	logInv = table(func(j int) float64 { return 1 / (1 + (float64(j)+0.5)/128) })
+	logC   = table(func(j int) float64 { return math.Log2(1 + (float64(j)+0.5)/128) })
+	// exp2T[j] = 2^(j/128).
+	exp2T = table(func(j int) float64 { return math.Exp2(float64(j) / 128) })
+)
+
+func table(f func(int) float64) (t [128]float64) {
+	for j := range t {
+		t[j] = f(j)
+	}
+	return t
+}
+
+// log2f64 is log2 of a positive, finite, normal x: x = 2^e·m, m in [1, 2)
+// in the sub-interval around c, log2 x = e + log2 c + log2(m/c), the last
+// from ln(1 + r), |r| < 1/256, to degree 5 (remainder below 1e-15).
 func log2f64(x float64) float64 {
 	b := math.Float64bits(x)
 	e := int(b>>52&0x7ff) - 1023
-	// m in [1, 2); fold into [√½, √2) so that |s| ≤ 0.1716.
-	m := math.Float64frombits(b&^(0x7ff<<52) | 1023<<52)
-	if m > math.Sqrt2 {
-		m *= 0.5
-		e++
-	}
-	s := (m - 1) / (m + 1)
-	s2 := s * s
-	// 2·atanh(s) = ln(m); the series' next term is below 5e-11 relative.
-	p := 1 + s2*(1.0/3+s2*(1.0/5+s2*(1.0/7+s2*(1.0/9+s2*(1.0/11+s2*(1.0/13))))))
-	return float64(e) + 2*s*p*math.Log2E
+	j := b >> 45 & 127
+	m := math.Float64frombits(b&(1<<52-1) | 1023<<52)
+	r := m*logInv[j] - 1
+	ln := r * (1 + r*(-1.0/2+r*(1.0/3+r*(-1.0/4+r*(1.0/5)))))
+	return float64(e) + logC[j] + ln*math.Log2E
 }
 
-// exp2f64 is 2^t for |t| < 1000 (else math.Exp2).
+// exp2f64 is 2^t for |t| < 1000 (else math.Exp2): t = k/128 + f, |f| ≤
+// 1/256, 2^t = 2^(k div 128) · 2^((k mod 128)/128) · e^(f·ln 2), the last
+// to degree 4 (remainder below 2e-15).
 func exp2f64(t float64) float64 {
 	if !(t > -1000 && t < 1000) {
 		return math.Exp2(t)
 	}
-	n := math.Floor(t + 0.5)
-	f := (t - n) * math.Ln2 // |f| ≤ 0.3466
-	// e^f by Taylor to degree 11: remainder below 2e-14.
-	p := 1 + f*(1+f*(1.0/2+f*(1.0/6+f*(1.0/24+f*(1.0/120+f*(1.0/720+f*(1.0/5040+f*(1.0/40320+f*(1.0/362880+f*(1.0/3628800+f*(1.0/39916800)))))))))))
-	ni := int(n)
-	if ni < -1022 || ni > 1023 {
-		return math.Ldexp(p, ni)
+	kf := math.Floor(t*128 + 0.5)
+	f := (t - kf/128) * math.Ln2
+	k := int(kf)
+	n := k >> 7 // floor division
+	p := 1 + f*(1+f*(1.0/2+f*(1.0/6+f*(1.0/24))))
+	v := exp2T[k&127] * p
+	if n < -1022 || n > 1023 {
+		return math.Ldexp(v, n)
 	}
-	return p * math.Float64frombits(uint64(ni+1023)<<52)
+	return v * math.Float64frombits(uint64(n+1023)<<52)
 }
 
 // powf is x^y in float32 for x > 0 (math.Pow otherwise).
@@ -66,4 +85,68 @@ func log10fFast(x float32) float32 {
 		return float32(math.Log10(float64(x)))
 	}
 	return float32(log2f64(float64(x)) / log2Of10)
+}
+
+// powRow sets dst[x] = float32((src[x] + add)^y) − sub along a row: powf
+// written out for a row, so that neighbouring pixels' work overlaps (the
+// function call and the serial dependency of one powf at a time otherwise
+// dominate). dst may be src.
+func powRow(dst, src []float32, add, y, sub float32) {
+	src = src[:len(dst)]
+	yd := float64(y)
+	for x, v := range src {
+		a := v + add
+		if !(a >= 0x1p-126) || a > math.MaxFloat32 {
+			dst[x] = powf(a, y) - sub
+			continue
+		}
+		b := math.Float64bits(float64(a))
+		e := int(b>>52&0x7ff) - 1023
+		j := b >> 45 & 127
+		m := math.Float64frombits(b&(1<<52-1) | 1023<<52)
+		r := m*logInv[j] - 1
+		ln := r * (1 + r*(-1.0/2+r*(1.0/3+r*(-1.0/4+r*(1.0/5)))))
+		t := yd * (float64(e) + logC[j] + ln*math.Log2E)
+		if !(t > -1000 && t < 1000) {
+			dst[x] = powf(a, y) - sub
+			continue
+		}
+		kf := math.Floor(t*128 + 0.5)
+		f := (t - kf/128) * math.Ln2
+		k := int(kf)
+		n := k >> 7
+		p := 1 + f*(1+f*(1.0/2+f*(1.0/6+f*(1.0/24))))
+		v := exp2T[k&127] * p
+		if n < -1022 || n > 1023 {
+			v = math.Ldexp(v, n)
+		} else {
+			v *= math.Float64frombits(uint64(n+1023) << 52)
+		}
+		dst[x] = float32(v) - sub
+	}
+}
+
+// exp10Row sets dst[x] = float32(10^src[x]) · mul along a row (exp10f
+// written out for a row). dst may be src.
+func exp10Row(dst, src []float32, mul float32) {
+	src = src[:len(dst)]
+	for x, s := range src {
+		t := float64(s) * log2Of10
+		if !(t > -1000 && t < 1000) {
+			dst[x] = exp10f(s) * mul
+			continue
+		}
+		kf := math.Floor(t*128 + 0.5)
+		f := (t - kf/128) * math.Ln2
+		k := int(kf)
+		n := k >> 7
+		p := 1 + f*(1+f*(1.0/2+f*(1.0/6+f*(1.0/24))))
+		v := exp2T[k&127] * p
+		if n < -1022 || n > 1023 {
+			v = math.Ldexp(v, n)
+		} else {
+			v *= math.Float64frombits(uint64(n+1023) << 52)
+		}
+		dst[x] = float32(v) * mul
+	}
 }

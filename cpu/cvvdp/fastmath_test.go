@@ -49,6 +49,39 @@ func TestFastMath(t *testing.T) {
 		l := float32(math.Pow(10, -2+6*rng.Float64()))
 		check("log10f", log10fFast(l), float32(math.Log10(float64(l))), l)
 	}
+	// The row forms against the scalar ones.
+	src := make([]float32, 4096)
+	dst := make([]float32, len(src))
+	for i := range src {
+		src[i] = float32(math.Pow(10, -5+9*rng.Float64()))
+	}
+	for _, y := range exps {
+		powRow(dst, src, f32Eps, y, 0.25)
+		for i, v := range src {
+			if want := powf(v+f32Eps, y) - 0.25; dst[i] != want {
+				t.Fatalf("powRow(%v, %v) = %v, powf %v", v, y, dst[i], want)
+			}
+		}
+	}
+	for i := range src {
+		src[i] = float32(-3 + 7*rng.Float64())
+	}
+	exp10Row(dst, src, 1.5)
+	for i, v := range src {
+		if want := exp10f(v) * 1.5; dst[i] != want {
+			t.Fatalf("exp10Row(%v) = %v, exp10f %v", v, dst[i], want)
+		}
+	}
+	// The package variables computed with these functions at
+	// initialisation (the CSF table's axes, ε^q) must see initialised
+	// tables: a zero table gives values far off.
+	for i := 0; i < lutN; i++ {
+		check("csfT.logL", csfT.logL[i], float32(math.Log10(float64(float32(csfLBkg[i])))), i)
+		check("csfT.logRho", csfT.logRho[i], float32(math.Log10(float64(float32(csfRho[i])))), i)
+	}
+	for c := range f32EpsQ {
+		check("f32EpsQ", f32EpsQ[c], float32(math.Pow(float64(f32Eps), float64(f32MaskQ[c]))), c)
+	}
 	t.Logf("%d of %d results one ulp off", off, total)
 	if off*1000 > total {
 		t.Errorf("%d of %d results one ulp off", off, total)

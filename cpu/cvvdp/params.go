@@ -89,6 +89,8 @@ var (
 	xcm [4][4]float32
 )
 
+// init derives the float32 constants; it runs after every package variable
+// (the fastmath tables included) is initialised.
 func init() {
 	f32EpsP = pow32(f32Eps, f32MaskP)
 	for c := range f32MaskQ {

@@ -63,9 +63,10 @@ func scratchLen(l *layout, threads int, heat bool) (f32, f64 int) {
 	return f32, nCh * h
 }
 
-// rowBufLen is one worker's row buffers: the blurred masking signal of
-// the three channels, or one row being blurred.
-func rowBufLen(w int) int { return nCh * (w + 2*puRadius) }
+// rowBufLen is one worker's row buffers: the blurred masking signal and
+// the powered differences of the three channels, or one row being blurred
+// with its reflected margins.
+func rowBufLen(w int) int { return 2*nCh*w + 2*puRadius }
 
 func newScratch(l *layout, threads int, heat bool) *scratch {
 	n32, n64 := scratchLen(l, threads, heat)
@@ -306,13 +307,7 @@ func (r *Reference) scoreBand(b int, sc *scratch) [nCh]float32 {
 				for x := -puRadius; x < w+puRadius; x++ {
 					buf[x+puRadius] = row[reflect(x, w)]
 				}
-				for x := range row {
-					var s float32
-					for k, kv := range puKernel {
-						s += kv * buf[x+k]
-					}
-					row[x] = s
-				}
+				hblurRow(row, buf)
 			}
 		})
 	}
@@ -329,16 +324,7 @@ func (r *Reference) scoreBand(b int, sc *scratch) [nCh]float32 {
 			for c := 0; c < nCh; c++ {
 				out := buf[c*w : c*w+w]
 				if blur {
-					clear(out)
-					for k, kv := range puKernel {
-						src := sc.mm[c][reflect(y+k-puRadius, h)*w:]
-						for x := range out {
-							out[x] += kv * src[x]
-						}
-					}
-					for x := range out {
-						out[x] *= f32MaskCMul
-					}
+					vblurRow(out, sc.mm[c], w, h, y)
 				} else {
 					src := sc.mm[c][y*w : y*w+w]
 					for x := range out {
@@ -347,21 +333,30 @@ func (r *Reference) scoreBand(b int, sc *scratch) [nCh]float32 {
 				}
 				mb[c] = out
 			}
+			// sp = safe_pow(M_mm, q) per channel (in place of mb), and
+			// du = safe_pow(|T_p − R_p|, p).
+			var du [nCh][]float32
+			for c := 0; c < nCh; c++ {
+				powRow(mb[c], mb[c], f32Eps, f32MaskQ[c], f32EpsQ[c])
+				du[c] = buf[(nCh+c)*w : (nCh+c+1)*w]
+				tp, rp := sc.ex[c][y*w:y*w+w], rb.rp[c][y*w:y*w+w]
+				for x := range du[c] {
+					du[c][x] = abs32(tp[x] - rp[x])
+				}
+				powRow(du[c], du[c], f32Eps, f32MaskP, f32EpsP)
+			}
 			var acc [nCh]float64
 			for x := 0; x < w; x++ {
-				i := y*w + x
-				var sp, d [nCh]float32
+				var d [nCh]float32
+				sp0, sp1, sp2 := mb[0][x], mb[1][x], mb[2][x]
 				for c := 0; c < nCh; c++ {
-					sp[c] = pow32(mb[c][x]+f32Eps, f32MaskQ[c]) - f32EpsQ[c]
-				}
-				for c := 0; c < nCh; c++ {
-					m := sp[0]*xcm[0][c] + sp[1]*xcm[1][c] + sp[2]*xcm[2][c]
-					du := (pow32(abs32(sc.ex[c][i]-rb.rp[c][i])+f32Eps, f32MaskP) - f32EpsP) / (1 + m)
-					d[c] = f32DMax * du / (f32DMax + du)
+					m := sp0*xcm[0][c] + sp1*xcm[1][c] + sp2*xcm[2][c]
+					u := du[c][x] / (1 + m)
+					d[c] = f32DMax * u / (f32DMax + u)
 					acc[c] += float64(sqTerm(d[c]))
 				}
 				if heat != nil {
-					heat[i] = heatPixel(&d, &hw, mul)
+					heat[y*w+x] = heatPixel(&d, &hw, mul)
 				}
 			}
 			for c := 0; c < nCh; c++ {
@@ -370,6 +365,34 @@ func (r *Reference) scoreBand(b int, sc *scratch) [nCh]float32 {
 		}
 	})
 	return poolBand(sc.acc, h, n)
+}
+
+// hblurRow blurs row in place with puKernel; buf holds the row with
+// puRadius reflected samples on each side. The kernel is symmetric, so the
+// taps at ±k share a multiply.
+func hblurRow(row, buf []float32) {
+	k := &puKernel
+	for x := range row {
+		b := buf[x : x+2*puRadius+1 : x+2*puRadius+1]
+		row[x] = k[6]*b[6] + k[5]*(b[5]+b[7]) + k[4]*(b[4]+b[8]) + k[3]*(b[3]+b[9]) +
+			k[2]*(b[2]+b[10]) + k[1]*(b[1]+b[11]) + k[0]*(b[0]+b[12])
+	}
+}
+
+// vblurRow writes row y of the vertical blur of plane p (w×h, reflected at
+// the top and bottom) times 10^mask_c into out.
+func vblurRow(out, p []float32, w, h, y int) {
+	var r [2*puRadius + 1][]float32
+	for k := range r {
+		o := reflect(y+k-puRadius, h) * w
+		r[k] = p[o : o+len(out) : o+len(out)]
+	}
+	k := &puKernel
+	for x := range out {
+		s := k[6]*r[6][x] + k[5]*(r[5][x]+r[7][x]) + k[4]*(r[4][x]+r[8][x]) + k[3]*(r[3][x]+r[9][x]) +
+			k[2]*(r[2][x]+r[10][x]) + k[1]*(r[1][x]+r[11][x]) + k[0]*(r[0][x]+r[12][x])
+		out[x] = s * f32MaskCMul
+	}
 }
 
 // safePow is safe_pow in float32: (x + ε)^p − ε^p.
