@@ -180,14 +180,15 @@ func unfilterPaeth3(cur, prev []byte) {
 	if len(cur) < 6 {
 		return
 	}
+	prev = prev[:len(cur)]
 	a0, a1, a2 := int(cur[0]), int(cur[1]), int(cur[2])
-	for i := 3; i+3 <= len(cur); i += 3 {
-		p := cur[i : i+3 : i+3]
-		q := prev[i-3 : i+3 : i+3]
-		a0 = (int(p[0]) + paeth(a0, int(q[3]), int(q[0]))) & 0xff
-		a1 = (int(p[1]) + paeth(a1, int(q[4]), int(q[1]))) & 0xff
-		a2 = (int(p[2]) + paeth(a2, int(q[5]), int(q[2]))) & 0xff
-		p[0], p[1], p[2] = byte(a0), byte(a1), byte(a2)
+	for i := 3; i+2 < len(cur); i += 3 {
+		a0 = (int(cur[i]) + paeth(a0, int(prev[i]), int(prev[i-3]))) & 0xff
+		cur[i] = byte(a0)
+		a1 = (int(cur[i+1]) + paeth(a1, int(prev[i+1]), int(prev[i-2]))) & 0xff
+		cur[i+1] = byte(a1)
+		a2 = (int(cur[i+2]) + paeth(a2, int(prev[i+2]), int(prev[i-1]))) & 0xff
+		cur[i+2] = byte(a2)
 	}
 }
 

@@ -133,6 +133,7 @@ func BenchmarkUnfilter(b *testing.B) {
 	for ft, name := range []string{"none", "sub", "up", "average", "paeth"} {
 		b.Run(name, func(b *testing.B) {
 			b.SetBytes(int64(len(cur)))
+			defer reportCPU(b)()
 			for b.Loop() {
 				_ = unfilter(byte(ft), cur, prev, 3)
 			}
