@@ -41,9 +41,8 @@ type backendSlot struct {
 }
 
 // discoverBackends is the one place that knows which backends exist: the
-// CPU backend always, and one slot per WebGPU adapter. Adding a backend
-// kind (CUDA) is a few lines here; nothing else in the orchestrator names a
-// concrete backend.
+// CPU backend always, one slot per WebGPU adapter and one per CUDA device.
+// Nothing else in the orchestrator names a concrete backend.
 func discoverBackends(ctx context.Context, cfg Config, rep *capability.Report) ([]backendSlot, error) {
 	workers := cfg.Pool.MaxParallelCPU
 	if workers <= 0 {
@@ -88,6 +87,8 @@ func discoverBackends(ctx context.Context, cfg Config, rep *capability.Report) (
 				i, len(rep.GPUs), zenmetrics.ErrBadInput)
 		}
 	}
+	// CUDA devices, when the NVIDIA driver loads (discover_cuda.go).
+	slots = append(slots, cudaSlots()...)
 	return slots, nil
 }
 
