@@ -6,6 +6,7 @@ import (
 
 	zenmetrics "github.com/zenmetrics-go/zenmetrics"
 	"github.com/zenmetrics-go/zenmetrics/gpu/webgpu"
+	"github.com/zenmetrics-go/zenmetrics/gpu/wgpu"
 )
 
 // Pipelined scoring of a cached SSIMULACRA2 reference.
@@ -55,6 +56,8 @@ func (r *ssim2Ref) pipelined(dist *zenmetrics.Image) bool {
 // fill and submit its score meanwhile and the GPU runs the two back to
 // back (Dawn orders their use of the shared scratch).
 func (r *ssim2Ref) scorePipelined(ctx context.Context, dist *zenmetrics.Image) (float64, error) {
+	ph := ssim2Phases{t0: time.Now()}
+	defer ph.print(dist.Width, dist.Height)
 	need := ssim2RawBytes(dist)
 	size := (need + 3) &^ 3
 	st, err := r.pipe.Take(ctx, r.dev, size)
@@ -62,7 +65,10 @@ func (r *ssim2Ref) scorePipelined(ctx context.Context, dist *zenmetrics.Image) (
 		return 0, err
 	}
 	defer r.pipe.Put(st)
-	pre := &filled{slot: st, fill: st.Fill(dist.Pix, need, size)}
+	ph.take = time.Since(ph.t0)
+	pre := &filled{slot: st, fill: ssim2Fill(st.Mem, dist.Pix, need, size)}
+	ph.fill = pre.fill
+	t1 := time.Now()
 
 	r.mu.Lock()
 	if r.released {
@@ -71,14 +77,20 @@ func (r *ssim2Ref) scorePipelined(ctx context.Context, dist *zenmetrics.Image) (
 	}
 	host := make([]float32, len(r.sumsHost))
 	var rb *webgpu.Readback
+	var done wgpu.Future
 	err = r.dev.Do(ctx, func(g *webgpu.GPU) error {
 		defer g.NoteHeld()
 		r.pending = nil
 		_, err := r.run(g, dist, false, pre)
 		rb, r.pending = r.pending, nil
+		if err == nil && ssim2Wait == ssim2WaitSlices {
+			done = ssim2WorkDone(g)
+		}
 		return err
 	})
 	r.mu.Unlock()
+	t2 := time.Now()
+	ph.submit = t2.Sub(t1)
 	// From here on the read-back must be drained and the slot mapped
 	// again whatever happens, or the pool would lose the buffers.
 	finish := func(read bool) error {
@@ -95,6 +107,12 @@ func (r *ssim2Ref) scorePipelined(ctx context.Context, dist *zenmetrics.Image) (
 			if merr := st.Remap(g); merr != nil && err == nil {
 				err = merr
 			}
+			// The work is done: let the work-done future complete (its
+			// callback is registered until then) if the wait did not.
+			if done.ID != 0 {
+				inst, _, _ := g.Raw()
+				inst.WaitAny([]wgpu.FutureWaitInfo{{Future: done}}, 0)
+			}
 			return err
 		})
 	}
@@ -102,12 +120,24 @@ func (r *ssim2Ref) scorePipelined(ctx context.Context, dist *zenmetrics.Image) (
 		_ = finish(false)
 		return 0, err
 	}
-	if err := webgpu.WaitReady(ctx, r.dev, rb); err != nil {
-		_ = finish(false)
-		return 0, err
+	switch ssim2Wait {
+	case ssim2WaitSlices:
+		if err := ssim2WaitDone(ctx, r.dev, done); err != nil {
+			_ = finish(false)
+			return 0, err
+		}
+		done = wgpu.Future{}
+	case ssim2WaitPoll:
+		if err := webgpu.WaitReady(ctx, r.dev, rb); err != nil {
+			_ = finish(false)
+			return 0, err
+		}
 	}
+	t3 := time.Now()
+	ph.wait = t3.Sub(t2)
 	if err := finish(true); err != nil {
 		return 0, err
 	}
+	ph.finish = time.Since(t3)
 	return r.finishFrom(host), nil
 }
