@@ -506,7 +506,8 @@ func (r *reference) run(ctx context.Context, dist *zenmetrics.Image) (*cpuz.Resu
 // nil without TimestampQuery. Timing each dispatch alone serialises
 // them, so their sum exceeds a plain score's GPU time a little. Whole
 // images only.
-func PassProfile(ctx context.Context, ref zenmetrics.Reference, dist *zenmetrics.Image) ([]webgpu.PassTime, error) {
+func PassProfile(ctx context.Context, ref zenmetrics.Reference, dist *zenmetrics.Image) (times []webgpu.PassTime, err error) {
+	defer zenmetrics.Recover(&err)
 	r, ok := ref.(*reference)
 	if !ok {
 		return nil, fmt.Errorf("webgpu: zensim.PassProfile: not a zensim reference of this backend: %w", zenmetrics.ErrBadInput)
@@ -527,7 +528,7 @@ func PassProfile(ctx context.Context, ref zenmetrics.Reference, dist *zenmetrics
 	}
 	r.timed = true
 	defer func() { r.timed = false }()
-	_, times, err := r.run(ctx, dist)
+	_, times, err = r.run(ctx, dist)
 	return times, err
 }
 
