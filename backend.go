@@ -61,6 +61,9 @@ type Options struct {
 	PNorm float64
 	// DistMap asks for the per-pixel distance map in Score.DistMap.
 	DistMap bool
+	// Display names the display model of ColorVideoVDP (pycvvdp's
+	// display_models.json names); "" means its default, standard_4k.
+	Display string
 	// Mode asks for a memory layout (strips); backends may ignore it for
 	// metrics where it makes no difference.
 	Mode Mode

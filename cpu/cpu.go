@@ -13,6 +13,7 @@ import (
 
 	"github.com/zenmetrics-go/zenmetrics"
 	"github.com/zenmetrics-go/zenmetrics/cpu/butteraugli"
+	"github.com/zenmetrics-go/zenmetrics/cpu/cvvdp"
 	"github.com/zenmetrics-go/zenmetrics/cpu/dssim"
 	"github.com/zenmetrics-go/zenmetrics/cpu/iwssim"
 	"github.com/zenmetrics-go/zenmetrics/cpu/ssim2"
@@ -76,6 +77,10 @@ func (b *Backend) Estimate(m zenmetrics.Metric, w, h int, mode zenmetrics.Mode) 
 	case zenmetrics.Zensim:
 		// At least 8×8 (zensim's minimum): CheckSize.
 		return zensim.EstimateBytes(w, h), true
+	case zenmetrics.CVVDP:
+		// At least 2×2 (pycvvdp's pyramid): CheckSize. Without the
+		// distortion map; plan adds cvvdp.MapBytes when one is asked for.
+		return cvvdp.EstimateBytes(w, h), true
 	}
 	return 0, false
 }
@@ -114,6 +119,8 @@ func (b *Backend) Prepare(ctx context.Context, m zenmetrics.Metric, ref *zenmetr
 		return iwssim.PrepareBackend(ctx, ref, opt, b.cfg.Threads)
 	case zenmetrics.Zensim:
 		return zensim.PrepareBackend(ctx, ref, opt, b.cfg.Threads)
+	case zenmetrics.CVVDP:
+		return cvvdp.PrepareBackend(ctx, ref, opt, b.cfg.Threads)
 	}
 	return nil, fmt.Errorf("%w: metric %v on the cpu backend", zenmetrics.ErrUnsupported, m)
 }

@@ -5,6 +5,7 @@ import (
 
 	"github.com/zenmetrics-go/zenmetrics"
 	"github.com/zenmetrics-go/zenmetrics/cpu/butteraugli"
+	"github.com/zenmetrics-go/zenmetrics/cpu/cvvdp"
 	"github.com/zenmetrics-go/zenmetrics/cpu/iwssim"
 	"github.com/zenmetrics-go/zenmetrics/cpu/ssim2"
 	"github.com/zenmetrics-go/zenmetrics/cpu/zensim"
@@ -33,6 +34,9 @@ func MinSize(m zenmetrics.Metric) (w, h int) {
 	case zenmetrics.Zensim:
 		// zensim refuses images below 8 px a side (ImageTooSmall).
 		return zensim.MinSize, zensim.MinSize
+	case zenmetrics.CVVDP:
+		// pycvvdp's pyramid fails below 2 px a side.
+		return cvvdp.MinSide, cvvdp.MinSide
 	}
 	return 1, 1
 }
@@ -76,6 +80,9 @@ func (b *Backend) plan(m zenmetrics.Metric, w, h, bpp int, distMap bool) (need i
 	}
 	images := 2 * int64(w) * int64(h) * int64(bpp)
 	need = est + images
+	if m == zenmetrics.CVVDP && distMap {
+		need += cvvdp.MapBytes(w, h)
+	}
 	budget := b.memBudget()
 	if budget <= 0 || need <= budget {
 		return need, 0, true

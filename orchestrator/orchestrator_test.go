@@ -632,9 +632,20 @@ func TestRealCPUMatchesDirect(t *testing.T) {
 	if hits != len(ts)-1 {
 		t.Fatalf("%d cache hits", hits)
 	}
-	// A metric the CPU backend does not implement ends exhausted.
+	// CVVDP (the last metric the CPU backend gained) gives the direct
+	// call's bits too.
+	wantJOD, err := zenmetrics.ScoreOnce(context.Background(), cpu.New(cpu.Config{}), zenmetrics.CVVDP, ref, dist, zenmetrics.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
 	r := o.RunSingle(context.Background(), Task{Metric: zenmetrics.CVVDP, Ref: ref, Dist: dist})
+	if r.Err != nil || r.Score.Value != wantJOD.Value || r.Backend != "cpu" {
+		t.Fatalf("cvvdp on cpu: %+v, want %v", r, wantJOD.Value)
+	}
+	// A metric the CPU backend does not implement (no valid metric is
+	// left unimplemented there) ends exhausted.
+	r = o.RunSingle(context.Background(), Task{Metric: zenmetrics.Metric(200), Ref: ref, Dist: dist})
 	if !errors.Is(r.Err, zenmetrics.ErrUnsupported) {
-		t.Fatalf("cvvdp on cpu: %v", r.Err)
+		t.Fatalf("metric(200) on cpu: %v", r.Err)
 	}
 }

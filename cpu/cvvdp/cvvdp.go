@@ -195,7 +195,7 @@ func PrepareContext(ctx context.Context, ref *zenmetrics.Image, cfg Config) (r *
 		return nil, fmt.Errorf("%w: cvvdp: %dx%d is too small for a pyramid", zenmetrics.ErrBadInput, w, h)
 	}
 	r.lay = lay
-	sc := newScratch(&r.lay, r.threads, false)
+	sc := newScratch(&r.lay, r.threads, r.distMap)
 	r.frameToPyramid(ref, sc)
 	r.bands = make([]refBand, lay.n)
 	for b := 0; b < lay.n; b++ {
