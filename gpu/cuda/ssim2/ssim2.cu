@@ -161,8 +161,9 @@ extern "C" __global__ void downsample(const float* __restrict__ src, int w, int 
 // channel: 12288 for a 4096² image, less than one warp per SM. With a
 // chain reading global memory each step, every load's latency is exposed.
 // So the passes are tiled: a block stages a tile of 32 chains in shared
-// memory with coalesced loads (all its warps), one warp runs the 32
-// recurrences over the tile reading shared memory, and all warps write
+// memory with coalesced loads (all its warps), one warp per blurred signal
+// runs the 32 recurrences over the tile reading shared memory, and all
+// warps write
 // (or, for a score, turn into SSIM and edge terms) the tile's outputs.
 // The arithmetic is the same as one chain reading global memory.
 
@@ -240,8 +241,9 @@ __device__ __forceinline__ float sig(float a, float b, int s) {
 // hblur: block (row group, channel), 32 rows; for each tile of HT output
 // columns (tiles start at multiples of 4 so that libjxl's four-lane groups
 // fall inside one tile) the block loads the rows' inputs (zero outside the
-// image, which is exactly libjxl's border handling), warp 0 runs the
-// filters, and the block stores the outputs: plane (NS·c + s).
+// image, which is exactly libjxl's border handling), warps 0..NS−1 run the
+// filters (one signal each), and the block stores the outputs: plane
+// (NS·c + s).
 template <int NS>
 __device__ void hblur_tiled(const float* __restrict__ a, const float* __restrict__ b, float* __restrict__ out, int w, int h) {
     __shared__ float ta[32 * HS];
@@ -253,14 +255,12 @@ __device__ void hblur_tiled(const float* __restrict__ a, const float* __restrict
     const float* pa = a + c * n;
     const float* pb = NS == 3 ? b + c * n : nullptr;
     const Coefs g = coefs();
-    float p1[NS][3], p2[NS][3];
-#pragma unroll
-    for (int s = 0; s < NS; s++)
-#pragma unroll
-        for (int k = 0; k < 3; k++) p1[s][k] = p2[s][k] = 0.0f;
+    // Warp s filters signal s of the 32 rows (lane = row): the signals
+    // are independent, so their recurrences run side by side.
+    float p1[3] = {0.0f, 0.0f, 0.0f}, p2[3] = {0.0f, 0.0f, 0.0f};
     const int firstAligned = (N + 1 + 3) / 4 * 4;
     const int interiorEnd = w - N + 1 - 3;  // a group starting below this is interior
-    const int r = tid;                      // warp 0: the row it filters
+    const int r = tid & 31, s = tid >> 5;
     for (int x0 = -firstAligned; x0 < w; x0 += HT) {
         // Stage inputs [x0−N−1, x0+HT+N−1) of the 32 rows.
         for (int i = tid; i < 32 * HW; i += TB) {
@@ -272,7 +272,7 @@ __device__ void hblur_tiled(const float* __restrict__ a, const float* __restrict
             if (NS == 3) tb[rr * HS + cc] = in ? pb[o] : 0.0f;
         }
         __syncthreads();
-        if (tid < 32) {
+        if (s < NS) {
             const float* ra = ta + r * HS;
             const float* rb = NS == 3 ? tb + r * HS : ra;
             for (int xx = 0; xx < HT; xx += 4) {
@@ -280,27 +280,20 @@ __device__ void hblur_tiled(const float* __restrict__ a, const float* __restrict
                 if (x >= w) break;
                 // input index of x−N−1 in the tile is xx.
                 if (x >= firstAligned && x < interiorEnd) {
+                    float f[4];
 #pragma unroll
-                    for (int s = 0; s < NS; s++) {
-                        float f[4];
+                    for (int j = 0; j < 4; j++)
+                        f[j] = sig<NS>(ra[xx + j], rb[xx + j], s) + sig<NS>(ra[xx + j + 2 * N], rb[xx + j + 2 * N], s);
+                    float o[4];
+                    hstep4(g, p1, p2, f[0], f[1], f[2], f[3], o);
 #pragma unroll
-                        for (int j = 0; j < 4; j++)
-                            f[j] = sig<NS>(ra[xx + j], rb[xx + j], s) + sig<NS>(ra[xx + j + 2 * N], rb[xx + j + 2 * N], s);
-                        float o[4];
-                        hstep4(g, p1[s], p2[s], f[0], f[1], f[2], f[3], o);
-#pragma unroll
-                        for (int j = 0; j < 4; j++) to[s][r][xx + j] = o[j];
-                    }
+                    for (int j = 0; j < 4; j++) to[s][r][xx + j] = o[j];
                 } else {
                     for (int j = 0; j < 4; j++) {
                         int xj = x + j;
                         if (xj < -N + 1 || xj >= w) continue;
-#pragma unroll
-                        for (int s = 0; s < NS; s++) {
-                            float sum = sig<NS>(ra[xx + j], rb[xx + j], s) + sig<NS>(ra[xx + j + 2 * N], rb[xx + j + 2 * N], s);
-                            float o = hstep(g, p1[s], p2[s], sum);
-                            to[s][r][xx + j] = o;
-                        }
+                        float sum = sig<NS>(ra[xx + j], rb[xx + j], s) + sig<NS>(ra[xx + j + 2 * N], rb[xx + j + 2 * N], s);
+                        to[s][r][xx + j] = hstep(g, p1, p2, sum);
                     }
                 }
             }
@@ -344,7 +337,8 @@ __device__ __forceinline__ double quartic(double x) {
 
 // vblur: block (column group, channel), 32 columns; for each tile of VT
 // output rows the block loads rows [y0−N−1, y0+VT+N−1) of the NS
-// horizontally blurred planes, warp 0 runs the column filters into the
+// horizontally blurred planes, warps 0..NS−1 run the column filters (one
+// signal each) into the
 // tile's outputs, and the block then either stores mu and vr = blur(a²) −
 // mu² (the reference, NS 2) or computes cpu/ssim2's rowTerms per pixel
 // and adds them to its threads' sums (a score, NS 3), which are added per
@@ -360,11 +354,8 @@ __device__ void vblur_tiled(const float* __restrict__ hb, float* __restrict__ mu
     const int c = blockIdx.y, x0 = blockIdx.x * 32, tid = threadIdx.x, lane = tid & 31, wid = tid >> 5;
     const size_t n = (size_t)w * h;
     const Coefs g = coefs();
-    float sa[NS][3], sb[NS][3];
-#pragma unroll
-    for (int s = 0; s < NS; s++)
-#pragma unroll
-        for (int k = 0; k < 3; k++) sa[s][k] = sb[s][k] = 0.0f;
+    // Warp s filters signal s of the 32 columns (lane = column).
+    float sa[3] = {0.0f, 0.0f, 0.0f}, sb[3] = {0.0f, 0.0f, 0.0f};
     double acc[6] = {0, 0, 0, 0, 0, 0};
     const int x = x0 + lane;
     for (int y0 = -N + 1; y0 < h; y0 += VT) {
@@ -374,12 +365,9 @@ __device__ void vblur_tiled(const float* __restrict__ hb, float* __restrict__ mu
             ti[s][rr][cc] = (y >= 0 && y < h && xx < w) ? hb[(NS * c + s) * n + (size_t)y * w + xx] : 0.0f;
         }
         __syncthreads();
-        if (tid < 32) {
-#pragma unroll 4
-            for (int j = 0; j < VT; j++) {
-#pragma unroll
-                for (int s = 0; s < NS; s++) to[s][j][lane] = vstep(g, sa[s], sb[s], ti[s][j][lane] + ti[s][j + 2 * N][lane]);
-            }
+        if (wid < NS) {
+#pragma unroll 8
+            for (int j = 0; j < VT; j++) to[wid][j][lane] = vstep(g, sa, sb, ti[wid][j][lane] + ti[wid][j + 2 * N][lane]);
         }
         __syncthreads();
         for (int j = wid; j < VT; j += TB / 32) {
