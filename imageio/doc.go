@@ -48,6 +48,16 @@
 // full for entries past its end). Palette indices past the end of PLTE read
 // as opaque black, as libpng does. Interlaced files are supported.
 //
+// PNG files are decoded by this package's own decoder (pngdecode.go), about
+// 2.5-3× faster per core than image/png on large photos: it inflates the
+// whole stream into one buffer, unfilters with loops specialised per filter
+// and pixel size, and writes rows straight into the layout above (an RGB
+// file's rows are unfiltered in the image's own buffer). It gives exactly
+// image/png's samples and accepts and refuses what image/png does (chunk
+// order, CRCs, zlib checks), with one difference: bytes after the end of
+// the zlib stream inside the IDAT chunks are ignored, where image/png
+// refuses them or not depending on its read buffering.
+//
 // # JPEG metadata
 //
 // An embedded ICC profile (APP2) is ignored like PNG iCCP: samples are

@@ -104,14 +104,19 @@ func BenchmarkPNGInflate(b *testing.B) {
 	}
 	out := make([]byte, d.rawSize(hd.png.interlace != 0))
 	var joined []byte
-	for _, c := range f.idat {
+	for run := f.idat; ; {
+		c, ok := run.next()
+		if !ok {
+			break
+		}
 		joined = append(joined, c...)
 	}
 	b.Run("pngInflate", func(b *testing.B) {
 		b.SetBytes(int64(len(out)))
 		defer reportCPU(b)()
 		for b.Loop() {
-			if err := pngInflate(f.idat, out); err != nil {
+			run := f.idat
+			if err := pngInflate(&run, out); err != nil {
 				b.Fatal(err)
 			}
 		}

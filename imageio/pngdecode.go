@@ -54,10 +54,10 @@ const (
 // data, nothing copied.
 type pngFile struct {
 	hdr     pngHeader
-	plte    []byte   // PLTE payload of a palette image
-	trns    []byte   // tRNS payload, valid for the colour type
-	hasTRNS bool     // a tRNS chunk came before IDAT
-	idat    [][]byte // payloads of the first run of consecutive IDAT chunks
+	plte    []byte  // PLTE payload of a palette image
+	trns    []byte  // tRNS payload, valid for the colour type
+	hasTRNS bool    // a tRNS chunk came before IDAT
+	idat    idatRun // the first run of consecutive IDAT chunks
 }
 
 func pngBad(format string, a ...any) error {
@@ -67,9 +67,9 @@ func pngBad(format string, a ...any) error {
 var errPNGTruncated = fmt.Errorf("%w: png: truncated file: %w", zenmetrics.ErrBadInput, io.ErrUnexpectedEOF)
 
 // walkPNG checks every chunk from IHDR to IEND (order, lengths, CRCs) as
-// image/png does and returns what decoding needs. It allocates only the
-// IDAT slice list (a few words per chunk; the number of chunks is bounded
-// by the file size over 12).
+// image/png does and returns what decoding needs. It allocates nothing:
+// the IDAT chunks are walked again by idatRun rather than listed, since a
+// hostile file may hold millions of empty ones.
 func walkPNG(data []byte, hdr pngHeader) (pngFile, error) {
 	f := pngFile{hdr: hdr}
 	if len(data) < len(magicPNG) || string(data[:len(magicPNG)]) != string(magicPNG) {
@@ -93,6 +93,7 @@ func walkPNG(data []byte, hdr pngHeader) (pngFile, error) {
 		if crc32.Update(crc32.ChecksumIEEE(typ), crc32.IEEETable, body) != want {
 			return f, pngBad("invalid checksum in %s chunk", chunkName(typ))
 		}
+		chunk := rest
 		rest = rest[12+n:]
 		wasRun := inRun
 		inRun = false
@@ -162,8 +163,10 @@ func walkPNG(data []byte, hdr pngHeader) (pngFile, error) {
 			if stage == stIDAT && !wasRun {
 				break // a later IDAT run: ignored, as image/png does
 			}
+			if stage != stIDAT {
+				f.idat = idatRun(chunk)
+			}
 			stage = stIDAT
-			f.idat = append(f.idat, body)
 			inRun = true
 		case "IEND":
 			if stage != stIDAT {
@@ -203,7 +206,7 @@ func decodePNG(data []byte, hd header) (*zenmetrics.Image, error) {
 	if err != nil {
 		return nil, err
 	}
-	if len(f.idat) == 0 {
+	if f.idat == nil {
 		return nil, pngBad("no IDAT chunk")
 	}
 	d, err := newPNGRows(&f, hd.pf)
@@ -221,7 +224,7 @@ func decodePNG(data []byte, hd header) (*zenmetrics.Image, error) {
 		// down in place.
 		n := d.rowBytes(d.w)
 		buf := make([]byte, size)
-		if err := pngInflate(f.idat, buf); err != nil {
+		if err := pngInflate(&f.idat, buf); err != nil {
 			return nil, err
 		}
 		if err := d.compactRows(buf, n); err != nil {
@@ -230,7 +233,7 @@ func decodePNG(data []byte, hd header) (*zenmetrics.Image, error) {
 		return &zenmetrics.Image{Width: hd.w, Height: hd.h, Format: hd.pf, Stride: n, Pix: buf[: d.h*n : d.h*n]}, nil
 	}
 	raw := make([]byte, size)
-	if err := pngInflate(f.idat, raw); err != nil {
+	if err := pngInflate(&f.idat, raw); err != nil {
 		return nil, err
 	}
 	im := zenmetrics.NewImage(hd.w, hd.h, hd.pf)
@@ -246,3 +249,21 @@ func decodePNG(data []byte, hd header) (*zenmetrics.Image, error) {
 }
 
 const maxInt = int(^uint(0) >> 1)
+
+// idatRun is a file from the header of an IDAT chunk on; next returns the
+// payload of each chunk of the run of consecutive IDAT chunks that starts
+// there. walkPNG has checked their lengths and CRCs.
+type idatRun []byte
+
+func (r *idatRun) next() ([]byte, bool) {
+	d := *r
+	if len(d) < 12 || string(d[4:8]) != "IDAT" {
+		return nil, false
+	}
+	n := uint64(binary.BigEndian.Uint32(d))
+	if n+12 > uint64(len(d)) {
+		return nil, false
+	}
+	*r = d[12+n:]
+	return d[8 : 8+n], true
+}

@@ -380,3 +380,45 @@ func FuzzPNGAgainstImagePNG(f *testing.F) {
 		comparePNGDecoders(t, data)
 	})
 }
+
+// TestPNGManyEmptyIDATChunks: a file of 200000 empty IDAT chunks around
+// the real ones decodes like image/png, and the chunk walk allocates
+// nothing however many chunks there are (they are walked again, not
+// listed).
+func TestPNGManyEmptyIDATChunks(t *testing.T) {
+	p := pngCases()[0]
+	data := p.encode()
+	var head, idat []byte
+	rest := data[8:]
+	for len(rest) >= 12 {
+		n := int(binary.BigEndian.Uint32(rest))
+		switch string(rest[4:8]) {
+		case "IDAT":
+			idat = append(idat, rest[8:8+n]...)
+		case "IEND":
+		default:
+			head = append(head, rest[:12+n]...)
+		}
+		rest = rest[12+n:]
+	}
+	var buf bytes.Buffer
+	buf.Write(magicPNG)
+	buf.Write(head)
+	for i := 0; i < 100000; i++ {
+		rawChunk(&buf, "IDAT", nil)
+	}
+	rawChunk(&buf, "IDAT", idat[:len(idat)/2])
+	for i := 0; i < 100000; i++ {
+		rawChunk(&buf, "IDAT", nil)
+	}
+	rawChunk(&buf, "IDAT", idat[len(idat)/2:])
+	rawChunk(&buf, "IEND", nil)
+	samePNG(t, "empty IDATs", buf.Bytes())
+	hd, err := readHeader(buf.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a := testing.AllocsPerRun(3, func() { _, _ = walkPNG(buf.Bytes(), hd.png) }); a != 0 {
+		t.Fatalf("walkPNG allocated %v times", a)
+	}
+}

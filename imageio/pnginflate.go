@@ -25,8 +25,8 @@ import (
 // output at the end. More output than out holds is "too much pixel data"
 // and a stream that ends early "not enough pixel data", as in image/png.
 // Bytes after the Adler-32 are ignored (see pngdecode.go).
-func pngInflate(chunks [][]byte, out []byte) error {
-	f := inflater{chunks: chunks, out: out}
+func pngInflate(src chunkSource, out []byte) error {
+	f := inflater{src: src, out: out}
 	if err := f.header(); err != nil {
 		return err
 	}
@@ -235,17 +235,17 @@ func buildTable(t []uint32, lengths []uint8, root uint, syms []uint32) bool {
 }
 
 type inflater struct {
-	bits   uint64 // bit buffer, next bit lowest
-	nbits  uint
-	cur    []byte   // rest of the current IDAT payload
-	chunks [][]byte // the payloads after it
-	over   int      // zero bytes supplied past the end of the data
-	out    []byte
-	pos    int
-	lit    [litTableLen]uint32
-	dist   [distTableLen]uint32
-	cl     [1 << clRootBits]uint32
-	lens   [286 + 30]uint8
+	bits  uint64 // bit buffer, next bit lowest
+	nbits uint
+	cur   []byte      // rest of the current IDAT payload
+	src   chunkSource // the payloads after it
+	over  int         // zero bytes supplied past the end of the data
+	out   []byte
+	pos   int
+	lit   [litTableLen]uint32
+	dist  [distTableLen]uint32
+	cl    [1 << clRootBits]uint32
+	lens  [286 + 30]uint8
 }
 
 // refill tops the bit buffer up to at least 56 bits: eight bytes at once
@@ -286,9 +286,7 @@ func (f *inflater) refill() {
 		return
 	}
 	for f.nbits <= 56 {
-		for len(f.cur) == 0 && len(f.chunks) > 0 {
-			f.cur, f.chunks = f.chunks[0], f.chunks[1:]
-		}
+		f.nextChunk()
 		var b byte
 		if len(f.cur) > 0 {
 			b, f.cur = f.cur[0], f.cur[1:]
@@ -297,6 +295,24 @@ func (f *inflater) refill() {
 		}
 		f.bits |= uint64(b) << f.nbits
 		f.nbits += 8
+	}
+}
+
+// chunkSource gives the compressed stream's pieces in order (the payloads
+// of consecutive IDAT chunks).
+type chunkSource interface {
+	next() ([]byte, bool)
+}
+
+// nextChunk moves on to the next non-empty payload, if any, when the
+// current one is used up.
+func (f *inflater) nextChunk() {
+	for len(f.cur) == 0 {
+		c, ok := f.src.next()
+		if !ok {
+			return
+		}
+		f.cur = c
 	}
 }
 
@@ -387,9 +403,7 @@ func (f *inflater) stored() error {
 		f.bits = 0
 	}
 	for n > 0 {
-		for len(f.cur) == 0 && len(f.chunks) > 0 {
-			f.cur, f.chunks = f.chunks[0], f.chunks[1:]
-		}
+		f.nextChunk()
 		if len(f.cur) == 0 {
 			return pngBad("not enough pixel data")
 		}

@@ -11,15 +11,27 @@ import (
 	"testing"
 )
 
+// chunkList is a chunkSource over payloads in memory.
+type chunkList [][]byte
+
+func (c *chunkList) next() ([]byte, bool) {
+	if len(*c) == 0 {
+		return nil, false
+	}
+	p := (*c)[0]
+	*c = (*c)[1:]
+	return p, true
+}
+
 // splitChunks cuts b into IDAT-like payloads at random places (some empty).
-func splitChunks(r *rand.Rand, b []byte) [][]byte {
-	var out [][]byte
+func splitChunks(r *rand.Rand, b []byte) *chunkList {
+	var out chunkList
 	for len(b) > 0 {
 		n := min(len(b), r.IntN(3)*r.IntN(5000))
 		out = append(out, b[:n])
 		b = b[n:]
 	}
-	return out
+	return &out
 }
 
 // zlibCases compresses data that exercises every block type and code:
@@ -91,10 +103,10 @@ func TestInflateMatchesZlib(t *testing.T) {
 		if !bytes.Equal(out, raw) {
 			t.Fatalf("case %d (%d bytes): output differs", i, len(raw))
 		}
-		if err := pngInflate([][]byte{streams[i]}, make([]byte, len(raw)+1)); err == nil {
+		if err := pngInflate(&chunkList{streams[i]}, make([]byte, len(raw)+1)); err == nil {
 			t.Fatalf("case %d: accepted a stream one byte short", i)
 		}
-		if err := pngInflate([][]byte{streams[i]}, make([]byte, len(raw)-1)); err == nil {
+		if err := pngInflate(&chunkList{streams[i]}, make([]byte, len(raw)-1)); err == nil {
 			t.Fatalf("case %d: accepted a stream one byte long", i)
 		}
 	}
@@ -128,7 +140,7 @@ func TestInflateRawBlocks(t *testing.T) {
 		{"reserved block", []byte{0x78, 0x01, 0x07, 0, 0, 0, 0}, false},
 	} {
 		out := make([]byte, 18)
-		err := pngInflate([][]byte{c.stream}, out)
+		err := pngInflate(&chunkList{c.stream}, out)
 		// compress/zlib is the referee.
 		zr, zerr := zlib.NewReader(bytes.NewReader(c.stream))
 		if zerr == nil {
@@ -163,7 +175,7 @@ func FuzzInflateAgainstZlib(f *testing.F) {
 		}
 		n := len(want)
 		out := make([]byte, n)
-		got := pngInflate([][]byte{stream}, out)
+		got := pngInflate(&chunkList{stream}, out)
 		if err == nil && got != nil {
 			t.Fatalf("compress/zlib decodes %d bytes, pngInflate: %v", n, got)
 		}

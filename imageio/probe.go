@@ -76,12 +76,20 @@ func probe(r io.ReaderAt, size int64, opt Options) (info Info, err error) {
 			return Info{}, err
 		}
 		info.Width, info.Height = p.width, p.height
-		std, out = 4, 4 // NRGBA, RGBA or Paletted (1) for 8 bits or fewer
+		// decodePNG inflates straight into the image when the stored
+		// rows are its rows (one filter byte per row more); otherwise the
+		// inflated rows sit beside the image: at most 3 B/px plus a
+		// filter byte per row at 8 bits or fewer, 6 B/px at 16, and an
+		// interlaced file's passes add fewer than two bytes per row. So
+		// std covers them, as it covered image/png's own images (and,
+		// interlaced, its per-pass images); fixed costs such as inflate's
+		// tables (about 50 KiB) are not counted, as before.
+		std, out = 4, 4
 		if p.depth == 16 {
 			std, out = 8, 8
 		}
 		if p.interlace == 1 {
-			std *= 2 // image/png decodes each pass into its own image
+			std *= 2
 		}
 	case FormatWebP:
 		wi, err := parseWebPHeader(prefix)
