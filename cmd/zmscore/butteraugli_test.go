@@ -223,7 +223,7 @@ func TestButteraugliUsageErrors(t *testing.T) {
 		args []string
 		msg  string
 	}{
-		{"distmap on ssim2", []string{"--distmap", "m.png", ref, d1}, "--distmap applies to --metric butteraugli and dssim only"},
+		{"distmap on ssim2", []string{"--distmap", "m.png", ref, d1}, "--distmap applies to --metric butteraugli, dssim and cvvdp only"},
 		{"rawdistmap on ssim2", []string{"--metric", "ssim2", "--rawdistmap", "m.pfm", ref, d1}, "--rawdistmap"},
 		{"pnorm on ssim2", []string{"--pnorm", "2", ref, d1}, "--pnorm"},
 		{"intensity on ssim2", []string{"--intensity-target", "80", ref, d1}, "--intensity-target"},

@@ -114,6 +114,17 @@ func butteraugliHeatMap(m *zenmetrics.FloatPlane) *zenmetrics.Image {
 	return imageio.HeatMap(m, good, bad)
 }
 
+// greyMap is ColorVideoVDP's --distmap: its raw heatmap (0 = no
+// difference, 1 = 0 JOD) clamped to 0..1 as 8-bit grey, rounded to
+// nearest even like the other maps' PNGs.
+func greyMap(m *zenmetrics.FloatPlane) *zenmetrics.Image {
+	im := zenmetrics.NewImage(m.Width, m.Height, zenmetrics.Gray8)
+	for i, v := range m.Pix[:m.Width*m.Height] {
+		im.Pix[i] = byte(math.RoundToEven(float64(min(max(v, 0), 1)) * 255))
+	}
+	return im
+}
+
 // mapOutputs writes the maps asked for DIST number i (of ref's size) from
 // s.DistMap: --distmap as the PNG colour gives, --rawdistmap as PFM. An
 // error fails that DIST.

@@ -35,7 +35,7 @@ func TestHelpNamesEveryModeAndFlag(t *testing.T) {
 	// (batch.ParseFlags), written with two dashes as the text does.
 	flags := []string{
 		"metric", "backend", "json", "threads", "version", "help",
-		"intensity-target", "pnorm", "distmap", "rawdistmap",
+		"intensity-target", "pnorm", "distmap", "rawdistmap", "display",
 		"manifest", "manifest-format", "ref-dir", "dist-dir", "pair-pattern", "ref-pattern",
 		"out", "format", "resume", "force", "retry-failed", "workers", "decoders",
 		"mem-budget", "cache-dir", "shard", "progress", "progress-interval",

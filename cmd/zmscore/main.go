@@ -6,6 +6,7 @@
 //	zmscore --metric butteraugli [--intensity-target N] [--pnorm P]
 //	        [--distmap MAP.png] [--rawdistmap MAP.pfm] REF DIST [DIST...]
 //	zmscore --metric dssim [--distmap MAP.png] [--rawdistmap MAP.pfm] REF DIST [DIST...]
+//	zmscore --metric cvvdp [--display NAME] [--distmap MAP.png] [--rawdistmap MAP.pfm] REF DIST [DIST...]
 //	zmscore --manifest FILE | --ref-dir DIR --dist-dir DIR  --out FILE [--resume] ...
 //	zmscore merge --out FILE [--manifest FILE --metric M] PART...
 //	zmscore serve [--listen 127.0.0.1:PORT] [--workers N] [--queue N] ...
@@ -27,6 +28,10 @@
 // For DSSIM the score is dssim-core 3.4.0's value, as the dssim tool prints
 // it; --distmap writes the first scale's SSIM map coloured as `dssim -o`
 // does, --rawdistmap that SSIM map itself (1 = identical) as PFM.
+//
+// For ColorVideoVDP the score is pycvvdp 0.5.4's JOD for the display model
+// --display names (default standard_4k); --rawdistmap writes its "raw"
+// heatmap as PFM, --distmap the same map as 8-bit grey.
 package main
 
 import (
@@ -45,6 +50,7 @@ import (
 
 	"github.com/zenmetrics-go/zenmetrics"
 	"github.com/zenmetrics-go/zenmetrics/batch"
+	"github.com/zenmetrics-go/zenmetrics/cpu/cvvdp"
 	"github.com/zenmetrics-go/zenmetrics/imageio"
 	ver "github.com/zenmetrics-go/zenmetrics/internal/version"
 )
@@ -91,6 +97,8 @@ type options struct {
 	// maxPixels (--max-pixels) and memBudget (--mem-budget, bytes): see
 	// limits.go.
 	maxPixels, memBudget int64
+	// display is --display (ColorVideoVDP only; "" = its default).
+	display string
 	// Butteraugli only.
 	intensityTarget float64
 	pnorm           float64
@@ -107,6 +115,8 @@ func (o *options) metricOptions() zenmetrics.Options {
 	switch o.metric {
 	case zenmetrics.DSSIM:
 		return zenmetrics.Options{DistMap: o.wantMaps()}
+	case zenmetrics.CVVDP:
+		return zenmetrics.Options{Display: o.display, DistMap: o.wantMaps()}
 	case zenmetrics.Butteraugli:
 	default:
 		return zenmetrics.Options{}
@@ -173,7 +183,7 @@ Flags (also accepted after the file names):
   --help           print this help and exit
 
 Butteraugli (--metric butteraugli; its other flags are usage errors with
-other metrics, --distmap and --rawdistmap apply to dssim too):
+other metrics, --distmap and --rawdistmap apply to dssim and cvvdp too):
   The score is the maximum distance, butteraugli_main's first line.
   --json adds "pnorm3" (its "3-norm:" line) and, with --pnorm, "pnorm".
   --intensity-target N  display peak in nits for sRGB 1.0 (default 80)
@@ -196,6 +206,19 @@ DSSIM (--metric dssim): the score is dssim-core 3.4.0's 1/SSIM-1 value.
                    grayscale little-endian PFM
   FILE templates as for Butteraugli.
 
+ColorVideoVDP (--metric cvvdp): pycvvdp 0.5.4's JOD (10 = identical,
+  lower is worse) for an image seen on a display model, called with
+  test = DIST and reference = REF. Both sides must be at least 2 px; alpha
+  is ignored, grey images take pycvvdp's one-channel path.
+  --display NAME   pycvvdp's display model (default standard_4k: a 30-inch
+                   4K monitor, 200 cd/m^2, 250 lux, seen from 0.7472 m);
+                   the names: %s
+  --rawdistmap FILE  write pycvvdp's "raw" heatmap (per pixel 1 - JOD/10 of
+                   the differences, 0 = none) as a grayscale PFM
+  --distmap FILE   write that map as 8-bit grey PNG (0..1 to 0..255; not
+                   pycvvdp's coloured visualisation)
+  FILE templates as for Butteraugli.
+
 IW-SSIM (--metric iwssim): piq 0.8.0's information_weighted_ssim with its
   defaults, called with x = DIST and y = REF (1 = identical); colour images
   are reduced to Y = 0.299R+0.587G+0.114B, alpha is ignored. Both sides must
@@ -207,7 +230,7 @@ zensim (--metric zensim): zensim 0.2.7's score with its default profile
   composited over zensim's noise background. It has no map.
 
 Metrics:
-`)
+`, strings.Join(cvvdp.DisplayNames(), ", "))
 	for _, m := range zenmetrics.AllMetrics() {
 		fmt.Fprintf(w, "  %s\n", m)
 	}
@@ -238,6 +261,7 @@ func parseArgs(args []string, stdout, stderr io.Writer) (opt options, done bool,
 	fs.Float64Var(&opt.intensityTarget, "intensity-target", 80, "")
 	fs.Float64Var(&opt.pnorm, "pnorm", 0, "")
 	distMap := fs.String("distmap", "", "")
+	fs.StringVar(&opt.display, "display", "", "")
 	rawDistMap := fs.String("rawdistmap", "", "")
 	fail := func(format string, a ...any) (options, bool, int) {
 		fmt.Fprintf(stderr, "zmscore: "+format+"\n", a...)
@@ -291,8 +315,16 @@ func parseArgs(args []string, stdout, stderr io.Writer) (opt options, done bool,
 		}
 	}
 	for _, name := range []string{"distmap", "rawdistmap"} {
-		if set[name] && opt.metric != zenmetrics.Butteraugli && opt.metric != zenmetrics.DSSIM {
-			return fail("--%s applies to --metric butteraugli and dssim only, not %s", name, opt.metric)
+		if set[name] && opt.metric != zenmetrics.Butteraugli && opt.metric != zenmetrics.DSSIM && opt.metric != zenmetrics.CVVDP {
+			return fail("--%s applies to --metric butteraugli, dssim and cvvdp only, not %s", name, opt.metric)
+		}
+	}
+	if set["display"] {
+		if opt.metric != zenmetrics.CVVDP {
+			return fail("--display applies to --metric cvvdp only, not %s", opt.metric)
+		}
+		if _, err := cvvdp.LookupDisplay(opt.display); err != nil || opt.display == "" {
+			return fail("--display: unknown display model %q (known: %s)", opt.display, strings.Join(cvvdp.DisplayNames(), ", "))
 		}
 	}
 	if v := opt.intensityTarget; !(v > 0) || math.IsInf(v, 0) {
@@ -476,6 +508,8 @@ func runContext(ctx context.Context, args []string, stdout, stderr io.Writer) in
 				err = butteraugliOutputs(&r, s, &opt, i, ref)
 			case zenmetrics.DSSIM:
 				err = mapOutputs(&r, s, &opt, i, ref, imageio.DSSIMMapImage)
+			case zenmetrics.CVVDP:
+				err = mapOutputs(&r, s, &opt, i, ref, greyMap)
 			}
 		}
 		emit(r, err)
