@@ -6,47 +6,27 @@ import (
 	"testing"
 
 	"github.com/zenmetrics-go/zenmetrics"
+	"github.com/zenmetrics-go/zenmetrics/cpu/zensim/zensimtest"
 )
-
-// publishedScores are zensim 0.2.7's hardcoded reference scores for the
-// cross-platform test pairs at 128×128 (zensim/tests/cross_platform.rs,
-// hardcoded_reference_scores, tag zensim-v0.2.7; MIT OR Apache-2.0).
-var publishedScores = []struct {
-	name  string
-	score float64
-}{
-	{"checkerboard+blur", -79.872577454381457},
-	{"checkerboard+sharpen", 29.588149295371096},
-	{"mandelbrot+blur", 8.479272203622543},
-	{"mandelbrot+color_shift", 48.143677644353694},
-	{"noise+blur", 60.014996187146878},
-	{"noise+block_artifacts", 52.798793807864449},
-	{"color_blocks+color_shift", 30.389337020934434},
-	{"color_blocks+sharpen", -5.661428862086183},
-}
-
-// publishedTolerance is the tolerance zensim's own test allows between
-// platforms (±1e-5 on the 0–100 scale; it reports x86 and ARM within ~2e-7).
-const publishedTolerance = 1e-5
 
 // TestPublishedScores re-creates zensim's cross-platform test pairs with
 // its generators and matches its published scores within its tolerance.
 func TestPublishedScores(t *testing.T) {
 	const w, h = 128, 128
-	pairs := testPairs(w, h)
-	for i, want := range publishedScores {
+	pairs := zensimtest.Pairs(w, h)
+	for i, want := range zensimtest.Published {
 		p := pairs[i]
-		if p.name != want.name {
-			t.Fatalf("pair %d is %s, want %s", i, p.name, want.name)
+		if p.Name != want.Name {
+			t.Fatalf("pair %d is %s, want %s", i, p.Name, want.Name)
 		}
-		got, err := Compare(toImage(p.src, w, h), toImage(p.dist, w, h), Config{})
+		got, err := Compare(toImage(p.Src, w, h), toImage(p.Dist, w, h), Config{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		diff := math.Abs(got - want.score)
-		t.Logf("%-26s got %.12f want %.12f diff %.2e", p.name, got, want.score, diff)
-		if diff > publishedTolerance {
-			t.Errorf("%s: score %.12f, published %.12f (|diff| %.2e > %g)", p.name, got, want.score, diff, publishedTolerance)
+		diff := math.Abs(got - want.Score)
+		t.Logf("%-26s got %.12f want %.12f diff %.2e", p.Name, got, want.Score, diff)
+		if diff > zensimtest.PublishedTolerance {
+			t.Errorf("%s: score %.12f, published %.12f (|diff| %.2e > %g)", p.Name, got, want.Score, diff, zensimtest.PublishedTolerance)
 		}
 	}
 }

@@ -8,6 +8,7 @@ import (
 
 	zenmetrics "github.com/zenmetrics-go/zenmetrics"
 	cpuz "github.com/zenmetrics-go/zenmetrics/cpu/zensim"
+	"github.com/zenmetrics-go/zenmetrics/cpu/zensim/zensimtest"
 	"github.com/zenmetrics-go/zenmetrics/gpu/webgpu"
 	"github.com/zenmetrics-go/zenmetrics/gpu/webgpu/internal/gputest"
 	"github.com/zenmetrics-go/zenmetrics/internal/metrictest"
@@ -152,4 +153,36 @@ func (cpuBackend) Prepare(ctx context.Context, m zenmetrics.Metric, ref *zenmetr
 		return nil, zenmetrics.ErrUnsupported
 	}
 	return cpuz.PrepareBackend(ctx, ref, opt, 0)
+}
+
+// TestPublished scores zensim 0.2.7's cross-platform test pairs (its
+// generators, cpu/zensim/zensimtest) on the GPU and matches the scores that
+// test publishes within its own tolerance, 1e-5 (cpu/zensim is within
+// 3.6e-7 of them; the GPU adds its sums' order), and the CPU within tol.
+// Also the generators' images against themselves: exactly 100.
+func TestPublished(t *testing.T) {
+	b := backend(t)
+	const n = zensimtest.PublishedSize
+	pairs := zensimtest.Pairs(n, n)
+	for i, want := range zensimtest.Published {
+		p := pairs[i]
+		if p.Name != want.Name {
+			t.Fatalf("pair %d is %s, want %s", i, p.Name, want.Name)
+		}
+		ref, dist := zensimtest.Image(p.Src, n, n), zensimtest.Image(p.Dist, n, n)
+		compare(t, b, p.Name, ref, dist, zenmetrics.Options{})
+		got, err := zenmetrics.ScoreOnce(context.Background(), b, zenmetrics.Zensim, ref, dist, zenmetrics.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		d := math.Abs(got.Value - want.Score)
+		t.Logf("%-26s webgpu %.12f published %.12f |Δ| %.2e", p.Name, got.Value, want.Score, d)
+		if !(d <= zensimtest.PublishedTolerance) {
+			t.Errorf("%s: %.12f, published %.12f (|Δ| %.2e > %g)", p.Name, got.Value, want.Score, d, zensimtest.PublishedTolerance)
+		}
+		same, err := zenmetrics.ScoreOnce(context.Background(), b, zenmetrics.Zensim, ref, zensimtest.Image(p.Src, n, n), zenmetrics.Options{})
+		if err != nil || same.Value != 100 {
+			t.Errorf("%s: the source against a copy of itself: %v, %v; want exactly 100", p.Name, same.Value, err)
+		}
+	}
 }
