@@ -39,9 +39,12 @@ type Kernel struct {
 
 // Compile builds every kernel (device thread). Modules are compiled once
 // per distinct source and pipelines once per entry and constants (the GPU
-// caches both), so kernels that share a file share its module.
+// caches both), so kernels that share a file share its module. The
+// pipelines are created side by side (GPU.ComputePipelines): a metric's
+// compile costs about its slowest kernel, not the sum of them.
 func Compile(g *GPU, ks []Kernel) error {
-	for _, k := range ks {
+	specs := make([]PipelineSpec, len(ks))
+	for i, k := range ks {
 		src, err := wgsl.Source(k.File)
 		if err != nil {
 			return err
@@ -50,11 +53,14 @@ func Compile(g *GPU, ks []Kernel) error {
 		if err != nil {
 			return err
 		}
-		p, err := g.Pipeline(m, k.Entry, k.Constants)
-		if err != nil {
-			return err
-		}
-		*k.Dst = p
+		specs[i] = PipelineSpec{Module: m, Entry: k.Entry, Constants: k.Constants}
+	}
+	ps, err := g.ComputePipelines(specs)
+	if err != nil {
+		return err
+	}
+	for i, k := range ks {
+		*k.Dst = ps[i]
 	}
 	return nil
 }

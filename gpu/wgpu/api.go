@@ -121,6 +121,18 @@ func (d Device) CreateComputePipeline(desc *ComputePipelineDescriptor) ComputePi
 	return p
 }
 
+// CreateComputePipelineAsync is wgpuDeviceCreateComputePipelineAsync: Dawn
+// compiles the pipeline on its worker threads, so several started before
+// the first wait compile side by side (the driver's compile of a large
+// kernel takes hundreds of ms on NVIDIA). desc and what it points to must
+// stay alive until the future completes; fn gets the pipeline (0 unless
+// status is Success) and the error message.
+func (d Device) CreateComputePipelineAsync(desc *ComputePipelineDescriptor, mode CallbackMode, fn func(CreatePipelineAsyncStatus, ComputePipeline, string)) Future {
+	f := fnDeviceCreateComputeAsync(d, desc, callbackInfo(mode, cbCreateCompute, register(fn, true)))
+	runtime.KeepAlive(desc)
+	return f
+}
+
 // CreateBindGroupLayout is wgpuDeviceCreateBindGroupLayout.
 func (d Device) CreateBindGroupLayout(desc *BindGroupLayoutDescriptor) BindGroupLayout {
 	l := fnDeviceCreateBindGroupLay(d, desc)

@@ -23,6 +23,7 @@ var (
 	cbCompilationInfo uintptr
 	cbDeviceLost      uintptr
 	cbUncapturedError uintptr
+	cbCreateCompute   uintptr
 )
 
 type cbEntry struct {
@@ -136,6 +137,12 @@ func initCallbacks() {
 		cbDeviceLost = newCallback(func(device uintptr, reason uint32, msg cbString, ud1, ud2 uintptr) uintptr {
 			if fn, ok := lookup(ud1).(func(DeviceLostReason, string)); ok {
 				fn(DeviceLostReason(reason), svString(msg))
+			}
+			return 0
+		})
+		cbCreateCompute = newCallback(func(status uint32, pipeline uintptr, msg cbString, ud1, ud2 uintptr) uintptr {
+			if fn, ok := lookup(ud1).(func(CreatePipelineAsyncStatus, ComputePipeline, string)); ok {
+				fn(CreatePipelineAsyncStatus(status), ComputePipeline(pipeline), svString(msg))
 			}
 			return 0
 		})

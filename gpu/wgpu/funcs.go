@@ -27,6 +27,7 @@ var (
 	fnDeviceCreateBuffer         func(d Device, desc *BufferDescriptor) Buffer
 	fnDeviceCreateShaderModule   func(d Device, desc *ShaderModuleDescriptor) ShaderModule
 	fnDeviceCreateComputePipe    func(d Device, desc *ComputePipelineDescriptor) ComputePipeline
+	fnDeviceCreateComputeAsync   func(d Device, desc *ComputePipelineDescriptor, cb CallbackInfo) Future
 	fnDeviceCreateBindGroupLay   func(d Device, desc *BindGroupLayoutDescriptor) BindGroupLayout
 	fnDeviceCreatePipelineLay    func(d Device, desc *PipelineLayoutDescriptor) PipelineLayout
 	fnDeviceCreateBindGroup      func(d Device, desc *BindGroupDescriptor) BindGroup
@@ -100,6 +101,7 @@ var symbols = []struct {
 	{"wgpuDeviceCreateBuffer", &fnDeviceCreateBuffer},
 	{"wgpuDeviceCreateShaderModule", &fnDeviceCreateShaderModule},
 	{"wgpuDeviceCreateComputePipeline", &fnDeviceCreateComputePipe},
+	{"wgpuDeviceCreateComputePipelineAsync", &fnDeviceCreateComputeAsync},
 	{"wgpuDeviceCreateBindGroupLayout", &fnDeviceCreateBindGroupLay},
 	{"wgpuDeviceCreatePipelineLayout", &fnDeviceCreatePipelineLay},
 	{"wgpuDeviceCreateBindGroup", &fnDeviceCreateBindGroup},
