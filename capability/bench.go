@@ -8,21 +8,32 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/zenmetrics-go/zenmetrics"
 )
 
-// Bench defaults: three sizes a decade apart in pixels, enough to fit a
-// line in log2(pixels) without spending more than a few seconds each.
+// Bench defaults: four sizes a factor of 4 apart in pixels (512² for
+// the small photos batches are full of, where fixed per-image costs show,
+// up to 4096²), enough to fit a line in log2(pixels).
+//
+// DefaultBenchTimeLimit is the soft limit of the whole bench. The GPU and
+// the CPU are benched side by side (Bench), so this covers what 40 s did
+// when they took turns.
 var (
-	DefaultBenchSides     = []int{1024, 2048, 4096}
-	DefaultBenchTimeLimit = 40 * time.Second
+	DefaultBenchSides     = []int{512, 1024, 2048, 4096}
+	DefaultBenchTimeLimit = 15 * time.Second
 )
 
-// DefaultCPUBenchMaxPixels keeps the CPU to the two smaller sizes: 4096² on
+// DefaultCPUBenchMaxPixels keeps the CPU to the smaller sizes: 4096² on
 // a 2-core machine would take longer than the whole quick bench may.
 const DefaultCPUBenchMaxPixels = 2048 * 2048
+
+// DefaultRunBudget is how much timed work a cell needs before it stops
+// early (BenchConfig.RunBudget): a run of a quarter second or more varies
+// by a few per cent, so repeating it buys little precision for its time.
+const DefaultRunBudget = 250 * time.Millisecond
 
 // BenchTarget is one backend class to measure.
 type BenchTarget struct {
@@ -40,6 +51,20 @@ type BenchTarget struct {
 	RecordVRAM bool
 	// Metrics restricts the metrics of this target (nil: BenchConfig.Metrics).
 	Metrics []zenmetrics.Metric
+	// Concurrency is how many tasks the scheduler runs on this backend at
+	// once (the orchestrator's CPU workers): the cell runs that many
+	// one-shot tasks side by side and records the median time of one
+	// task among them. CPU workers share caches, memory bandwidth and
+	// (with SMT) cores, so one task alone on an idle machine is faster
+	// than each of them in a batch; the chooser divides the queue by the
+	// workers and needs the time of one task *among* them. 0 or 1: one
+	// task at a time.
+	Concurrency int
+	// MemBytes bounds the memory the concurrent tasks may use together,
+	// by Estimate (0: no bound): fewer run at once when they would not fit.
+	MemBytes int64
+	// Path describes what runs (threads, SIMD kernels), for the report.
+	Path string
 }
 
 // BenchConfig says what Bench measures and how long it may take.
@@ -47,14 +72,25 @@ type BenchConfig struct {
 	Metrics []zenmetrics.Metric // nil: every metric some target supports
 	Targets []BenchTarget
 	Sides   []int // square sizes; nil: DefaultBenchSides
-	WarmUps int   // 0: 2
-	Runs    int   // 0: 3 (the p50 of these is recorded)
+	// WarmUps are the untimed runs before a (metric, target)'s first
+	// measured size (they compile kernels and fill buffer pools); later
+	// sizes warm up only where a run is cheap (under a quarter of
+	// RunBudget). A MemoryMeter's measurement is taken on a warm-up when
+	// there is one. 0: 1.
+	WarmUps int
+	// Runs is the most timed runs (rounds, with Concurrency) per cell; the
+	// p50 of their times is recorded. 0: 3.
+	Runs int
+	// RunBudget stops a cell's timed runs once they add up to this much
+	// (at least one runs). 0: DefaultRunBudget.
+	RunBudget time.Duration
 	// TimeLimit is soft: a size whose predicted cost would cross it is
 	// skipped, a run in progress is never cut. 0: DefaultBenchTimeLimit.
 	TimeLimit time.Duration
 	Seed      uint64
 	Logger    *slog.Logger
-	// Progress, if set, sees each cell as it finishes (for a CLI).
+	// Progress, if set, sees each cell as it finishes (for a CLI); calls
+	// are serialised, but cells of different backends interleave.
 	Progress func(BenchResult)
 	// Now is the clock (tests); nil: time.Now.
 	Now func() time.Time
@@ -76,6 +112,11 @@ type BenchResult struct {
 	VRAMPredictedMiB float64 `json:"vram_predicted_mib,omitempty"`
 	VRAMMeasured     bool    `json:"vram_measured,omitempty"`
 	VRAMDeviceMiB    float64 `json:"vram_device_mib,omitempty"`
+	// Concurrent is how many tasks ran side by side in each timed round
+	// (BenchTarget.Concurrency after the memory bound; 0 or 1: one), and
+	// Path what ran (BenchTarget.Path).
+	Concurrent int    `json:"concurrent,omitempty"`
+	Path       string `json:"path,omitempty"`
 	// Skipped says why nothing was measured ("time limit", "unsupported", ...).
 	Skipped string `json:"skipped,omitempty"`
 	// Err is the failure, if the cell ran and failed (OOM included).
@@ -100,62 +141,186 @@ type BenchReport struct {
 	Elapsed time.Duration `json:"elapsed_ns"`
 }
 
+// benchPlan is what one Bench call shares among its lanes.
+type benchPlan struct {
+	cfg       BenchConfig
+	sides     []int
+	metrics   []zenmetrics.Metric
+	warm      int
+	runs      int
+	budget    time.Duration
+	limit     time.Duration
+	start     time.Time
+	log       *slog.Logger
+	pairs     []benchPair // per side, generated once
+	mu        sync.Mutex  // guards p, measured, progress calls
+	p         *Profile
+	measured  map[zenmetrics.Metric]bool
+	cells     [][][]BenchResult // [side][metric][target]
+	cancelled error
+}
+
+type benchPair struct {
+	once      sync.Once
+	ref, dist *zenmetrics.Image
+}
+
+func (b *benchPlan) pair(si int) (ref, dist *zenmetrics.Image) {
+	bp := &b.pairs[si]
+	bp.once.Do(func() { bp.ref, bp.dist = SyntheticPair(b.sides[si], b.sides[si], b.cfg.Seed) })
+	return bp.ref, bp.dist
+}
+
 // Bench measures each metric on each target at each size, size by size so
 // that the soft time limit cuts the largest sizes first, and records the
 // p50 ns/px (prepare + score + release: what a cold task costs) and the
 // backend's memory estimate into p. A success at a size clears an OOM cell
 // recorded there (the cell was the load of the day, not a limit); a failure
 // with ErrOutOfMemory records one and stops that target at larger sizes.
+//
+// Targets on different backends are benched side by side, one goroutine
+// per backend (the CPU's cells run while the GPU's do, as they do in a
+// batch); targets sharing a backend take turns, so a GPU's cells never
+// measure each other. The report lists the cells in the same order
+// whatever the interleaving: by size, metric, then target.
 func Bench(ctx context.Context, cfg BenchConfig, p *Profile) (rep *BenchReport, err error) {
 	defer zenmetrics.Recover(&err)
 	now := cfg.Now
 	if now == nil {
 		now = time.Now
 	}
-	log := cfg.Logger
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
+	b := &benchPlan{cfg: cfg, sides: cfg.Sides, metrics: cfg.Metrics, warm: cfg.WarmUps, runs: cfg.Runs,
+		budget: cfg.RunBudget, limit: cfg.TimeLimit, log: cfg.Logger, p: p, measured: map[zenmetrics.Metric]bool{}}
+	if b.log == nil {
+		b.log = slog.New(slog.DiscardHandler)
 	}
-	sides := cfg.Sides
-	if len(sides) == 0 {
-		sides = DefaultBenchSides
+	if len(b.sides) == 0 {
+		b.sides = DefaultBenchSides
 	}
-	warm, runs := cfg.WarmUps, cfg.Runs
-	if warm <= 0 {
-		warm = 2
+	if b.warm <= 0 {
+		b.warm = 1
 	}
-	if runs <= 0 {
-		runs = 3
+	if b.runs <= 0 {
+		b.runs = 3
 	}
-	limit := cfg.TimeLimit
-	if limit <= 0 {
-		limit = DefaultBenchTimeLimit
+	if b.budget <= 0 {
+		b.budget = DefaultRunBudget
 	}
-	metrics := cfg.Metrics
-	if len(metrics) == 0 {
-		metrics = zenmetrics.AllMetrics()
+	if b.limit <= 0 {
+		b.limit = DefaultBenchTimeLimit
 	}
-	start := time.Now()
+	if len(b.metrics) == 0 {
+		b.metrics = zenmetrics.AllMetrics()
+	}
+	b.pairs = make([]benchPair, len(b.sides))
+	b.cells = make([][][]BenchResult, len(b.sides))
+	for si := range b.cells {
+		b.cells[si] = make([][]BenchResult, len(b.metrics))
+		for mi := range b.cells[si] {
+			b.cells[si][mi] = make([]BenchResult, len(cfg.Targets))
+		}
+	}
+	b.start = time.Now()
+	var wg sync.WaitGroup
+	var panicErr error
+	for _, lane := range lanes(cfg.Targets) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var perr error
+			func() {
+				defer zenmetrics.Recover(&perr)
+				b.runLane(ctx, lane)
+			}()
+			if perr != nil {
+				b.mu.Lock()
+				if panicErr == nil {
+					panicErr = perr
+				}
+				b.mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
 	rep = &BenchReport{}
+	for si := range b.cells {
+		for mi := range b.cells[si] {
+			for ti, t := range cfg.Targets {
+				if t.Metrics != nil && !slices.Contains(t.Metrics, b.metrics[mi]) {
+					continue
+				}
+				if r := b.cells[si][mi][ti]; r.Class != "" {
+					rep.Results = append(rep.Results, r)
+				}
+			}
+		}
+	}
+	rep.Elapsed = time.Since(b.start)
+	if panicErr != nil {
+		return rep, panicErr
+	}
+	if b.cancelled != nil {
+		return rep, b.cancelled
+	}
+	t := now().UTC().Truncate(time.Second)
+	for m := range b.measured {
+		p.Metric(m).LastMeasured = t
+	}
+	p.LastValidated = t
+	return rep, nil
+}
+
+// lanes groups the targets' indexes by backend, in order of first use.
+func lanes(ts []BenchTarget) [][]int {
+	var out [][]int
+	var seen []zenmetrics.Backend
+next:
+	for i, t := range ts {
+		for li, b := range seen {
+			if sameBackend(b, t.Backend) {
+				out[li] = append(out[li], i)
+				continue next
+			}
+		}
+		seen = append(seen, t.Backend)
+		out = append(out, []int{i})
+	}
+	return out
+}
+
+// sameBackend compares two backends without panicking on a dynamic type
+// that is not comparable (such backends each get a lane).
+func sameBackend(a, b zenmetrics.Backend) (same bool) {
+	defer func() {
+		if recover() != nil {
+			same = false
+		}
+	}()
+	return a == b
+}
+
+// runLane benches one backend's targets, size by size.
+func (b *benchPlan) runLane(ctx context.Context, lane []int) {
 	type key struct {
 		m zenmetrics.Metric
 		t int
 	}
 	lastNs := map[key]float64{} // last ns/px, to predict the next size
 	stopped := map[key]string{} // why a target stopped for a metric
-	measured := map[zenmetrics.Metric]bool{}
-	for _, side := range sides {
+	for si, side := range b.sides {
 		px := int64(side) * int64(side)
-		var ref, dist *zenmetrics.Image // generated lazily, once per size
-		for _, m := range metrics {
-			for ti, t := range cfg.Targets {
+		for mi, m := range b.metrics {
+			for _, ti := range lane {
+				t := b.cfg.Targets[ti]
 				if t.Metrics != nil && !slices.Contains(t.Metrics, m) {
 					continue
 				}
-				res := BenchResult{Metric: m, Class: t.Class, Backend: t.Backend.Name(), Side: side, Pixels: px}
+				res := BenchResult{Metric: m, Class: t.Class, Backend: t.Backend.Name(), Side: side, Pixels: px, Path: t.Path}
 				k := key{m, ti}
 				bytes, ok := t.Backend.Estimate(m, side, side, t.Mode)
 				switch {
+				case ctx.Err() != nil:
+					res.Skipped = "cancelled"
 				case !ok:
 					res.Skipped = "unsupported"
 				case t.MaxPixels > 0 && px > t.MaxPixels:
@@ -163,71 +328,92 @@ func Bench(ctx context.Context, cfg BenchConfig, p *Profile) (rep *BenchReport, 
 				case stopped[k] != "":
 					res.Skipped = stopped[k]
 				}
+				ns, seen := lastNs[k]
+				warm := 0
+				if !seen || ns*float64(px) < float64(b.budget)/4 {
+					warm = b.warm
+				}
 				if res.Skipped == "" {
-					elapsed := time.Since(start)
-					if ns, ok := lastNs[k]; ok {
+					elapsed := time.Since(b.start)
+					if seen {
 						// Larger images cost a bit more per pixel (caches).
-						predicted := time.Duration(ns * 1.2 * float64(px) * float64(warm+runs))
-						if elapsed+predicted > limit {
-							res.Skipped = fmt.Sprintf("time limit (%v predicted, %v left)", predicted.Round(time.Millisecond), (limit - elapsed).Round(time.Millisecond))
+						predicted := time.Duration(ns * 1.2 * float64(px) * float64(warm+1))
+						if elapsed+predicted > b.limit {
+							res.Skipped = fmt.Sprintf("time limit (%v predicted, %v left)", predicted.Round(time.Millisecond), (b.limit - elapsed).Round(time.Millisecond))
 						}
-					} else if elapsed > limit {
+					} else if elapsed > b.limit {
 						res.Skipped = "time limit"
 					}
 				}
 				if res.Skipped != "" {
-					rep.Results = append(rep.Results, res)
-					if cfg.Progress != nil {
-						cfg.Progress(res)
-					}
+					b.record(si, mi, ti, res)
 					continue
 				}
-				if ref == nil {
-					ref, dist = SyntheticPair(side, side, cfg.Seed)
-				}
+				ref, dist := b.pair(si)
 				if t.RecordVRAM && bytes > 0 {
 					res.VRAMMiB = float64(bytes) / (1 << 20)
 					res.VRAMPredictedMiB = res.VRAMMiB
 				}
-				res.Runs, res.Err = timeRuns(ctx, t, m, ref, dist, warm, runs)
-				if res.Err == nil && t.RecordVRAM {
-					res.Err = measureVRAM(ctx, t, m, ref, dist, &res)
+				conc := concurrency(t, bytes)
+				if conc > 1 {
+					res.Concurrent = conc
 				}
+				res.Runs, res.Err = b.timeCell(ctx, t, m, ref, dist, warm, conc, &res)
 				if res.Err != nil {
 					if ctxErr := ctx.Err(); ctxErr != nil {
-						return rep, ctxErr
+						b.mu.Lock()
+						b.cancelled = ctxErr
+						b.mu.Unlock()
+						res.Error = res.Err.Error()
+						b.record(si, mi, ti, res)
+						return
 					}
 					res.Error = res.Err.Error()
 					stopped[k] = "failed at a smaller size"
 					if errors.Is(res.Err, zenmetrics.ErrOutOfMemory) {
-						p.RecordOOM(m, Cell{Backend: t.Class, Pixels: px})
+						b.mu.Lock()
+						b.p.RecordOOM(m, Cell{Backend: t.Class, Pixels: px})
+						b.mu.Unlock()
 						stopped[k] = "out of memory at a smaller size"
 					}
-					log.Warn("bench cell failed", "metric", m, "backend", t.Class, "side", side, "err", res.Err)
+					b.log.Warn("bench cell failed", "metric", m, "backend", t.Class, "side", side, "err", res.Err)
 				} else {
 					p50 := median(res.Runs)
 					res.NsPerPx = float64(p50.Nanoseconds()) / float64(px)
 					res.MPPerS = 1e3 / res.NsPerPx
 					lastNs[k] = res.NsPerPx
-					p.SetSample(m, t.Class, Sample{Pixels: px, NsPerPx: res.NsPerPx, VRAMMiB: res.VRAMMiB})
-					clearOOM(p, m, Cell{Backend: t.Class, Pixels: px})
-					measured[m] = true
-					log.Debug("bench cell", "metric", m, "backend", t.Class, "side", side, "ns_per_px", res.NsPerPx)
+					b.mu.Lock()
+					b.p.SetSample(m, t.Class, Sample{Pixels: px, NsPerPx: res.NsPerPx, VRAMMiB: res.VRAMMiB})
+					clearOOM(b.p, m, Cell{Backend: t.Class, Pixels: px})
+					b.measured[m] = true
+					b.mu.Unlock()
+					b.log.Debug("bench cell", "metric", m, "backend", t.Class, "side", side, "ns_per_px", res.NsPerPx,
+						"runs", len(res.Runs), "concurrent", conc)
 				}
-				rep.Results = append(rep.Results, res)
-				if cfg.Progress != nil {
-					cfg.Progress(res)
-				}
+				b.record(si, mi, ti, res)
 			}
 		}
 	}
-	t := now().UTC().Truncate(time.Second)
-	for m := range measured {
-		p.Metric(m).LastMeasured = t
+}
+
+// record files a finished cell and shows it to Progress.
+func (b *benchPlan) record(si, mi, ti int, res BenchResult) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.cells[si][mi][ti] = res
+	if b.cfg.Progress != nil {
+		b.cfg.Progress(res)
 	}
-	p.LastValidated = t
-	rep.Elapsed = time.Since(start)
-	return rep, nil
+}
+
+// concurrency is how many tasks of a cell run side by side: the target's
+// Concurrency, fewer when their estimated memory would exceed MemBytes.
+func concurrency(t BenchTarget, bytes int64) int {
+	c := max(1, t.Concurrency)
+	if t.MemBytes > 0 && bytes > 0 {
+		c = int(min(int64(c), max(1, t.MemBytes/bytes)))
+	}
+	return c
 }
 
 func clearOOM(p *Profile, m zenmetrics.Metric, c Cell) {
@@ -235,57 +421,90 @@ func clearOOM(p *Profile, m zenmetrics.Metric, c Cell) {
 	mp.CellsFailedOOM = slices.DeleteFunc(mp.CellsFailedOOM, func(x Cell) bool { return x == c })
 }
 
-// timeRuns does the warm-ups then the timed runs of one cell.
-func timeRuns(ctx context.Context, t BenchTarget, m zenmetrics.Metric, ref, dist *zenmetrics.Image, warm, runs int) ([]time.Duration, error) {
+// timeCell does a cell's warm-ups (a MemoryMeter measures the device
+// memory on the last one, or on an extra run when there is none), then up
+// to b.runs timed rounds of conc tasks side by side, stopping once the
+// rounds add up to b.budget. It returns the time of every task.
+func (b *benchPlan) timeCell(ctx context.Context, t BenchTarget, m zenmetrics.Metric, ref, dist *zenmetrics.Image, warm, conc int, res *BenchResult) ([]time.Duration, error) {
 	opt := zenmetrics.Options{Mode: t.Mode}
 	once := func() (err error) {
 		defer zenmetrics.Recover(&err)
 		_, err = zenmetrics.ScoreOnce(ctx, t.Backend, m, ref, dist, opt)
 		return err
 	}
-	for range warm {
-		if err := once(); err != nil {
+	round := func(out []time.Duration) ([]time.Duration, error) {
+		if conc <= 1 {
+			t0 := time.Now()
+			err := once()
+			return append(out, time.Since(t0)), err
+		}
+		ds := make([]time.Duration, conc)
+		errs := make([]error, conc)
+		var wg sync.WaitGroup
+		for i := range conc {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				t0 := time.Now()
+				errs[i] = once()
+				ds[i] = time.Since(t0)
+			}()
+		}
+		wg.Wait()
+		return append(out, ds...), errors.Join(errs...)
+	}
+	mm, meter := t.Backend.(MemoryMeter)
+	meter = meter && t.RecordVRAM
+	measure := func(fn func() error) error {
+		peak, dev, err := mm.MeasureMemory(ctx, fn)
+		if err != nil {
+			return err
+		}
+		res.VRAMMiB = float64(peak) / (1 << 20)
+		res.VRAMMeasured = true
+		res.VRAMDeviceMiB = -1
+		if dev >= 0 {
+			res.VRAMDeviceMiB = float64(dev) / (1 << 20)
+		}
+		return nil
+	}
+	for i := range warm {
+		var err error
+		if meter && i == warm-1 {
+			err = measure(once)
+		} else {
+			_, err = round(nil)
+		}
+		if err != nil {
 			return nil, err
 		}
 	}
-	out := make([]time.Duration, 0, runs)
-	for range runs {
-		t0 := time.Now()
-		if err := once(); err != nil {
+	if meter && warm == 0 {
+		if err := measure(once); err != nil {
 			return nil, err
 		}
-		out = append(out, time.Since(t0))
+	}
+	var out []time.Duration
+	var spent time.Duration
+	for r := 0; r < b.runs && (r == 0 || spent < b.budget); r++ {
+		t0 := time.Now()
+		var err error
+		if out, err = round(out); err != nil {
+			return nil, err
+		}
+		spent += time.Since(t0)
 	}
 	return out, nil
 }
 
-// measureVRAM runs the cell once more under the backend's MemoryMeter and
-// records the measured peak in res (nothing without a meter).
-func measureVRAM(ctx context.Context, t BenchTarget, m zenmetrics.Metric, ref, dist *zenmetrics.Image, res *BenchResult) error {
-	mm, ok := t.Backend.(MemoryMeter)
-	if !ok {
-		return nil
-	}
-	peak, dev, err := mm.MeasureMemory(ctx, func() (err error) {
-		defer zenmetrics.Recover(&err)
-		_, err = zenmetrics.ScoreOnce(ctx, t.Backend, m, ref, dist, zenmetrics.Options{Mode: t.Mode})
-		return err
-	})
-	if err != nil {
-		return err
-	}
-	res.VRAMMiB = float64(peak) / (1 << 20)
-	res.VRAMMeasured = true
-	res.VRAMDeviceMiB = -1
-	if dev >= 0 {
-		res.VRAMDeviceMiB = float64(dev) / (1 << 20)
-	}
-	return nil
-}
-
+// median of ds; of an even count, the mean of the middle two (a cell
+// stopped early by RunBudget may have two runs: neither alone is its p50).
 func median(ds []time.Duration) time.Duration {
 	s := slices.Clone(ds)
 	slices.Sort(s)
+	if len(s)%2 == 0 {
+		return (s[len(s)/2-1] + s[len(s)/2]) / 2
+	}
 	return s[len(s)/2]
 }
 

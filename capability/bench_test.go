@@ -6,6 +6,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -98,13 +99,14 @@ func TestBenchRecordsAndLimits(t *testing.T) {
 	if s := p.Samples(zenmetrics.SSIMULACRA2, ClassCPU); len(s) != 2 {
 		t.Fatalf("cpu samples %+v", s)
 	}
-	// 2 warm-ups + 3 runs per measured cell; the OOM cell fails at the first.
-	// gpu: 64,128 measured (10) + 256 (1); cpu: 64,128 (10)
-	if n := gpu.prepares.Load(); n != 11 {
-		t.Fatalf("gpu prepares %d, want 11", n)
+	// 1 warm-up (cheap runs warm up at every size) + 3 runs per measured
+	// cell; the OOM cell fails at the first.
+	// gpu: 64,128 measured (8) + 256 (1); cpu: 64,128 (8)
+	if n := gpu.prepares.Load(); n != 9 {
+		t.Fatalf("gpu prepares %d, want 9", n)
 	}
-	if n := cpu.prepares.Load(); n != 10 {
-		t.Fatalf("cpu prepares %d, want 10", n)
+	if n := cpu.prepares.Load(); n != 8 {
+		t.Fatalf("cpu prepares %d, want 8", n)
 	}
 	if p.LastValidated.IsZero() || p.Metric(zenmetrics.SSIMULACRA2).LastMeasured.IsZero() {
 		t.Fatal("timestamps not set")
@@ -118,13 +120,14 @@ func TestBenchSoftTimeLimit(t *testing.T) {
 		Metrics:   []zenmetrics.Metric{zenmetrics.SSIMULACRA2},
 		Sides:     smallSides,
 		Targets:   []BenchTarget{{Class: ClassCPU, Backend: slow}},
-		TimeLimit: 20 * time.Millisecond,
+		TimeLimit: 5 * time.Millisecond,
 	}
 	rep, err := Bench(context.Background(), cfg, p)
 	if err != nil {
 		t.Fatal(err)
 	}
-	// 128² predicted ≈ 5 runs × 3.3 ms × 1.2 ≈ 20 ms: over the limit.
+	// 64² takes ~3.3 ms (a warm-up and 3 runs); 128² is predicted at
+	// 2 runs × 3.3 ms × 1.2 ≈ 8 ms: over the limit.
 	if rep.Results[0].NsPerPx <= 0 {
 		t.Fatalf("smallest size must run: %+v", rep.Results[0])
 	}
@@ -315,5 +318,132 @@ func TestWarmKeepsOOMCellsOfSameMachine(t *testing.T) {
 	res, _ = Warm(context.Background(), cfg)
 	if c := res.Profile.OOMCells(zenmetrics.SSIMULACRA2); len(c) != 1 {
 		t.Fatalf("re-bench forgot the OOM cell: %+v", c)
+	}
+}
+
+// gateBackend's Score waits until the other backend (peer) has started a
+// Score, or gives up after a while and says so: two lanes benched one
+// after the other never meet.
+type gateBackend struct {
+	fakeBackend
+	started chan struct{} // closed at this backend's first Score
+	once    sync.Once
+	peer    *gateBackend
+	met     atomic.Bool
+}
+
+func (g *gateBackend) Prepare(ctx context.Context, m zenmetrics.Metric, ref *zenmetrics.Image, o zenmetrics.Options) (zenmetrics.Reference, error) {
+	g.prepares.Add(1)
+	return gateRef{g}, nil
+}
+
+type gateRef struct{ g *gateBackend }
+
+func (r gateRef) Score(ctx context.Context, d *zenmetrics.Image) (zenmetrics.Score, error) {
+	r.g.once.Do(func() { close(r.g.started) })
+	select {
+	case <-r.g.peer.started:
+		r.g.met.Store(true)
+	case <-time.After(5 * time.Second):
+	}
+	return zenmetrics.Score{Value: 1}, nil
+}
+func (r gateRef) Release() {}
+
+// Targets on different backends run side by side; the cells still come
+// out in size, metric, target order.
+func TestBenchLanesRunSideBySide(t *testing.T) {
+	a := &gateBackend{fakeBackend: fakeBackend{name: "gpu"}, started: make(chan struct{})}
+	c := &gateBackend{fakeBackend: fakeBackend{name: "cpu"}, started: make(chan struct{})}
+	a.peer, c.peer = c, a
+	p := NewProfile(testReport(), time.Now())
+	rep, err := Bench(context.Background(), BenchConfig{
+		Metrics: []zenmetrics.Metric{zenmetrics.SSIMULACRA2},
+		Sides:   []int{64},
+		Runs:    1,
+		Targets: []BenchTarget{{Class: ClassGPUFull, Backend: a}, {Class: ClassCPU, Backend: c}},
+	}, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !a.met.Load() || !c.met.Load() {
+		t.Fatal("the two backends' cells did not run at the same time")
+	}
+	if len(rep.Results) != 2 || rep.Results[0].Class != ClassGPUFull || rep.Results[1].Class != ClassCPU {
+		t.Fatalf("results %+v", rep.Results)
+	}
+}
+
+// concBackend counts the most Prepare calls in flight at once. Each call
+// waits (up to a few seconds) until `gate` calls are in, so the count does
+// not depend on how fast goroutines start on a loaded machine.
+type concBackend struct {
+	fakeBackend
+	gate      int
+	mu        sync.Mutex
+	cur, peak int
+	full      chan struct{}
+}
+
+func (b *concBackend) Prepare(ctx context.Context, m zenmetrics.Metric, ref *zenmetrics.Image, o zenmetrics.Options) (zenmetrics.Reference, error) {
+	b.mu.Lock()
+	b.cur++
+	b.peak = max(b.peak, b.cur)
+	full := b.full
+	if b.cur == b.gate {
+		close(b.full)
+		b.full = make(chan struct{})
+	}
+	b.mu.Unlock()
+	select {
+	case <-full:
+	case <-time.After(3 * time.Second):
+	}
+	b.mu.Lock()
+	b.cur--
+	b.mu.Unlock()
+	return b.fakeBackend.Prepare(ctx, m, ref, o)
+}
+
+// A CPU target with Concurrency runs that many tasks at once (fewer when
+// MemBytes would be exceeded) and records one time per task.
+func TestBenchConcurrentCells(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		mem  int64
+		want int
+	}{{"four", 0, 4}, {"memory-bound", 64 * 64 * 16 * 2, 2}} {
+		t.Run(tc.name, func(t *testing.T) {
+			b := &concBackend{fakeBackend: fakeBackend{name: "cpu", nsPerPx: 0.1}, gate: tc.want, full: make(chan struct{})}
+			p := NewProfile(testReport(), time.Now())
+			rep, err := Bench(context.Background(), BenchConfig{
+				Metrics: []zenmetrics.Metric{zenmetrics.SSIMULACRA2},
+				Sides:   []int{64},
+				Runs:    2,
+				Targets: []BenchTarget{{Class: ClassCPU, Backend: b, Concurrency: 4, MemBytes: tc.mem, Path: "4 workers"}},
+			}, p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := rep.Results[0]
+			if b.peak != tc.want || r.Concurrent != tc.want || len(r.Runs) != 2*tc.want || r.Path != "4 workers" {
+				t.Fatalf("peak %d in flight, cell %+v; want %d at once, %d runs", b.peak, r, tc.want, 2*tc.want)
+			}
+			if s := p.Samples(zenmetrics.SSIMULACRA2, ClassCPU); len(s) != 1 || s[0].NsPerPx <= 0 {
+				t.Fatalf("samples %+v", s)
+			}
+		})
+	}
+}
+
+// The p50 of an even count of runs is the mean of the middle two, not the
+// slower of them.
+func TestMedianEven(t *testing.T) {
+	ms := time.Millisecond
+	if got := median([]time.Duration{4 * ms, 2 * ms}); got != 3*ms {
+		t.Fatalf("median of 2 ms and 4 ms = %v", got)
+	}
+	if got := median([]time.Duration{5 * ms, 1 * ms, 3 * ms}); got != 3*ms {
+		t.Fatalf("median of 1, 3, 5 ms = %v", got)
 	}
 }

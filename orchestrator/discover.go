@@ -44,19 +44,7 @@ type backendSlot struct {
 // CPU backend always, one slot per WebGPU adapter and one per CUDA device.
 // Nothing else in the orchestrator names a concrete backend.
 func discoverBackends(ctx context.Context, cfg Config, rep *capability.Report) ([]backendSlot, error) {
-	workers := cfg.Pool.MaxParallelCPU
-	if workers <= 0 {
-		workers = cfg.MaxParallelCPU
-	}
-	if workers <= 0 {
-		workers = runtime.NumCPU()
-	}
-	threads := cfg.CPUThreads
-	if threads <= 0 {
-		// Keep workers × threads ≈ cores: a batch is fastest with one
-		// thread per task, a single worker should use the whole machine.
-		threads = max(1, runtime.NumCPU()/workers)
-	}
+	_, threads := cpuPool(cfg)
 	slots := []backendSlot{{name: "cpu", gpuIndex: -1, backend: cpu.New(cpu.Config{Threads: threads})}}
 	if cfg.DisableGPU {
 		return slots, nil
@@ -90,6 +78,24 @@ func discoverBackends(ctx context.Context, cfg Config, rep *capability.Report) (
 	// CUDA devices, when the NVIDIA driver loads (discover_cuda.go).
 	slots = append(slots, cudaSlots()...)
 	return slots, nil
+}
+
+// cpuPool is the CPU workers and the threads each of their tasks may use.
+func cpuPool(cfg Config) (workers, threads int) {
+	workers = cfg.Pool.MaxParallelCPU
+	if workers <= 0 {
+		workers = cfg.MaxParallelCPU
+	}
+	if workers <= 0 {
+		workers = runtime.NumCPU()
+	}
+	threads = cfg.CPUThreads
+	if threads <= 0 {
+		// Keep workers × threads ≈ cores: a batch is fastest with one
+		// thread per task, a single worker should use the whole machine.
+		threads = max(1, runtime.NumCPU()/workers)
+	}
+	return workers, threads
 }
 
 // nvmlState opens NVML once per process for every GPU slot.

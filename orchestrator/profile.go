@@ -3,10 +3,12 @@ package orchestrator
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/zenmetrics-go/zenmetrics"
 	"github.com/zenmetrics-go/zenmetrics/capability"
+	"github.com/zenmetrics-go/zenmetrics/cpusimd"
 	"github.com/zenmetrics-go/zenmetrics/ladder"
 )
 
@@ -108,8 +110,18 @@ func (o *Orchestrator) benchTargets(ctx context.Context) ([]capability.BenchTarg
 	}
 	if o.cpu != nil {
 		if b := o.cpu.backendNow(); b != nil {
+			// The CPU cell measures the path a batch runs: the pool's
+			// workers side by side, each task with the threads it gets
+			// there and the kernels this build and CPU use.
+			workers := o.poolConfig().MaxParallelCPU
+			_, threads := cpuPool(o.cfg)
+			simd := "generic kernels"
+			if cpusimd.Enabled() {
+				simd = "AVX2+FMA kernels"
+			}
 			ts = append(ts, capability.BenchTarget{Class: capability.ClassCPU, Backend: b, Mode: zenmetrics.ModeFull,
-				MaxPixels: capability.DefaultCPUBenchMaxPixels})
+				MaxPixels: capability.DefaultCPUBenchMaxPixels, Concurrency: workers, MemBytes: o.report.CPU.RAMMiB << 20 / 2,
+				Path: fmt.Sprintf("%d workers side by side, %d thread(s) each, %s", workers, threads, simd)})
 		}
 	}
 	return ts, initMs

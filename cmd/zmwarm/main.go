@@ -4,7 +4,7 @@
 // from other hardware, and prints what the profile says.
 //
 //	zmwarm [--force] [--json] [--print] [--cache-dir DIR] [--cpu-only]
-//	       [--metrics ssim2,...] [--sizes 1024,2048,4096] [--time-limit 40s]
+//	       [--metrics ssim2,...] [--sizes 512,1024,2048,4096] [--time-limit 15s]
 //	       [--validity 168h] [-v] [--version] [--help]
 //
 // Run it once when a machine (or a container image) is provisioned, or on
@@ -72,7 +72,7 @@ func parse(args []string, stderr io.Writer) (*options, int, bool) {
 	fs.BoolVar(&o.version, "version", false, "print the version and exit")
 	fs.StringVar(&o.cacheDir, "cache-dir", "", "profile directory (default: the user cache dir + /zenmetrics)")
 	metrics := fs.String("metrics", "", "metrics to bench, comma-separated (default: every one a backend implements)")
-	sizes := fs.String("sizes", "", "square image sides to bench, comma-separated (default 1024,2048,4096)")
+	sizes := fs.String("sizes", "", "square image sides to bench, comma-separated (default 512,1024,2048,4096)")
 	maxPixels := fs.Int64("max-pixels", imageio.DefaultMaxPixels, "refuse bench sizes of more pixels (side²) than this, as zmscore refuses larger images")
 	fs.DurationVar(&o.timeLimit, "time-limit", capability.DefaultBenchTimeLimit, "soft limit of the bench: larger sizes are skipped past it")
 	fs.DurationVar(&o.validity, "validity", capability.DefaultCacheValidity, "re-bench a profile older than this")
@@ -312,6 +312,24 @@ func writeTable(w io.Writer, o *orchestrator.Orchestrator, res *capability.WarmR
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t\t%s\n", r.Metric, r.Backend, size, ns, mps, vram, r.Note)
 	}
 	tw.Flush()
+	if path := cpuPath(res); path != "" {
+		// What the cpu cells timed: one task among the pool's workers,
+		// the way a batch runs them, not one task alone.
+		fmt.Fprintf(w, "\ncpu cells: %s (ns/px of one task among them)\n", path)
+	}
+}
+
+// cpuPath is what the bench's cpu cells ran ("" when none ran).
+func cpuPath(res *capability.WarmResult) string {
+	if res == nil || res.Bench == nil {
+		return ""
+	}
+	for _, b := range res.Bench.Results {
+		if b.Class == capability.ClassCPU && b.Path != "" && b.NsPerPx > 0 {
+			return b.Path
+		}
+	}
+	return ""
 }
 
 func writeJSON(w io.Writer, o *orchestrator.Orchestrator, res *capability.WarmResult) error {
@@ -328,9 +346,11 @@ func writeJSON(w io.Writer, o *orchestrator.Orchestrator, res *capability.WarmRe
 		GPUs          []capability.GPUInfo `json:"gpus"`
 		Rows          []row                `json:"rows"`
 		Warning       string               `json:"warning,omitempty"`
+		CPUPath       string               `json:"cpu_path,omitempty"`
 	}{
 		Path: res.Path, MachineHash: p.MachineHash, Benched: res.Benched, Reason: string(res.Reason),
 		LastValidated: p.LastValidated, Backends: o.Backends(), CPU: p.CPU, GPUs: p.GPUs, Rows: rows(p, res),
+		CPUPath: cpuPath(res),
 	}
 	if res.Bench != nil {
 		out.BenchSeconds = res.Bench.Elapsed.Seconds()
