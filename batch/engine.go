@@ -81,6 +81,13 @@ type BackendEngineConfig struct {
 	// CacheRefs is how many prepared references to keep (default 2 ×
 	// Workers); the least recently used unused one is released first.
 	CacheRefs int
+	// Lanes, when set, replaces Backend with one backend per lane: worker
+	// i scores on lane i mod len(Lanes), and each lane prepares its own
+	// copy of a reference. For a GPU the lanes are separate devices on
+	// one adapter (each with its own device thread), so one device's
+	// wait for its results overlaps the others' encoding and the GPU
+	// runs their work back to back.
+	Lanes []BackendFor
 }
 
 // BackendEngine is an Engine over plain zenmetrics.Backends: a pool of
@@ -100,6 +107,12 @@ type BackendEngine struct {
 	mu    sync.Mutex
 	cache map[prepKey]*prepEntry
 	lru   *list.List // of *prepEntry with users == 0, front = most recent
+	// first holds, per metric, a channel closed when the first Prepare
+	// of that metric (on any lane) has returned: a GPU compiles the
+	// metric's kernels then, and the driver caches what it compiled, so
+	// the other lanes' first Prepare waits for it instead of compiling
+	// the same kernels beside it, each of them slower for the company.
+	first map[zenmetrics.Metric]chan struct{}
 
 	upMu sync.Mutex
 	// meters are the backends used so far that measure their uploads,
@@ -110,6 +123,7 @@ type BackendEngine struct {
 type prepKey struct {
 	ref    string
 	metric zenmetrics.Metric
+	lane   int
 }
 
 type prepEntry struct {
@@ -124,8 +138,13 @@ type prepEntry struct {
 
 // NewBackendEngine starts the workers.
 func NewBackendEngine(cfg BackendEngineConfig) (*BackendEngine, error) {
-	if cfg.Backend == nil {
+	if cfg.Backend == nil && len(cfg.Lanes) == 0 {
 		return nil, errors.New("batch: BackendEngineConfig.Backend is nil")
+	}
+	for _, l := range cfg.Lanes {
+		if l == nil {
+			return nil, errors.New("batch: BackendEngineConfig.Lanes holds a nil backend")
+		}
 	}
 	if cfg.Workers < 1 {
 		cfg.Workers = 1
@@ -140,10 +159,14 @@ func NewBackendEngine(cfg BackendEngineConfig) (*BackendEngine, error) {
 		done:    make(chan struct{}),
 		cache:   map[prepKey]*prepEntry{},
 		lru:     list.New(),
+		first:   map[zenmetrics.Metric]chan struct{}{},
+	}
+	if len(cfg.Lanes) == 0 {
+		e.cfg.Lanes = []BackendFor{cfg.Backend}
 	}
 	e.wg.Add(cfg.Workers)
 	for i := 0; i < cfg.Workers; i++ {
-		go e.worker()
+		go e.worker(i % len(e.cfg.Lanes))
 	}
 	go func() {
 		e.wg.Wait()
@@ -212,7 +235,10 @@ func (e *BackendEngine) Close() error {
 	return nil
 }
 
-func (e *BackendEngine) worker() {
+// Lanes is the number of backends the workers are spread over.
+func (e *BackendEngine) Lanes() int { return len(e.cfg.Lanes) }
+
+func (e *BackendEngine) worker(lane int) {
 	defer e.wg.Done()
 	for {
 		t0 := time.Now()
@@ -226,7 +252,7 @@ func (e *BackendEngine) worker() {
 			continue // closing: drop the rest
 		default:
 		}
-		r := e.run(j)
+		r := e.run(j, lane)
 		r.Idle = idle
 		select {
 		case e.results <- r:
@@ -248,7 +274,7 @@ func (e *BackendEngine) ctx() (context.Context, context.CancelFunc) {
 	return ctx, cancel
 }
 
-func (e *BackendEngine) run(j Job) (res JobResult) {
+func (e *BackendEngine) run(j Job, lane int) (res JobResult) {
 	res.Tag = j.Tag
 	start := time.Now()
 	defer func() {
@@ -268,7 +294,7 @@ func (e *BackendEngine) run(j Job) (res JobResult) {
 	ctx, cancel := e.ctx()
 	defer cancel()
 	res.Timed = true
-	ent, created := e.acquire(ctx, j)
+	ent, created := e.acquire(ctx, j, lane)
 	defer e.releaseEntry(ent)
 	res.Prepared = created
 	res.Prepare = time.Since(start)
@@ -294,8 +320,8 @@ func scoreSafely(ctx context.Context, r zenmetrics.Reference, dist *zenmetrics.I
 
 // acquire returns the prepared reference for the job, preparing it once;
 // created says this call prepared it.
-func (e *BackendEngine) acquire(ctx context.Context, j Job) (ent *prepEntry, created bool) {
-	k := prepKey{j.RefKey, j.Metric}
+func (e *BackendEngine) acquire(ctx context.Context, j Job, lane int) (ent *prepEntry, created bool) {
+	k := prepKey{j.RefKey, j.Metric, lane}
 	e.mu.Lock()
 	ent, ok := e.cache[k]
 	if ok && j.RefKey != "" {
@@ -312,11 +338,24 @@ func (e *BackendEngine) acquire(ctx context.Context, j Job) (ent *prepEntry, cre
 	if j.RefKey != "" {
 		e.cache[k] = ent
 	}
+	gate, seen := e.first[j.Metric]
+	if !seen {
+		gate = make(chan struct{})
+		e.first[j.Metric] = gate
+	}
 	e.mu.Unlock()
+	if !seen {
+		defer close(gate)
+	} else if len(e.cfg.Lanes) > 1 {
+		select {
+		case <-gate:
+		case <-ctx.Done():
+		}
+	}
 	func() {
 		defer close(ent.ready)
 		defer zenmetrics.Recover(&ent.err)
-		b, err := e.cfg.Backend(j.Metric)
+		b, err := e.cfg.Lanes[lane](j.Metric)
 		if err != nil {
 			ent.err = err
 			return
