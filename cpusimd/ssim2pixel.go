@@ -166,9 +166,13 @@ func (t *Terms) Row(out []float64, img1, mu1, vr1, img2, mu2, s22, s12 []float32
 	copy(out[:6], s[:])
 }
 
+// quartic is x⁴ with both products rounded: the conversion keeps Go from
+// fusing the last product into the caller's sum (s[1] += x⁴ became an
+// FMADD on arm64, which the spec allows), so every architecture, and the
+// NEON and AVX2 kernels, add the same rounded x⁴.
 func quartic(x float64) float64 {
 	x *= x
-	return x * x
+	return float64(x * x)
 }
 
 func abs32(x float32) float32 {
