@@ -452,6 +452,10 @@ func CLI(ctx context.Context, args []string, stdout, stderr io.Writer, deps Deps
 		if err != nil {
 			return fatal(err)
 		}
+		if _, gpu := backend.(UploadMeter); gpu {
+			// Compile the kernels while the first images decode.
+			be.Prewarm(o.Metrics)
+		}
 		engine, ws = be, cpuWorkingSet(backend)
 	}
 	defer engine.Close()

@@ -100,6 +100,7 @@ type BackendEngine struct {
 	results chan JobResult
 	done    chan struct{}
 	wg      sync.WaitGroup
+	warm    sync.WaitGroup // Prewarm's goroutines
 
 	closeSubmit sync.Once
 	closeAll    sync.Once
@@ -222,6 +223,7 @@ func (e *BackendEngine) Close() error {
 			}
 		}()
 		e.wg.Wait()
+		e.warm.Wait()
 		e.mu.Lock()
 		for k, ent := range e.cache {
 			if ent.ref != nil {
@@ -233,6 +235,77 @@ func (e *BackendEngine) Close() error {
 		e.mu.Unlock()
 	})
 	return nil
+}
+
+// Prewarm starts, in the background, what each lane's first Prepare of
+// each metric pays once: on a GPU, compiling the metric's kernels (with a
+// cold driver shader cache, most of a small-image batch's start-up). It
+// prepares and releases a small synthetic reference per lane and metric:
+// every metric first on a lane of its own (lane i mod lanes for the i-th
+// metric, so metrics compile side by side), then, once that returned and
+// the driver has cached what it compiled, on the other lanes. It holds
+// the same per-metric gate as a job's first Prepare, so jobs arriving
+// meanwhile wait for the compile instead of repeating it. Errors are
+// ignored: a job's own Prepare reports its metric's problems. Close
+// waits for it.
+func (e *BackendEngine) Prewarm(metrics []zenmetrics.Metric) {
+	img := zenmetrics.NewImage(prewarmSide, prewarmSide, zenmetrics.RGB8)
+	for i := range img.Pix {
+		img.Pix[i] = byte(i * 7)
+	}
+	lanes := len(e.cfg.Lanes)
+	for mi, m := range metrics {
+		e.mu.Lock()
+		if _, seen := e.first[m]; seen {
+			e.mu.Unlock()
+			continue
+		}
+		gate := make(chan struct{})
+		e.first[m] = gate
+		e.mu.Unlock()
+		e.warm.Add(1)
+		go func() {
+			defer e.warm.Done()
+			ctx, cancel := e.ctx()
+			defer cancel()
+			home := mi % lanes
+			e.prewarmOn(ctx, home, m, img)
+			close(gate)
+			var wg sync.WaitGroup
+			for l := range lanes {
+				if l == home {
+					continue
+				}
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					e.prewarmOn(ctx, l, m, img)
+				}()
+			}
+			wg.Wait()
+		}()
+	}
+}
+
+// prewarmSide is the side of Prewarm's synthetic reference: above every
+// metric's minimum size (IW-SSIM's 161 px), small enough to cost nothing
+// beyond the compile.
+const prewarmSide = 192
+
+// prewarmOn prepares and releases img for m on one lane.
+func (e *BackendEngine) prewarmOn(ctx context.Context, lane int, m zenmetrics.Metric, img *zenmetrics.Image) {
+	defer func() { _ = recover() }()
+	if ctx.Err() != nil {
+		return
+	}
+	b, err := e.cfg.Lanes[lane](m)
+	if err != nil || b == nil {
+		return
+	}
+	e.noteMeter(b)
+	if r, err := b.Prepare(ctx, m, img, e.cfg.Options); err == nil && r != nil {
+		r.Release()
+	}
 }
 
 // Lanes is the number of backends the workers are spread over.

@@ -154,3 +154,50 @@ func TestOpenLanes(t *testing.T) {
 		})
 	}
 }
+
+// Prewarm prepares (and releases) one reference per lane and metric, each
+// metric first on its own lane and on the others only once that returned;
+// a job's first Prepare waits for it.
+func TestEnginePrewarm(t *testing.T) {
+	log := &prepLog{}
+	lanes := make([]*laneBackend, 3)
+	var fors []BackendFor
+	for i := range lanes {
+		lanes[i] = &laneBackend{fakeBackend: &fakeBackend{name: fmt.Sprintf("lane%d", i)}, log: log}
+		b := lanes[i]
+		fors = append(fors, func(zenmetrics.Metric) (zenmetrics.Backend, error) { return b, nil })
+	}
+	e, err := NewBackendEngine(BackendEngineConfig{Lanes: fors, Workers: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	metrics := []zenmetrics.Metric{zenmetrics.SSIMULACRA2, zenmetrics.Butteraugli}
+	e.Prewarm(metrics)
+	e.warm.Wait()
+	log.mu.Lock()
+	events := append([]string(nil), log.events...)
+	log.mu.Unlock()
+	for mi, m := range metrics {
+		home := fmt.Sprintf("lane%d", mi)
+		var order []string
+		for _, ev := range events {
+			var kind, lane, mm string
+			fmt.Sscan(ev, &kind, &lane, &mm)
+			if mm == m.String() {
+				order = append(order, kind+" "+lane)
+			}
+		}
+		if len(order) != 6 || order[0] != "start "+home || order[1] != "end "+home {
+			t.Errorf("%s: prepares %v, want %s first and alone, then the two other lanes", m, order, home)
+		}
+	}
+	for _, l := range lanes {
+		if n := l.prepares.Load(); n != 2 {
+			t.Errorf("%s prepared %d references, want one per metric", l.name, n)
+		}
+		if n := l.live.Load(); n != 0 {
+			t.Errorf("%s holds %d prewarm references", l.name, n)
+		}
+	}
+	e.Close()
+}
