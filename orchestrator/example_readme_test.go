@@ -30,7 +30,7 @@ func Example() {
 		log.Fatal(err)
 	}
 	defer o.Close()
-	// Benches once per machine and caches the profile (32 s on 2 cores);
+	// Benches once per machine and caches the profile (about 16 s);
 	// afterwards a no-op until the profile is a week old.
 	if _, err := o.Warm(ctx); err != nil {
 		log.Fatal(err)

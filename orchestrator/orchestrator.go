@@ -144,13 +144,14 @@ type Config struct {
 	// RefCacheGPUFraction bounds prepared references on a GPU as a share
 	// of its memory (0: 0.25).
 	RefCacheGPUFraction float64
-	// BenchTimeLimit is the soft limit of Warm's quick bench (0: 40 s).
+	// BenchTimeLimit is the soft limit of Warm's quick bench (0:
+	// capability.DefaultBenchTimeLimit, 15 s).
 	BenchTimeLimit time.Duration
 	// BenchMetrics are the metrics Warm measures (nil: every metric a
 	// backend supports).
 	BenchMetrics []zenmetrics.Metric
-	// BenchSides are the square sizes Warm measures (nil: 1024, 2048,
-	// 4096; the CPU stops at 2048).
+	// BenchSides are the square sizes Warm measures (nil: 512, 1024,
+	// 2048, 4096; the CPU stops at 2048).
 	BenchSides []int
 	// Pool is the initial pool configuration.
 	Pool PoolConfig
