@@ -107,12 +107,15 @@ func (b *Backend) Estimate(m zenmetrics.Metric, w, h int, mode zenmetrics.Mode) 
 // refused before anything is allocated (a half-built reference would
 // only be freed again).
 func (b *Backend) CheckMemory(need int64) error {
-	free, _, err := b.dev.MemInfo()
+	f, _, err := b.dev.MemInfo()
 	if err != nil {
 		return err
 	}
-	if uint64(need) > free {
-		return &zenmetrics.OutOfMemoryError{Backend: b.Name(), Requested: need, Free: int64(free)}
+	// The device's cached free buffers are ours to reuse (or to release
+	// when an allocation runs short).
+	free := int64(f) + b.dev.Cached()
+	if need > free {
+		return &zenmetrics.OutOfMemoryError{Backend: b.Name(), Requested: need, Free: free}
 	}
 	return nil
 }

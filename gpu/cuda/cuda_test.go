@@ -219,3 +219,32 @@ func TestLaunchArgSizes(t *testing.T) {
 		t.Errorf("Groups(1000, 128) = %d", g)
 	}
 }
+
+// The free-buffer cache: buckets, exact-size reuse, the cap, drain.
+func TestMemCache(t *testing.T) {
+	for size, want := range map[int64]int64{1: 64 << 10, 64 << 10: 64 << 10, 64<<10 + 1: 128 << 10,
+		2 << 20: 2 << 20, 2<<20 + 1: 4 << 20, 100<<20 + 5: 102 << 20} {
+		if got := bucket(size); got != want {
+			t.Errorf("bucket(%d) = %d, want %d", size, got, want)
+		}
+	}
+	c := memCache{cap: 10 << 20}
+	if p := c.take(4 << 20); p != 0 {
+		t.Fatal("take from an empty cache")
+	}
+	if !c.put(0x1000, 4<<20) || !c.put(0x2000, 4<<20) || c.put(0x3000, 4<<20) {
+		t.Fatal("cap of 10 MiB: two 4 MiB buffers fit, a third does not")
+	}
+	if c.cached() != 8<<20 {
+		t.Errorf("cached %d", c.cached())
+	}
+	if p := c.take(2 << 20); p != 0 {
+		t.Error("a 2 MiB request took a 4 MiB buffer")
+	}
+	if p := c.take(4 << 20); p != 0x2000 {
+		t.Errorf("take = %#x, want the last put", p)
+	}
+	if d := c.drain(); len(d) != 1 || d[0] != 0x1000 || c.cached() != 0 {
+		t.Errorf("drain %v, cached %d", d, c.cached())
+	}
+}

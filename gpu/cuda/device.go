@@ -104,6 +104,10 @@ type Device struct {
 	modules map[string]*Module
 
 	held atomic.Int64 // bytes of device memory allocated through Alloc and not freed
+
+	cache memCache // freed buffers kept for reuse (pool.go)
+	wmu   sync.Mutex
+	idle  []*Worker // idle workers kept for reuse
 }
 
 // Open retains device ordinal's primary context (shared with any other
@@ -124,6 +128,7 @@ func Open(ordinal int) (*Device, error) {
 	if err := d.readInfo(ordinal); err != nil {
 		return nil, err
 	}
+	d.cache.cap = min(int64(d.info.TotalMem)/8, 8<<30)
 	if err := api.check("cuDevicePrimaryCtxRetain", api.primaryCtxRetain(&d.ctx, d.dev)); err != nil {
 		return nil, err
 	}
@@ -238,6 +243,7 @@ func (d *Device) Close() error {
 	mods := d.modules
 	d.modules = nil
 	d.mu.Unlock()
+	d.Trim()
 	var errs []error
 	_ = d.call(func() error {
 		for _, m := range mods {
@@ -258,16 +264,26 @@ type Buffer struct {
 	Size int64
 }
 
-// Alloc allocates size bytes of device memory. Out of memory is a
+// Alloc allocates size bytes of device memory (rounded up to a bucket,
+// pool.go), from the cache when it has a buffer of that size. Out of
+// memory, after emptying the cache and trying again, is a
 // *zenmetrics.OutOfMemoryError (matching ErrOutOfMemory) with the free
 // memory at the time, for the ladder and the logs.
 func (d *Device) Alloc(size int64) (*Buffer, error) {
-	if size <= 0 {
-		size = 4
+	size = bucket(max(size, 4))
+	if p := d.cache.take(size); p != 0 {
+		d.held.Add(size)
+		return &Buffer{Ptr: p, Size: size}, nil
 	}
 	b := &Buffer{Size: size}
 	err := d.call(func() error {
 		r := d.api.memAlloc(&b.Ptr, uint64(size))
+		if r == ErrorOutOfMemory {
+			for _, p := range d.cache.drain() {
+				d.api.memFree(p)
+			}
+			r = d.api.memAlloc(&b.Ptr, uint64(size))
+		}
 		if r == ErrorOutOfMemory {
 			free := int64(-1)
 			var f, t uint64
@@ -286,16 +302,29 @@ func (d *Device) Alloc(size int64) (*Buffer, error) {
 	return b, nil
 }
 
-// Free releases buffers (nil entries are skipped). Freeing waits for work
-// that uses them, as cuMemFree does.
+// Free gives buffers back (nil entries are skipped): to the cache while it
+// has room, else to the driver (cuMemFree waits for work that uses them).
+// A cached buffer may be handed out again at once: callers free a buffer
+// only once the work that uses it is done or queued on the same stream
+// as its next user.
 func (d *Device) Free(bufs ...*Buffer) {
+	var drop []*Buffer
+	for _, b := range bufs {
+		if b == nil || b.Ptr == 0 {
+			continue
+		}
+		d.held.Add(-b.Size)
+		if !d.cache.put(b.Ptr, b.Size) {
+			drop = append(drop, &Buffer{Ptr: b.Ptr, Size: b.Size})
+		}
+		b.Ptr = 0
+	}
+	if len(drop) == 0 {
+		return
+	}
 	_ = d.call(func() error {
-		for _, b := range bufs {
-			if b != nil && b.Ptr != 0 {
-				d.api.memFree(b.Ptr)
-				d.held.Add(-b.Size)
-				b.Ptr = 0
-			}
+		for _, b := range drop {
+			d.api.memFree(b.Ptr)
 		}
 		return nil
 	})

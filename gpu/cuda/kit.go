@@ -33,6 +33,7 @@ const stageChunk = 8 << 20
 type Worker struct {
 	Dev    *Device
 	Stream *Stream
+	Copy   *Stream // UploadOverlapped's copies, beside Stream's kernels
 	stage  [2]*HostBuffer
 	done   [2]*Event
 	used   [2]bool
@@ -47,6 +48,10 @@ func NewWorker(d *Device, upBytes, outBytes int64) (*Worker, error) {
 	w := &Worker{Dev: d, chunk: min(max(upBytes, 64<<10), stageChunk)}
 	var err error
 	if w.Stream, err = d.NewStream(); err != nil {
+		return nil, err
+	}
+	if w.Copy, err = d.NewStream(); err != nil {
+		w.Close()
 		return nil, err
 	}
 	for i := range w.stage {
@@ -68,9 +73,11 @@ func NewWorker(d *Device, upBytes, outBytes int64) (*Worker, error) {
 
 // Close waits for the stream and frees everything.
 func (w *Worker) Close() {
-	if w.Stream != nil {
-		_ = w.Stream.Sync()
-		w.Stream.Destroy()
+	for _, st := range []*Stream{w.Stream, w.Copy} {
+		if st != nil {
+			_ = st.Sync()
+			st.Destroy()
+		}
 	}
 	for i := range w.stage {
 		w.done[i].Destroy()
@@ -102,6 +109,42 @@ func (w *Worker) Upload(dst *Buffer, src []byte) error {
 			return err
 		}
 		w.used[k] = true
+	}
+	return nil
+}
+
+// UploadOverlapped is Upload with the copies on the worker's Copy stream,
+// so that kernels on Stream run while later chunks travel: after each
+// chunk is queued, Stream is made to wait for it and ready is called with
+// the bytes of src now available to Stream's later work (a prefix), for
+// the caller to queue the kernels those bytes allow.
+func (w *Worker) UploadOverlapped(dst *Buffer, src []byte, ready func(end int64) error) error {
+	n := int64(len(src))
+	if n > dst.Size {
+		return fmt.Errorf("%w: cuda: upload of %d bytes into %d", zenmetrics.ErrBadInput, n, dst.Size)
+	}
+	for off, i := int64(0), 0; off < n; off, i = off+w.chunk, i+1 {
+		k := i & 1
+		if w.used[k] {
+			if err := w.done[k].Sync(); err != nil {
+				return err
+			}
+		}
+		m := min(w.chunk, n-off)
+		parallelCopy(w.stage[k].Bytes[:m], src[off:off+m])
+		if err := w.Copy.Upload(dst, off, w.stage[k], 0, m); err != nil {
+			return err
+		}
+		if err := w.done[k].Record(w.Copy); err != nil {
+			return err
+		}
+		w.used[k] = true
+		if err := w.Stream.Wait(w.done[k]); err != nil {
+			return err
+		}
+		if err := ready(off + m); err != nil {
+			return err
+		}
 	}
 	return nil
 }
