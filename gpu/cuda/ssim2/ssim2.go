@@ -20,6 +20,7 @@ import (
 	"context"
 	_ "embed"
 	"math"
+	"os"
 	"sync"
 
 	zenmetrics "github.com/zenmetrics-go/zenmetrics"
@@ -145,6 +146,13 @@ type reference struct {
 	sem      chan struct{} // bounds the slots (maxSlots)
 }
 
+// bandsOn enables uploadBands (ZENMETRICS_CUDA_BANDS=on). Off by default:
+// measured on the H200 at 16 MP it does not pay (6.98 ms cached with
+// bands, 6.81 ms without), because each band's horizontal pass is as long
+// as a whole one (its chains run the full row width) with a fraction of
+// the blocks, and the bands queue behind each other on one stream.
+var bandsOn = os.Getenv("ZENMETRICS_CUDA_BANDS") == "on"
+
 // maxSlots bounds the scorers that run at once on one reference (each has
 // a stream, page-locked staging and a full set of scratch planes); more
 // callers wait for a slot. Two already overlap upload and compute.
@@ -194,7 +202,7 @@ func (r *reference) newSlot(raw int64) (s *slot, err error) {
 			r.freeSlot(s)
 		}
 	}()
-	if s.wk, err = cuda.NewWorker(r.dev, raw, 8*2*numScales*3*numTerms); err != nil {
+	if s.wk, err = r.dev.TakeWorker(raw, 8*2*numScales*3*numTerms); err != nil {
 		return nil, err
 	}
 	alloc := func(dst **cuda.Buffer, size int64) {
@@ -212,11 +220,14 @@ func (r *reference) newSlot(raw int64) (s *slot, err error) {
 	return s, err
 }
 
+// freeSlot waits for the slot's stream (freed buffers may be handed out
+// again at once), then gives its buffers and worker back to the device.
 func (r *reference) freeSlot(s *slot) {
 	if s.wk != nil {
-		s.wk.Close()
+		_ = s.wk.Stream.Sync()
 	}
 	r.dev.Free(s.raw, s.lin[0], s.lin[1], s.img2, s.hb, s.sums, s.tot)
+	r.dev.ReturnWorker(s.wk)
 }
 
 // getSlot takes a free slot or makes one; its raw buffer is grown to raw.
@@ -285,15 +296,66 @@ func upload(s *slot, im *zenmetrics.Image) error {
 // firstScale queues scale 0's XYB (into xyb0) and scale 1's linear
 // planes (into s.lin[0]) from the raw pixels in s.raw.
 func (r *reference) firstScale(s *slot, im *zenmetrics.Image, blend bool, bg float32, xyb0 *cuda.Buffer) error {
+	return r.firstBand(s, im, blend, bg, xyb0, 0, r.plan[1].h)
+}
+
+// firstBand is firstScale for scale-1 rows [oy0, oy1).
+func (r *reference) firstBand(s *slot, im *zenmetrics.Image, blend bool, bg float32, xyb0 *cuda.Buffer, oy0, oy1 int) error {
+	if oy1 <= oy0 {
+		return nil
+	}
 	f := im.Format
 	bl := 0
 	if blend {
 		bl = 1
 	}
-	s1 := r.plan[min(1, len(r.plan)-1)]
-	g, b := groups2(s1.w, s1.h)
+	s1 := r.plan[1]
+	g, b := groups2(s1.w, oy1-oy0)
 	return s.wk.Stream.Launch(r.k.first, g, b, 0, s.raw, r.w, r.h, im.Stride, f.Channels(), f.BytesPerSample(), bl, bg,
-		xyb0, s.lin[0], s1.w, s1.h)
+		xyb0, s.lin[0], s1.w, s1.h, oy0, oy1)
+}
+
+// hblurDist queues the distorted half's horizontal pass over rows
+// [y0, y1) of scale k.
+func (r *reference) hblurDist(s *slot, k int, ref *cuda.Buffer, y0, y1 int) error {
+	if y1 <= y0 {
+		return nil
+	}
+	sc := r.plan[k]
+	return s.wk.Stream.Launch(r.k.hDist, tiles(y1-y0), cuda.Dim3{X: tileThreads}, 0, ref, s.img2, s.hb, sc.w, sc.h, y0, y1)
+}
+
+// uploadBands uploads dist and, as each chunk arrives, queues scale 0's
+// decode (first_scale) and horizontal pass for the rows it completes,
+// so that those kernels run while the rest of the image travels. For a
+// single view (no second background).
+func (r *reference) uploadBands(s *slot, dist *zenmetrics.Image, blend bool, v view) error {
+	total := cuda.RawBytes(dist)
+	h, h1 := r.h, r.plan[1].h
+	oyDone, yDone := 0, 0
+	return s.wk.UploadOverlapped(s.raw, dist.Pix[:total], func(end int64) error {
+		rows := h
+		if end < total {
+			rows = int(end / int64(dist.Stride)) // rows whose bytes have all arrived
+		}
+		oy := h1
+		if rows < h {
+			oy = rows / 2 // both rows of a scale-1 row
+		}
+		if err := r.firstBand(s, dist, blend, v.bg, s.img2, oyDone, oy); err != nil {
+			return err
+		}
+		oyDone = max(oyDone, oy)
+		y := h
+		if oyDone < h1 {
+			y = min(h, 2*oyDone) / 32 * 32 // whole blocks of decoded rows
+		}
+		if err := r.hblurDist(s, 0, v.pyr[0].img, yDone, y); err != nil {
+			return err
+		}
+		yDone = max(yDone, y)
+		return nil
+	})
 }
 
 // pyramidStep queues, for scale k ≥ 1, the downsampling from scale k−1
@@ -339,7 +401,7 @@ func (r *reference) buildPyramid(s *slot, ref *zenmetrics.Image, blend bool, bg 
 		if err != nil {
 			return nil, err
 		}
-		if err := st.Launch(r.k.hRef, tiles(sc.h), cuda.Dim3{X: tileThreads}, 0, pyr[k].img, s.hb, sc.w, sc.h); err != nil {
+		if err := st.Launch(r.k.hRef, tiles(sc.h), cuda.Dim3{X: tileThreads}, 0, pyr[k].img, s.hb, sc.w, sc.h, 0, sc.h); err != nil {
 			return nil, err
 		}
 		if err := st.Launch(r.k.vRef, tiles(sc.w), cuda.Dim3{X: tileThreads}, 0, s.hb, pyr[k].mu, pyr[k].vr, sc.w, sc.h); err != nil {
@@ -437,9 +499,6 @@ func (r *reference) Score(ctx context.Context, dist *zenmetrics.Image) (sc zenme
 		return sc, err
 	}
 	defer r.putSlot(s)
-	if err := upload(s, dist); err != nil {
-		return sc, err
-	}
 	blendDist := dist.Format.HasAlpha() && !opaque(dist)
 	// Views that give the same score are run once: an opaque reference's
 	// two views share a pyramid, and then only a distorted image with
@@ -460,8 +519,18 @@ func (r *reference) Score(ctx context.Context, dist *zenmetrics.Image) (sc zenme
 			runs = append(runs, i)
 		}
 	}
+	// One run (no transparency to composite twice): scale 0's first
+	// kernels overlap the upload. Else upload, then run each view.
+	banded := len(runs) == 1 && bandsOn
+	if banded {
+		if err := r.uploadBands(s, dist, blendDist, r.views[runs[0]]); err != nil {
+			return sc, err
+		}
+	} else if err := upload(s, dist); err != nil {
+		return sc, err
+	}
 	for j, vi := range runs {
-		if err := r.runView(s, dist, blendDist, r.views[vi], j); err != nil {
+		if err := r.runView(s, dist, blendDist, r.views[vi], j, banded); err != nil {
 			return sc, err
 		}
 	}
@@ -481,23 +550,27 @@ func (r *reference) Score(ctx context.Context, dist *zenmetrics.Image) (sc zenme
 
 // runView queues the distorted half against one view, its sums into
 // s.tot's run j.
-func (r *reference) runView(s *slot, dist *zenmetrics.Image, blend bool, v view, j int) error {
+// With done0, scale 0's decode and horizontal pass are already queued
+// (uploadBands).
+func (r *reference) runView(s *slot, dist *zenmetrics.Image, blend bool, v view, j int, done0 bool) error {
 	st := s.wk.Stream
 	cur := 0
 	for k, sc := range r.plan {
-		var err error
-		if k == 0 {
-			err = r.firstScale(s, dist, blend, v.bg, s.img2)
-		} else {
-			cur, err = r.pyramidStep(s, k, cur, s.img2)
-		}
-		if err != nil {
-			return err
-		}
-		mark(s, k, "xyb")
 		rs := v.pyr[k]
-		if err := st.Launch(r.k.hDist, tiles(sc.h), cuda.Dim3{X: tileThreads}, 0, rs.img, s.img2, s.hb, sc.w, sc.h); err != nil {
-			return err
+		if k > 0 || !done0 {
+			var err error
+			if k == 0 {
+				err = r.firstScale(s, dist, blend, v.bg, s.img2)
+			} else {
+				cur, err = r.pyramidStep(s, k, cur, s.img2)
+			}
+			if err != nil {
+				return err
+			}
+			mark(s, k, "xyb")
+			if err := r.hblurDist(s, k, rs.img, 0, sc.h); err != nil {
+				return err
+			}
 		}
 		mark(s, k, "hblur")
 		sums := s.sums.Ptr + cuda.DevPtr(8*int64(k)*s.sumStep)

@@ -40,6 +40,16 @@ func score(t testing.TB, b *cuda.Backend, ref, dist *zenmetrics.Image) float64 {
 // here, per row there, ~1e-13), and the CPU emulates FMA in float64 (a
 // double rounding on exact ties).
 func TestVsCPU(t *testing.T) {
+	for _, on := range []bool{false, true} {
+		t.Run(map[bool]string{false: "plain", true: "bands"}[on], func(t *testing.T) {
+			defer func(was bool) { bandsOn = was }(bandsOn)
+			bandsOn = on
+			vsCPU(t)
+		})
+	}
+}
+
+func vsCPU(t *testing.T) {
 	b := backend(t)
 	cases := []struct {
 		w, h int
@@ -48,6 +58,9 @@ func TestVsCPU(t *testing.T) {
 		{256, 192, zenmetrics.RGB8}, {37, 29, zenmetrics.RGB8}, {8, 8, zenmetrics.RGB8}, {300, 17, zenmetrics.RGBA8},
 		{129, 97, zenmetrics.Gray8}, {96, 80, zenmetrics.GrayA8}, {120, 90, zenmetrics.RGB16}, {64, 72, zenmetrics.RGBA16},
 		{50, 40, zenmetrics.Gray16}, {1023, 517, zenmetrics.RGB8},
+		// Above one 8 MiB staging chunk (two chunks; odd sizes: the
+		// last band's rows when bands are on).
+		{2047, 1537, zenmetrics.RGB8}, {1601, 1199, zenmetrics.RGB16},
 	}
 	maxd := 0.0
 	for i, c := range cases {
@@ -193,6 +206,32 @@ func BenchmarkCached(b *testing.B) {
 	}
 }
 
+// BenchmarkCachedBands is BenchmarkCached at 16 MP with scale 0's first
+// kernels queued band by band as the upload arrives
+// (ZENMETRICS_CUDA_BANDS=on), to measure what that overlap gains.
+func BenchmarkCachedBands(b *testing.B) {
+	defer func(on bool) { bandsOn = on }(bandsOn)
+	bandsOn = true
+	be := backend(b)
+	ref, dist := metrictest.SyntheticPair(4096, 4096, 5)
+	r, err := be.Prepare(context.Background(), zenmetrics.SSIMULACRA2, ref, zenmetrics.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer r.Release()
+	for i := 0; i < 3; i++ {
+		if _, err := r.Score(context.Background(), dist); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, err := r.Score(context.Background(), dist); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
 // BenchmarkCached2 is the same with two callers on one reference (each
 // has its own stream: one's upload overlaps the other's kernels); ns/op is
 // per score.
@@ -261,6 +300,22 @@ func TestProfile(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer r.Release()
+	// The banded upload (6 chunks here) gives the very same bits as
+	// upload-then-compute.
+	defer func(on bool) { bandsOn = on }(bandsOn)
+	bandsOn = true
+	banded, err := r.Score(context.Background(), dist)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bandsOn = false
+	plain, err := r.Score(context.Background(), dist)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if banded.Value != plain.Value {
+		t.Errorf("16 MP: banded upload %.12f, plain %.12f", banded.Value, plain.Value)
+	}
 	type ev struct {
 		label string
 		e     *cuda.Event
