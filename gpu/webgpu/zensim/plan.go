@@ -175,7 +175,9 @@ func (l *layout) uniformsPerBand() int { return 2 + (l.g.S - 1) + l.g.S }
 
 // memory is exactly what a reference of this layout takes on the device
 // (each buffer rounded to 4 bytes as the pool does), with a raw upload of
-// raw bytes (and its staging buffer from webgpu.StagingMin on); keep: the
+// raw bytes and, from webgpu.StagingMin on, its staging buffer (strips) or
+// the pipelined scores' slots (a resident whole image: pipeSlots, made as
+// concurrent scores need them, so this is the most it holds); keep: the
 // reference pyramid of every band stays resident, else one crop's is
 // recomputed per score.
 func (l *layout) memory(raw int64, keep bool) int64 {
@@ -194,7 +196,11 @@ func (l *layout) memory(raw int64, keep bool) int64 {
 	t += int64(len(l.bands)*l.uniformsPerBand()) * 64 // uniforms
 	t += round4(raw)                                  // raw upload
 	if raw >= webgpu.StagingMin {
-		t += round4(raw) // its staging buffer
+		if len(l.bands) == 1 && keep {
+			t += pipeSlots * round4(raw) // the ring's slots (pipe.go)
+		} else {
+			t += round4(raw) // the upload's staging buffer
+		}
 	}
 	return t
 }

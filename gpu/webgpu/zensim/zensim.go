@@ -33,7 +33,9 @@
 // # The cached-reference split
 //
 // A prepared reference keeps its XYB pyramid on the device; a score
-// uploads and converts only the distorted image. With ModeStrip the bands'
+// uploads and converts only the distorted image (whole images of at least
+// webgpu.StagingMin bytes through pipe.go's staging slots, so that two
+// callers overlap one's upload with the other's GPU work). With ModeStrip the bands'
 // reference pyramids stay resident when they fit the memory budget, and
 // are otherwise recomputed per score from the host image (Strips reports
 // which). plan.go says why strips give the whole image's score bit for bit.
@@ -44,6 +46,7 @@ import (
 	"fmt"
 	"math"
 	"sync"
+	"sync/atomic"
 
 	zenmetrics "github.com/zenmetrics-go/zenmetrics"
 	cpuz "github.com/zenmetrics-go/zenmetrics/cpu/zensim"
@@ -222,6 +225,11 @@ type reference struct {
 	// timed: every dispatch in its own timed pass (PassProfile).
 	timed bool
 
+	// pipe holds the staging slots of pipelined scores (pipe.go);
+	// ringBytes is their size, for Bytes.
+	pipe      webgpu.StagingRing
+	ringBytes atomic.Int64
+
 	mu       sync.Mutex
 	released bool
 }
@@ -231,7 +239,7 @@ type reference struct {
 func (r *reference) Strips() (int, bool) { return len(r.l.bands), r.keep }
 
 // Bytes is the device memory the reference holds (webgpu.ReferenceBytes).
-func (r *reference) Bytes() int64 { return r.own.Bytes }
+func (r *reference) Bytes() int64 { return r.own.Bytes + r.ringBytes.Load() }
 
 // pass starts a timed pass named label when profiling.
 func (r *reference) pass(e *webgpu.Encoder, label string, s int) {
@@ -375,6 +383,7 @@ func (r *reference) computeRef(g *webgpu.GPU, i int, out *pyramid) error {
 // prepare builds a reference for ref with layout l.
 func prepare(ctx context.Context, be *webgpu.Backend, ref *zenmetrics.Image, l *layout, keep bool) (*reference, error) {
 	r := &reference{dev: be.Device(), l: l, keep: keep, refImg: ref}
+	r.pipe.N = pipeSlots
 	err := r.dev.Do(ctx, func(g *webgpu.GPU) error {
 		defer g.NoteHeld()
 		k, err := compile(g)
@@ -399,6 +408,13 @@ func prepare(ctx context.Context, be *webgpu.Backend, ref *zenmetrics.Image, l *
 			if err := r.computeRef(g, i, r.bands[i].ref); err != nil {
 				return err
 			}
+		}
+		if r.piped() && r.up.Staging != nil {
+			// Whole images score through the ring's slots (pipe.go): the
+			// reference's staging buffer goes back to the pool (the copy
+			// out of it already submitted is unaffected).
+			r.own.Drop(r.up.Staging)
+			r.up.Staging = nil
 		}
 		return g.Encoder().SubmitAndWait()
 	})
@@ -430,6 +446,9 @@ func (r *reference) ScoreDetail(ctx context.Context, dist *zenmetrics.Image) (re
 	}
 	if err := webgpu.SizeMismatch(r.l.g.w, r.l.g.h, dist); err != nil {
 		return nil, err
+	}
+	if r.piped() && webgpu.RawBytes(dist) >= webgpu.StagingMin {
+		return r.scoreRing(ctx, dist)
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -467,7 +486,14 @@ func (r *reference) run(ctx context.Context, dist *zenmetrics.Image) (*cpuz.Resu
 			if i == 0 {
 				e.Clear(r.flag)
 			}
-			if err := r.up.Put(g, e, &r.own, webgpu.StripCrop(dist, b.C0, b.C1)); err != nil {
+			// A piped reference has no staging buffer of its own (its
+			// large uploads go through the ring): here (small images,
+			// PassProfile) the bytes go by writeBuffer.
+			enc := e
+			if r.piped() {
+				enc = nil
+			}
+			if err := r.up.Put(g, enc, &r.own, webgpu.StripCrop(dist, b.C0, b.C1)); err != nil {
 				e.Discard()
 				return err
 			}
@@ -566,6 +592,8 @@ func (r *reference) Release() {
 	r.refImg = nil
 	bufs := r.own.Take()
 	r.mu.Unlock()
+	// Pipelined scores in flight hold slots (not r.mu): Close waits for them.
+	bufs = append(bufs, r.pipe.Close(r.dev)...)
 	r.dev.Free(bufs)
 }
 
