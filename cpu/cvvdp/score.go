@@ -345,20 +345,7 @@ func (r *Reference) scoreBand(b int, sc *scratch) [nCh]float32 {
 				}
 				powRow(du[c], du[c], f32Eps, f32MaskP, f32EpsP)
 			}
-			var acc [nCh]float64
-			for x := 0; x < w; x++ {
-				var d [nCh]float32
-				sp0, sp1, sp2 := mb[0][x], mb[1][x], mb[2][x]
-				for c := 0; c < nCh; c++ {
-					m := sp0*xcm[0][c] + sp1*xcm[1][c] + sp2*xcm[2][c]
-					u := du[c][x] / (1 + m)
-					d[c] = f32DMax * u / (f32DMax + u)
-					acc[c] += float64(sqTerm(d[c]))
-				}
-				if heat != nil {
-					heat[y*w+x] = heatPixel(&d, &hw, mul)
-				}
-			}
+			acc := maskedRow(mb[0][:w], mb[1][:w], mb[2][:w], du[0][:w], du[1][:w], du[2][:w], heat, y*w, &hw, mul)
 			for c := 0; c < nCh; c++ {
 				sc.acc[nCh*y+c] = acc[c]
 			}
@@ -367,11 +354,42 @@ func (r *Reference) scoreBand(b int, sc *scratch) [nCh]float32 {
 	return poolBand(sc.acc, h, n)
 }
 
+// maskedRow finishes the masking model along a row from the powered
+// masking signals sp (safe_pow(M_mm, q)) and differences du
+// (safe_pow(|T_p − R_p|, p)) of the three channels: cross-channel pooling
+// M = Σ_j sp_j·xcm[j][c], D = du/(1 + M) softly clamped at 10^d_max, and
+// the row's sums of safe_pow(D, 2) per channel; with heat non-nil, the
+// map's pixels at heat[o:].
+func maskedRow(sp0, sp1, sp2, du0, du1, du2, heat []float32, o int, hw *[nCh]float32, mul float32) (acc [nCh]float64) {
+	n := len(sp0)
+	sp1, sp2, du0, du1, du2 = sp1[:n], sp2[:n], du0[:n], du1[:n], du2[:n]
+	x00, x01, x02 := xcm[0][0], xcm[0][1], xcm[0][2]
+	x10, x11, x12 := xcm[1][0], xcm[1][1], xcm[1][2]
+	x20, x21, x22 := xcm[2][0], xcm[2][1], xcm[2][2]
+	dm := f32DMax
+	var a0, a1, a2 float64
+	for x := range sp0 {
+		s0, s1, s2 := sp0[x], sp1[x], sp2[x]
+		u0 := du0[x] / (1 + (s0*x00 + s1*x10 + s2*x20))
+		u1 := du1[x] / (1 + (s0*x01 + s1*x11 + s2*x21))
+		u2 := du2[x] / (1 + (s0*x02 + s1*x12 + s2*x22))
+		d := [nCh]float32{dm * u0 / (dm + u0), dm * u1 / (dm + u1), dm * u2 / (dm + u2)}
+		a0 += float64(sqTerm(d[0]))
+		a1 += float64(sqTerm(d[1]))
+		a2 += float64(sqTerm(d[2]))
+		if heat != nil {
+			heat[o+x] = heatPixel(&d, hw, mul)
+		}
+	}
+	return [nCh]float64{a0, a1, a2}
+}
+
 // hblurRow blurs row in place with puKernel; buf holds the row with
 // puRadius reflected samples on each side. The kernel is symmetric, so the
 // taps at ±k share a multiply.
 func hblurRow(row, buf []float32) {
-	k := &puKernel
+	k := puKernel
+	buf = buf[:len(row)+2*puRadius]
 	for x := range row {
 		b := buf[x : x+2*puRadius+1 : x+2*puRadius+1]
 		row[x] = k[6]*b[6] + k[5]*(b[5]+b[7]) + k[4]*(b[4]+b[8]) + k[3]*(b[3]+b[9]) +
@@ -380,17 +398,23 @@ func hblurRow(row, buf []float32) {
 }
 
 // vblurRow writes row y of the vertical blur of plane p (w×h, reflected at
-// the top and bottom) times 10^mask_c into out.
+// the top and bottom) times 10^mask_c into out. The thirteen source rows
+// are resliced to the output's length so that the loop has no bounds
+// checks.
 func vblurRow(out, p []float32, w, h, y int) {
-	var r [2*puRadius + 1][]float32
-	for k := range r {
+	n := len(out)
+	row := func(k int) []float32 {
 		o := reflect(y+k-puRadius, h) * w
-		r[k] = p[o : o+len(out) : o+len(out)]
+		return p[o : o+n : o+n]
 	}
-	k := &puKernel
+	r0, r1, r2, r3, r4, r5, r6 := row(0), row(1), row(2), row(3), row(4), row(5), row(6)
+	r7, r8, r9, r10, r11, r12 := row(7), row(8), row(9), row(10), row(11), row(12)
+	r0, r1, r2, r3, r4, r5, r6 = r0[:n], r1[:n], r2[:n], r3[:n], r4[:n], r5[:n], r6[:n]
+	r7, r8, r9, r10, r11, r12 = r7[:n], r8[:n], r9[:n], r10[:n], r11[:n], r12[:n]
+	k := puKernel
 	for x := range out {
-		s := k[6]*r[6][x] + k[5]*(r[5][x]+r[7][x]) + k[4]*(r[4][x]+r[8][x]) + k[3]*(r[3][x]+r[9][x]) +
-			k[2]*(r[2][x]+r[10][x]) + k[1]*(r[1][x]+r[11][x]) + k[0]*(r[0][x]+r[12][x])
+		s := k[6]*r6[x] + k[5]*(r5[x]+r7[x]) + k[4]*(r4[x]+r8[x]) + k[3]*(r3[x]+r9[x]) +
+			k[2]*(r2[x]+r10[x]) + k[1]*(r1[x]+r11[x]) + k[0]*(r0[x]+r12[x])
 		out[x] = s * f32MaskCMul
 	}
 }
