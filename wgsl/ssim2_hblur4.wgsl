@@ -38,6 +38,41 @@ var<private> P: Params;
 
 override WG: u32 = 64u;
 
+// PAIR: the interior takes two steps per iteration and requests the two
+// new input blocks of those steps back to back, blocks 2m and 2m + 1 of
+// the plane (one 32-byte sector when the row starts on one: width % 8 == 0
+// and base % 8 == 0); their two output blocks are stored back to back too.
+// A warp's 16-byte access touches 32 rows, i.e. 32 sectors of which it
+// uses half; one step at a time, the other half came back by the next
+// step only if L1 still held the line. Same operations on the same values
+// in the same order as one step at a time: the blurs are the same bits.
+override PAIR: bool = false;
+
+// One interior step at block blk (columns 4·(blk − row start) ..): bd is
+// the quantity's block n + 4 (the right inputs); ba, bb, bc the blocks
+// n − 8, n − 4, n (rotated here); prev, prev2 the recursions' state.
+fn step4(q: u32, blk: u32, bd: vec4<f32>, ba: ptr<function, vec4<f32>>, bb: ptr<function, vec4<f32>>,
+         bc: ptr<function, vec4<f32>>, prev: ptr<function, vec3<f32>>, prev2: ptr<function, vec3<f32>>) {
+  let sv = vec4<f32>((*ba).z, (*ba).w, (*bb).x, (*bb).y) + bd;
+  *ba = *bb;
+  *bb = *bc;
+  *bc = bd;
+  var out: array<vec4<f32>, 3>;
+  for (var k = 0u; k < 3u; k = k + 1u) {
+    let mi = K.mul_in[k];
+    var o = vec4<f32>(sv.x) * mi;
+    o = fmaf4(vec4<f32>(0.0, mi.x, mi.y, mi.z), vec4<f32>(sv.y), o);
+    o = fmaf4(vec4<f32>(0.0, 0.0, mi.x, mi.y), vec4<f32>(sv.z), o);
+    o = fmaf4(vec4<f32>(0.0, 0.0, 0.0, mi.x), vec4<f32>(sv.w), o);
+    o = fmaf4(K.mul_prev2[k], vec4<f32>((*prev2)[k]), o);
+    o = fmaf4(K.mul_prev[k], vec4<f32>((*prev)[k]), o);
+    out[k] = o;
+  }
+  *prev2 = vec3<f32>(out[0].z, out[1].z, out[2].z);
+  *prev = vec3<f32>(out[0].w, out[1].w, out[2].w);
+  put4(q, blk, out[0] + opq4(out[1] + out[2]));
+}
+
 // Quantity q of the aligned block b (elements 4b .. 4b + 3). The products
 // go through opq so they are rounded to f32 before the sums that follow
 // (libjxl stores them), as in the scalar kernel.
@@ -180,7 +215,31 @@ fn hblur4(@builtin(global_invocation_id) gid: vec3<u32>) {
   var pb5 = raw_b(q, min(b0 + 6u, last));
   var pb6 = raw_b(q, min(b0 + 7u, last));
   var pb7 = raw_b(q, min(b0 + 8u, last));
-  for (; n < w - IIR_N + 1 - 3; n = n + 4) {
+  let lim = w - IIR_N + 1 - 3;
+  if (PAIR) {
+    // A ring one block deeper (blk + 1 .. blk + 9), so that each
+    // iteration (blk even when the row starts on a sector) requests the
+    // aligned pair blk + 10, blk + 11.
+    var pa8 = raw_a(q, min(b0 + 9u, last));
+    var pb8 = raw_b(q, min(b0 + 9u, last));
+    for (; n + 4 < lim; n = n + 8) {
+      let blk = rb + u32(n >> 2u);
+      let bd0 = quant4(q, pa0, pb0);
+      let bd1 = quant4(q, pa1, pb1);
+      let nb0 = min(blk + 10u, last);
+      let nb1 = min(blk + 11u, last);
+      pa0 = pa2; pa1 = pa3; pa2 = pa4; pa3 = pa5; pa4 = pa6; pa5 = pa7; pa6 = pa8;
+      pa7 = raw_a(q, nb0);
+      pa8 = raw_a(q, nb1);
+      pb0 = pb2; pb1 = pb3; pb2 = pb4; pb3 = pb5; pb4 = pb6; pb5 = pb7; pb6 = pb8;
+      pb7 = raw_b(q, nb0);
+      pb8 = raw_b(q, nb1);
+      step4(q, blk, bd0, &ba, &bb, &bc, &prev, &prev2);
+      step4(q, blk + 1u, bd1, &ba, &bb, &bc, &prev, &prev2);
+    }
+    // The ring's first eight blocks are the one-step loop's below.
+  }
+  for (; n < lim; n = n + 4) {
     let blk = rb + u32(n >> 2u);
     let bd = quant4(q, pa0, pb0);
     let nb = min(blk + 9u, last);

@@ -93,6 +93,12 @@ func ssim2WaitDone(ctx context.Context, d *webgpu.Device, f wgpu.Future) error {
 // (ZENMETRICS_SSIM2_TRACE=1; measurements only).
 var ssim2Trace = os.Getenv("ZENMETRICS_SSIM2_TRACE") != ""
 
+// ssim2HBlurPair compiles hblur4 with PAIR (two steps per iteration, the
+// input blocks of a 32-byte sector requested back to back; bit-identical);
+// ZENMETRICS_SSIM2_PAIR=0 turns it off for measurements. Read when the
+// kernels compile.
+var ssim2HBlurPair = os.Getenv("ZENMETRICS_SSIM2_PAIR") != "0"
+
 func envInt(name string, def int) int {
 	if v, err := strconv.Atoi(os.Getenv(name)); err == nil && v > 0 {
 		return v

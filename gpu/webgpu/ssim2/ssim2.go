@@ -64,15 +64,36 @@ import (
 // Workgroup geometry (override constants).
 const (
 	ssim2WG         = 16 // unpack/downsample: ssim2WG × ssim2WG threads
-	ssim2HRows      = 64 // hblur: threads (rows) per workgroup
 	ssim2VCols      = 32 // vmaps: columns per workgroup (VX in ssim2_vmaps.wgsl; see ssim2Tuning)
 	ssim2VSlots     = 5  // vmaps: threads (quantities) per column
 	ssim2RedWG      = 256
 	ssim2ParamBytes = 96 // bytes of the WGSL Params struct
 	// ssim2BandRowsDefault is the height of vmaps' row bands (a multiple
-	// of gen.VMapsRows); see ssim2_vmaps.wgsl and ssim2Tuning.
-	ssim2BandRowsDefault = 240
+	// of gen.VMapsRows; 0: one band, no vstate pass); see ssim2_vmaps.wgsl
+	// and ssim2Tuning. Bands (240 rows) paid while each (scale, channel)
+	// was its own dispatch: one column walk had too few threads. With all
+	// jobs in one dispatch (jobs.go) the columns of every scale and channel
+	// walk side by side, and the vstate pass that bands need cost more than
+	// it saved: H200, same call, 20 scores each, cached 1 / 4 / 16 MP 0.76 /
+	// 1.59 / 4.90 ms with one band vs 0.68–0.75 / 1.67–1.71 / 5.48–5.53 ms
+	// with 240-row bands (SSIM2_PERF.md). Tall images (over 4096 rows) were
+	// not measured.
+	ssim2BandRowsDefault = 0
+	// ssim2BandRowsEstimate is the band height the memory estimate allows
+	// for (the band-start states), should the environment turn bands on.
+	ssim2BandRowsEstimate = 240
 )
+
+// ssim2HRows is hblur's threads (rows) per workgroup; the environment may
+// set 32, 64, 128 or 256 for measurements (ZENMETRICS_SSIM2_HROWS; nothing
+// computed depends on it).
+var ssim2HRows = func() int {
+	switch n := envInt("ZENMETRICS_SSIM2_HROWS", 64); n {
+	case 32, 128, 256:
+		return n
+	}
+	return 64
+}()
 
 // ssim2Kernels are the compiled pipelines, made once per device.
 type ssim2Kernels struct {
@@ -173,15 +194,19 @@ func compileSSIM2(g *webgpu.GPU) (*ssim2Kernels, error) {
 		{File: "ssim2_downsample", Entry: "downsample", Prefix: col + ssim2XYBOut(7, true), Constants: cst, Dst: &k.downsample},
 		{File: "ssim2_unpack", Entry: "unpack", Prefix: col + ssim2XYBOut(5, false), Constants: cst, Dst: &k.unpack1},
 		{File: "ssim2_downsample", Entry: "downsample", Prefix: col + ssim2XYBOut(7, false), Constants: cst, Dst: &k.downsample1},
-		{File: "ssim2_hblur", Entry: "hblur", Prefix: blur, Constants: webgpu.Constants{"WG": ssim2HRows, "FMA_NATIVE": fmaNative}, Dst: &k.hblur},
-		{File: "ssim2_hblur", Entry: "vblur", Prefix: blur, Constants: webgpu.Constants{"WG": ssim2HRows, "FMA_NATIVE": fmaNative}, Dst: &k.vblur},
+		{File: "ssim2_hblur", Entry: "hblur", Prefix: blur, Constants: webgpu.Constants{"WG": float64(ssim2HRows), "FMA_NATIVE": fmaNative}, Dst: &k.hblur},
+		{File: "ssim2_hblur", Entry: "vblur", Prefix: blur, Constants: webgpu.Constants{"WG": float64(ssim2HRows), "FMA_NATIVE": fmaNative}, Dst: &k.vblur},
 		{File: "ssim2_vmaps", Entry: "vmaps", Prefix: blur, Constants: webgpu.Constants{"VX": float64(k.vx), "FMA_NATIVE": fmaNative}, Dst: &k.vmaps},
 		{File: "ssim2_vstate", Entry: "vstate", Prefix: blur, Constants: webgpu.Constants{"VX": float64(k.vx), "FMA_NATIVE": fmaNative}, Dst: &k.vstate},
 		{File: "ssim2_reduce", Entry: "reduce", Constants: webgpu.Constants{"WG": ssim2RedWG}, Dst: &k.reduce},
 	}
 	if useH4 {
+		pair := 0.0
+		if ssim2HBlurPair {
+			pair = 1
+		}
 		ks = append(ks, webgpu.Kernel{File: "ssim2_hblur4", Entry: "hblur4", Prefix: blur,
-			Constants: webgpu.Constants{"WG": ssim2HRows, "FMA_NATIVE": fmaNative}, Dst: &k.hblur4})
+			Constants: webgpu.Constants{"WG": float64(ssim2HRows), "FMA_NATIVE": fmaNative, "PAIR": pair}, Dst: &k.hblur4})
 	}
 	if err := webgpu.Compile(g, ks); err != nil {
 		return nil, err
@@ -351,7 +376,7 @@ func ssim2EstimateBase(w, h, passes, rawBytes int) int64 {
 	}
 	ch := ssim2ChannelFloats(plan)
 	// The partials at the narrowest vmaps workgroups (the most slots).
-	part := int64(newSSIM2Sums(plan, passes, 8, ssim2BandRowsDefault, false).total)
+	part := int64(newSSIM2Sums(plan, passes, 8, ssim2BandRowsEstimate, false).total)
 	return 4*(int64(passes)*3*ch+3*pyr+18*ch+part) + int64(rawBytes) + 64<<10
 }
 
