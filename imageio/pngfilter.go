@@ -177,18 +177,21 @@ func unfilterPaeth(cur, prev []byte, bpp int) {
 // that the left pixel stays in registers; b and c are loaded again from
 // prev, which costs less than keeping them live.
 func unfilterPaeth3(cur, prev []byte) {
-	if len(cur) < 6 {
+	if len(cur) < 6 || len(prev) < len(cur) {
 		return
 	}
-	prev = prev[:len(cur)]
 	a0, a1, a2 := int(cur[0]), int(cur[1]), int(cur[2])
-	for i := 3; i+2 < len(cur); i += 3 {
-		a0 = (int(cur[i]) + paeth(a0, int(prev[i]), int(prev[i-3]))) & 0xff
-		cur[i] = byte(a0)
-		a1 = (int(cur[i+1]) + paeth(a1, int(prev[i+1]), int(prev[i-2]))) & 0xff
-		cur[i+1] = byte(a1)
-		a2 = (int(cur[i+2]) + paeth(a2, int(prev[i+2]), int(prev[i-1]))) & 0xff
-		cur[i+2] = byte(a2)
+	// c and p start one pixel back: c[3:6] is the pixel being
+	// reconstructed, p[0:3] the one above left and p[3:6] the one above.
+	// Walking the slices lets the compiler prove every index in bounds
+	// from the one length test.
+	c, p := cur, prev
+	for len(c) >= 6 && len(p) >= 6 {
+		a0 = (int(c[3]) + paeth(a0, int(p[3]), int(p[0]))) & 0xff
+		a1 = (int(c[4]) + paeth(a1, int(p[4]), int(p[1]))) & 0xff
+		a2 = (int(c[5]) + paeth(a2, int(p[5]), int(p[2]))) & 0xff
+		c[3], c[4], c[5] = byte(a0), byte(a1), byte(a2)
+		c, p = c[3:], p[3:]
 	}
 }
 
