@@ -175,8 +175,12 @@ func toLinearRow(im *zenmetrics.Image, y int, blend bool, bg float32, r, g, b []
 // blendLinear composites an encoded sample c with alpha a over bg and
 // decodes the result. The explicit float32 conversions keep each product
 // rounded on its own (no fused multiply-add), as in libjxl's scalar code.
+//
+// float32(a): a is often the caller's product (sample × 1/255) inlined
+// here; without the conversion arm64 fuses it into 1−a (FMSUB, one
+// rounding) and its scores differ from amd64's.
 func blendLinear(c, a, bg float32) float32 {
-	v := float32(a*c) + float32(float32(1-a)*bg)
+	v := float32(a*c) + float32(float32(1-float32(a))*bg)
 	return srgbToLinear(v)
 }
 

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -74,14 +75,27 @@ func TestGoldenBitIdentical(t *testing.T) {
 	if len(goldenScores) != len(goldenCases) {
 		t.Fatalf("%d recorded scores for %d cases", len(goldenScores), len(goldenCases))
 	}
+	var worst float64
 	for i, c := range goldenCases {
 		got := goldenScore(t, i)
 		var want float64
 		if _, err := fmt.Sscan(goldenScores[i], &want); err != nil {
 			t.Fatal(err)
 		}
-		if math.Float64bits(got) != math.Float64bits(want) {
+		worst = max(worst, math.Abs(got-want))
+		if math.Float64bits(got) != math.Float64bits(want) && (runtime.GOARCH == "amd64" || math.Abs(got-want) > goldenOtherArchTol) {
 			t.Errorf("%dx%d %v seed %d: got %.17g, recorded %s", c.w, c.h, c.f, c.seed, got, goldenScores[i])
 		}
 	}
+	t.Logf("reference path on %s: max |Δ| from the recorded amd64 scores %.3g", runtime.GOARCH, worst)
 }
+
+// goldenOtherArchTol: the scores were recorded on amd64, where they must
+// match bit for bit. Elsewhere everything up to the final math.Pow gives
+// the same bits (the code avoids arm64's licence to fuse x*y+z into one
+// FMA wherever that would round differently), but math.Pow itself does
+// not: its Exp and Log are assembly on amd64 and FMA-fused Go on arm64,
+// and differ in the last bit for some inputs (seen under qemu-aarch64: 1
+// ulp of the score, 1.4e-14, on 2 of the 11 cases). 1e-13 on the 0..100
+// scale allows a few ulps of 100.
+const goldenOtherArchTol = 1e-13
