@@ -21,7 +21,8 @@ if [ -f /usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json ] && [ -z "${VK_DRI
 fi
 B=/tmp/zm; mkdir -p $B && gunzip -c .gpu/main/libwebgpu_wrapper.so.gz > $B/libwebgpu_wrapper.so
 for f in .gpu/main/bin/*.gz; do n=$(basename "${f%.gz}"); gunzip -c "$f" > "$B/$n"; chmod +x "$B/$n"; done
-export ZENMETRICS_WEBGPU_LIB=$B/libwebgpu_wrapper.so ZENMETRICS_SHARED="$root/.gpu/main/shared" CI=true
+# ZENMETRICS_REQUIRE_CUDA=1: the CUDA tests (gpu/cuda/...) fail instead of skipping without a device.
+export ZENMETRICS_WEBGPU_LIB=$B/libwebgpu_wrapper.so ZENMETRICS_SHARED="$root/.gpu/main/shared" CI=true ZENMETRICS_REQUIRE_CUDA=1
 summary() { echo "$*" | tee -a "$R/summary.txt"; }
 summary "== $(date -u +%FT%TZ) $(nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader)"
 rc=0
