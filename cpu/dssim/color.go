@@ -193,7 +193,7 @@ func downsampleRows(src, dst *linImage, y0, y1 int) {
 func cbrtPoly(x float32) float32 {
 	y := float32(float32(float32(lab.poly2*x)+lab.poly1)*x) + lab.poly0
 	for i := 0; i < 2; i++ {
-		y3 := float32(y*y) * y
+		y3 := float32(float32(y*y) * y) // rounded: arm64 would fuse it into y3+2x
 		y = float32(y*float32(y3+float32(2*x))) / float32(float32(2*y3)+x)
 	}
 	return y
@@ -209,9 +209,9 @@ func labF3(x0, x1, x2 float32) (float32, float32, float32) {
 	y1 := float32(float32(float32(p2*x1)+p1)*x1) + p0
 	y2 := float32(float32(float32(p2*x2)+p1)*x2) + p0
 	for i := 0; i < 2; i++ {
-		c0 := float32(y0*y0) * y0
-		c1 := float32(y1*y1) * y1
-		c2 := float32(y2*y2) * y2
+		c0 := float32(float32(y0*y0) * y0) // rounded, as in cbrtPoly
+		c1 := float32(float32(y1*y1) * y1)
+		c2 := float32(float32(y2*y2) * y2)
 		y0 = float32(y0*float32(c0+float32(2*x0))) / float32(float32(2*c0)+x0)
 		y1 = float32(y1*float32(c1+float32(2*x1))) / float32(float32(2*c1)+x1)
 		y2 = float32(y2*float32(c2+float32(2*x2))) / float32(float32(2*c2)+x2)

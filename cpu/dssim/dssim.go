@@ -459,7 +459,7 @@ func (r *Reference) score(ctx context.Context, dist *zenmetrics.Image, map0, all
 			out = sd.Map
 		}
 		sd.Mean, sd.Score = r.scoreScale(s, lin, sc, out)
-		sum += sd.Score * sd.Weight
+		sum += float64(sd.Score * sd.Weight) // rounded product: arm64 would fuse it into the sum
 		wsum += sd.Weight
 		return nil
 	})
@@ -528,16 +528,18 @@ func ssimRow(r, d *stats, prod *[3][]float32, lo, hi int, out []float32) float64
 	c1, c2, k := ssimC1, ssimC2, third
 	sum := 0.0
 	for i := range out {
-		// Channel products, kept as float32 (no fusion with the sums).
+		// Channel products, kept as float32 (no fusion with the sums),
+		// and the scaled sums below rounded too: arm64 would fuse ·k into
+		// mu1sq+mu2sq and s1+s2.
 		m11l, m11a, m11b := float32(mu1l[i]*mu1l[i]), float32(mu1a[i]*mu1a[i]), float32(mu1b[i]*mu1b[i])
 		m22l, m22a, m22b := float32(mu2l[i]*mu2l[i]), float32(mu2a[i]*mu2a[i]), float32(mu2b[i]*mu2b[i])
 		m12l, m12a, m12b := float32(mu1l[i]*mu2l[i]), float32(mu1a[i]*mu2a[i]), float32(mu1b[i]*mu2b[i])
-		mu1sq := float32(m11l+m11a+m11b) * k
-		mu2sq := float32(m22l+m22a+m22b) * k
-		mu12 := float32(m12l+m12a+m12b) * k
-		s1 := float32((sq1l[i]-m11l)+(sq1a[i]-m11a)+(sq1b[i]-m11b)) * k
-		s2 := float32((sq2l[i]-m22l)+(sq2a[i]-m22a)+(sq2b[i]-m22b)) * k
-		s12 := float32((pl[i]-m12l)+(pa[i]-m12a)+(pb[i]-m12b)) * k
+		mu1sq := float32(float32(m11l+m11a+m11b) * k)
+		mu2sq := float32(float32(m22l+m22a+m22b) * k)
+		mu12 := float32(float32(m12l+m12a+m12b) * k)
+		s1 := float32(float32((sq1l[i]-m11l)+(sq1a[i]-m11a)+(sq1b[i]-m11b)) * k)
+		s2 := float32(float32((sq2l[i]-m22l)+(sq2a[i]-m22a)+(sq2b[i]-m22b)) * k)
+		s12 := float32(float32((pl[i]-m12l)+(pa[i]-m12a)+(pb[i]-m12b)) * k)
 		num := float32(float32(2*mu12)+c1) * float32(float32(2*s12)+c2)
 		den := float32(float32(mu1sq+mu2sq)+c1) * float32(float32(s1+s2)+c2)
 		v := num / den
