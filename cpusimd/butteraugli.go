@@ -24,19 +24,40 @@ var baEnabled = baAsm && os.Getenv("ZENMETRICS_NOSIMD") == ""
 // faster than cpu/butteraugli's own loops.
 func ButteraugliEnabled() bool { return baEnabled }
 
-// BAFIR applies the symmetric (2·off+1)-tap kernel whose half (outermost
-// tap first, the centre last) is k, off = len(k)−1 ∈ {3, 6, 7, 16}, to
-// len(dst) outputs: dst[i] reads src[i + t·step] for t = 0..2·off. Pair j
-// (taps t = j and 2·off−j) goes into partial sum j mod 4, and dst[i] =
-// centre·k[off] + s0 + s1 + s2 (+ s3).
-func BAFIR(dst, src []float32, step int, k []float32) {
+// BATaps is a symmetric FIR kernel for BAFIR: its half (outermost tap
+// first, the centre last), off = len−1 ∈ {3, 6, 7, 16}, and each tap
+// broadcast to eight lanes for the assembly.
+type BATaps struct {
+	half []float32
+	tab  [][8]float32
+}
+
+// NewBATaps prepares the kernel whose half is k.
+func NewBATaps(k []float32) *BATaps {
 	off := len(k) - 1
+	if off != 3 && off != 6 && off != 7 && off != 16 {
+		panic(fmt.Sprintf("cpusimd: BAFIR kernel of %d taps", 2*off+1))
+	}
+	t := &BATaps{half: append([]float32(nil), k...), tab: make([][8]float32, len(k))}
+	for i, v := range k {
+		for l := range t.tab[i] {
+			t.tab[i][l] = v
+		}
+	}
+	return t
+}
+
+// BAFIR applies the kernel to len(dst) outputs: dst[i] reads src[i +
+// t·step] for t = 0..2·off. Pair j (taps t = j and 2·off−j) goes into
+// partial sum j mod 4, and dst[i] = centre·k[off] + s0 + s1 + s2 (+ s3).
+func BAFIR(dst, src []float32, step int, k *BATaps) {
+	off := len(k.half) - 1
 	n := len(dst)
 	if n == 0 {
 		return
 	}
-	if step < 1 || (off != 3 && off != 6 && off != 7 && off != 16) {
-		panic(fmt.Sprintf("cpusimd: BAFIR step %d, %d taps", step, len(k)))
+	if step < 1 {
+		panic(fmt.Sprintf("cpusimd: BAFIR step %d", step))
 	}
 	if need := 2*off*step + n; len(src) < need {
 		panic(fmt.Sprintf("cpusimd: BAFIR src has %d samples, needs %d", len(src), need))
@@ -44,9 +65,9 @@ func BAFIR(dst, src []float32, step int, k []float32) {
 	i := 0
 	if baEnabled {
 		i = n &^ 7
-		firKernel(dst, src, step, k, i/8)
+		firKernel(dst, src, step, k.tab, i/8)
 	}
-	firGo(dst, src, step, k, i)
+	firGo(dst, src, step, k.half, i)
 }
 
 // firGo is BAFIR's twin from output i0 on.

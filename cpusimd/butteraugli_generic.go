@@ -6,7 +6,7 @@ package cpusimd
 // wrappers never call these with work to do).
 const baAsm = false
 
-func firKernel(dst, src []float32, step int, k []float32, n8 int) {}
+func firKernel(dst, src []float32, step int, k [][8]float32, n8 int) {}
 
 func maltaKernel(o, u, h, m []float32, n8, stride int) {}
 
@@ -17,3 +17,17 @@ func diffmapRowKernel(rows *[baRows]*float32, n8 int, k *BADiffmapConsts) {}
 func opsinRowKernel(rows *[9]*float32, n8 int, k *BAOpsinConsts) {}
 
 func erosionKernel(row, up, down, o []float32, n8 int) {}
+
+func lfSplitKernel(rows *[6]*float32, n8 int, k *[4]float32) {}
+
+func mfSplitKernel(rows *[2]*float32, n8 int, amplify bool, k *[1]float32) {}
+
+func suppressKernel(rows *[2]*float32, n8 int, k *[3]float32) {}
+
+func uhfSplitXKernel(rows *[2]*float32, n8 int, k *[2]float32) {}
+
+func uhfSplitYKernel(rows *[2]*float32, n8 int, k *[6]float32) {}
+
+func maskPreKernel(rows *[5]*float32, n8 int, k *[6]float32) {}
+
+func sep5Kernel(src, dst []float32, n8, step int, w *[3]float32) {}

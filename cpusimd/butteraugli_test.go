@@ -1,6 +1,7 @@
 package cpusimd
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -79,12 +80,13 @@ func TestBAFIR(t *testing.T) {
 		for i := range k {
 			k[i] = r.Float32()
 		}
-		for _, n := range []int{1, 7, 8, 9, 64, 101} {
+		taps := NewBATaps(k)
+		for _, n := range []int{1, 7, 8, 9, 16, 17, 24, 64, 101} {
 			for _, step := range []int{1, 3, 130} {
 				src := baRandPlane(r, 2*off*step+n, 10)
 				var res [2][]float32
 				baWithAsm(t, func(asm bool) {
-					res[baB2i(asm)] = baGuarded(t, n, func(dst []float32) { BAFIR(dst, src, step, k) })
+					res[baB2i(asm)] = baGuarded(t, n, func(dst []float32) { BAFIR(dst, src, step, taps) })
 				})
 				// The twin against the plain sum, term by term.
 				for i := 0; i < n; i++ {
@@ -267,5 +269,99 @@ func TestBAErosion(t *testing.T) {
 		if res[1] != nil {
 			baSameBits(t, "erosion", res[0], res[1])
 		}
+	}
+}
+
+// baRowsTest runs f on copies of nr random rows (values spread around the
+// thresholds thr, both signs, exact threshold values and zeros included)
+// with the assembly off and on, and compares every row bit for bit. The
+// rows sit in buffers with NaN guard bands that must stay untouched.
+func baRowsTest(t *testing.T, name string, nr int, thr []float32, f func(rows [][]float32)) {
+	t.Helper()
+	r := rand.New(rand.NewPCG(uint64(len(name)), uint64(nr)))
+	for _, n := range []int{1, 8, 11, 64, 333} {
+		in := make([][]float32, nr)
+		for j := range in {
+			in[j] = make([]float32, n)
+			for i := range in[j] {
+				th := thr[r.IntN(len(thr))]
+				switch r.IntN(6) {
+				case 0:
+					in[j][i] = th
+				case 1:
+					in[j][i] = -th
+				case 2:
+					in[j][i] = 0
+				default:
+					in[j][i] = (r.Float32()*2 - 1) * th * 2.5
+				}
+			}
+		}
+		var res [2][][]float32
+		baWithAsm(t, func(asm bool) {
+			bufs := make([][]float32, nr)
+			rows := make([][]float32, nr)
+			for j := range bufs {
+				bufs[j] = make([]float32, n+2*baGuard)
+				for i := range bufs[j] {
+					bufs[j][i] = float32(math.NaN())
+				}
+				rows[j] = bufs[j][baGuard : baGuard+n : baGuard+n]
+				copy(rows[j], in[j])
+			}
+			f(rows)
+			for j := range bufs {
+				for i := 0; i < baGuard; i++ {
+					if !math.IsNaN(float64(bufs[j][i])) || !math.IsNaN(float64(bufs[j][baGuard+n+i])) {
+						t.Fatalf("%s: guard of row %d written", name, j)
+					}
+				}
+			}
+			res[baB2i(asm)] = rows
+		})
+		if res[1] != nil {
+			for j := range res[0] {
+				baSameBits(t, fmt.Sprintf("%s n=%d row %d", name, n, j), res[0][j], res[1][j])
+			}
+		}
+	}
+}
+
+func TestBABandKernels(t *testing.T) {
+	baRowsTest(t, "lfSplit", 6, []float32{1, 30}, func(r [][]float32) {
+		BALFSplit(r[0], r[1], r[2], r[3], r[4], r[5], &[4]float32{-0.362267, 49.87985, 33.83284, 14.45827})
+	})
+	for _, amp := range []bool{false, true} {
+		baRowsTest(t, "mfSplit", 2, []float32{0.29, 0.1, 3}, func(r [][]float32) {
+			w := float32(0.29)
+			if amp {
+				w = 0.1
+			}
+			BAMFSplit(r[0], r[1], amp, w)
+		})
+	}
+	baRowsTest(t, "suppress", 2, []float32{1, 10, 100}, func(r [][]float32) {
+		BASuppress(r[0], r[1], &[3]float32{46, 0.34697944, 0.65302056})
+	})
+	baRowsTest(t, "uhfSplitX", 2, []float32{1.5, 0.04, 5}, func(r [][]float32) {
+		BAUHFSplitX(r[0], r[1], &[2]float32{1.5, 0.04})
+	})
+	baRowsTest(t, "uhfSplitY", 2, []float32{28.469181, 5.191753, 0.132, 40}, func(r [][]float32) {
+		BAUHFSplitY(r[0], r[1], &[6]float32{28.469181, 5.191753, 0.72421616, 2.6931376, 2.155, 0.132})
+	})
+	baRowsTest(t, "maskPre", 5, []float32{1, 20}, func(r [][]float32) {
+		BAMaskPre(r[0], r[1], r[2], r[3], r[4], &[6]float32{2.5, 0.4, 0.4, 6.194241, 78.112, 8.838099})
+	})
+	for _, step := range []int{1, 3, 41} {
+		baRowsTest(t, "sep5", 2, []float32{1}, func(r [][]float32) {
+			// Row 1 is the output; row 0, read with the step, is padded
+			// by repeating it.
+			src := make([]float32, 0, 4*step+len(r[1]))
+			for len(src) < 4*step+len(r[1]) {
+				src = append(src, r[0]...)
+				src = append(src, 0.5)
+			}
+			BASep5(r[1], src[:4*step+len(r[1])], step, &[3]float32{0.4, 0.24, 0.06})
+		})
 	}
 }

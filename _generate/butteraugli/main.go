@@ -41,46 +41,42 @@ func text(name, sig string, args int) {
 }
 
 // fir: n8 blocks of eight outputs of a (2·off+1)-tap symmetric FIR whose
-// taps sit step bytes apart (4 along a row, the row stride down a column).
+// taps sit step floats apart (1 along a row, the row stride down a column).
 //
-//	func firNAVX2(src, dst *float32, n8, step int, k *float32)
+//	func firNAVX2(src, dst *float32, n8, step int, k *[off+1][8]float32)
 //
-// Pair i (the taps at ±(off−i)) goes into partial sum i mod 4 — assigned
-// for i < 4, added after — and the output is centre·k[off] + a0 + a1 + a2
-// (+ a3), the grouping of cpu/butteraugli's firInterior* and firColumns.
+// k holds each tap broadcast to eight lanes. Pair i (the taps at ±(off−i))
+// goes into partial sum i mod 4 — assigned for i < 4, added after — and the
+// output is centre·k[off] + a0 + a1 + a2 (+ a3), the grouping of
+// cpu/butteraugli's firInterior* and firColumns. Along a row (step 1) the
+// taps are fixed displacements; down a column two blocks of eight share the
+// walk of the two tap pointers.
 func fir(off int) {
 	name := fmt.Sprintf("fir%dAVX2", off)
-	text(name, fmt.Sprintf("func %s(src *float32, dst *float32, n8 int, step int, k *float32)", name), 40)
+	text(name, fmt.Sprintf("func %s(src *float32, dst *float32, n8 int, step int, k *[%d][8]float32)", name, off+1), 40)
 	p("MOVQ src+0(FP), SI")
 	p("MOVQ dst+8(FP), DI")
 	p("MOVQ n8+16(FP), CX")
 	p("MOVQ step+24(FP), DX")
 	p("MOVQ k+32(FP), R8")
-	p("SHLQ $2, DX")
-	comment("R11 = 2·off·step bytes: from the leftmost tap to the rightmost")
-	p("MOVQ DX, R11")
-	p("IMULQ $%d, R11", 2*off)
 	p("TESTQ CX, CX")
 	p("JZ %s_done", name)
-	label(name + "_loop")
-	p("MOVQ SI, R9")
-	p("LEAQ (SI)(R11*1), R10")
+	p("CMPQ DX, $1")
+	p("JNE %s_col", name)
+	comment("along a row: fixed displacements")
+	label(name + "_row")
 	for i := 0; i < off; i++ {
-		p("VMOVUPS (R9), Y4")
-		p("VADDPS (R10), Y4, Y4")
-		p("VBROADCASTSS %d(R8), Y5", 4*i)
+		p("VMOVUPS %d(SI), Y4", 4*i)
+		p("VADDPS %d(SI), Y4, Y4", 4*(2*off-i))
 		if i < 4 {
-			p("VMULPS Y5, Y4, %s", y(i))
+			p("VMULPS %d(R8), Y4, %s", 32*i, y(i))
 		} else {
-			p("VMULPS Y5, Y4, Y4")
+			p("VMULPS %d(R8), Y4, Y4", 32*i)
 			p("VADDPS Y4, %s, %s", y(i%4), y(i%4))
 		}
-		p("ADDQ DX, R9")
-		p("SUBQ DX, R10")
 	}
-	p("VMOVUPS (R9), Y4")
-	p("VBROADCASTSS %d(R8), Y5", 4*off)
-	p("VMULPS Y5, Y4, Y4")
+	p("VMOVUPS %d(SI), Y4", 4*off)
+	p("VMULPS %d(R8), Y4, Y4", 32*off)
 	for j := 0; j < min(4, off); j++ {
 		p("VADDPS %s, Y4, Y4", y(j))
 	}
@@ -88,7 +84,69 @@ func fir(off int) {
 	p("ADDQ $32, SI")
 	p("ADDQ $32, DI")
 	p("DECQ CX")
-	p("JNZ %s_loop", name)
+	p("JNZ %s_row", name)
+	p("JMP %s_done", name)
+	label(name + "_col")
+	p("SHLQ $2, DX")
+	comment("R11 = 2·off·step bytes: from the leftmost tap to the rightmost")
+	p("MOVQ DX, R11")
+	p("IMULQ $%d, R11", 2*off)
+	p("CMPQ CX, $2")
+	p("JLT %s_col1", name)
+	label(name + "_col2")
+	p("MOVQ SI, R9")
+	p("LEAQ (SI)(R11*1), R10")
+	for i := 0; i < off; i++ {
+		for b := 0; b < 2; b++ {
+			p("VMOVUPS %d(R9), Y12", 32*b)
+			p("VADDPS %d(R10), Y12, Y12", 32*b)
+			acc := y(4*b + i%4)
+			if i < 4 {
+				p("VMULPS %d(R8), Y12, %s", 32*i, acc)
+			} else {
+				p("VMULPS %d(R8), Y12, Y12", 32*i)
+				p("VADDPS Y12, %s, %s", acc, acc)
+			}
+		}
+		p("ADDQ DX, R9")
+		p("SUBQ DX, R10")
+	}
+	for b := 0; b < 2; b++ {
+		p("VMOVUPS %d(R9), Y12", 32*b)
+		p("VMULPS %d(R8), Y12, Y12", 32*off)
+		for j := 0; j < min(4, off); j++ {
+			p("VADDPS %s, Y12, Y12", y(4*b+j))
+		}
+		p("VMOVUPS Y12, %d(DI)", 32*b)
+	}
+	p("ADDQ $64, SI")
+	p("ADDQ $64, DI")
+	p("SUBQ $2, CX")
+	p("CMPQ CX, $2")
+	p("JGE %s_col2", name)
+	label(name + "_col1")
+	p("TESTQ CX, CX")
+	p("JZ %s_done", name)
+	p("MOVQ SI, R9")
+	p("LEAQ (SI)(R11*1), R10")
+	for i := 0; i < off; i++ {
+		p("VMOVUPS (R9), Y12")
+		p("VADDPS (R10), Y12, Y12")
+		if i < 4 {
+			p("VMULPS %d(R8), Y12, %s", 32*i, y(i))
+		} else {
+			p("VMULPS %d(R8), Y12, Y12", 32*i)
+			p("VADDPS Y12, %s, %s", y(i%4), y(i%4))
+		}
+		p("ADDQ DX, R9")
+		p("SUBQ DX, R10")
+	}
+	p("VMOVUPS (R9), Y12")
+	p("VMULPS %d(R8), Y12, Y12", 32*off)
+	for j := 0; j < min(4, off); j++ {
+		p("VADDPS %s, Y12, Y12", y(j))
+	}
+	p("VMOVUPS Y12, (DI)")
 	label(name + "_done")
 	p("VZEROUPPER")
 	p("RET")
@@ -107,6 +165,8 @@ func main() {
 	diffmapRow()
 	opsinRow()
 	erosion()
+	bandKernels()
+	sep5()
 	write(filepath.Join(*dir, "butteraugli_amd64.s"))
 }
 
@@ -674,6 +734,237 @@ func erosion() {
 	p("DECQ BX")
 	p("JNZ erosion_loop")
 	label("erosion_done")
+	p("VZEROUPPER")
+	p("RET")
+	out.WriteString("\n")
+}
+
+// Elementwise band kernels. Each takes a table of row pointers (AX), the
+// number of blocks of eight (BX) and a table of float32 constants (DX),
+// and walks the rows with the byte offset CX. Y15 holds the sign mask.
+func elementwise(name, sig string, body func()) {
+	text(name, sig, 24)
+	p("MOVQ rows+0(FP), AX")
+	p("MOVQ n8+8(FP), BX")
+	p("MOVQ k+16(FP), DX")
+	p("XORQ CX, CX")
+	p("VPCMPEQD Y15, Y15, Y15")
+	p("VPSLLD $31, Y15, Y15")
+	p("TESTQ BX, BX")
+	p("JZ %s_done", name)
+	label(name + "_loop")
+	body()
+	p("ADDQ $32, CX")
+	p("DECQ BX")
+	p("JNZ %s_loop", name)
+	label(name + "_done")
+	p("VZEROUPPER")
+	p("RET")
+	out.WriteString("\n")
+}
+
+func bcast(k int, reg string) { p("VBROADCASTSS %d(DX), %s", 4*k, reg) }
+
+// removeRange: x (register) → x−w if x > w, x+w if x < −w, else +0.
+// w is constant k; uses Y12..Y14.
+func removeRange(x string, k int) {
+	bcast(k, "Y12")
+	p("VXORPS Y15, Y12, Y13")       // −w
+	p("VCMPPS $1, Y13, %s, Y14", x) // x < −w
+	p("VADDPS Y12, %s, Y13", x)     // x + w
+	p("VANDPS Y14, Y13, Y13")       // (x < −w) ? x+w : 0
+	p("VCMPPS $1, %s, Y12, Y14", x) // w < x
+	p("VSUBPS Y12, %s, %s", x, x)   // x − w
+	p("VBLENDVPS Y14, %s, Y13, %s", x, x)
+}
+
+// amplifyRange: x → x+w if x > w, x−w if x < −w, else x+x; uses Y11..Y14.
+func amplifyRange(x string, k int) {
+	bcast(k, "Y12")
+	p("VXORPS Y15, Y12, Y13")
+	p("VCMPPS $1, Y13, %s, Y14", x) // x < −w
+	p("VADDPS %s, %s, Y11", x, x)   // x + x
+	p("VSUBPS Y12, %s, Y13", x)     // x − w
+	p("VBLENDVPS Y14, Y13, Y11, Y11")
+	p("VCMPPS $1, %s, Y12, Y14", x) // w < x
+	p("VADDPS Y12, %s, %s", x, x)   // x + w
+	p("VBLENDVPS Y14, %s, Y11, %s", x, x)
+}
+
+// maximumClamp: x → (x−m)·mul + m if x ≥ m, (x+m)·mul − m if x < −m, else
+// x; m is constant k, mul constant kmul; uses Y10..Y14.
+func maximumClamp(x string, k, kmul int) {
+	bcast(k, "Y12")
+	bcast(kmul, "Y10")
+	p("VXORPS Y15, Y12, Y13")       // −m
+	p("VCMPPS $1, Y13, %s, Y14", x) // x < −m
+	p("VADDPS Y12, %s, Y11", x)     // x + m
+	p("VMULPS Y10, Y11, Y11")
+	p("VSUBPS Y12, Y11, Y11") // (x+m)·mul − m
+	p("VBLENDVPS Y14, Y11, %s, Y11", x)
+	p("VCMPPS $2, %s, Y12, Y14", x) // m ≤ x
+	p("VSUBPS Y12, %s, Y13", x)     // x − m
+	p("VMULPS Y10, Y13, Y13")
+	p("VADDPS Y12, Y13, Y13") // (x−m)·mul + m
+	p("VBLENDVPS Y14, Y13, Y11, %s", x)
+}
+
+// bandKernels: the loops of cpu/butteraugli's separateFrequencies (see
+// cpusimd's BALFSplit, BAMFSplit, BASuppress, BAUHFSplitX/Y for the rows
+// and constants each reads).
+func bandKernels() {
+	// rows: x, y, b (minus LF, in place), lx, ly, lb (scaled in place);
+	// k: yToB, bMul, xMul, yMul.
+	elementwise("lfSplitAVX2", "func lfSplitAVX2(rows *[6]*float32, n8 int, k *[4]float32)", func() {
+		for c := 0; c < 3; c++ {
+			p("VMOVUPS %s, Y%d", ptrOp(3+c), c)
+			p("VMOVUPS %s, Y3", ptrOp(c))
+			p("VSUBPS Y%d, Y3, Y3", c)
+			p("VMOVUPS Y3, %s", ptrOp(c))
+		}
+		bcast(0, "Y3")
+		p("VMULPS Y1, Y3, Y3")
+		p("VADDPS Y2, Y3, Y3")
+		bcast(1, "Y4")
+		p("VMULPS Y4, Y3, Y3")
+		p("VMOVUPS Y3, %s", ptrOp(5))
+		bcast(2, "Y4")
+		p("VMULPS Y4, Y0, Y0")
+		p("VMOVUPS Y0, %s", ptrOp(3))
+		bcast(3, "Y4")
+		p("VMULPS Y4, Y1, Y1")
+		p("VMOVUPS Y1, %s", ptrOp(4))
+	})
+	// rows: hf (minus mf, in place), mf (range-mapped in place); k: w.
+	for _, amp := range []bool{false, true} {
+		name := "mfSplitRemoveAVX2"
+		if amp {
+			name = "mfSplitAmplifyAVX2"
+		}
+		elementwise(name, fmt.Sprintf("func %s(rows *[2]*float32, n8 int, k *[1]float32)", name), func() {
+			p("VMOVUPS %s, Y0", ptrOp(1))
+			p("VMOVUPS %s, Y1", ptrOp(0))
+			p("VSUBPS Y0, Y1, Y1")
+			p("VMOVUPS Y1, %s", ptrOp(0))
+			if amp {
+				amplifyRange("Y0", 0)
+			} else {
+				removeRange("Y0", 0)
+			}
+			p("VMOVUPS Y0, %s", ptrOp(1))
+		})
+	}
+	// rows: hx (scaled in place), hy; k: W, 1−s, s.
+	elementwise("suppressAVX2", "func suppressAVX2(rows *[2]*float32, n8 int, k *[3]float32)", func() {
+		p("VMOVUPS %s, Y0", ptrOp(1))
+		p("VMULPS Y0, Y0, Y0")
+		bcast(0, "Y1")
+		p("VADDPS Y1, Y0, Y0")
+		p("VDIVPS Y0, Y1, Y0")
+		bcast(1, "Y1")
+		p("VMULPS Y1, Y0, Y0")
+		bcast(2, "Y1")
+		p("VADDPS Y1, Y0, Y0")
+		p("VMULPS %s, Y0, Y0", ptrOp(0))
+		p("VMOVUPS Y0, %s", ptrOp(0))
+	})
+	// rows: uhf (in: HF before the split; out: UHF), hf (in: blurred; out:
+	// HF). X: k = remove-HF range, remove-UHF range.
+	elementwise("uhfSplitXAVX2", "func uhfSplitXAVX2(rows *[2]*float32, n8 int, k *[2]float32)", func() {
+		p("VMOVUPS %s, Y0", ptrOp(1))
+		p("VMOVUPS %s, Y1", ptrOp(0))
+		p("VSUBPS Y0, Y1, Y1")
+		removeRange("Y0", 0)
+		p("VMOVUPS Y0, %s", ptrOp(1))
+		removeRange("Y1", 1)
+		p("VMOVUPS Y1, %s", ptrOp(0))
+	})
+	// Y: k = maxclamp HF, maxclamp UHF, maxclamp mul, mul UHF, mul HF,
+	// amplify-HF range.
+	elementwise("uhfSplitYAVX2", "func uhfSplitYAVX2(rows *[2]*float32, n8 int, k *[6]float32)", func() {
+		p("VMOVUPS %s, Y0", ptrOp(1))
+		maximumClamp("Y0", 0, 2)
+		p("VMOVUPS %s, Y1", ptrOp(0))
+		p("VSUBPS Y0, Y1, Y1")
+		maximumClamp("Y1", 1, 2)
+		bcast(3, "Y2")
+		p("VMULPS Y2, Y1, Y1")
+		p("VMOVUPS Y1, %s", ptrOp(0))
+		bcast(4, "Y2")
+		p("VMULPS Y2, Y0, Y0")
+		amplifyRange("Y0", 5)
+		p("VMOVUPS Y0, %s", ptrOp(1))
+	})
+	// rows: hx, hy, ux, uy, out; k: mulsX, mulsY, mulsYUhf, maskMul,
+	// bias, sqrtBias.
+	elementwise("maskPreAVX2", "func maskPreAVX2(rows *[5]*float32, n8 int, k *[6]float32)", func() {
+		p("VMOVUPS %s, Y0", ptrOp(2))
+		p("VADDPS %s, Y0, Y0", ptrOp(0))
+		bcast(0, "Y2")
+		p("VMULPS Y2, Y0, Y0")
+		p("VMOVUPS %s, Y1", ptrOp(3))
+		bcast(1, "Y2")
+		p("VMULPS Y2, Y1, Y1")
+		p("VMOVUPS %s, Y3", ptrOp(1))
+		bcast(2, "Y2")
+		p("VMULPS Y2, Y3, Y3")
+		p("VADDPS Y3, Y1, Y1")
+		p("VMULPS Y0, Y0, Y0")
+		p("VMULPS Y1, Y1, Y1")
+		p("VADDPS Y1, Y0, Y0")
+		p("VSQRTPS Y0, Y0")
+		p("VANDNPS Y0, Y15, Y0")
+		bcast(3, "Y2")
+		p("VMULPS Y2, Y0, Y0")
+		bcast(4, "Y2")
+		p("VADDPS Y2, Y0, Y0")
+		p("VSQRTPS Y0, Y0")
+		bcast(5, "Y2")
+		p("VSUBPS Y2, Y0, Y0")
+		p("VMOVUPS Y0, %s", ptrOp(4))
+	})
+}
+
+// sep5: n8 blocks of eight outputs of the 5-tap blur
+// c·w0 + (c₋₁ + c₊₁)·w1 + (c₋₂ + c₊₂)·w2, the taps step bytes apart
+// (cpu/butteraugli's blurSep5 away from the mirrored borders).
+//
+//	func sep5AVX2(src, dst *float32, n8, step int, w *[3]float32)
+func sep5() {
+	text("sep5AVX2", "func sep5AVX2(src *float32, dst *float32, n8 int, step int, w *[3]float32)", 40)
+	p("MOVQ src+0(FP), SI")
+	p("MOVQ dst+8(FP), DI")
+	p("MOVQ n8+16(FP), CX")
+	p("MOVQ step+24(FP), DX")
+	p("MOVQ w+32(FP), R8")
+	p("SHLQ $2, DX")
+	p("VBROADCASTSS 0(R8), Y13")
+	p("VBROADCASTSS 4(R8), Y14")
+	p("VBROADCASTSS 8(R8), Y15")
+	comment("R9 = src − 2·step, R10 = src + step")
+	p("MOVQ SI, R9")
+	p("SUBQ DX, R9")
+	p("SUBQ DX, R9")
+	p("LEAQ (SI)(DX*1), R10")
+	p("TESTQ CX, CX")
+	p("JZ sep5_done")
+	label("sep5_loop")
+	p("VMULPS (SI), Y13, Y0")
+	p("VMOVUPS (R9)(DX*1), Y1")
+	p("VADDPS (R10), Y1, Y1")
+	p("VMULPS Y14, Y1, Y1")
+	p("VADDPS Y1, Y0, Y0")
+	p("VMOVUPS (R9), Y1")
+	p("VADDPS (R10)(DX*1), Y1, Y1")
+	p("VMULPS Y15, Y1, Y1")
+	p("VADDPS Y1, Y0, Y0")
+	p("VMOVUPS Y0, (DI)")
+	for _, r := range []string{"SI", "DI", "R9", "R10"} {
+		p("ADDQ $32, %s", r)
+	}
+	p("DECQ CX")
+	p("JNZ sep5_loop")
+	label("sep5_done")
 	p("VZEROUPPER")
 	p("RET")
 	out.WriteString("\n")

@@ -1,6 +1,10 @@
 package butteraugli
 
-import "math"
+import (
+	"math"
+
+	"github.com/zenmetrics-go/zenmetrics/cpusimd"
+)
 
 // Butteraugli's blurs are truncated Gaussians: the kernel reaches out
 // int(2.25·σ) pixels. The 5-tap one (only σ=1.2, in the opsin dynamics) is
@@ -18,6 +22,8 @@ type kernel struct {
 	half []float32
 	// sep5 weights (centre, ±1, ±2), for the 5-tap mirrored blur.
 	w0, w1, w2 float32
+	// simd is half for cpusimd.BAFIR (nil for the 5-tap kernel).
+	simd *cpusimd.BATaps
 }
 
 func makeKernel(sigma float32) *kernel {
@@ -40,6 +46,9 @@ func makeKernel(sigma float32) *kernel {
 	k.half = make([]float32, off+1)
 	for i := range k.half {
 		k.half[i] = k.full[i] * inv
+	}
+	if off != 2 {
+		k.simd = cpusimd.NewBATaps(k.half)
 	}
 	if len(k.full) == 5 {
 		k.w0 = k.full[2] * inv
@@ -298,6 +307,14 @@ func blurSep5(wk workers, k *kernel, in, out, tmp plane) {
 		for y := y0; y < y1; y++ {
 			src := in.row(y)
 			dst := tmp.row(y)
+			if useFast && w >= 5 {
+				cpusimd.BASep5(dst[2:w-2], src, 1, &[3]float32{w0, w1, w2})
+				for _, x := range [4]int{0, 1, w - 2, w - 1} {
+					dst[x] = src[x]*w0 + (src[mirror(x-1, w)]+src[mirror(x+1, w)])*w1 +
+						(src[mirror(x-2, w)]+src[mirror(x+2, w)])*w2
+				}
+				continue
+			}
 			if w >= 5 {
 				for x := 2; x < w-2; x++ {
 					dst[x] = src[x]*w0 + (src[x-1]+src[x+1])*w1 + (src[x-2]+src[x+2])*w2
@@ -316,6 +333,10 @@ func blurSep5(wk workers, k *kernel, in, out, tmp plane) {
 	})
 	wk.rows(h, func(y0, y1 int) {
 		for y := y0; y < y1; y++ {
+			if useFast && y >= 2 && y < h-2 {
+				cpusimd.BASep5(out.row(y), tmp.p[(y-2)*w:], w, &[3]float32{w0, w1, w2})
+				continue
+			}
 			m := tmp.row(y)
 			t1 := tmp.row(mirror(y-1, h))
 			b1 := tmp.row(mirror(y+1, h))

@@ -11,33 +11,80 @@ import "github.com/zenmetrics-go/zenmetrics/cpusimd"
 // ZENMETRICS_NOSIMD=1 or -tags noasm give the reference loops.
 var useFast = cpusimd.ButteraugliEnabled()
 
+// colStrip is the width of the column strips of blurFast's vertical pass:
+// 33 rows of 64 floats (the longest kernel) are 8 KiB.
+const colStrip = 64
+
+// blurStride is the row stride of blurFast's intermediate plane: whole
+// cache lines, an odd number of them, so that the 2·off+1 rows a column
+// tap reads fall into different L1 sets (with a stride of exactly 4 KiB,
+// e.g. 1024 columns, they all share one set and evict each other).
+func blurStride(w int) int {
+	lines := (w + 15) / 16
+	if lines%2 == 0 {
+		lines++
+	}
+	return 16 * lines
+}
+
 // blurFast is blur for the FIR kernels: rows, then columns, the interior of
 // both through cpusimd.BAFIR, the cut-off borders as firRow and firColumns
 // compute them.
 func blurFast(wk workers, k *kernel, in, out plane, sc *scratch) {
 	w, h := in.w, in.h
 	off := k.off
-	a := sc.plane(0, w, h)
+	st := blurStride(w)
+	a := sc.plane(0, st, h).p
+	arow := func(y int) []float32 { return a[y*st : y*st+w : y*st+w] }
+	// The border columns: x < b1 and x ≥ b2 (all of them in a row
+	// narrower than the kernel), with borderTap's renormalisation computed
+	// once per column instead of once per pixel.
+	b1, b2 := min(w, off), max(0, w-off)
+	var border []int
+	for x := 0; x < w; x++ {
+		if x < b1 || x >= b2 {
+			border = append(border, x)
+		}
+	}
+	scales := make([]float32, len(border))
+	for i, x := range border {
+		var wsum float32
+		for j := max(0, x-off); j <= min(w-1, x+off); j++ {
+			wsum += k.full[j-x+off]
+		}
+		scales[i] = 1 / wsum
+	}
 	wk.rows(h, func(y0, y1 int) {
-		b1, b2 := min(w, off), max(0, w-off)
 		for y := y0; y < y1; y++ {
-			src, dst := in.row(y), a.row(y)
+			src, dst := in.row(y), arow(y)
 			if b1 < b2 {
-				cpusimd.BAFIR(dst[b1:b2], src[b1-off:], 1, k.half)
+				cpusimd.BAFIR(dst[b1:b2], src[b1-off:], 1, k.simd)
 			}
-			for x := 0; x < w; x++ {
-				if x < b1 || x >= b2 {
-					dst[x] = borderTap(k, w, x, src)
+			for i, x := range border {
+				lo, hi := max(0, x-off), min(w-1, x+off)
+				kw := k.full[lo-x+off : hi-x+off+1]
+				var sum float32
+				for j, v := range src[lo : hi+1] {
+					sum += v * kw[j]
 				}
+				dst[x] = sum * scales[i]
 			}
 		}
 	})
 	wk.rows(h, func(y0, y1 int) {
+		// Interior rows in strips of colStrip columns, top to bottom, so
+		// that the 2·off+1 input rows of a strip stay in the L1 cache.
+		i0, i1 := max(y0, off), min(y1, h-off)
+		for x0 := 0; x0 < w; x0 += colStrip {
+			x1 := min(x0+colStrip, w)
+			for y := i0; y < i1; y++ {
+				cpusimd.BAFIR(out.row(y)[x0:x1], a[(y-off)*st+x0:], st, k.simd)
+			}
+		}
 		var acc []float32
 		for y := y0; y < y1; y++ {
 			dst := out.row(y)
 			if y >= off && y < h-off {
-				cpusimd.BAFIR(dst, a.p[(y-off)*w:], w, k.half)
 				continue
 			}
 			// Border row: cut-off kernel, renormalised (firColumns's
@@ -53,7 +100,7 @@ func blurFast(wk workers, k *kernel, in, out plane, sc *scratch) {
 			scale := 1 / wsum
 			clear(acc)
 			for j := lo; j <= hi; j++ {
-				r := a.row(j)
+				r := arow(j)
 				kw := k.full[j-y+off]
 				for x := range acc {
 					acc[x] += r[x] * kw

@@ -79,6 +79,21 @@ func toLinear(wk workers, im *zenmetrics.Image, sc *scratch) linearImage {
 		colour = 1
 	}
 	alphaScale := 1 / float32(f.MaxValue())
+	if f == zenmetrics.RGB8 {
+		// The common case, without the per-sample format switches.
+		lut := (*[256]float32)(lut)
+		wk.rows(h, func(y0, y1 int) {
+			for y := y0; y < y1; y++ {
+				src := im.Row(y)[:3*w]
+				r, g, b := li.rgb[0].row(y), li.rgb[1].row(y), li.rgb[2].row(y)
+				for x := range r {
+					px := src[3*x : 3*x+3 : 3*x+3]
+					r[x], g[x], b[x] = lut[px[0]], lut[px[1]], lut[px[2]]
+				}
+			}
+		})
+		return li
+	}
 	wk.rows(h, func(y0, y1 int) {
 		for y := y0; y < y1; y++ {
 			src := im.Row(y)

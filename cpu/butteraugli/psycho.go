@@ -40,6 +40,14 @@ const (
 // suppressOneMinusS is 1−s computed in double, then rounded.
 var suppressOneMinusS = float32(1.0 - 0.653020556257)
 
+// The constants of the band loops for cpusimd's fast path.
+var (
+	lfSplitConsts  = [4]float32{lfYToBMul, lfBMul, lfXMul, lfYMul}
+	suppressConsts = [3]float32{suppressW, suppressOneMinusS, suppressS}
+	uhfXConsts     = [2]float32{removeHfRange, removeUhfRng}
+	uhfYConsts     = [6]float32{maxclampHf, maxclampUhf, maxclampMul, mulYUhf, mulYHf, addHfRange}
+)
+
 // removeRange pulls values towards zero by w, zeroing [−w, w].
 func removeRange(w, x float32) float32 {
 	if x > w {
@@ -84,6 +92,13 @@ func separateFrequencies(wk workers, xyb image3, sc *scratch) psycho {
 		blur(wk, kernLF, xyb[c], ps.lf[c], sc)
 	}
 	wk.rows(h, func(y0, y1 int) {
+		if useFast {
+			for y := y0; y < y1; y++ {
+				cpusimd.BALFSplit(xyb[0].row(y), xyb[1].row(y), xyb[2].row(y),
+					ps.lf[0].row(y), ps.lf[1].row(y), ps.lf[2].row(y), &lfSplitConsts)
+			}
+			return
+		}
 		for y := y0; y < y1; y++ {
 			lx, ly, lb := ps.lf[0].row(y), ps.lf[1].row(y), ps.lf[2].row(y)
 			for c := 0; c < 3; c++ {
@@ -110,6 +125,16 @@ func separateFrequencies(wk workers, xyb image3, sc *scratch) psycho {
 		}
 		hf := xyb[c]
 		wk.rows(h, func(y0, y1 int) {
+			if useFast {
+				w := removeMfRange
+				if c != 0 {
+					w = addMfRange
+				}
+				for y := y0; y < y1; y++ {
+					cpusimd.BAMFSplit(hf.row(y), bl.row(y), c != 0, w)
+				}
+				return
+			}
 			for y := y0; y < y1; y++ {
 				hr, mr := hf.row(y), bl.row(y)
 				for x := range hr {
@@ -128,6 +153,12 @@ func separateFrequencies(wk workers, xyb image3, sc *scratch) psycho {
 	}
 	// Red-green contrast is suppressed where the Y contrast is high.
 	wk.rows(h, func(y0, y1 int) {
+		if useFast {
+			for y := y0; y < y1; y++ {
+				cpusimd.BASuppress(ps.hf[0].row(y), ps.hf[1].row(y), &suppressConsts)
+			}
+			return
+		}
 		for y := y0; y < y1; y++ {
 			hx, hy := ps.hf[0].row(y), ps.hf[1].row(y)
 			for x := range hx {
@@ -143,6 +174,16 @@ func separateFrequencies(wk workers, xyb image3, sc *scratch) psycho {
 		blur(wk, kernUHF, ps.hf[c], bl, sc)
 		uhf := ps.hf[c]
 		wk.rows(h, func(y0, y1 int) {
+			if useFast {
+				for y := y0; y < y1; y++ {
+					if c == 0 {
+						cpusimd.BAUHFSplitX(uhf.row(y), bl.row(y), &uhfXConsts)
+					} else {
+						cpusimd.BAUHFSplitY(uhf.row(y), bl.row(y), &uhfYConsts)
+					}
+				}
+				return
+			}
 			for y := y0; y < y1; y++ {
 				ur, hr := uhf.row(y), bl.row(y)
 				if c == 0 {
@@ -194,6 +235,13 @@ func maskActivity(wk workers, ps *psycho, out plane, sc *scratch) {
 	bias := maskMul * maskBias
 	sqrtBias := float32(math.Sqrt(float64(bias)))
 	wk.rows(out.h, func(y0, y1 int) {
+		if useFast {
+			k := [6]float32{maskMulsX, maskMulsY, maskMulsYUhf, maskMul, bias, sqrtBias}
+			for y := y0; y < y1; y++ {
+				cpusimd.BAMaskPre(ps.hf[0].row(y), ps.hf[1].row(y), ps.uhf[0].row(y), ps.uhf[1].row(y), tmp.row(y), &k)
+			}
+			return
+		}
 		for y := y0; y < y1; y++ {
 			hx, hy := ps.hf[0].row(y), ps.hf[1].row(y)
 			ux, uy := ps.uhf[0].row(y), ps.uhf[1].row(y)

@@ -1,0 +1,188 @@
+package cpusimd
+
+import "math"
+
+// Butteraugli's frequency-band loops (cpu/butteraugli's separateFrequencies
+// and maskActivity) and the 5-tap blur of its opsin dynamics; see
+// butteraugli.go for the conventions. Every function works on whole rows of
+// one length n: the assembly does the blocks of eight, the twin the rest.
+
+func baCheck(n int, rows ...[]float32) {
+	for _, r := range rows {
+		if len(r) < n {
+			panic("cpusimd: Butteraugli band kernel: row too short")
+		}
+	}
+}
+
+func baRemoveRange(w, x float32) float32 {
+	if x > w {
+		return x - w
+	}
+	if x < -w {
+		return x + w
+	}
+	return 0
+}
+
+func baAmplifyRange(w, x float32) float32 {
+	if x > w {
+		return x + w
+	}
+	if x < -w {
+		return x - w
+	}
+	return x + x
+}
+
+func baMaximumClamp(m, mul, v float32) float32 {
+	if v >= m {
+		return (v-m)*mul + m
+	}
+	if v < -m {
+		return (v+m)*mul - m
+	}
+	return v
+}
+
+// BALFSplit subtracts the LF bands lx, ly, lb from x, y, b, then scales
+// them: lb = (k[0]·ly + lb)·k[1], lx ·= k[2], ly ·= k[3].
+func BALFSplit(x, y, b, lx, ly, lb []float32, k *[4]float32) {
+	n := len(x)
+	baCheck(n, y, b, lx, ly, lb)
+	i := 0
+	if baEnabled && n >= 8 {
+		i = n &^ 7
+		ptrs := [6]*float32{&x[0], &y[0], &b[0], &lx[0], &ly[0], &lb[0]}
+		lfSplitKernel(&ptrs, i/8, k)
+	}
+	for ; i < n; i++ {
+		x[i] -= lx[i]
+		y[i] -= ly[i]
+		b[i] -= lb[i]
+		v := k[0]*ly[i] + lb[i]
+		lb[i] = v * k[1]
+		lx[i] *= k[2]
+		ly[i] *= k[3]
+	}
+}
+
+// BAMFSplit subtracts mf from hf, then maps mf through removeRange(w)
+// (amplify false) or amplifyRange(w).
+func BAMFSplit(hf, mf []float32, amplify bool, w float32) {
+	n := len(hf)
+	baCheck(n, mf)
+	i := 0
+	if baEnabled && n >= 8 {
+		i = n &^ 7
+		ptrs := [2]*float32{&hf[0], &mf[0]}
+		mfSplitKernel(&ptrs, i/8, amplify, &[1]float32{w})
+	}
+	for ; i < n; i++ {
+		m := mf[i]
+		hf[i] -= m
+		if amplify {
+			mf[i] = baAmplifyRange(w, m)
+		} else {
+			mf[i] = baRemoveRange(w, m)
+		}
+	}
+}
+
+// BASuppress scales hx by (k[0]/(hy² + k[0]))·k[1] + k[2].
+func BASuppress(hx, hy []float32, k *[3]float32) {
+	n := len(hx)
+	baCheck(n, hy)
+	i := 0
+	if baEnabled && n >= 8 {
+		i = n &^ 7
+		ptrs := [2]*float32{&hx[0], &hy[0]}
+		suppressKernel(&ptrs, i/8, k)
+	}
+	for ; i < n; i++ {
+		vy := hy[i]
+		s := k[0]/(vy*vy+k[0])*k[1] + k[2]
+		hx[i] = s * hx[i]
+	}
+}
+
+// BAUHFSplitX splits X's HF (in uhf) with its blur (in hf): hf =
+// removeRange(k[0], hf), uhf = removeRange(k[1], uhf − hf before).
+func BAUHFSplitX(uhf, hf []float32, k *[2]float32) {
+	n := len(uhf)
+	baCheck(n, hf)
+	i := 0
+	if baEnabled && n >= 8 {
+		i = n &^ 7
+		ptrs := [2]*float32{&uhf[0], &hf[0]}
+		uhfSplitXKernel(&ptrs, i/8, k)
+	}
+	for ; i < n; i++ {
+		hv := hf[i]
+		uv := uhf[i] - hv
+		hf[i] = baRemoveRange(k[0], hv)
+		uhf[i] = baRemoveRange(k[1], uv)
+	}
+}
+
+// BAUHFSplitY is Y's split: hv = maximumClamp(k[0], hf), uhf =
+// maximumClamp(k[1], uhf − hv)·k[3], hf = amplifyRange(k[5], hv·k[4]);
+// k[2] is maximumClamp's slope.
+func BAUHFSplitY(uhf, hf []float32, k *[6]float32) {
+	n := len(uhf)
+	baCheck(n, hf)
+	i := 0
+	if baEnabled && n >= 8 {
+		i = n &^ 7
+		ptrs := [2]*float32{&uhf[0], &hf[0]}
+		uhfSplitYKernel(&ptrs, i/8, k)
+	}
+	for ; i < n; i++ {
+		hv := baMaximumClamp(k[0], k[2], hf[i])
+		uv := baMaximumClamp(k[1], k[2], uhf[i]-hv)
+		uhf[i] = uv * k[3]
+		hf[i] = baAmplifyRange(k[5], hv*k[4])
+	}
+}
+
+// BAMaskPre writes maskActivity's input: with xd = (ux+hx)·k[0] and
+// yd = uy·k[1] + hy·k[2], out = sqrt(k[3]·|sqrt(xd² + yd²)| + k[4]) − k[5]
+// (float32 square roots, correctly rounded like float32(math.Sqrt)).
+func BAMaskPre(hx, hy, ux, uy, out []float32, k *[6]float32) {
+	n := len(out)
+	baCheck(n, hx, hy, ux, uy)
+	i := 0
+	if baEnabled && n >= 8 {
+		i = n &^ 7
+		ptrs := [5]*float32{&hx[0], &hy[0], &ux[0], &uy[0], &out[0]}
+		maskPreKernel(&ptrs, i/8, k)
+	}
+	for ; i < n; i++ {
+		xd := (ux[i] + hx[i]) * k[0]
+		yd := uy[i]*k[1] + hy[i]*k[2]
+		m := float32(math.Sqrt(float64(xd*xd + yd*yd)))
+		out[i] = float32(math.Sqrt(float64(k[3]*baAbs32(m)+k[4]))) - k[5]
+	}
+}
+
+// BASep5 writes len(dst) outputs of the 5-tap blur c·w0 + (c₋₁+c₊₁)·w1 +
+// (c₋₂+c₊₂)·w2, where c = src[2·step + i] and the taps are step samples
+// apart (so src starts two taps before the first centre).
+func BASep5(dst, src []float32, step int, w *[3]float32) {
+	n := len(dst)
+	if n == 0 {
+		return
+	}
+	if step < 1 || len(src) < 4*step+n {
+		panic("cpusimd: BASep5 src too short")
+	}
+	i := 0
+	if baEnabled {
+		i = n &^ 7
+		sep5Kernel(src[2*step:], dst, i/8, step, w)
+	}
+	for ; i < n; i++ {
+		c := 2*step + i
+		dst[i] = src[c]*w[0] + (src[c-step]+src[c+step])*w[1] + (src[c-2*step]+src[c+2*step])*w[2]
+	}
+}
