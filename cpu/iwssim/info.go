@@ -48,13 +48,13 @@ func dot(a, b []float64) float64 {
 	var s0, s1, s2, s3 float64
 	i := 0
 	for ; i+4 <= len(a); i += 4 {
-		s0 += a[i] * b[i]
-		s1 += a[i+1] * b[i+1]
-		s2 += a[i+2] * b[i+2]
-		s3 += a[i+3] * b[i+3]
+		s0 += float64(a[i] * b[i])
+		s1 += float64(a[i+1] * b[i+1])
+		s2 += float64(a[i+2] * b[i+2])
+		s3 += float64(a[i+3] * b[i+3])
 	}
 	for ; i < len(a); i++ {
-		s0 += a[i] * b[i]
+		s0 += float64(a[i] * b[i])
 	}
 	return (s0 + s1) + (s2 + s3)
 }
@@ -206,12 +206,12 @@ func mahalanobis(ss, y []float64, w, h int, parent []float64, en *enlarger, quad
 					qb := quad[k]
 					vb := comp[b][:rw]
 					for j := range acc {
-						acc[j] += qb * vb[j]
+						acc[j] += float64(qb * vb[j])
 					}
 					k++
 				}
 				for j, v := range va {
-					out[j] += acc[j] * v
+					out[j] += float64(acc[j] * v)
 				}
 			}
 			for j := range out {

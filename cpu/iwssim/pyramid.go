@@ -41,7 +41,7 @@ func luminance(im *zenmetrics.Image, dst []float64, threads int) {
 				if gray {
 					out[x] = s(0)
 				} else {
-					out[x] = s(0)*wr + s(1)*wg + s(2)*wb
+					out[x] = float64(s(0)*wr) + float64(s(1)*wg) + float64(s(2)*wb)
 				}
 			}
 		}
@@ -105,12 +105,12 @@ func pyrStep(p []float64, w, h int, lo, tmp []float64, threads int) {
 			for j := range dst {
 				c := 2 * j
 				if c >= 2 && c+2 < w {
-					dst[j] = k[0]*src[c-2] + k[1]*src[c-1] + k[2]*src[c] + k[3]*src[c+1] + k[4]*src[c+2]
+					dst[j] = float64(k[0]*src[c-2]) + float64(k[1]*src[c-1]) + float64(k[2]*src[c]) + float64(k[3]*src[c+1]) + float64(k[4]*src[c+2])
 					continue
 				}
 				var s float64
 				for t := 0; t < 5; t++ {
-					s += k[t] * src[reflect(c+t-2, w)]
+					s += float64(k[t] * src[reflect(c+t-2, w)])
 				}
 				dst[j] = s
 			}
@@ -127,7 +127,7 @@ func pyrStep(p []float64, w, h int, lo, tmp []float64, threads int) {
 			}
 			r0, r1, r2, r3, r4 := rows[0], rows[1], rows[2], rows[3], rows[4]
 			for j := range dst {
-				dst[j] = k[0]*r0[j] + k[1]*r1[j] + k[2]*r2[j] + k[3]*r3[j] + k[4]*r4[j]
+				dst[j] = float64(k[0]*r0[j]) + float64(k[1]*r1[j]) + float64(k[2]*r2[j]) + float64(k[3]*r3[j]) + float64(k[4]*r4[j])
 			}
 		}
 	})
@@ -143,16 +143,16 @@ func pyrStep(p []float64, w, h int, lo, tmp []float64, threads int) {
 				if j >= 2 && j+2 < n2 {
 					m := j >> 1
 					if j&1 == 0 {
-						dst[j] = k[0]*src[m-1] + k[2]*src[m] + k[4]*src[m+1]
+						dst[j] = float64(k[0]*src[m-1]) + float64(k[2]*src[m]) + float64(k[4]*src[m+1])
 					} else {
-						dst[j] = k[1]*src[m] + k[3]*src[m+1]
+						dst[j] = float64(k[1]*src[m]) + float64(k[3]*src[m+1])
 					}
 					continue
 				}
 				var s float64
 				for t := 0; t < 5; t++ {
 					if q := reflect(j+t-2, n2); q&1 == 0 {
-						s += k[t] * src[q>>1]
+						s += float64(k[t] * src[q>>1])
 					}
 				}
 				dst[j] = s
@@ -179,12 +179,12 @@ func pyrStep(p []float64, w, h int, lo, tmp []float64, threads int) {
 			case 3:
 				a, b, c := rows[0], rows[1], rows[2]
 				for j := range dst {
-					dst[j] -= ks[0]*a[j] + ks[1]*b[j] + ks[2]*c[j]
+					dst[j] -= float64(ks[0]*a[j]) + float64(ks[1]*b[j]) + float64(ks[2]*c[j])
 				}
 			case 2:
 				a, b := rows[0], rows[1]
 				for j := range dst {
-					dst[j] -= ks[0]*a[j] + ks[1]*b[j]
+					dst[j] -= float64(ks[0]*a[j]) + float64(ks[1]*b[j])
 				}
 			default:
 				panic("iwssim: pyramid row with an unexpected number of taps")
@@ -227,7 +227,7 @@ func linearIndex(in, out, n int) (i0, i1 []int, w0, w1 []float64) {
 	scale := float64(in) / float64(out)
 	for r := 1; r < n; r++ {
 		d := 2*r - 1
-		src := scale*(float64(d)+0.5) - 0.5
+		src := float64(scale*(float64(d)+0.5)) - 0.5
 		if src < 0 {
 			src = 0
 		}
@@ -251,6 +251,6 @@ func (e *enlarger) row(parent []float64, r int, dst []float64) {
 	for c := 1; c < len(dst)-1; c++ {
 		x0, x1 := e.c0[c], e.c1[c]
 		v0, v1 := e.cw0[c], e.cw1[c]
-		dst[c] = h0*(v0*pa[x0]+v1*pa[x1]) + h1*(v0*pb[x0]+v1*pb[x1])
+		dst[c] = float64(h0*(float64(v0*pa[x0])+float64(v1*pa[x1]))) + float64(h1*(float64(v0*pb[x0])+float64(v1*pb[x1])))
 	}
 }

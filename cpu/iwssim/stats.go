@@ -42,7 +42,7 @@ func gaussRow(dst, src []float64) {
 	src = src[:len(dst)+2*gaussRad]
 	for j := range dst {
 		s := src[j : j+11 : j+11]
-		dst[j] = g0*(s[0]+s[10]) + g1*(s[1]+s[9]) + g2*(s[2]+s[8]) + g3*(s[3]+s[7]) + g4*(s[4]+s[6]) + g5*s[5]
+		dst[j] = float64(g0*(s[0]+s[10])) + float64(g1*(s[1]+s[9])) + float64(g2*(s[2]+s[8])) + float64(g3*(s[3]+s[7])) + float64(g4*(s[4]+s[6])) + float64(g5*s[5])
 	}
 }
 
@@ -54,7 +54,7 @@ func gaussCol(dst []float64, rows *[11][]float64) {
 	r0, r1, r2, r3, r4, r5 := rows[0][:n], rows[1][:n], rows[2][:n], rows[3][:n], rows[4][:n], rows[5][:n]
 	r6, r7, r8, r9, r10 := rows[6][:n], rows[7][:n], rows[8][:n], rows[9][:n], rows[10][:n]
 	for j := range dst {
-		dst[j] = g0*(r0[j]+r10[j]) + g1*(r1[j]+r9[j]) + g2*(r2[j]+r8[j]) + g3*(r3[j]+r7[j]) + g4*(r4[j]+r6[j]) + g5*r5[j]
+		dst[j] = float64(g0*(r0[j]+r10[j])) + float64(g1*(r1[j]+r9[j])) + float64(g2*(r2[j]+r8[j])) + float64(g3*(r3[j]+r7[j])) + float64(g4*(r4[j]+r6[j])) + float64(g5*r5[j])
 	}
 }
 
@@ -128,7 +128,7 @@ func refStats(y []float64, w, h int, mu, vr, bm, bv []float64, box bool, threads
 			m, e2 := c.out[0], c.out[1]
 			for j := 0; j < rw; j++ {
 				mu[o+j] = m[j]
-				vr[o+j] = relu(e2[j] - m[j]*m[j])
+				vr[o+j] = relu(e2[j] - float64(m[j]*m[j]))
 			}
 			if !box {
 				continue
@@ -139,7 +139,7 @@ func refStats(y []float64, w, h int, mu, vr, bm, bv []float64, box bool, threads
 			for j := 0; j < rw; j++ {
 				mb := bw * (x0[j] + x1[j] + x2[j])
 				bm[o+j] = mb
-				bv[o+j] = relu(bw*(q0[j]+q1[j]+q2[j]) - mb*mb)
+				bv[o+j] = relu(float64(bw*(q0[j]+q1[j]+q2[j])) - float64(mb*mb))
 			}
 		}
 	})
@@ -205,10 +205,10 @@ func scoreScale(s *scaleRef, x []float64, num, den []float64, threads int, work 
 				// piq's last level: the full SSIM (luminance × contrast-structure).
 				var sum float64
 				for j := 0; j < rw; j++ {
-					sxx := relu(ex2[j] - mx[j]*mx[j])
-					sxy := exy[j] - mx[j]*my[j]
+					sxx := relu(ex2[j] - float64(mx[j]*mx[j]))
+					sxy := exy[j] - float64(mx[j]*my[j])
 					cs := (2*sxy + c2) / (sxx + vy[j] + c2)
-					sum += (2*(mx[j]*my[j]) + c1) / (mx[j]*mx[j] + my[j]*my[j] + c1) * cs
+					sum += float64(float64((2*float64(mx[j]*my[j])+c1)/(float64(mx[j]*mx[j])+float64(my[j]*my[j])+c1)) * cs)
 				}
 				num[i] = sum
 				continue
@@ -220,26 +220,26 @@ func scoreScale(s *scaleRef, x []float64, num, den []float64, threads int, work 
 			bmy, bvy, ss := s.bm[o:o+rw], s.bv[o:o+rw], s.ss[o:o+rw]
 			var sumCS, sumIW float64
 			for j := 0; j < rw; j++ {
-				sxx := relu(ex2[j] - mx[j]*mx[j])
-				sxy := exy[j] - mx[j]*my[j]
+				sxx := relu(ex2[j] - float64(mx[j]*mx[j]))
+				sxy := exy[j] - float64(mx[j]*my[j])
 				cs := (2*sxy + c2) / (sxx + vy[j] + c2)
 
 				// _information_content: the 3×3 statistics, the gain g and
 				// the distortion variance vv of the model x = g·y + v.
 				bmx := bw * (x0[j] + x1[j] + x2[j])
-				bxx := relu(bw*(q0[j]+q1[j]+q2[j]) - bmx*bmx)
-				bxy := bw*(p0[j]+p1[j]+p2[j]) - bmx*bmy[j]
+				bxx := relu(float64(bw*(q0[j]+q1[j]+q2[j])) - float64(bmx*bmx))
+				bxy := float64(bw*(p0[j]+p1[j]+p2[j])) - float64(bmx*bmy[j])
 				byy := bvy[j]
 				g := bxy / (byy + eps)
-				vv := bxx - g*bxy
+				vv := bxx - float64(g*bxy)
 				if byy < eps {
 					g, vv = 0, bxx
 				}
 				if bxx < eps {
 					g, vv = 0, 0
 				}
-				iw := infoWeight((vv+(1+g*g)*nsq)*ss[j], nsq*vv*inv, lam)
-				sumCS += cs * iw
+				iw := infoWeight((vv+float64((1+float64(g*g))*nsq))*ss[j], nsq*vv*inv, lam)
+				sumCS += float64(cs * iw)
 				sumIW += iw
 			}
 			num[i], den[i] = sumCS, sumIW
@@ -260,14 +260,14 @@ func infoWeight(q, b float64, lam []float64) float64 {
 	c := 1 + b
 	p := 1.0
 	for _, l := range lam {
-		p *= c + q*l
+		p *= c + float64(q*l)
 	}
 	var iw float64
 	if p > 0x1p-1000 && p < 0x1p1000 {
 		iw = math.Log2(p)
 	} else {
 		for _, l := range lam {
-			iw += math.Log2(c + q*l)
+			iw += math.Log2(c + float64(q*l))
 		}
 	}
 	if iw < eps {
