@@ -155,12 +155,18 @@ func (l *layout) checkCover(b *band) error {
 
 func round4(n int64) int64 { return (n + 3) &^ 3 }
 
+// scaleBytes is one scale's three planes of a crop of rows rows, in
+// whole 16-byte blocks (hblur reads them as vec4).
+func (l *layout) scaleBytes(s, rows int) int64 {
+	return (12*int64(l.g.pw[s])*int64(max(rows>>s, 1)) + 15) &^ 15
+}
+
 // pyramidBytes is one image's three planes at every scale of a crop of
 // rows rows (one buffer per scale).
 func (l *layout) pyramidBytes(rows int) int64 {
 	var n int64
 	for s := 0; s < l.g.S; s++ {
-		n += round4(12 * int64(l.g.pw[s]) * int64(max(rows>>s, 1)))
+		n += l.scaleBytes(s, rows)
 	}
 	return n
 }

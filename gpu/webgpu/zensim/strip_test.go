@@ -68,3 +68,32 @@ func TestStrips(t *testing.T) {
 		}
 	}
 }
+
+// TestHblurPaths: hblur's 16-byte interior path and its general path give
+// the same bits (tolerance 0): a reference prepared with the general path
+// only scores every image exactly as the default one, at widths that take
+// the 16-byte path at every scale, at some, and at none (below 20).
+func TestHblurPaths(t *testing.T) {
+	b := backend(t)
+	ctx := context.Background()
+	defer func() { scalarHblur = false }()
+	for _, c := range []struct {
+		w, h int
+		f    zenmetrics.PixelFormat
+	}{{203, 150, zenmetrics.RGB8}, {300, 97, zenmetrics.RGBA16}, {80, 64, zenmetrics.Gray8}, {12, 40, zenmetrics.RGB8}} {
+		ref, dist := metrictest.Synthetic(c.w, c.h, int64(c.w), c.f)
+		var got [2]float64
+		for i, scalar := range []bool{false, true} {
+			scalarHblur = scalar
+			s, err := zenmetrics.ScoreOnce(ctx, b, zenmetrics.Zensim, ref, dist, zenmetrics.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got[i] = s.Value
+		}
+		t.Logf("%dx%d %v: 16-byte path %.17g, general path %.17g", c.w, c.h, c.f, got[0], got[1])
+		if math.Float64bits(got[0]) != math.Float64bits(got[1]) {
+			t.Errorf("%dx%d %v: 16-byte path %.17g, general path %.17g", c.w, c.h, c.f, got[0], got[1])
+		}
+	}
+}

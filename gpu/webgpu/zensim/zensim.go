@@ -138,8 +138,16 @@ func constants() []float32 {
 	return t
 }
 
+// scalarHblur (tests) compiles hblur without its 16-byte path, under its
+// own name, for references prepared while it is set.
+var scalarHblur bool
+
 func compile(g *webgpu.GPU) (*kernels, error) {
-	return webgpu.Compiled(g, "zensim", func(g *webgpu.GPU) (*kernels, error) {
+	name, hbVec := "zensim", 1.0
+	if scalarHblur {
+		name, hbVec = "zensim/scalar-hblur", 0
+	}
+	return webgpu.Compiled(g, name, func(g *webgpu.GPU) (*kernels, error) {
 		exact, err := wgsl.Source("dssim_common")
 		if err != nil {
 			return nil, err
@@ -173,7 +181,7 @@ func compile(g *webgpu.GPU) (*kernels, error) {
 		if err := webgpu.Compile(g, []webgpu.Kernel{
 			{File: "zensim_xyb", Entry: "xyb", Prefix: pre, Constants: c("WG_X", float64(wgXY), "WG_Y", float64(wgXY)), Dst: &k.xyb},
 			{File: "zensim_xyb", Entry: "down", Prefix: pre, Constants: c("WG_X", float64(wgXY), "WG_Y", float64(wgXY)), Dst: &k.down},
-			{File: "zensim_blur", Entry: "hblur", Prefix: pre, Constants: c("WG", float64(wgRow)), Dst: &k.hblur},
+			{File: "zensim_blur", Entry: "hblur", Prefix: pre, Constants: c("WG", float64(wgRow), "HB_VEC", hbVec), Dst: &k.hblur},
 			{File: "zensim_blur", Entry: "vstats", Prefix: pre, Constants: c("WG", float64(wgCol)), Dst: &k.vstats},
 			{File: "zensim_reduce", Entry: "reduce", Prefix: pre, Constants: c("WG", float64(wgRed)), Dst: &k.reduce},
 		}); err != nil {
@@ -252,7 +260,7 @@ func (r *reference) pass(e *webgpu.Encoder, label string, s int) {
 func (r *reference) takePyramid(g *webgpu.GPU, rows int) *pyramid {
 	var p pyramid
 	for s := 0; s < r.l.g.S; s++ {
-		p[s] = r.own.Storage(g, 12*int64(r.l.g.pw[s])*int64(max(rows>>s, 1)))
+		p[s] = r.own.Storage(g, r.l.scaleBytes(s, rows))
 	}
 	return &p
 }
