@@ -268,14 +268,32 @@ __device__ void hblur_tiled(const float* __restrict__ a, const float* __restrict
     const int interiorEnd = w - N + 1 - 3;  // a group starting below this is interior
     const int r = tid;
     for (int x0 = -firstAligned; x0 < w; x0 += HT) {
-        // Stage inputs [x0−N−1, x0+HT+N−1) of the 32 rows.
-        for (int i = tid; i < 32 * HW; i += TB) {
-            int rr = i / HW, cc = i % HW;
-            int y = y0 + rr, x = x0 - N - 1 + cc;
-            bool in = y < yb && x >= 0 && x < w;
-            size_t o = (size_t)y * w + x;
-            ta[rr * HS + cc] = in ? pa[o] : 0.0f;
-            if (NS == 3) tb[rr * HS + cc] = in ? pb[o] : 0.0f;
+        // Stage inputs [x0−N−1, x0+HT+N−1) of the 32 rows. All of a
+        // thread's loads are issued before the first store to shared
+        // memory (a fixed, unrolled count), so their latencies overlap
+        // instead of adding up.
+        {
+            constexpr int TOT = 32 * HW, K = (TOT + TB - 1) / TB;
+            float va[K], vb[K];
+#pragma unroll
+            for (int k = 0; k < K; k++) {
+                int i = tid + k * TB;
+                int rr = i / HW, cc = i % HW;
+                int y = y0 + rr, x = x0 - N - 1 + cc;
+                bool in = i < TOT && y < yb && x >= 0 && x < w;
+                size_t o = (size_t)y * w + x;
+                va[k] = in ? pa[o] : 0.0f;
+                if (NS == 3) vb[k] = in ? pb[o] : 0.0f;
+            }
+#pragma unroll
+            for (int k = 0; k < K; k++) {
+                int i = tid + k * TB;
+                if (i < TOT) {
+                    int rr = i / HW, cc = i % HW;
+                    ta[rr * HS + cc] = va[k];
+                    if (NS == 3) tb[rr * HS + cc] = vb[k];
+                }
+            }
         }
         __syncthreads();
         if (tid < 32) {
@@ -372,10 +390,22 @@ __device__ void vblur_tiled(const float* __restrict__ hb, float* __restrict__ mu
     double acc[6] = {0, 0, 0, 0, 0, 0};
     const int x = x0 + lane;
     for (int y0 = -N + 1; y0 < h; y0 += VT) {
-        for (int i = tid; i < NS * VR * 32; i += TB) {
-            int s = i / (VR * 32), rr = (i / 32) % VR, cc = i % 32;
-            int y = y0 - N - 1 + rr, xx = x0 + cc;
-            ti[s][rr][cc] = (y >= 0 && y < h && xx < w) ? hb[(NS * c + s) * n + (size_t)y * w + xx] : 0.0f;
+        {
+            // As in hblur: every load first, then the shared-memory stores.
+            constexpr int TOT = NS * VR * 32, K = (TOT + TB - 1) / TB;
+            float v[K];
+#pragma unroll
+            for (int k = 0; k < K; k++) {
+                int i = tid + k * TB;
+                int s = i / (VR * 32), rr = (i / 32) % VR, cc = i % 32;
+                int y = y0 - N - 1 + rr, xx = x0 + cc;
+                v[k] = (i < TOT && y >= 0 && y < h && xx < w) ? hb[(NS * c + s) * n + (size_t)y * w + xx] : 0.0f;
+            }
+#pragma unroll
+            for (int k = 0; k < K; k++) {
+                int i = tid + k * TB;
+                if (i < TOT) (&ti[0][0][0])[i] = v[k];
+            }
         }
         __syncthreads();
         if (wid < NS) {
@@ -383,7 +413,25 @@ __device__ void vblur_tiled(const float* __restrict__ hb, float* __restrict__ mu
             for (int j = 0; j < VT; j++) to[wid][j][lane] = vstep(g, sa, sb, ti[wid][j][lane] + ti[wid][j + 2 * N][lane]);
         }
         __syncthreads();
-        for (int j = wid; j < VT; j += TB / 32) {
+        constexpr int J = VT / (TB / 32);  // rows per warp per tile
+        float pm1[J], pv1[J], pi1[J], pi2[J];
+        if (NS == 3) {
+            // The reference's and distorted planes at this tile's pixels,
+            // all loads issued before any is used.
+#pragma unroll
+            for (int q = 0; q < J; q++) {
+                int y = y0 + wid + q * (TB / 32);
+                bool ok = y >= 0 && y < h && x < w;
+                size_t o = c * n + (size_t)y * w + x;
+                pm1[q] = ok ? mu1[o] : 0.0f;
+                pv1[q] = ok ? vr1[o] : 0.0f;
+                pi1[q] = ok ? img1[o] : 0.0f;
+                pi2[q] = ok ? img2[o] : 0.0f;
+            }
+        }
+#pragma unroll
+        for (int q = 0; q < J; q++) {
+            int j = wid + q * (TB / 32);
             int y = y0 + j;
             if (y < 0 || y >= h || x >= w) continue;
             size_t o = c * n + (size_t)y * w + x;
@@ -393,17 +441,17 @@ __device__ void vblur_tiled(const float* __restrict__ hb, float* __restrict__ mu
                 vr[o] = to[1][j][lane] - m * m;
             } else {
                 float mu2 = to[0][j][lane], s22 = to[1][j][lane], s12 = to[2][j][lane];
-                float m1 = mu1[o];
+                float m1 = pm1[q];
                 float diff = m1 - mu2;
                 float numM = 1.0f - diff * diff;
                 float numS = 2.0f * (s12 - m1 * mu2) + SSIM_C2;
-                float denS = (vr1[o] + (s22 - mu2 * mu2)) + SSIM_C2;
+                float denS = (pv1[q] + (s22 - mu2 * mu2)) + SSIM_C2;
                 double d = 1.0 - (double)((numM * numS) / denS);
                 d = fmax(d, 0.0);
                 acc[0] += d;
                 acc[1] += quartic(d);
-                double e2 = (double)fabsf(img2[o] - mu2);
-                double e1 = (double)fabsf(img1[o] - m1);
+                double e2 = (double)fabsf(pi2[q] - mu2);
+                double e1 = (double)fabsf(pi1[q] - m1);
                 double d1 = (1.0 + e2) / (1.0 + e1) - 1.0;
                 double ar = fmax(d1, 0.0), lo = fmax(-d1, 0.0);
                 acc[2] += ar;
