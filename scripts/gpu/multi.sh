@@ -14,11 +14,15 @@
 # Everything lands in $OUT/multi.txt (summary) and $OUT/multi.tgz (logs).
 #
 # usage: BATCH_REPEAT=5 scripts/gpu/multi.sh
+# MULTI_SKIP_RUN=1 skips step 1 (when run.sh already ran in this call and
+# unpacked the binaries); BATCH_LIMIT=S stops any one batch after S seconds
+# (default 60) so the whole call stays inside the device's command limit;
+# MULTI_SIZES="4 16" picks the sizes.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 root=$PWD
 OUT="${OUT:-/tmp/zm-out}"; mkdir -p "$OUT/run"
-OUT="$OUT/run" scripts/gpu/run.sh probe tests
+[ -n "${MULTI_SKIP_RUN:-}" ] || OUT="$OUT/run" scripts/gpu/run.sh probe tests
 B=/tmp/zm   # run.sh unpacked the binaries and Dawn there
 export ZENMETRICS_WEBGPU_LIB=$B/libwebgpu_wrapper.so
 if [ -f /usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json ] && [ -z "${VK_DRIVER_FILES:-}" ]; then
@@ -29,7 +33,7 @@ M=/tmp/zmmulti; rm -rf "$M"; mkdir -p "$M"
 S="$M/multi.txt"
 say() { echo "$*" | tee -a "$S"; }
 say "== $(date -u +%FT%TZ) $(nvidia-smi --query-gpu=index,name,driver_version,memory.total --format=csv,noheader | tr '\n' ';')"
-say "adapters: $(grep -o '"name": *"[^"]*"' "$OUT/run/summary.txt" 2>/dev/null | head -4 | tr '\n' ' ')"
+say "adapters: $($B/zmprobe 2>/dev/null | grep -o '"name": *"[^"]*"' | head -6 | tr '\n' ' ')"
 scores="$root/.gpu/main/shared/corpus/scores.tsv"
 rep=${BATCH_REPEAT:-5}
 
@@ -37,12 +41,12 @@ rep=${BATCH_REPEAT:-5}
 # last lines (rows/s, the per-device table from --stats).
 batch() {
   local name=$1; shift
-  /usr/bin/time -f "%e s wall" $B/zmscore "$@" --metric ssim2,butteraugli --out "$M/$name.jsonl" \
+  timeout "${BATCH_LIMIT:-60}" /usr/bin/time -f "%e s wall" $B/zmscore "$@" --metric ssim2,butteraugli --out "$M/$name.jsonl" \
     --progress lines --stats > "$M/$name.txt" 2>&1
-  say "-- $name rc=$? ($*)"; tail -25 "$M/$name.txt" >> "$S"
+  say "-- $name rc=$? ($*)"; tail -25 "$M/$name.txt" >> "$S"; cp "$S" "$OUT/multi.txt"
 }
 
-for mp in 4 16; do
+for mp in ${MULTI_SIZES:-4 16}; do
   $B/mkpairs -scores "$scores" -mp $mp -limit 12 -repeat "$rep" -out "$M/img$mp" > "$M/man$mp.tsv" 2> "$M/mkpairs$mp.err"
   say "pairs ${mp} MP: $(($(wc -l < "$M/man$mp.tsv") - 1)) rows (mkpairs rc=$?)"
   batch "mp${mp}_gpu0" --manifest "$M/man$mp.tsv" --gpus 0 --balance adaptive

@@ -5,15 +5,18 @@
 # Logs go to /tmp/zmout; $OUT gets summary.txt and results.tgz (the device
 # returns at most 8 files).
 #
-# usage: scripts/gpu/run.sh [STEP...]   steps: probe tests bench strips cached batch warm (default: all)
-# (bench: zmbench for ssim2, butteraugli and dssim at 1/4/16 MP, and IW-SSIM's and zensim's package benchmarks)
+# usage: scripts/gpu/run.sh [STEP...]   steps: probe tests bench cuda strips cached batch warm (default: all)
+# (bench: zmbench for ssim2, butteraugli and dssim at 1/4/16 MP, and IW-SSIM's and zensim's package
+# benchmarks; BENCH="zensim iwssim" limits it to those; cuda: gpu/cuda/ssim2's package benchmarks,
+# and those of a binary named gpu_cuda_ssim2.old beside it, if packed, alternated, for a before/after)
+# summary.txt is written into $OUT line by line, so a run stopped by a time limit still reports.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 root=$PWD
-steps=("$@"); [ ${#steps[@]} -eq 0 ] && steps=(probe tests bench strips cached batch warm)
+steps=("$@"); [ ${#steps[@]} -eq 0 ] && steps=(probe tests bench cuda strips cached batch warm)
 has() { local s; for s in "${steps[@]}"; do [ "$s" = "$1" ] && return 0; done; return 1; }
 OUT="${OUT:-/tmp/zm-out}"; mkdir -p "$OUT"
-R=/tmp/zmout; rm -rf "$R"; mkdir -p "$R"
+R=/tmp/zmout; rm -rf "$R"; mkdir -p "$R"; : > "$OUT/summary.txt"
 for f in .gpu/main/debs/*.deb; do dpkg -x "$f" /; done; ldconfig
 if [ -f /usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json ] && [ -z "${VK_DRIVER_FILES:-}" ]; then
   export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
@@ -23,13 +26,14 @@ B=/tmp/zm; mkdir -p $B && gunzip -c .gpu/main/libwebgpu_wrapper.so.gz > $B/libwe
 for f in .gpu/main/bin/*.gz; do n=$(basename "${f%.gz}"); gunzip -c "$f" > "$B/$n"; chmod +x "$B/$n"; done
 # ZENMETRICS_REQUIRE_CUDA=1: the CUDA tests (gpu/cuda/...) fail instead of skipping without a device.
 export ZENMETRICS_WEBGPU_LIB=$B/libwebgpu_wrapper.so ZENMETRICS_SHARED="$root/.gpu/main/shared" CI=true ZENMETRICS_REQUIRE_CUDA=1
-summary() { echo "$*" | tee -a "$R/summary.txt"; }
+summary() { echo "$*" | tee -a "$R/summary.txt" "$OUT/summary.txt"; }
+bench_on() { [[ " ${BENCH:-ssim2 butteraugli dssim iwssim zensim} " == *" $1 "* ]]; }
 summary "== $(date -u +%FT%TZ) $(nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader)"
 rc=0
 
 if has probe; then
   $B/zmprobe > "$R/probe.json" 2> "$R/probe.err"; summary "probe rc=$?"
-  grep -o '"name": *"[^"]*"\|"f32_atomics": *"[^"]*"\|"f16": *"[^"]*"\|"subgroups": *"[^"]*"\|"timestamp_query": *"[^"]*"' "$R/probe.json" | head -12 >> "$R/summary.txt"
+  grep -o '"name": *"[^"]*"\|"f32_atomics": *"[^"]*"\|"f16": *"[^"]*"\|"subgroups": *"[^"]*"\|"timestamp_query": *"[^"]*"' "$R/probe.json" | head -12 | tee -a "$OUT/summary.txt" >> "$R/summary.txt"
 fi
 
 if has tests; then
@@ -38,39 +42,55 @@ if has tests; then
     (cd "$root/$dir" && "$t" -test.v -test.timeout 500s ${TESTRUN:+-test.run "$TESTRUN"}) > "$R/test_$name.log" 2>&1
     r=$?; [ $r -ne 0 ] && rc=$r
     summary "test $name rc=$r: $(grep -c '^--- PASS' "$R/test_$name.log") pass, $(grep -c '^--- FAIL' "$R/test_$name.log") fail, $(grep -c '^--- SKIP' "$R/test_$name.log") skip"
-    grep -E '^--- FAIL' "$R/test_$name.log" | head -10 >> "$R/summary.txt"
-    grep -iE 'parity|max \|Δ\||max rel|worst' "$R/test_$name.log" | head -12 >> "$R/summary.txt"
+    grep -E '^--- FAIL' "$R/test_$name.log" | head -10 | tee -a "$OUT/summary.txt" >> "$R/summary.txt"
+    grep -iE 'parity|max \|Δ\||max rel|worst' "$R/test_$name.log" | head -12 | tee -a "$OUT/summary.txt" >> "$R/summary.txt"
   done
 fi
 
 if has bench; then
   for m in ssim2 butteraugli dssim; do
+    bench_on $m || continue
     $B/zmbench -metric $m -sizes 1,4,16 -reps 30 -json "$R/bench_$m.json" > "$R/bench_$m.txt" 2>&1; summary "zmbench $m rc=$?"
-    cat "$R/bench_$m.txt" >> "$R/summary.txt"
+    cat "$R/bench_$m.txt" | tee -a "$OUT/summary.txt" >> "$R/summary.txt"
   done
-  $B/zmbench -metric ssim2 -sizes 16 -reps 10 -profile > "$R/bench_ssim2_profile.txt" 2>&1
+  bench_on ssim2 && $B/zmbench -metric ssim2 -sizes 16 -reps 10 -profile > "$R/bench_ssim2_profile.txt" 2>&1
   # IW-SSIM has no zmbench mode yet: its package benchmark (1 and 16 MP, cached reference).
-  if [ -x $B/gpu_webgpu_iwssim.test ]; then
+  if bench_on iwssim && [ -x $B/gpu_webgpu_iwssim.test ]; then
     (cd "$root/gpu/webgpu/iwssim" && $B/gpu_webgpu_iwssim.test -test.run '^$' -test.bench 'IWSSIMCached' -test.benchtime 30x -test.count 3) > "$R/bench_iwssim.txt" 2>&1
-    summary "iwssim bench rc=$?"; grep -E '^Benchmark' "$R/bench_iwssim.txt" >> "$R/summary.txt"
+    summary "iwssim bench rc=$?"; grep -E '^Benchmark' "$R/bench_iwssim.txt" | tee -a "$OUT/summary.txt" >> "$R/summary.txt"
   fi
   # zensim likewise (1 and 16 MP, cached reference; target ≤ 10 ms per 16 MP).
-  if [ -x $B/gpu_webgpu_zensim.test ]; then
-    (cd "$root/gpu/webgpu/zensim" && $B/gpu_webgpu_zensim.test -test.run '^$' -test.bench 'ZensimCached' -test.benchtime 30x -test.count 3) > "$R/bench_zensim.txt" 2>&1
-    summary "zensim bench rc=$?"; grep -E '^Benchmark' "$R/bench_zensim.txt" >> "$R/summary.txt"
+  # A binary named gpu_webgpu_zensim.old beside it (an earlier commit's) is
+  # benched in turn with it, for a before/after in one call.
+  if bench_on zensim && [ -x $B/gpu_webgpu_zensim.test ]; then
+    for t in $B/gpu_webgpu_zensim.test $B/gpu_webgpu_zensim.old $B/gpu_webgpu_zensim.test; do
+      [ -x "$t" ] || continue
+      (cd "$root/gpu/webgpu/zensim" && "$t" -test.run '^$' -test.bench 'ZensimCached' -test.benchtime 30x -test.count 2) > "$R/bench_zensim.txt" 2>&1
+      summary "zensim bench $(basename "$t") rc=$?"; grep -E '^Benchmark|ms' "$R/bench_zensim.txt" | head -20 | tee -a "$OUT/summary.txt" >> "$R/summary.txt"
+    done
   fi
+fi
+
+if has cuda && [ -x $B/gpu_cuda_ssim2.test ]; then
+  bins=($B/gpu_cuda_ssim2.test); [ -x $B/gpu_cuda_ssim2.old ] && bins+=($B/gpu_cuda_ssim2.old)
+  for k in 1 2; do
+    for t in "${bins[@]}"; do
+      (cd "$root/gpu/cuda/ssim2" && "$t" -test.run '^$' -test.bench '^Benchmark(Cached|Cached2|OneShot)$' -test.benchtime 30x) > "$R/cuda_${k}_$(basename "$t").txt" 2>&1
+      summary "cuda bench $(basename "$t") round $k rc=$?"; grep -E '^Benchmark' "$R/cuda_${k}_$(basename "$t").txt" | tee -a "$OUT/summary.txt" >> "$R/summary.txt"
+    done
+  done
 fi
 
 if has strips; then
   for m in ssim2 butteraugli; do
     $B/zmbench -strips -strip-metric $m -sizes 16,64 -reps 5 -warmup 1 -vram-budget-mib 2048 -json "$R/strips_$m.json" > "$R/strips_$m.txt" 2>&1
-    summary "zmbench -strips $m rc=$?"; cat "$R/strips_$m.txt" >> "$R/summary.txt"
+    summary "zmbench -strips $m rc=$?"; cat "$R/strips_$m.txt" | tee -a "$OUT/summary.txt" >> "$R/summary.txt"
   done
 fi
 
 if has cached && [ -x $B/orchestrator.test ]; then
   (cd "$root/orchestrator" && $B/orchestrator.test -test.run '^$' -test.bench 'CachedReferenceGPU' -test.benchtime 1x) > "$R/cached.txt" 2>&1
-  summary "cached-reference benchmark rc=$?"; grep -E '^Benchmark' "$R/cached.txt" >> "$R/summary.txt"
+  summary "cached-reference benchmark rc=$?"; grep -E '^Benchmark' "$R/cached.txt" | tee -a "$OUT/summary.txt" >> "$R/summary.txt"
 fi
 
 if has batch && [ -d "$root/.gpu/main/shared/corpus/images" ]; then
@@ -83,15 +103,14 @@ if has batch && [ -d "$root/.gpu/main/shared/corpus/images" ]; then
   for be in cpu auto; do
     /usr/bin/time -f "%e s wall" $B/zmscore --manifest "$man" --metric ssim2,butteraugli --backend $be \
       --out "$R/batch_$be.jsonl" --progress lines --stats > "$R/batch_$be.txt" 2>&1
-    summary "batch backend=$be rc=$?"; tail -15 "$R/batch_$be.txt" >> "$R/summary.txt"
+    summary "batch backend=$be rc=$?"; tail -15 "$R/batch_$be.txt" | tee -a "$OUT/summary.txt" >> "$R/summary.txt"
   done
 fi
 
 if has warm; then
   /usr/bin/time -f "%e s wall" $B/zmwarm --force --cache-dir "$R/cache" > "$R/zmwarm.txt" 2>&1
-  summary "zmwarm --force rc=$?"; cat "$R/zmwarm.txt" >> "$R/summary.txt"
+  summary "zmwarm --force rc=$?"; cat "$R/zmwarm.txt" | tee -a "$OUT/summary.txt" >> "$R/summary.txt"
 fi
 
-cp "$R/summary.txt" "$OUT/summary.txt"
 tar czf "$OUT/results.tgz" -C "$R" .
 exit $rc

@@ -15,6 +15,7 @@ package main
 
 import (
 	"bufio"
+	"errors"
 	"flag"
 	"fmt"
 	"image"
@@ -23,7 +24,9 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
+	"sync"
 )
 
 func main() {
@@ -82,31 +85,38 @@ func run(scores string, mp float64, out string, limit, repeat int) error {
 			}
 		}
 	}
+	// Scale every distinct source once, side by side (each file is one
+	// core's work: decode, resample, encode).
 	scaled := map[string]string{} // source path → scaled file
-	get := func(src string) (string, error) {
-		if p, ok := scaled[src]; ok {
-			return p, nil
+	var srcs []string
+	for _, r := range rows {
+		for _, p := range r {
+			if _, ok := scaled[p]; !ok {
+				scaled[p] = filepath.Join(out, fmt.Sprintf("%s_%gmp.png", strings.TrimSuffix(filepath.Base(p), ".png"), mp))
+				srcs = append(srcs, p)
+			}
 		}
-		p := filepath.Join(out, fmt.Sprintf("%s_%gmp.png", strings.TrimSuffix(filepath.Base(src), ".png"), mp))
-		if err := scaleFile(src, p, mp); err != nil {
-			return "", err
-		}
-		scaled[src] = p
-		return p, nil
+	}
+	errs := make([]error, len(srcs))
+	sem := make(chan struct{}, runtime.NumCPU())
+	var wg sync.WaitGroup
+	for i, p := range srcs {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			errs[i] = scaleFile(p, scaled[p], mp)
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return err
 	}
 	w := bufio.NewWriter(os.Stdout)
 	fmt.Fprintln(w, "id\tref\tdist")
 	for i, r := range rows {
-		ref, err := get(r[0])
-		if err != nil {
-			return err
-		}
-		dist, err := get(r[1])
-		if err != nil {
-			return err
-		}
 		for k := range repeat {
-			fmt.Fprintf(w, "p%d-%d\t%s\t%s\n", i, k, ref, dist)
+			fmt.Fprintf(w, "p%d-%d\t%s\t%s\n", i, k, scaled[r[0]], scaled[r[1]])
 		}
 	}
 	return w.Flush()
