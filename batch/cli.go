@@ -164,8 +164,9 @@ Several devices (--backend auto or cpu only; an explicit backend is never overri
   --metrics-addr ADDR     serve Prometheus text at http://ADDR/metrics while the batch runs
                           (loopback only, e.g. 127.0.0.1:9464; implies --balance adaptive)
   --metrics-allow-remote  allow a non-loopback --metrics-addr
-  --gpus LIST             only these GPUs, by index in zmprobe's list (e.g. 0 or 0,1; "none": CPU
-                          only); implies --balance adaptive. For one-GPU-versus-two comparisons.
+  --gpus LIST             only these GPUs by ordinal: WebGPU adapter i and CUDA device i of zmprobe's
+                          lists (e.g. 0 or 0,1; "none": CPU only); implies --balance adaptive. For
+                          one-GPU-versus-two comparisons.
 
 Exit status: 0 all rows scored, 3 some rows are errors (merge: rows missing or in conflict),
 2 usage, 1 fatal (rerun with --resume after fixing it).

@@ -69,14 +69,26 @@ func discoverBackends(ctx context.Context, cfg Config, rep *capability.Report) (
 			initGuess: time.Duration(g.InitMs * float64(time.Millisecond)),
 		})
 	}
+	// CUDA devices, when the NVIDIA driver loads (discover_cuda.go), by
+	// the same ordinals: on an NVIDIA machine WebGPU adapter i and CUDA
+	// device i are both the i-th GPU in PCI order. Dawn's C API hands out
+	// one adapter per kind (wgpuInstanceRequestAdapter; it has no
+	// enumeration), so a host with several equal GPUs has one WebGPU
+	// adapter and a CUDA device for each GPU: an ordinal is valid when
+	// either runtime has it.
+	keep := func(i int) bool { return cfg.GPUs == nil || slices.Contains(cfg.GPUs, i) }
+	nCUDA := 0
+	if len(cfg.GPUs) > 0 {
+		nCUDA, _ = cudaCount()
+	}
 	for _, i := range cfg.GPUs {
-		if i < 0 || i >= len(rep.GPUs) || strings.EqualFold(rep.GPUs[i].AdapterType, "CPU") {
-			return nil, fmt.Errorf("GPU %d: no such hardware adapter (the probe lists %d adapters; zmprobe shows them): %w",
-				i, len(rep.GPUs), zenmetrics.ErrBadInput)
+		hw := i >= 0 && i < len(rep.GPUs) && !strings.EqualFold(rep.GPUs[i].AdapterType, "CPU")
+		if !hw && !(i >= 0 && i < nCUDA) {
+			return nil, fmt.Errorf("GPU %d: no such hardware adapter or CUDA device (the probe lists %d adapters and %d CUDA devices; zmprobe shows them): %w",
+				i, len(rep.GPUs), nCUDA, zenmetrics.ErrBadInput)
 		}
 	}
-	// CUDA devices, when the NVIDIA driver loads (discover_cuda.go).
-	slots = append(slots, cudaSlots()...)
+	slots = append(slots, cudaSlots(keep)...)
 	return slots, nil
 }
 

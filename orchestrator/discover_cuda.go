@@ -13,43 +13,64 @@ import (
 // CPU are still used).
 const EnvCUDA = "ZENMETRICS_CUDA"
 
-// cudaSlots is one GPU slot per CUDA device when the driver loads, none
-// (silently: the normal case without an NVIDIA driver) otherwise. The
-// backends are opened here rather than lazily: opening costs only the
-// driver's initialisation (the kernels compile at the first Prepare), and
-// an open backend's Estimate declines the metrics and modes CUDA lacks, so
-// the chooser never sends those there. The same GPU usually also has a
-// WebGPU slot; both read the device's live free memory, and the chooser
-// (adaptive balancing) learns which is faster per metric and size.
-func cudaSlots() []backendSlot {
-	if os.Getenv(EnvCUDA) == "off" {
-		return nil
+// cudaCount and cudaOpen find and open CUDA devices; tests replace them
+// to check discovery's device selection without a driver.
+var (
+	cudaCount = func() (int, error) {
+		if os.Getenv(EnvCUDA) == "off" {
+			return 0, nil
+		}
+		return cuda.DeviceCount()
 	}
-	n, err := cuda.DeviceCount()
+	cudaOpen = openCUDASlot
+)
+
+// cudaSlots is one GPU slot per CUDA device that keep accepts (nil: every
+// device) when the driver loads, none (silently: the normal case without
+// an NVIDIA driver) otherwise. The backends are opened here rather than
+// lazily: opening costs only the driver's initialisation (the kernels
+// compile at the first Prepare), and an open backend's Estimate declines
+// the metrics and modes CUDA lacks, so the chooser never sends those
+// there. The same GPU usually also has a WebGPU slot; both read the
+// device's live free memory, and the chooser (adaptive balancing) learns
+// which is faster per metric and size.
+func cudaSlots(keep func(ordinal int) bool) []backendSlot {
+	n, err := cudaCount()
 	if err != nil || n == 0 {
 		return nil
 	}
 	var out []backendSlot
 	for i := 0; i < n; i++ {
-		t0 := time.Now()
-		b, err := cuda.NewBackend(i)
-		if err != nil {
+		if keep != nil && !keep(i) {
 			continue
 		}
-		d := b.Device()
-		name := b.Name()
-		if n > 1 {
-			name = fmt.Sprintf("%s#%d", name, i)
+		if s, err := cudaOpen(i, n); err == nil {
+			out = append(out, s)
 		}
-		out = append(out, backendSlot{
-			name: name, gpu: true, gpuIndex: -1, backend: b,
-			free: func() (int64, int64, bool) {
-				f, t, err := d.MemInfo()
-				return int64(f), int64(t), err == nil
-			},
-			heapBytes: int64(d.Info().TotalMem),
-			initGuess: time.Since(t0),
-		})
 	}
 	return out
+}
+
+// openCUDASlot opens CUDA device i of n as a slot (named with #i when
+// there are several).
+func openCUDASlot(i, n int) (backendSlot, error) {
+	t0 := time.Now()
+	b, err := cuda.NewBackend(i)
+	if err != nil {
+		return backendSlot{}, err
+	}
+	d := b.Device()
+	name := b.Name()
+	if n > 1 {
+		name = fmt.Sprintf("%s#%d", name, i)
+	}
+	return backendSlot{
+		name: name, gpu: true, gpuIndex: -1, backend: b,
+		free: func() (int64, int64, bool) {
+			f, t, err := d.MemInfo()
+			return int64(f), int64(t), err == nil
+		},
+		heapBytes: int64(d.Info().TotalMem),
+		initGuess: time.Since(t0),
+	}, nil
 }

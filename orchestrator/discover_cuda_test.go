@@ -19,11 +19,11 @@ import (
 // WebGPU and the CPU.
 func TestCUDASlotsOff(t *testing.T) {
 	t.Setenv(EnvCUDA, "off")
-	if s := cudaSlots(); len(s) != 0 {
+	if s := cudaSlots(nil); len(s) != 0 {
 		t.Fatalf("ZENMETRICS_CUDA=off: %d CUDA slots", len(s))
 	}
 	t.Setenv(EnvCUDA, "")
-	for _, s := range cudaSlots() {
+	for _, s := range cudaSlots(nil) {
 		if !s.gpu || s.backend == nil || s.free == nil || s.gpuIndex != -1 {
 			t.Errorf("slot %s: gpu %v, backend %v, gpuIndex %d", s.name, s.gpu, s.backend, s.gpuIndex)
 		}
@@ -37,7 +37,7 @@ func TestCUDASlotsOff(t *testing.T) {
 // to the CPU without an error. Skipped without CUDA, a failure under
 // ZENMETRICS_REQUIRE_CUDA=1.
 func TestCUDASlotsScore(t *testing.T) {
-	slots := cudaSlots()
+	slots := cudaSlots(nil)
 	if len(slots) == 0 {
 		if os.Getenv("ZENMETRICS_REQUIRE_CUDA") == "1" {
 			t.Fatal("ZENMETRICS_REQUIRE_CUDA=1 but discovery found no CUDA device")

@@ -125,10 +125,13 @@ type Config struct {
 	CPUThreads int
 	// DisableGPU uses the CPU only.
 	DisableGPU bool
-	// GPUs restricts the GPU slots to these adapters, by their index in
-	// the probe's GPU list (zmprobe's order); nil: every adapter. It
-	// exists to compare one GPU with several on the same machine (issue
-	// #19's one-vs-two runs) and to keep a GPU free for other work.
+	// GPUs restricts the GPU slots to these GPU ordinals: WebGPU adapter i
+	// of the probe's GPU list (zmprobe's order) and CUDA device i (the
+	// probe's "cuda" section); nil: every GPU. An ordinal must exist in at
+	// least one of the two (a multi-GPU NVIDIA host shows one WebGPU
+	// adapter, the first GPU, and every GPU through CUDA). It exists to
+	// compare one GPU with several on the same machine (issue #19's
+	// one-vs-two runs) and to keep a GPU free for other work.
 	GPUs []int
 	// ReadOnlyProfile never writes OOM cells to the profile file (they
 	// then last only for this process); Warm and Bench still write.

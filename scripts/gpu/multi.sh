@@ -13,6 +13,13 @@
 #      against round-robin, to show the adaptive strategy moving work.
 # Everything lands in $OUT/multi.txt (summary) and $OUT/multi.tgz (logs).
 #
+# GPU ordinals (--gpus) are WebGPU adapter i and CUDA device i. Dawn's C
+# API hands out one adapter per kind, so a host with two equal GPUs has one
+# WebGPU adapter (the first GPU: step 0 below checks which one by its
+# memory) and both GPUs through CUDA; only the metrics with CUDA kernels
+# (SSIMULACRA2) can use the second GPU. METRIC_SETS picks the batches'
+# metric lists (default "ssim2 ssim2,butteraugli": two sets of batches).
+#
 # usage: BATCH_REPEAT=5 scripts/gpu/multi.sh
 # MULTI_SKIP_RUN=1 skips step 1 (when run.sh already ran in this call and
 # unpacked the binaries); BATCH_LIMIT=S stops any one batch after S seconds
@@ -41,27 +48,41 @@ rep=${BATCH_REPEAT:-5}
 # last lines (rows/s, the per-device table from --stats).
 batch() {
   local name=$1; shift
-  timeout "${BATCH_LIMIT:-60}" /usr/bin/time -f "%e s wall" $B/zmscore "$@" --metric ssim2,butteraugli --out "$M/$name.jsonl" \
+  timeout "${BATCH_LIMIT:-60}" /usr/bin/time -f "%e s wall" $B/zmscore "$@" --out "$M/$name.jsonl" \
     --progress lines --stats > "$M/$name.txt" 2>&1
   say "-- $name rc=$? ($*)"; tail -25 "$M/$name.txt" >> "$S"; cp "$S" "$OUT/multi.txt"
 }
 
-for mp in ${MULTI_SIZES:-4 16}; do
+sizes=${MULTI_SIZES:-4 16}
+for mp in $sizes; do
   $B/mkpairs -scores "$scores" -mp $mp -limit 12 -repeat "$rep" -out "$M/img$mp" > "$M/man$mp.tsv" 2> "$M/mkpairs$mp.err"
   say "pairs ${mp} MP: $(($(wc -l < "$M/man$mp.tsv") - 1)) rows (mkpairs rc=$?)"
-  batch "mp${mp}_gpu0" --manifest "$M/man$mp.tsv" --gpus 0 --balance adaptive
-  for s in adaptive round-robin least-loaded weighted; do
-    batch "mp${mp}_gpu01_$s" --manifest "$M/man$mp.tsv" --gpus 0,1 --balance $s
+  if [ "$mp" = "${sizes%% *}" ]; then
+    # Step 0: which GPU is the WebGPU adapter? GPU memory in use, sampled
+    # while a WebGPU-only batch runs.
+    nvidia-smi --query-gpu=index,memory.used --format=csv,noheader -lms 200 > "$M/mem.txt" 2>&1 & smi=$!
+    batch "mp${mp}_webgpu_only" --manifest "$M/man$mp.tsv" --backend webgpu --metric ssim2
+    kill $smi 2>/dev/null
+    say "WebGPU adapter memory: $(awk -F', ' '{gsub(/ MiB/,"",$2); if ($2+0 > m[$1]) m[$1]=$2+0} END {for (i in m) printf "GPU %s peak %d MiB; ", i, m[i]}' "$M/mem.txt")"
+  fi
+  for m in ${METRIC_SETS:-ssim2 ssim2,butteraugli}; do
+    batch "mp${mp}_${m/,/+}_gpu0" --manifest "$M/man$mp.tsv" --metric "$m" --gpus 0 --balance adaptive
+    for s in adaptive round-robin least-loaded weighted; do
+      batch "mp${mp}_${m/,/+}_gpu01_$s" --manifest "$M/man$mp.tsv" --metric "$m" --gpus 0,1 --balance $s
+    done
   done
 done
 
-# GPU 1 kept busy by another process (Butteraugli at 16 MP in a loop).
-( while :; do $B/zmscore --manifest "$M/man16.tsv" --metric butteraugli --gpus 1 --balance adaptive \
-    --out "$M/load_$RANDOM.jsonl" --quiet >/dev/null 2>&1; done ) &
+# GPU 1 kept busy by another process (SSIMULACRA2 at 16 MP through CUDA,
+# in a loop; CUDA_VISIBLE_DEVICES=1 makes GPU 1 that process's device 0;
+# 4 decoders, so that it loads the GPU rather than the batch's CPUs).
+big=$(ls "$M"/man*.tsv | sort -V | tail -1)
+( while :; do CUDA_VISIBLE_DEVICES=1 $B/zmscore --manifest "$big" --metric ssim2 --backend cuda \
+    --decoders 4 --workers 4 --out "$M/load_$RANDOM.jsonl" --quiet >/dev/null 2>&1; done ) &
 loader=$!
 sleep 5
 for s in adaptive round-robin; do
-  batch "mp16_gpu01_${s}_gpu1loaded" --manifest "$M/man16.tsv" --gpus 0,1 --balance $s
+  batch "ssim2_gpu01_${s}_gpu1loaded" --manifest "$big" --metric ssim2 --gpus 0,1 --balance $s
 done
 kill $loader 2>/dev/null; pkill -f "$M/load_" 2>/dev/null; wait 2>/dev/null
 
