@@ -10,7 +10,7 @@
 // sizes the issue asks for, so rows/s and each device's share mean what
 // they say. Each source pair is written once and listed -repeat times.
 //
-// usage: mkpairs -scores corpus/scores.tsv -mp 16 -out DIR [-limit N] [-repeat K] > manifest.tsv
+// usage: mkpairs -scores corpus/scores.tsv -mp 16 -out DIR [-limit N] [-repeat K] [-deflate] > manifest.tsv
 package main
 
 import (
@@ -35,10 +35,18 @@ func main() {
 	out := flag.String("out", "", "output folder")
 	limit := flag.Int("limit", 8, "source pairs to use (0: all)")
 	repeat := flag.Int("repeat", 1, "times each pair is listed (distinct ids)")
+	// Stored (uncompressed) PNGs by default: the runs measure GPUs, and on
+	// the two-H200 host 32 cores decoding BestSpeed 16 MP photos (447 ms
+	// each) fed at most ~70 pairs/s, less than one GPU scores.
+	fast := flag.Bool("deflate", false, "compress the PNGs (BestSpeed) instead of storing them")
 	flag.Parse()
 	if *scores == "" || *out == "" || *mp <= 0 || *repeat < 1 {
 		flag.Usage()
 		os.Exit(2)
+	}
+	level = png.NoCompression
+	if *fast {
+		level = png.BestSpeed
 	}
 	if err := run(*scores, *mp, *out, *limit, *repeat); err != nil {
 		fmt.Fprintln(os.Stderr, "mkpairs:", err)
@@ -122,8 +130,11 @@ func run(scores string, mp float64, out string, limit, repeat int) error {
 	return w.Flush()
 }
 
+// level is the PNG compression of the files written.
+var level png.CompressionLevel
+
 // scaleFile writes src scaled to about mp megapixels (aspect kept) as an
-// 8-bit RGB PNG at the fastest compression level.
+// 8-bit RGB PNG at the chosen compression level.
 func scaleFile(src, dst string, mp float64) error {
 	f, err := os.Open(src)
 	if err != nil {
@@ -173,7 +184,7 @@ func scaleFile(src, dst string, mp float64) error {
 	if err != nil {
 		return err
 	}
-	enc := png.Encoder{CompressionLevel: png.BestSpeed}
+	enc := png.Encoder{CompressionLevel: level}
 	if err := enc.Encode(o, dst8); err != nil {
 		o.Close()
 		return err
