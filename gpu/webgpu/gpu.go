@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 	"unsafe"
 
 	zenmetrics "github.com/zenmetrics-go/zenmetrics"
@@ -730,7 +731,13 @@ func (r *Readback) mapAsync() {
 // before the read-back (then Read does not wait). It lets a caller wait
 // off the device thread, leaving it free for other work meanwhile (device
 // thread; call it in short Do calls).
-func (r *Readback) Poll() (bool, error) {
+func (r *Readback) Poll() (bool, error) { return r.PollFor(0) }
+
+// PollFor is Poll that blocks for up to timeout (rounded down to whole
+// nanoseconds) until the GPU has finished; Dawn wakes the wait when it
+// has (device thread; keep timeout short so other callers get the device
+// thread between waits).
+func (r *Readback) PollFor(timeout time.Duration) (bool, error) {
 	if r.done {
 		return false, errors.New("webgpu: Readback polled after Read")
 	}
@@ -739,7 +746,7 @@ func (r *Readback) Poll() (bool, error) {
 		return false, errors.New("webgpu: mapAsync: invalid future")
 	}
 	info := []wgpu.FutureWaitInfo{{Future: r.fut}}
-	st := r.g.d.inst.WaitAny(info, 0)
+	st := r.g.d.inst.WaitAny(info, uint64(max(timeout, 0)))
 	switch {
 	case st == wgpu.WaitStatusSuccess && info[0].Completed != 0:
 		return true, nil
