@@ -1,0 +1,140 @@
+package cvvdp
+
+import (
+	"context"
+	"errors"
+	"math"
+	"testing"
+
+	zenmetrics "github.com/zenmetrics-go/zenmetrics"
+	"github.com/zenmetrics-go/zenmetrics/cpu"
+	"github.com/zenmetrics-go/zenmetrics/gpu/webgpu"
+	"github.com/zenmetrics-go/zenmetrics/gpu/webgpu/internal/gputest"
+	"github.com/zenmetrics-go/zenmetrics/internal/metrictest"
+)
+
+func backend(t testing.TB) *webgpu.Backend {
+	t.Helper()
+	return webgpu.NewBackendOn(gputest.Device(t))
+}
+
+// tol is the issue's aim, 1e-4 JOD, against cpu/cvvdp and against
+// pycvvdp 0.5.4 (the issue requires 0.01). Why the GPU stays well inside
+// it: every kernel does cpu/cvvdp's float32 operations in its order, and
+// the pooling below the per-row sums is cpu/cvvdp's own code (Plan.JOD)
+// on sums added in float64 as the CPU adds them; what differs is the
+// device's pow/log2/exp2 (a few ulp, not correctly rounded), fused
+// multiply-adds where the shader compiler contracts, and float32 row sums
+// in a tree rather than float64 left to right: relative errors of ~1e-6
+// per pixel that average out over a band. The JOD itself is a float32
+// (met2jod), whose ulp near 10 is 9.5e-7, so differences below that read
+// as 0. cpu/cvvdp is within 1e-6 of pycvvdp on the corpus and reference
+// vectors, so the same bound serves both comparisons.
+const tol = 1e-4
+
+// TestSuite runs the shared backend suite on WebGPU: pycvvdp 0.5.4's
+// scores (tiny corpus, shared corpus without -short, reference vectors)
+// and the CPU reference on fresh images, within tol; determinism
+// (identical bits), concurrency and the error contract.
+func TestSuite(t *testing.T) {
+	metrictest.Run(t, backend(t), zenmetrics.CVVDP, metrictest.Config{
+		Tol:       metrictest.Tolerances{Golden: tol, Reference: tol},
+		Reference: cpu.New(cpu.Config{}),
+		Tiny:      1, // pycvvdp scores 2×2; a side of 1 has no pyramid
+	})
+}
+
+// TestFormats: every pixel format gives the CPU reference's score within
+// tol (the unpack kernel's byte reads, the 8- and 16-bit tables, the grey
+// path).
+func TestFormats(t *testing.T) {
+	b := backend(t)
+	c := cpu.New(cpu.Config{})
+	for i, f := range []zenmetrics.PixelFormat{zenmetrics.Gray8, zenmetrics.GrayA8, zenmetrics.RGB8, zenmetrics.RGBA8,
+		zenmetrics.Gray16, zenmetrics.GrayA16, zenmetrics.RGB16, zenmetrics.RGBA16} {
+		ref, dist := metrictest.Synthetic(71+i, 65, int64(i), f)
+		compare(t, b, c, f.String(), ref, dist, zenmetrics.Options{})
+	}
+}
+
+// compare scores ref/dist on the GPU and the CPU backend with opt and
+// demands tol.
+func compare(t *testing.T, b, c zenmetrics.Backend, name string, ref, dist *zenmetrics.Image, opt zenmetrics.Options) {
+	t.Helper()
+	got, err := zenmetrics.ScoreOnce(context.Background(), b, zenmetrics.CVVDP, ref, dist, opt)
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	want, err := zenmetrics.ScoreOnce(context.Background(), c, zenmetrics.CVVDP, ref, dist, opt)
+	if err != nil {
+		t.Fatalf("%s on the CPU: %v", name, err)
+	}
+	d := math.Abs(got.Value - want.Value)
+	t.Logf("%s: webgpu %.9f, cpu %.9f, |Δ| %.3g", name, got.Value, want.Value, d)
+	if !(d <= tol) {
+		t.Errorf("%s: |Δ| %.3g > %g", name, d, tol)
+	}
+}
+
+// TestDisplays: display models other than the default, against the CPU:
+// HDR PQ, HLG (the per-pixel OOTF, colour and grey) and linear on 16-bit
+// input, and displays with few pixels per degree (few bands, so a large
+// base band and a band small enough to skip the blur).
+func TestDisplays(t *testing.T) {
+	b := backend(t)
+	c := cpu.New(cpu.Config{})
+	for i, tc := range []struct {
+		disp string
+		f    zenmetrics.PixelFormat
+		w, h int
+	}{
+		{"standard_hdr_pq", zenmetrics.RGB16, 90, 70},
+		{"standard_hdr_hlg", zenmetrics.RGB16, 90, 70},
+		{"standard_hdr_hlg", zenmetrics.Gray8, 61, 47},
+		{"standard_hdr_linear", zenmetrics.RGBA16, 80, 64},
+		{"standard_hmd", zenmetrics.RGB8, 150, 110},
+		{"standard_phone", zenmetrics.RGB8, 97, 33},
+		{"iphone_14_pro_hdr", zenmetrics.RGB8, 64, 64},
+	} {
+		ref, dist := metrictest.Synthetic(tc.w, tc.h, int64(30+i), tc.f)
+		compare(t, b, c, tc.disp+" "+tc.f.String(), ref, dist, zenmetrics.Options{Display: tc.disp})
+	}
+	ref8, _ := metrictest.SyntheticPair(8, 8, 1)
+	if _, err := b.Prepare(context.Background(), zenmetrics.CVVDP, ref8, zenmetrics.Options{Display: "nope"}); !errors.Is(err, zenmetrics.ErrBadInput) {
+		t.Errorf("unknown display: err = %v, want ErrBadInput", err)
+	}
+}
+
+// TestIdentical: an image against itself scores exactly 10, as in
+// pycvvdp (every difference is 0; what the device's powers leave of
+// safe_pow(0) is far below the float32 JOD's resolution).
+func TestIdentical(t *testing.T) {
+	b := backend(t)
+	for _, f := range []zenmetrics.PixelFormat{zenmetrics.RGB8, zenmetrics.Gray16} {
+		for _, disp := range []string{"", "standard_hdr_hlg"} {
+			ref, _ := metrictest.Synthetic(77, 51, 3, f)
+			s, err := zenmetrics.ScoreOnce(context.Background(), b, zenmetrics.CVVDP, ref, ref, zenmetrics.Options{Display: disp})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if s.Value != 10 {
+				t.Errorf("%v %q: identical images score %.9f, want 10", f, disp, s.Value)
+			}
+		}
+	}
+}
+
+// TestModes: strips and distortion maps are refused as unsupported (the
+// ladder then moves on), not mis-scored.
+func TestModes(t *testing.T) {
+	b := backend(t)
+	ref, _ := metrictest.SyntheticPair(32, 32, 1)
+	for _, opt := range []zenmetrics.Options{{Mode: zenmetrics.ModeStrip}, {Mode: zenmetrics.ModeStripPair}, {DistMap: true}} {
+		if r, err := b.Prepare(context.Background(), zenmetrics.CVVDP, ref, opt); !errors.Is(err, zenmetrics.ErrUnsupported) {
+			if err == nil {
+				r.Release()
+			}
+			t.Errorf("%+v: err = %v, want ErrUnsupported", opt, err)
+		}
+	}
+}

@@ -1,0 +1,58 @@
+package cvvdp
+
+import (
+	"context"
+	"testing"
+
+	zenmetrics "github.com/zenmetrics-go/zenmetrics"
+	"github.com/zenmetrics-go/zenmetrics/gpu/webgpu"
+	"github.com/zenmetrics-go/zenmetrics/internal/metrictest"
+)
+
+// TestEstimate: Estimate is what a prepared reference holds on the device
+// (webgpu.ReferenceBytes, the kit's own accounting of every buffer),
+// exactly, for the worst-case RGBA16 upload it reserves (with its staging
+// buffer from 1 MiB on: the 420×390 case), and still after a score, at
+// sizes where the image (not the display) limits the band count; for a
+// display with fewer bands it is an upper bound. Sizes below 2 and modes
+// other than full are declined.
+func TestEstimate(t *testing.T) {
+	b := backend(t)
+	for _, s := range [][2]int{{2, 2}, {64, 48}, {333, 257}, {420, 390}} {
+		ref, _ := metrictest.Synthetic(s[0], s[1], 1, zenmetrics.RGBA16)
+		est, ok := b.Estimate(zenmetrics.CVVDP, s[0], s[1], zenmetrics.ModeFull)
+		if !ok {
+			t.Fatalf("%v: Estimate declined", s)
+		}
+		for _, disp := range []string{"", "standard_hmd"} {
+			r, err := b.Prepare(context.Background(), zenmetrics.CVVDP, ref, zenmetrics.Options{Display: disp})
+			if err != nil {
+				t.Fatal(err)
+			}
+			held := webgpu.ReferenceBytes(r)
+			if _, err := r.Score(context.Background(), ref); err != nil {
+				t.Fatal(err)
+			}
+			after := webgpu.ReferenceBytes(r)
+			r.Release()
+			if after != held {
+				t.Errorf("%dx%d %q: a score grew the reference from %d to %d bytes", s[0], s[1], disp, held, after)
+			}
+			t.Logf("%dx%d %q: Estimate %d, held %d", s[0], s[1], disp, est, held)
+			if disp == "" && held != est {
+				t.Errorf("%dx%d: Estimate %d, reference holds %d", s[0], s[1], est, held)
+			}
+			if held > est {
+				t.Errorf("%dx%d %q: reference holds %d, above Estimate %d", s[0], s[1], disp, held, est)
+			}
+		}
+	}
+	for _, c := range []struct {
+		w, h int
+		m    zenmetrics.Mode
+	}{{1, 400, zenmetrics.ModeFull}, {400, 1, zenmetrics.ModeFull}, {400, 400, zenmetrics.ModeStrip}, {400, 400, zenmetrics.ModeStripPair}} {
+		if _, ok := b.Estimate(zenmetrics.CVVDP, c.w, c.h, c.m); ok {
+			t.Errorf("Estimate %dx%d %v accepted", c.w, c.h, c.m)
+		}
+	}
+}

@@ -1,0 +1,78 @@
+// ColorVideoVDP: the masking model and the spatial pooling of one row of a
+// band below the base band (cpu/cvvdp scoreBand, vblurRow, maskedRow), one
+// workgroup per row y: the masker's vertical blur ×10^mask_c (or, for
+// bands too small to blur, the masker ×10^mask_c), safe_pow of it to q per
+// channel, the cross-channel masking signal M, D = safe_pow(|T_p − R_p|,
+// p) / (1 + M) softly clamped at 10^d_max, and the row's sums of
+// safe_pow(D, 2) per channel, added in a fixed order (strided per
+// invocation, then a tree): bit-identical run to run. Needs
+// cvvdp_common.wgsl.
+
+@group(0) @binding(0) var<uniform> P: Params;
+@group(0) @binding(1) var<storage, read> K: array<f32>;
+@group(0) @binding(2) var<storage, read> mb: array<f32>;   // hb (blurred along x) or mm
+@group(0) @binding(3) var<storage, read> du: array<f32>;   // |T_p − R_p|
+@group(0) @binding(4) var<storage, read_write> sums: array<f32>;
+
+// WG must be a power of two (the tree halves it).
+override WG: u32 = 256u;
+var<workgroup> part: array<vec3<f32>, WG>;
+
+fn masker(o: u32, x: u32, y: i32) -> f32 {
+  if (P.blur == 0u) {
+    return mb[o + u32(y) * P.w + x] * K[K_MASKC];
+  }
+  let h = i32(P.h);
+  var v: array<f32, 13>;
+  for (var k = 0; k < 13; k++) {
+    v[k] = mb[o + u32(reflect_idx(y + k - 6, h)) * P.w + x];
+  }
+  let s = K[K_PU + 6u] * v[6] + K[K_PU + 5u] * (v[5] + v[7]) + K[K_PU + 4u] * (v[4] + v[8]) +
+    K[K_PU + 3u] * (v[3] + v[9]) + K[K_PU + 2u] * (v[2] + v[10]) + K[K_PU + 1u] * (v[1] + v[11]) +
+    K[K_PU] * (v[0] + v[12]);
+  return s * K[K_MASKC];
+}
+
+fn sq_term(d: f32) -> f32 {
+  let e = K[K_EPS];
+  let t = d + e;
+  return t * t - e * e;
+}
+
+@compute @workgroup_size(WG, 1, 1)
+fn rows(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid: vec3<u32>) {
+  let y = wid.x;
+  let n = P.w * P.h;
+  let eps = K[K_EPS];
+  let dm = K[K_DMAX];
+  var acc = vec3<f32>(0.0);
+  for (var x = lid.x; x < P.w; x += WG) {
+    var sp: array<f32, 3>;
+    var dv: array<f32, 3>;
+    for (var c = 0u; c < 3u; c++) {
+      sp[c] = pow(masker(c * n, x, i32(y)) + eps, K[K_MASKQ + c]) - K[K_EPSQ + c];
+      dv[c] = pow(du[c * n + y * P.w + x] + eps, K[K_MASKP]) - K[K_EPSP];
+    }
+    var d: vec3<f32>;
+    for (var c = 0u; c < 3u; c++) {
+      let m = sp[0] * K[K_XCM + c] + sp[1] * K[K_XCM + 3u + c] + sp[2] * K[K_XCM + 6u + c];
+      let u = dv[c] / (1.0 + m);
+      d[c] = dm * u / (dm + u);
+    }
+    acc += vec3<f32>(sq_term(d[0]), sq_term(d[1]), sq_term(d[2]));
+  }
+  part[lid.x] = acc;
+  workgroupBarrier();
+  for (var hs = WG / 2u; hs > 0u; hs = hs / 2u) {
+    if (lid.x < hs) {
+      part[lid.x] = part[lid.x] + part[lid.x + hs];
+    }
+    workgroupBarrier();
+  }
+  if (lid.x == 0u) {
+    let o = 3u * (P.row_off + y);
+    sums[o] = part[0].x;
+    sums[o + 1u] = part[0].y;
+    sums[o + 2u] = part[0].z;
+  }
+}
