@@ -1,8 +1,9 @@
 // ColorVideoVDP: the Weber contrast of a band below the base band and its
 // sensitivities, one invocation per pixel (cpu/cvvdp prepareBand and the
-// first part of scoreBand). g is the image's level (three planes), ex the
-// enlarged coarser level (three planes, w·h apart); the background is
-// max(ex's achromatic channel, 0.01). Needs cvvdp_common.wgsl and
+// first part of scoreBand), on the window's rows. g is the image's level
+// (three planes), ex the window of the enlarged coarser level (three
+// planes, w·win_h apart, as are rp, s and mm); the background is max(ex's
+// achromatic channel, 0.01). Needs cvvdp_common.wgsl and
 // cvvdp_csf.wgsl.
 //
 // ref_band (Prepare): S per channel from the castleCSF row of the band and
@@ -22,23 +23,25 @@
 override WG_X: u32 = 16u;
 override WG_Y: u32 = 16u;
 
-// contrast is the band's clamped Weber contrast of channel plane offset o.
-fn contrast(i: u32, o: u32, lb: f32) -> f32 {
-  return min((g[o + i] - ex[o + i]) / lb, K[K_CMAX]) * P.mul;
+// contrast is the band's clamped Weber contrast of channel c at band
+// pixel gi (window pixel i, window planes wn apart).
+fn contrast(gi: u32, i: u32, c: u32, lb: f32) -> f32 {
+  return min((g[c * P.w * P.h + gi] - ex[c * P.win_h * P.w + i]) / lb, K[K_CMAX]) * P.mul;
 }
 
 @compute @workgroup_size(WG_X, WG_Y, 1)
 fn ref_band(@builtin(global_invocation_id) gid: vec3<u32>) {
-  if (gid.x >= P.w || gid.y >= P.h) {
+  if (gid.x >= P.w || gid.y >= P.win_h) {
     return;
   }
-  let n = P.w * P.h;
+  let n = P.w * P.win_h;
   let i = gid.y * P.w + gid.x;
+  let gi = (P.win0 + gid.y) * P.w + gid.x;
   let lb = max(ex[i], K[K_LMIN]);
   let logl = log10f(lb);
   for (var c = 0u; c < 3u; c++) {
     let sc = csf_s(P.band, c, logl);
-    let ct = contrast(i, c * n, lb);
+    let ct = contrast(gi, i, c, lb);
     s[c * n + i] = sc;
     rp[c * n + i] = ct * sc * K[K_GAIN + c];
   }
@@ -46,16 +49,17 @@ fn ref_band(@builtin(global_invocation_id) gid: vec3<u32>) {
 
 @compute @workgroup_size(WG_X, WG_Y, 1)
 fn dist_band(@builtin(global_invocation_id) gid: vec3<u32>) {
-  if (gid.x >= P.w || gid.y >= P.h) {
+  if (gid.x >= P.w || gid.y >= P.win_h) {
     return;
   }
-  let n = P.w * P.h;
+  let n = P.w * P.win_h;
   let i = gid.y * P.w + gid.x;
+  let gi = (P.win0 + gid.y) * P.w + gid.x;
   let lb = max(ex[i], K[K_LMIN]);
   var d: array<f32, 3>;
   for (var c = 0u; c < 3u; c++) {
     let o = c * n + i;
-    let tp = contrast(i, c * n, lb) * s[o] * K[K_GAIN + c];
+    let tp = contrast(gi, i, c, lb) * s[o] * K[K_GAIN + c];
     let r = rp[o];
     d[c] = abs(tp - r);
     mm[o] = min(abs(tp), abs(r));

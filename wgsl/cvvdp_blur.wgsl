@@ -1,6 +1,6 @@
 // ColorVideoVDP: the mutual masker mm of a band blurred along x with the
 // 13-tap phase-uncertainty Gaussian (reflected edges; cpu/cvvdp hblurRow)
-// into hb, per channel (z); cvvdp_rows.wgsl blurs along y. Needs
+// into hb, per channel (z), on the window's rows; cvvdp_rows.wgsl blurs along y. Needs
 // cvvdp_common.wgsl.
 
 @group(0) @binding(0) var<uniform> P: Params;
@@ -14,11 +14,11 @@ override WG_Y: u32 = 16u;
 // blur_h: src = mm, dst = hb.
 @compute @workgroup_size(WG_X, WG_Y, 1)
 fn blur_h(@builtin(global_invocation_id) gid: vec3<u32>) {
-  if (gid.x >= P.w || gid.y >= P.h) {
+  if (gid.x >= P.w || gid.y >= P.win_h) {
     return;
   }
   let w = i32(P.w);
-  let ro = gid.z * P.w * P.h + gid.y * P.w;
+  let ro = gid.z * P.w * P.win_h + gid.y * P.w;
   let x = i32(gid.x);
   var v: array<f32, 13>;
   for (var k = 0; k < 13; k++) {

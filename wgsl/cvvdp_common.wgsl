@@ -4,7 +4,7 @@
 // pyramid.go, score.go); the constants arrive in K, rounded to float32
 // there, and the host pools the per-row sums these kernels write.
 
-// Params describe one pyramid level (64 bytes; gpu/webgpu/cvvdp's params).
+// Params describe one pyramid level (80 bytes; gpu/webgpu/cvvdp's params).
 struct Params {
   w: u32,        // this level's width
   h: u32,        // and height
@@ -20,9 +20,19 @@ struct Params {
   lut_off: u32,  // unpack: the table's offset in LUT (0: 8-bit, 256: 16-bit)
   gray: u32,     // unpack: 1 for a grey image (the luminance in all channels)
   hlg: u32,      // unpack: 1 for an HLG display (OOTF per pixel)
+  win0: u32,     // band kernels: the band row the window's first row is
+  win_h: u32,    // band kernels: the window's rows (planes win_h·w apart)
+  own0: u32,     // rows: the first band row whose sums this pass writes
+  nown: u32,     // rows: how many (one workgroup each)
   pad0: u32,
   pad1: u32,
 }
+
+// A band's per-pixel work (expand, ref_band, dist_band, blur_h, rows)
+// runs on a window of the band's rows: [win0, win0 + win_h), the whole
+// band for a whole image, a strip and its halo otherwise. The Gaussian
+// levels g are read at band rows (they are whole); the window planes (ex,
+// mm, hb, rp, s) hold the window's rows only.
 
 // K: constants (cpu/cvvdp.KernelConstants, Plan.Photometry, Plan.CSF).
 const K_EPS: u32 = 0u;

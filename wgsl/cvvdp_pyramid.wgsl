@@ -3,7 +3,8 @@
 // and channel (z). Planes of a level lie one after another in one buffer
 // (channel c at c·w·h); so do the intermediate planes in tmp. Needs
 // cvvdp_common.wgsl. P is the finer level's Params: reduce goes from
-// (w, h) to (wn, hn), expand from (wn, hn) back to (w, h).
+// (w, h) to (wn, hn), expand from (wn, hn) back to the window rows
+// [win0, win0 + win_h) of (w, h).
 //
 // Reduce: the 5-tap kernel vertically with stride 2 (reduce_v) then
 // horizontally (reduce_h), zero padding plus pycvvdp's corrections at the
@@ -96,16 +97,17 @@ fn clampi(i: i32, n: u32) -> u32 {
   return u32(clamp(i, 0, i32(n) - 1));
 }
 
-// expand_v: src coarser level (wn × hn) -> dst tmp (wn × h).
+// expand_v: src coarser level (wn × hn) -> dst tmp (wn × win_h): the
+// window's rows win0.. of the enlarged columns.
 @compute @workgroup_size(WG_X, WG_Y, 1)
 fn expand_v(@builtin(global_invocation_id) gid: vec3<u32>) {
   let sw = P.wn;
   let sh = P.hn;
-  if (gid.x >= sw || gid.y >= P.h) {
+  if (gid.x >= sw || gid.y >= P.win_h) {
     return;
   }
   let so = gid.z * sw * sh;
-  let r = gid.y;
+  let r = P.win0 + gid.y;
   let m = i32(r / 2u);
   let x = gid.x;
   var out: f32;
@@ -119,17 +121,18 @@ fn expand_v(@builtin(global_invocation_id) gid: vec3<u32>) {
     let b = src[so + clampi(m + 1, sh) * sw + x];
     out = K[K_EXP + 1u] * a + K[K_EXP + 1u] * b;
   }
-  dst[gid.z * sw * P.h + r * sw + x] = out;
+  dst[gid.z * sw * P.win_h + gid.y * sw + x] = out;
 }
 
-// expand_h: src tmp (wn × h) -> dst (w × h), the enlarged coarser level.
+// expand_h: src tmp (wn × win_h) -> dst (w × win_h), the window of the
+// enlarged coarser level.
 @compute @workgroup_size(WG_X, WG_Y, 1)
 fn expand_h(@builtin(global_invocation_id) gid: vec3<u32>) {
   let sw = P.wn;
-  if (gid.x >= P.w || gid.y >= P.h) {
+  if (gid.x >= P.w || gid.y >= P.win_h) {
     return;
   }
-  let ro = gid.z * sw * P.h + gid.y * sw;
+  let ro = gid.z * sw * P.win_h + gid.y * sw;
   let m = i32(gid.x / 2u);
   var out: f32;
   if (gid.x % 2u == 0u) {
@@ -137,5 +140,5 @@ fn expand_h(@builtin(global_invocation_id) gid: vec3<u32>) {
   } else {
     out = K[K_EXP + 1u] * src[ro + clampi(m, sw)] + K[K_EXP + 1u] * src[ro + clampi(m + 1, sw)];
   }
-  dst[gid.z * P.w * P.h + gid.y * P.w + gid.x] = out;
+  dst[gid.z * P.w * P.win_h + gid.y * P.w + gid.x] = out;
 }

@@ -1,6 +1,7 @@
 // ColorVideoVDP: the masking model and the spatial pooling of one row of a
 // band below the base band (cpu/cvvdp scoreBand, vblurRow, maskedRow), one
-// workgroup per row y: the masker's vertical blur ×10^mask_c (or, for
+// workgroup per row y = own0 + workgroup (band rows; the window planes
+// hold rows win0..): the masker's vertical blur ×10^mask_c (or, for
 // bands too small to blur, the masker ×10^mask_c), safe_pow of it to q per
 // channel, the cross-channel masking signal M, D = safe_pow(|T_p − R_p|,
 // p) / (1 + M) softly clamped at 10^d_max, and the row's sums of
@@ -18,14 +19,18 @@
 override WG: u32 = 256u;
 var<workgroup> part: array<vec3<f32>, WG>;
 
+// masker is the masking signal of the window plane at offset o for band
+// pixel (x, y): the vertical blur (reflected at the band's edges, which
+// the window covers) of the horizontally blurred masker, or the masker
+// itself, times 10^mask_c.
 fn masker(o: u32, x: u32, y: i32) -> f32 {
   if (P.blur == 0u) {
-    return mb[o + u32(y) * P.w + x] * K[K_MASKC];
+    return mb[o + (u32(y) - P.win0) * P.w + x] * K[K_MASKC];
   }
   let h = i32(P.h);
   var v: array<f32, 13>;
   for (var k = 0; k < 13; k++) {
-    v[k] = mb[o + u32(reflect_idx(y + k - 6, h)) * P.w + x];
+    v[k] = mb[o + (u32(reflect_idx(y + k - 6, h)) - P.win0) * P.w + x];
   }
   let s = K[K_PU + 6u] * v[6] + K[K_PU + 5u] * (v[5] + v[7]) + K[K_PU + 4u] * (v[4] + v[8]) +
     K[K_PU + 3u] * (v[3] + v[9]) + K[K_PU + 2u] * (v[2] + v[10]) + K[K_PU + 1u] * (v[1] + v[11]) +
@@ -41,8 +46,9 @@ fn sq_term(d: f32) -> f32 {
 
 @compute @workgroup_size(WG, 1, 1)
 fn rows(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid: vec3<u32>) {
-  let y = wid.x;
-  let n = P.w * P.h;
+  let y = P.own0 + wid.x;
+  let n = P.w * P.win_h;
+  let ly = y - P.win0;
   let eps = K[K_EPS];
   let dm = K[K_DMAX];
   var acc = vec3<f32>(0.0);
@@ -51,7 +57,7 @@ fn rows(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid
     var dv: array<f32, 3>;
     for (var c = 0u; c < 3u; c++) {
       sp[c] = pow(masker(c * n, x, i32(y)) + eps, K[K_MASKQ + c]) - K[K_EPSQ + c];
-      dv[c] = pow(du[c * n + y * P.w + x] + eps, K[K_MASKP]) - K[K_EPSP];
+      dv[c] = pow(du[c * n + ly * P.w + x] + eps, K[K_MASKP]) - K[K_EPSP];
     }
     var d: vec3<f32>;
     for (var c = 0u; c < 3u; c++) {

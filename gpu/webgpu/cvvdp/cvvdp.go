@@ -59,15 +59,27 @@ func init() { webgpu.Register(zenmetrics.CVVDP, impl{}) }
 // nCh is the number of channels of a still image (achromatic, RG, YV).
 const nCh = 3
 
-// params mirrors cvvdp_common.wgsl's Params (64 bytes).
+// params mirrors cvvdp_common.wgsl's Params (80 bytes).
 type params struct {
 	W, H, WN, HN                uint32
 	Band                        uint32
 	Mul                         float32
 	Blur, RowOff                uint32
 	Stride, Channels, BPS, LUT0 uint32
-	Gray, HLG, Pad0, Pad1       uint32
+	Gray, HLG                   uint32
+	Win0, WinH, Own0, NOwn      uint32
+	Pad0, Pad1                  uint32
 }
+
+// paramsSize is params' size in bytes (a uniform buffer's).
+const paramsSize = 80
+
+// window is the rows of a band one pass computes, [w0, w1), and those
+// whose sums it writes, [o0, o1) (within the first: the masker's vertical
+// blur reads 6 rows either side). A whole image's band is one window.
+type window struct{ w0, w1, o0, o1 int }
+
+func whole(h int) window { return window{0, h, 0, h} }
 
 // K layout (cvvdp_common.wgsl).
 const (
@@ -186,7 +198,7 @@ func bufferSizes(ws, hs []int, raw int64) (list []int64, total int64) {
 		add(4 * nCh * px(0)) // ex, mm, hb
 	}
 	add(4 * nCh * int64(sumRows(hs))) // sums
-	total += int64(n) * 64            // uniforms
+	total += int64(n) * paramsSize    // uniforms
 	total += (raw + 3) &^ 3           // raw upload
 	if raw >= webgpu.StagingMin {
 		total += (raw + 3) &^ 3 // its mapped staging buffer (Upload.Reserve)
@@ -249,7 +261,7 @@ func (r *reference) take(g *webgpu.GPU, raw int64) error {
 	r.sums = o.Storage(g, next())
 	r.pu = make([]*webgpu.Buffer, n)
 	for l := range r.pu {
-		r.pu[l] = o.Uniform(g, 64)
+		r.pu[l] = o.Uniform(g, paramsSize)
 	}
 	if o.Err != nil {
 		return o.Err
@@ -262,44 +274,48 @@ func (r *reference) take(g *webgpu.GPU, raw int64) error {
 	webgpu.WriteSlice(g, r.lut, 4*256, p.LUT(65535))
 	r.rowOff = make([]int, n)
 	off := 0
-	pad := cpucv.KernelConstants().PUPad
 	for l := 0; l < n; l++ {
-		pr := params{W: uint32(p.W[l]), H: uint32(p.H[l]), Band: uint32(l), Mul: p.Mul[l], RowOff: uint32(off)}
-		if l+1 < n {
-			pr.WN, pr.HN = uint32(p.W[l+1]), uint32(p.H[l+1])
-		}
-		if p.W[l] > pad && p.H[l] > pad {
-			pr.Blur = 1
-		}
 		r.rowOff[l] = off
 		off += p.H[l]
-		g.Write(r.pu[l], 0, webgpu.Bytes(&pr))
+	}
+	for l := 0; l < n; l++ {
+		r.setLevel(g, l, whole(p.H[l]), nil)
 	}
 	return nil
 }
 
-// setImage writes level 0's parameters for unpacking im.
-func (r *reference) setImage(g *webgpu.GPU, im *zenmetrics.Image) {
+// setLevel writes level l's parameters for window win and, with im not
+// nil, level 0's for unpacking im.
+func (r *reference) setLevel(g *webgpu.GPU, l int, win window, im *zenmetrics.Image) {
 	p := r.plan
-	f := im.Format
-	pr := params{W: uint32(p.W[0]), H: uint32(p.H[0]), Band: 0, Mul: p.Mul[0], RowOff: 0,
-		Stride: uint32(im.Stride), Channels: uint32(f.Channels()), BPS: uint32(f.BytesPerSample())}
-	if p.Levels > 1 {
-		pr.WN, pr.HN = uint32(p.W[1]), uint32(p.H[1])
+	pr := params{W: uint32(p.W[l]), H: uint32(p.H[l]), Band: uint32(l), Mul: p.Mul[l], RowOff: uint32(r.rowOff[l]),
+		Win0: uint32(win.w0), WinH: uint32(win.w1 - win.w0), Own0: uint32(win.o0), NOwn: uint32(win.o1 - win.o0)}
+	if l+1 < p.Levels {
+		pr.WN, pr.HN = uint32(p.W[l+1]), uint32(p.H[l+1])
 	}
-	if pad := cpucv.KernelConstants().PUPad; p.W[0] > pad && p.H[0] > pad {
+	if r.blurs(l) {
 		pr.Blur = 1
 	}
-	if f.BytesPerSample() == 2 {
-		pr.LUT0 = 256
+	if im != nil {
+		f := im.Format
+		pr.Stride, pr.Channels, pr.BPS = uint32(im.Stride), uint32(f.Channels()), uint32(f.BytesPerSample())
+		if f.BytesPerSample() == 2 {
+			pr.LUT0 = 256
+		}
+		if f.IsGray() {
+			pr.Gray = 1
+		}
+		if p.Photometry.HLG {
+			pr.HLG = 1
+		}
 	}
-	if f.IsGray() {
-		pr.Gray = 1
-	}
-	if p.Photometry.HLG {
-		pr.HLG = 1
-	}
-	g.Write(r.pu[0], 0, webgpu.Bytes(&pr))
+	g.Write(r.pu[l], 0, webgpu.Bytes(&pr))
+}
+
+// setImage writes level 0's parameters for unpacking im (the whole band
+// as its window).
+func (r *reference) setImage(g *webgpu.GPU, im *zenmetrics.Image) {
+	r.setLevel(g, 0, whole(r.plan.H[0]), im)
 }
 
 // encodePyramid records the unpacking of the image in r.up.Raw and its
@@ -313,40 +329,57 @@ func (r *reference) encodePyramid(e *webgpu.Encoder) {
 	}
 }
 
-// encodeExpand records band b's enlarged coarser level into r.ex.
-func (r *reference) encodeExpand(e *webgpu.Encoder, b int) {
+// encodeExpand records window win of band b's enlarged coarser level
+// into r.ex (r.hb holds the vertical pass).
+func (r *reference) encodeExpand(e *webgpu.Encoder, b int, win window) {
 	p, k := r.plan, r.k
-	e.Dispatch(k.expandV, webgpu.Groups(p.W[b+1], wg2), webgpu.Groups(p.H[b], wg2), nCh, r.pu[b], r.kb, r.g[b+1], r.hb)
-	e.Dispatch(k.expandH, webgpu.Groups(p.W[b], wg2), webgpu.Groups(p.H[b], wg2), nCh, r.pu[b], r.kb, r.hb, r.ex)
+	rows := win.w1 - win.w0
+	e.Dispatch(k.expandV, webgpu.Groups(p.W[b+1], wg2), webgpu.Groups(rows, wg2), nCh, r.pu[b], r.kb, r.g[b+1], r.hb)
+	e.Dispatch(k.expandH, webgpu.Groups(p.W[b], wg2), webgpu.Groups(rows, wg2), nCh, r.pu[b], r.kb, r.hb, r.ex)
 }
 
-// encodeRef records the reference's bands (Prepare).
+// encodeRefBand records the reference's R·S·gain and S of window win of
+// band b into rp and s (window planes).
+func (r *reference) encodeRefBand(e *webgpu.Encoder, b int, win window, rp, s *webgpu.Buffer) {
+	p, k := r.plan, r.k
+	r.encodeExpand(e, b, win)
+	e.Dispatch(k.refBand, webgpu.Groups(p.W[b], wg2), webgpu.Groups(win.w1-win.w0, wg2), 1, r.pu[b], r.kb, r.g[b], r.ex, rp, s)
+}
+
+// encodeDistBand records the distorted image's window win of band b with
+// the reference's rp and s of that window, and the sums of its owned rows.
+func (r *reference) encodeDistBand(e *webgpu.Encoder, b int, win window, rp, s *webgpu.Buffer) {
+	p, k := r.plan, r.k
+	r.encodeExpand(e, b, win)
+	gx, gy := webgpu.Groups(p.W[b], wg2), webgpu.Groups(win.w1-win.w0, wg2)
+	e.Dispatch(k.distBand, gx, gy, 1, r.pu[b], r.kb, r.g[b], r.ex, rp, s, r.mm)
+	mb := r.mm
+	if r.blurs(b) {
+		e.Dispatch(k.blurH, gx, gy, nCh, r.pu[b], r.kb, r.mm, r.hb)
+		mb = r.hb
+	}
+	e.Dispatch(k.rows, uint32(win.o1-win.o0), 1, 1, r.pu[b], r.kb, mb, r.ex, r.sums)
+}
+
+// encodeRef records the reference's bands (Prepare of a whole image).
 func (r *reference) encodeRef(e *webgpu.Encoder) {
 	p, k := r.plan, r.k
 	r.encodePyramid(e)
 	n := p.Levels
 	for b := 0; b+1 < n; b++ {
-		r.encodeExpand(e, b)
-		e.Dispatch(k.refBand, webgpu.Groups(p.W[b], wg2), webgpu.Groups(p.H[b], wg2), 1, r.pu[b], r.kb, r.g[b], r.ex, r.rp[b], r.s[b])
+		r.encodeRefBand(e, b, whole(p.H[b]), r.rp[b], r.s[b])
 	}
 	e.Dispatch(k.baseRef, 1, 1, 1, r.pu[n-1], r.kb, r.g[n-1], r.rb)
 }
 
-// encodeDist records the distorted image's bands and their row sums.
+// encodeDist records the distorted image's bands and their row sums
+// (a whole image).
 func (r *reference) encodeDist(e *webgpu.Encoder) {
 	p, k := r.plan, r.k
 	r.encodePyramid(e)
 	n := p.Levels
 	for b := 0; b+1 < n; b++ {
-		r.encodeExpand(e, b)
-		gx, gy := webgpu.Groups(p.W[b], wg2), webgpu.Groups(p.H[b], wg2)
-		e.Dispatch(k.distBand, gx, gy, 1, r.pu[b], r.kb, r.g[b], r.ex, r.rp[b], r.s[b], r.mm)
-		mb := r.mm
-		if r.blurs(b) {
-			e.Dispatch(k.blurH, gx, gy, nCh, r.pu[b], r.kb, r.mm, r.hb)
-			mb = r.hb
-		}
-		e.Dispatch(k.rows, uint32(p.H[b]), 1, 1, r.pu[b], r.kb, mb, r.ex, r.sums)
+		r.encodeDistBand(e, b, whole(p.H[b]), r.rp[b], r.s[b])
 	}
 	e.Dispatch(k.baseDist, 1, 1, 1, r.pu[n-1], r.kb, r.g[n-1], r.rb, r.sums)
 }
