@@ -40,6 +40,14 @@
 // bits, which averages out in the pooling (tests: 1e-4 JOD, the issue's
 // aim; measured far below it).
 //
+// # Strips
+//
+// With zenmetrics.ModeStrip the Gaussian pyramids stay whole on the device
+// but each band's per-pixel work runs on windows of its rows, and the
+// reference's bands wait on the host (strip.go says why that gives the
+// whole image's row sums bit for bit). ModeStripPair is not implemented:
+// Estimate declines it and Prepare returns ErrUnsupported.
+//
 // The distortion map (Options.DistMap) is not computed on the GPU: such a
 // Prepare returns ErrUnsupported (the CPU backend has it).
 package cvvdp
@@ -227,6 +235,11 @@ type reference struct {
 	ex, mm, hb *webgpu.Buffer
 	sums       *webgpu.Buffer
 	pu         []*webgpu.Buffer
+	// rtmp is the reduce passes' intermediate: hb for a whole image, a
+	// buffer of its own in strips (where hb is a window's).
+	rtmp *webgpu.Buffer
+	// st is the strip state (nil for a whole image).
+	st *strips
 
 	mu       sync.Mutex
 	released bool
@@ -259,15 +272,26 @@ func (r *reference) take(g *webgpu.GPU, raw int64) error {
 	r.mm = o.Storage(g, next())
 	r.hb = o.Storage(g, next())
 	r.sums = o.Storage(g, next())
+	r.rtmp = r.hb
+	if err := r.takeCommon(g); err != nil {
+		return err
+	}
+	return r.up.Reserve(g, o, raw)
+}
+
+// takeCommon takes the uniforms (after the buffers taken before it), and
+// writes the constants, the tables and every level's parameters (whole
+// bands).
+func (r *reference) takeCommon(g *webgpu.GPU) error {
+	p := r.plan
+	n := p.Levels
+	o := &r.own
 	r.pu = make([]*webgpu.Buffer, n)
 	for l := range r.pu {
 		r.pu[l] = o.Uniform(g, paramsSize)
 	}
 	if o.Err != nil {
 		return o.Err
-	}
-	if err := r.up.Reserve(g, o, raw); err != nil {
-		return err
 	}
 	webgpu.WriteSlice(g, r.kb, 0, constants(p))
 	webgpu.WriteSlice(g, r.lut, 0, p.LUT(255))
@@ -324,8 +348,8 @@ func (r *reference) encodePyramid(e *webgpu.Encoder) {
 	p, k := r.plan, r.k
 	e.Dispatch(k.unpack, webgpu.Groups(p.W[0], wg2), webgpu.Groups(p.H[0], wg2), 1, r.pu[0], r.kb, r.lut, r.up.Raw, r.g[0])
 	for l := 0; l+1 < p.Levels; l++ {
-		e.Dispatch(k.reduceV, webgpu.Groups(p.W[l], wg2), webgpu.Groups(p.H[l+1], wg2), nCh, r.pu[l], r.kb, r.g[l], r.hb)
-		e.Dispatch(k.reduceH, webgpu.Groups(p.W[l+1], wg2), webgpu.Groups(p.H[l+1], wg2), nCh, r.pu[l], r.kb, r.hb, r.g[l+1])
+		e.Dispatch(k.reduceV, webgpu.Groups(p.W[l], wg2), webgpu.Groups(p.H[l+1], wg2), nCh, r.pu[l], r.kb, r.g[l], r.rtmp)
+		e.Dispatch(k.reduceH, webgpu.Groups(p.W[l+1], wg2), webgpu.Groups(p.H[l+1], wg2), nCh, r.pu[l], r.kb, r.rtmp, r.g[l+1])
 	}
 }
 
@@ -414,23 +438,36 @@ func (r *reference) pool(out []float32) float64 {
 // Score implements zenmetrics.Reference.
 func (r *reference) Score(ctx context.Context, dist *zenmetrics.Image) (sc zenmetrics.Score, err error) {
 	defer zenmetrics.Recover(&err)
-	if err := dist.Validate(); err != nil {
+	out, err := r.rowSums(ctx, dist)
+	if err != nil {
 		return zenmetrics.Score{}, err
+	}
+	return zenmetrics.Score{Metric: zenmetrics.CVVDP, Value: r.pool(out)}, nil
+}
+
+// rowSums runs a score on the device and returns the row sums it reads
+// back (three per band row, the base band's last).
+func (r *reference) rowSums(ctx context.Context, dist *zenmetrics.Image) ([]float32, error) {
+	if err := dist.Validate(); err != nil {
+		return nil, err
 	}
 	if err := webgpu.SizeMismatch(r.w, r.h, dist); err != nil {
-		return zenmetrics.Score{}, err
+		return nil, err
 	}
 	if err := ctx.Err(); err != nil {
-		return zenmetrics.Score{}, err
+		return nil, err
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.released {
-		return zenmetrics.Score{}, zenmetrics.ErrReleased
+		return nil, zenmetrics.ErrReleased
 	}
 	out := make([]float32, nCh*sumRows(r.plan.H))
-	err = r.dev.Do(ctx, func(g *webgpu.GPU) error {
+	err := r.dev.Do(ctx, func(g *webgpu.GPU) error {
 		defer g.NoteHeld()
+		if r.st != nil {
+			return r.scoreStrip(g, dist, out)
+		}
 		r.setImage(g, dist)
 		e := g.Encoder()
 		if err := r.up.Put(g, e, &r.own, dist); err != nil {
@@ -441,9 +478,9 @@ func (r *reference) Score(ctx context.Context, dist *zenmetrics.Image) (sc zenme
 		return webgpu.SubmitRead(e, r.sums, 0, out)
 	})
 	if err != nil {
-		return zenmetrics.Score{}, err
+		return nil, err
 	}
-	return zenmetrics.Score{Metric: zenmetrics.CVVDP, Value: r.pool(out)}, nil
+	return out, nil
 }
 
 // Release implements zenmetrics.Reference.
@@ -455,6 +492,9 @@ func (r *reference) Release() {
 	}
 	r.released = true
 	bufs := r.own.Take()
+	if r.st != nil {
+		r.st.rp, r.st.s = nil, nil
+	}
 	r.mu.Unlock()
 	r.dev.Free(bufs)
 }
@@ -474,11 +514,7 @@ func fits(b *webgpu.Backend, ws, hs []int) (int64, bool) {
 			return total, false
 		}
 	}
-	maxG := lim.MaxComputeWorkgroupsPerDimension
-	if webgpu.Groups(ws[0], wg2) > maxG || webgpu.Groups(hs[0], wg2) > maxG || uint32(hs[0]) > maxG {
-		return total, false
-	}
-	return total, true
+	return total, dispatchOK(b, ws[0], hs[0])
 }
 
 // Estimate is the device memory of a reference and its scoring scratch
@@ -486,21 +522,40 @@ func fits(b *webgpu.Backend, ws, hs []int) (int64, bool) {
 // model gives a w×h image (cvvdp.WorstLevels): exact for the display
 // models whose band count the image's size limits (pycvvdp's default
 // below about 1000 pixels a side), an upper bound otherwise (a few small
-// levels fewer). ok is false below 2×2, for modes other than full, and
-// when a buffer or a dispatch exceeds the device's limits.
+// levels fewer). For ModeStrip it is the strip plan's at the memory
+// available now (strip.go). ok is false below 2×2, for ModeStripPair,
+// when a buffer or a dispatch exceeds the device's limits, and for strips
+// when not even the smallest windows fit.
 func (impl) Estimate(b *webgpu.Backend, w, h int, mode zenmetrics.Mode) (int64, bool) {
-	if mode != zenmetrics.ModeFull {
-		return 0, false
-	}
 	ws, hs, ok := cpucv.WorstLevels(w, h)
 	if !ok {
 		return 0, false
 	}
-	return fits(b, ws, hs)
+	switch mode {
+	case zenmetrics.ModeFull:
+		return fits(b, ws, hs)
+	case zenmetrics.ModeStrip:
+		if !dispatchOK(b, ws[0], hs[0]) {
+			return 0, false
+		}
+		_, t, err := planStrips(b, ws, hs, 0)
+		return t, err == nil
+	}
+	return 0, false
+}
+
+// dispatchOK reports whether a w×h image's dispatches stay within the
+// device's workgroup-count limit.
+func dispatchOK(b *webgpu.Backend, w, h int) bool {
+	maxG := b.Device().Limits().MaxComputeWorkgroupsPerDimension
+	return webgpu.Groups(w, wg2) <= maxG && webgpu.Groups(h, wg2) <= maxG && uint32(h) <= maxG
 }
 
 // Prepare runs the reference through the kernels and keeps its bands on
-// the device; refused above the VRAM budget and where Estimate declines.
+// the device (a whole image) or on the host (ModeStrip: opt.StripHeight
+// owned rows per window of the finest band, 0: as many as the memory
+// available allows); refused above the VRAM budget and where Estimate
+// declines.
 func (impl) Prepare(ctx context.Context, b *webgpu.Backend, ref *zenmetrics.Image, opt zenmetrics.Options) (zenmetrics.Reference, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -508,7 +563,7 @@ func (impl) Prepare(ctx context.Context, b *webgpu.Backend, ref *zenmetrics.Imag
 	if err := ref.Validate(); err != nil {
 		return nil, err
 	}
-	if opt.Mode != zenmetrics.ModeFull {
+	if opt.Mode != zenmetrics.ModeFull && opt.Mode != zenmetrics.ModeStrip {
 		return nil, fmt.Errorf("%w: CVVDP on WebGPU: mode %v", zenmetrics.ErrUnsupported, opt.Mode)
 	}
 	if opt.DistMap {
@@ -519,15 +574,28 @@ func (impl) Prepare(ctx context.Context, b *webgpu.Backend, ref *zenmetrics.Imag
 	if err != nil {
 		return nil, err
 	}
-	need, ok := fits(b, plan.W, plan.H)
-	if !ok {
-		return nil, fmt.Errorf("%w: CVVDP on WebGPU: a %d×%d image exceeds the device's limits", zenmetrics.ErrUnsupported, w, h)
+	if !dispatchOK(b, w, h) {
+		return nil, fmt.Errorf("%w: CVVDP on WebGPU: a %d×%d image exceeds the device's dispatch limits", zenmetrics.ErrUnsupported, w, h)
 	}
 	b.RefreshHeld(ctx)
+	r := &reference{dev: b.Device(), plan: plan, w: w, h: h}
+	var need int64
+	if opt.Mode == zenmetrics.ModeStrip {
+		winRows, t, err := planStrips(b, plan.W, plan.H, max(0, opt.StripHeight))
+		if err != nil {
+			return nil, err
+		}
+		r.st, need = &strips{winRows: winRows}, t
+	} else {
+		t, ok := fits(b, plan.W, plan.H)
+		if !ok {
+			return nil, fmt.Errorf("%w: CVVDP on WebGPU: a %d×%d image exceeds the device's limits", zenmetrics.ErrUnsupported, w, h)
+		}
+		need = t
+	}
 	if err := b.CheckBudget(need); err != nil {
 		return nil, err
 	}
-	r := &reference{dev: b.Device(), plan: plan, w: w, h: h}
 	err = r.dev.Do(ctx, func(g *webgpu.GPU) error {
 		defer g.NoteHeld()
 		k, err := compile(g)
@@ -535,6 +603,12 @@ func (impl) Prepare(ctx context.Context, b *webgpu.Backend, ref *zenmetrics.Imag
 			return err
 		}
 		r.k = k
+		if r.st != nil {
+			if err := r.takeStrip(g, worstRaw(w, h)); err != nil {
+				return err
+			}
+			return r.prepareStrip(g, ref)
+		}
 		if err := r.take(g, worstRaw(w, h)); err != nil {
 			return err
 		}

@@ -13,6 +13,8 @@ import (
 	"github.com/zenmetrics-go/zenmetrics/internal/metrictest"
 )
 
+func cpuBackend() zenmetrics.Backend { return cpu.New(cpu.Config{}) }
+
 func backend(t testing.TB) *webgpu.Backend {
 	t.Helper()
 	return webgpu.NewBackendOn(gputest.Device(t))
@@ -124,12 +126,12 @@ func TestIdentical(t *testing.T) {
 	}
 }
 
-// TestModes: strips and distortion maps are refused as unsupported (the
-// ladder then moves on), not mis-scored.
+// TestModes: strip pairs and distortion maps are refused as unsupported
+// (the ladder then moves on), not mis-scored.
 func TestModes(t *testing.T) {
 	b := backend(t)
 	ref, _ := metrictest.SyntheticPair(32, 32, 1)
-	for _, opt := range []zenmetrics.Options{{Mode: zenmetrics.ModeStrip}, {Mode: zenmetrics.ModeStripPair}, {DistMap: true}} {
+	for _, opt := range []zenmetrics.Options{{Mode: zenmetrics.ModeStripPair}, {DistMap: true}, {Mode: zenmetrics.ModeStrip, DistMap: true}} {
 		if r, err := b.Prepare(context.Background(), zenmetrics.CVVDP, ref, opt); !errors.Is(err, zenmetrics.ErrUnsupported) {
 			if err == nil {
 				r.Release()

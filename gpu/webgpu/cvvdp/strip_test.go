@@ -1,0 +1,145 @@
+package cvvdp
+
+import (
+	"context"
+	"math"
+	"testing"
+
+	zenmetrics "github.com/zenmetrics-go/zenmetrics"
+	"github.com/zenmetrics-go/zenmetrics/gpu/webgpu"
+	"github.com/zenmetrics-go/zenmetrics/internal/metrictest"
+)
+
+// TestStrips scores images in strips of several heights and compares with
+// the whole image on the same device: every window computes its rows from
+// the same inputs with the same kernels as a whole band (the halo covers
+// the masker's vertical blur), and the owned rows tile each band, so the
+// row sums (compared one by one) and the score must be identical bits. Also: the strip count
+// StripInfo reports, that a strip reference is not resident, holds less
+// than the whole image's, and that without a forced height its bytes are
+// what Estimate(ModeStrip) predicted.
+func TestStrips(t *testing.T) {
+	b := backend(t)
+	ctx := context.Background()
+	for _, c := range []struct {
+		w, h, band int
+		f          zenmetrics.PixelFormat
+		disp       string
+	}{
+		{97, 230, 16, zenmetrics.RGB8, ""},
+		{150, 301, 40, zenmetrics.Gray16, ""},
+		{203, 177, 1, zenmetrics.RGBA8, ""},
+		{120, 260, 23, zenmetrics.RGB16, "standard_hdr_hlg"},
+		{160, 200, 30, zenmetrics.RGB8, "standard_hmd"},
+	} {
+		ref, dist := metrictest.Synthetic(c.w, c.h, int64(c.h), c.f)
+		opt := zenmetrics.Options{Display: c.disp}
+		full, err := zenmetrics.ScoreOnce(ctx, b, zenmetrics.CVVDP, ref, dist, opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fr, err := b.Prepare(ctx, zenmetrics.CVVDP, ref, opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fullBytes := webgpu.ReferenceBytes(fr)
+		fr.Release()
+		opt.Mode, opt.StripHeight = zenmetrics.ModeStrip, c.band
+		r, err := b.Prepare(ctx, zenmetrics.CVVDP, ref, opt)
+		if err != nil {
+			t.Fatalf("%dx%d band %d: %v", c.w, c.h, c.band, err)
+		}
+		n, kept, _ := webgpu.StripInfo(r)
+		held := webgpu.ReferenceBytes(r)
+		// The row sums themselves, not only the float32 JOD they pool to.
+		fsums := rowSumsOf(t, b, ref, dist, zenmetrics.Options{Display: c.disp})
+		ssums, err := r.(*reference).rowSums(ctx, dist)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range fsums {
+			if math.Float32bits(fsums[i]) != math.Float32bits(ssums[i]) {
+				t.Errorf("%dx%d band %d: row sum %d: strips %v, whole image %v", c.w, c.h, c.band, i, ssums[i], fsums[i])
+				break
+			}
+		}
+		s, err := r.Score(ctx, dist)
+		s2, err2 := r.Score(ctx, ref)
+		r.Release()
+		if err != nil || err2 != nil {
+			t.Fatal(err, err2)
+		}
+		t.Logf("%dx%d %v %q, band %d: %d strips (resident %v), %d bytes (whole %d): strips %.9f, whole %.9f",
+			c.w, c.h, c.f, c.disp, c.band, n, kept, held, fullBytes, s.Value, full.Value)
+		if n < 2 || kept {
+			t.Errorf("%dx%d band %d: %d strips, resident %v; want several, not resident", c.w, c.h, c.band, n, kept)
+		}
+		if held >= fullBytes {
+			t.Errorf("%dx%d band %d: strips hold %d bytes, the whole image %d", c.w, c.h, c.band, held, fullBytes)
+		}
+		if math.Float64bits(s.Value) != math.Float64bits(full.Value) {
+			t.Errorf("%dx%d band %d: strips %.9f, whole image %.9f (|Δ| %.3g)", c.w, c.h, c.band, s.Value, full.Value, math.Abs(s.Value-full.Value))
+		}
+		if s2.Value != 10 {
+			t.Errorf("%dx%d band %d: the reference against itself in strips scores %v, want 10", c.w, c.h, c.band, s2.Value)
+		}
+	}
+	// Without a forced height the plan follows the memory available; with
+	// the budget set so that the whole image does not fit, Estimate
+	// declines full images and predicts the strip reference's bytes.
+	ref, dist := metrictest.SyntheticPair(128, 400, 9)
+	full, ok := b.Estimate(zenmetrics.CVVDP, 128, 400, zenmetrics.ModeFull)
+	if !ok {
+		t.Fatal("Estimate full declined")
+	}
+	b.SetVRAMBudget(full * 2 / 3)
+	defer b.SetVRAMBudget(0)
+	b.RefreshHeld(ctx)
+	if _, ok := b.Estimate(zenmetrics.CVVDP, 128, 400, zenmetrics.ModeFull); ok {
+		t.Error("Estimate full accepted above the budget")
+	}
+	est, ok := b.Estimate(zenmetrics.CVVDP, 128, 400, zenmetrics.ModeStrip)
+	if !ok {
+		t.Fatalf("Estimate strips declined under a budget of %d bytes", full*2/3)
+	}
+	r, err := b.Prepare(ctx, zenmetrics.CVVDP, ref, zenmetrics.Options{Mode: zenmetrics.ModeStrip})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Release()
+	n, _, _ := webgpu.StripInfo(r)
+	held := webgpu.ReferenceBytes(r)
+	want, err := zenmetrics.ScoreOnce(ctx, cpuBackend(), zenmetrics.CVVDP, ref, dist, zenmetrics.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := r.Score(ctx, dist)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("128x400 under a %d-byte budget: %d strips, Estimate %d, held %d (whole image %d); %.9f, cpu %.9f", full*2/3, n, est, held, full, s.Value, want.Value)
+	if held != est {
+		t.Errorf("strip reference holds %d bytes, Estimate(ModeStrip) said %d", held, est)
+	}
+	if n < 2 {
+		t.Errorf("%d strips under the budget", n)
+	}
+	if d := math.Abs(s.Value - want.Value); !(d <= tol) {
+		t.Errorf("strips %.9f vs cpu %.9f: |Δ| %.3g", s.Value, want.Value, d)
+	}
+}
+
+// rowSumsOf prepares ref as a whole image and returns a score's row sums.
+func rowSumsOf(t *testing.T, b *webgpu.Backend, ref, dist *zenmetrics.Image, opt zenmetrics.Options) []float32 {
+	t.Helper()
+	r, err := b.Prepare(context.Background(), zenmetrics.CVVDP, ref, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Release()
+	out, err := r.(*reference).rowSums(context.Background(), dist)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
