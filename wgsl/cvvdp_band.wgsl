@@ -23,10 +23,10 @@
 override WG_X: u32 = 16u;
 override WG_Y: u32 = 16u;
 
-// contrast is the band's clamped Weber contrast of channel c at band
-// pixel gi (window pixel i, window planes wn apart).
+// contrast is the band's clamped Weber contrast of channel c at pixel gi
+// of g's buffer (window pixel i).
 fn contrast(gi: u32, i: u32, c: u32, lb: f32) -> f32 {
-  return min((g[c * P.w * P.h + gi] - ex[c * P.win_h * P.w + i]) / lb, K[K_CMAX]) * P.mul;
+  return min((g[c * P.w * P.g_h + gi] - ex[c * P.win_h * P.w + i]) / lb, K[K_CMAX]) * P.mul;
 }
 
 @compute @workgroup_size(WG_X, WG_Y, 1)
@@ -36,7 +36,7 @@ fn ref_band(@builtin(global_invocation_id) gid: vec3<u32>) {
   }
   let n = P.w * P.win_h;
   let i = gid.y * P.w + gid.x;
-  let gi = (P.win0 + gid.y) * P.w + gid.x;
+  let gi = (P.win0 + gid.y - P.g0) * P.w + gid.x;
   let lb = max(ex[i], K[K_LMIN]);
   let logl = log10f(lb);
   for (var c = 0u; c < 3u; c++) {
@@ -54,7 +54,7 @@ fn dist_band(@builtin(global_invocation_id) gid: vec3<u32>) {
   }
   let n = P.w * P.win_h;
   let i = gid.y * P.w + gid.x;
-  let gi = (P.win0 + gid.y) * P.w + gid.x;
+  let gi = (P.win0 + gid.y - P.g0) * P.w + gid.x;
   let lb = max(ex[i], K[K_LMIN]);
   var d: array<f32, 3>;
   for (var c = 0u; c < 3u; c++) {

@@ -4,7 +4,7 @@
 // pyramid.go, score.go); the constants arrive in K, rounded to float32
 // there, and the host pools the per-row sums these kernels write.
 
-// Params describe one pyramid level (80 bytes; gpu/webgpu/cvvdp's params).
+// Params describe one pyramid level (96 bytes; gpu/webgpu/cvvdp's params).
 struct Params {
   w: u32,        // this level's width
   h: u32,        // and height
@@ -24,15 +24,22 @@ struct Params {
   win_h: u32,    // band kernels: the window's rows (planes win_h·w apart)
   own0: u32,     // rows: the first band row whose sums this pass writes
   nown: u32,     // rows: how many (one workgroup each)
-  pad0: u32,
-  pad1: u32,
+  g0: u32,       // band kernels: the level row g's buffer starts at
+  g_h: u32,      // its rows (planes g_h·w apart); unpack: the rows it writes
+  r_src0: u32,   // reduce_v: the level row its source buffer starts at
+  r_src_h: u32,  // and that buffer's rows (planes r_src_h·w apart)
+  r_out0: u32,   // reduce: the first next-level row this pass makes
+  r_out_h: u32,  // and how many (the intermediate's planes r_out_h·w apart)
 }
 
 // A band's per-pixel work (expand, ref_band, dist_band, blur_h, rows)
 // runs on a window of the band's rows: [win0, win0 + win_h), the whole
 // band for a whole image, a strip and its halo otherwise. The Gaussian
 // levels g are read at band rows (they are whole); the window planes (ex,
-// mm, hb, rp, s) hold the window's rows only.
+// mm, hb, rp, s) hold the window's rows only. A whole level has g0 = 0
+// and g_h = h; in strip pairs level 0 is itself a window of rows
+// [g0, g0 + g_h), unpacked from that crop of the image, and the reduce to
+// level 1 runs on chunks of rows (r_src0.., r_out0..).
 
 // K: constants (cpu/cvvdp.KernelConstants, Plan.Photometry, Plan.CSF).
 const K_EPS: u32 = 0u;

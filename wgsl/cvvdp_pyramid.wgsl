@@ -26,17 +26,21 @@ fn tap(k: i32) -> f32 {
   return K[K_RED + u32(2 - abs(k))];
 }
 
-// reduce_v: src level (w × h) -> dst tmp (w × hn).
+// reduce_v: src level rows [r_src0, r_src0 + r_src_h) (w wide) -> dst
+// tmp rows for next-level rows [r_out0, r_out0 + r_out_h) (w wide). The
+// bounds and the edge corrections are the whole level's.
 @compute @workgroup_size(WG_X, WG_Y, 1)
 fn reduce_v(@builtin(global_invocation_id) gid: vec3<u32>) {
   let w = P.w;
   let h = P.h;
-  if (gid.x >= w || gid.y >= P.hn) {
+  if (gid.x >= w || gid.y >= P.r_out_h) {
     return;
   }
-  let i = i32(gid.y);
+  let oi = P.r_out0 + gid.y;
+  let i = i32(oi);
   let x = gid.x;
-  let so = gid.z * w * h;
+  let so = gid.z * w * P.r_src_h;
+  let s0 = i32(P.r_src0);
   let kr0 = K[K_RED];
   let kr1 = K[K_RED + 1u];
   let c = 2 * i;
@@ -46,32 +50,33 @@ fn reduce_v(@builtin(global_invocation_id) gid: vec3<u32>) {
     if (r < 0 || r >= i32(h)) {
       continue;
     }
-    out += tap(k) * src[so + u32(r) * w + x];
+    out += tap(k) * src[so + u32(r - s0) * w + x];
   }
   if (i == 0) {
     out += src[so + x] * kr1 + src[so + w + x] * kr0;
   }
-  if (gid.y == P.hn - 1u) {
-    let last = src[so + (h - 1u) * w + x];
+  if (oi == P.hn - 1u) {
+    let last = src[so + (h - 1u - P.r_src0) * w + x];
     if (h % 2u == 1u) {
-      out += last * kr1 + src[so + (h - 2u) * w + x] * kr0;
+      out += last * kr1 + src[so + (h - 2u - P.r_src0) * w + x] * kr0;
     } else {
       out += last * kr0;
     }
   }
-  dst[gid.z * P.hn * w + gid.y * w + x] = out;
+  dst[gid.z * P.r_out_h * w + gid.y * w + x] = out;
 }
 
-// reduce_h: src tmp (w × hn) -> dst next level (wn × hn).
+// reduce_h: src tmp (w × r_out_h) -> dst next level rows r_out0.. (wn ×
+// hn, whole).
 @compute @workgroup_size(WG_X, WG_Y, 1)
 fn reduce_h(@builtin(global_invocation_id) gid: vec3<u32>) {
   let w = P.w;
-  if (gid.x >= P.wn || gid.y >= P.hn) {
+  if (gid.x >= P.wn || gid.y >= P.r_out_h) {
     return;
   }
   let kr0 = K[K_RED];
   let kr1 = K[K_RED + 1u];
-  let ro = gid.z * P.hn * w + gid.y * w;
+  let ro = gid.z * P.r_out_h * w + gid.y * w;
   let c = 2 * i32(gid.x);
   var s = 0.0;
   for (var k = -2; k <= 2; k++) {
@@ -90,7 +95,7 @@ fn reduce_h(@builtin(global_invocation_id) gid: vec3<u32>) {
       s += src[ro + w - 1u] * kr0;
     }
   }
-  dst[gid.z * P.wn * P.hn + gid.y * P.wn + gid.x] = s;
+  dst[gid.z * P.wn * P.hn + (P.r_out0 + gid.y) * P.wn + gid.x] = s;
 }
 
 fn clampi(i: i32, n: u32) -> u32 {

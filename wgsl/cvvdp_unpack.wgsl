@@ -1,5 +1,6 @@
 // ColorVideoVDP: raw 8/16-bit interleaved samples -> the three DKL planes
-// of pyramid level 0 (cpu/cvvdp toDKL): each sample through the display's
+// of pyramid level 0, or of g_h rows of it (a crop; strip pairs)
+// (cpu/cvvdp toDKL): each sample through the display's
 // table (linear light in cd/m², or HLG's inverse OETF, then the OOTF per
 // pixel), then RGB -> DKL; grey puts the luminance in all three channels
 // (pycvvdp's one-channel path). Alpha is ignored. Needs cvvdp_common.wgsl.
@@ -45,11 +46,11 @@ fn hlg_k(r: f32, g: f32, b: f32) -> f32 {
 
 @compute @workgroup_size(WG_X, WG_Y, 1)
 fn unpack(@builtin(global_invocation_id) gid: vec3<u32>) {
-  if (gid.x >= P.w || gid.y >= P.h) {
+  if (gid.x >= P.w || gid.y >= P.g_h) {
     return;
   }
   let o = gid.y * P.stride + gid.x * P.channels * P.bps;
-  let n = P.w * P.h;
+  let n = P.w * P.g_h;
   let i = gid.y * P.w + gid.x;
   if (P.gray == 1u) {
     var v = sample(o);

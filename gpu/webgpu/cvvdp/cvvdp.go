@@ -67,7 +67,7 @@ func init() { webgpu.Register(zenmetrics.CVVDP, impl{}) }
 // nCh is the number of channels of a still image (achromatic, RG, YV).
 const nCh = 3
 
-// params mirrors cvvdp_common.wgsl's Params (80 bytes).
+// params mirrors cvvdp_common.wgsl's Params (96 bytes).
 type params struct {
 	W, H, WN, HN                uint32
 	Band                        uint32
@@ -76,11 +76,12 @@ type params struct {
 	Stride, Channels, BPS, LUT0 uint32
 	Gray, HLG                   uint32
 	Win0, WinH, Own0, NOwn      uint32
-	Pad0, Pad1                  uint32
+	G0, GH                      uint32
+	RSrc0, RSrcH, ROut0, ROutH  uint32
 }
 
 // paramsSize is params' size in bytes (a uniform buffer's).
-const paramsSize = 80
+const paramsSize = 96
 
 // window is the rows of a band one pass computes, [w0, w1), and those
 // whose sums it writes, [o0, o1) (within the first: the masker's vertical
@@ -314,8 +315,10 @@ func (r *reference) setLevel(g *webgpu.GPU, l int, win window, im *zenmetrics.Im
 	p := r.plan
 	pr := params{W: uint32(p.W[l]), H: uint32(p.H[l]), Band: uint32(l), Mul: p.Mul[l], RowOff: uint32(r.rowOff[l]),
 		Win0: uint32(win.w0), WinH: uint32(win.w1 - win.w0), Own0: uint32(win.o0), NOwn: uint32(win.o1 - win.o0)}
+	pr.GH, pr.RSrcH = pr.H, pr.H
 	if l+1 < p.Levels {
 		pr.WN, pr.HN = uint32(p.W[l+1]), uint32(p.H[l+1])
+		pr.ROutH = pr.HN
 	}
 	if r.blurs(l) {
 		pr.Blur = 1
