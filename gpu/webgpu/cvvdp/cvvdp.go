@@ -45,8 +45,10 @@
 // With zenmetrics.ModeStrip the Gaussian pyramids stay whole on the device
 // but each band's per-pixel work runs on windows of its rows, and the
 // reference's bands wait on the host (strip.go says why that gives the
-// whole image's row sums bit for bit). ModeStripPair is not implemented:
-// Estimate declines it and Prepare returns ErrUnsupported.
+// whole image's row sums bit for bit). With zenmetrics.ModeStripPair the
+// finest level is only ever a window too, unpacked from crops uploaded
+// per window, so neither image's pyramid is ever whole on the device
+// (pair.go).
 //
 // The distortion map (Options.DistMap) is not computed on the GPU: such a
 // Prepare returns ErrUnsupported (the CPU backend has it).
@@ -312,6 +314,13 @@ func (r *reference) takeCommon(g *webgpu.GPU) error {
 // setLevel writes level l's parameters for window win and, with im not
 // nil, level 0's for unpacking im.
 func (r *reference) setLevel(g *webgpu.GPU, l int, win window, im *zenmetrics.Image) {
+	pr := r.levelParams(l, win, im)
+	g.Write(r.pu[l], 0, webgpu.Bytes(&pr))
+}
+
+// levelParams is level l's parameters for window win (whole levels) and,
+// with im not nil, for unpacking im.
+func (r *reference) levelParams(l int, win window, im *zenmetrics.Image) params {
 	p := r.plan
 	pr := params{W: uint32(p.W[l]), H: uint32(p.H[l]), Band: uint32(l), Mul: p.Mul[l], RowOff: uint32(r.rowOff[l]),
 		Win0: uint32(win.w0), WinH: uint32(win.w1 - win.w0), Own0: uint32(win.o0), NOwn: uint32(win.o1 - win.o0)}
@@ -336,7 +345,7 @@ func (r *reference) setLevel(g *webgpu.GPU, l int, win window, im *zenmetrics.Im
 			pr.HLG = 1
 		}
 	}
-	g.Write(r.pu[l], 0, webgpu.Bytes(&pr))
+	return pr
 }
 
 // setImage writes level 0's parameters for unpacking im (the whole band
@@ -525,10 +534,10 @@ func fits(b *webgpu.Backend, ws, hs []int) (int64, bool) {
 // model gives a w×h image (cvvdp.WorstLevels): exact for the display
 // models whose band count the image's size limits (pycvvdp's default
 // below about 1000 pixels a side), an upper bound otherwise (a few small
-// levels fewer). For ModeStrip it is the strip plan's at the memory
-// available now (strip.go). ok is false below 2×2, for ModeStripPair,
-// when a buffer or a dispatch exceeds the device's limits, and for strips
-// when not even the smallest windows fit.
+// levels fewer). For ModeStrip and ModeStripPair it is the plan's at the
+// memory available now (strip.go, pair.go). ok is false below 2×2, when a
+// buffer or a dispatch exceeds the device's limits, and for strips when
+// not even the smallest windows fit.
 func (impl) Estimate(b *webgpu.Backend, w, h int, mode zenmetrics.Mode) (int64, bool) {
 	ws, hs, ok := cpucv.WorstLevels(w, h)
 	if !ok {
@@ -543,6 +552,16 @@ func (impl) Estimate(b *webgpu.Backend, w, h int, mode zenmetrics.Mode) (int64, 
 		}
 		_, t, err := planStrips(b, ws, hs, 0)
 		return t, err == nil
+	case zenmetrics.ModeStripPair:
+		if !dispatchOK(b, ws[0], hs[0]) {
+			return 0, false
+		}
+		plan := planPairs
+		if len(ws) < 2 {
+			plan = planStrips
+		}
+		_, t, err := plan(b, ws, hs, 0)
+		return t, err == nil
 	}
 	return 0, false
 }
@@ -555,10 +574,10 @@ func dispatchOK(b *webgpu.Backend, w, h int) bool {
 }
 
 // Prepare runs the reference through the kernels and keeps its bands on
-// the device (a whole image) or on the host (ModeStrip: opt.StripHeight
-// owned rows per window of the finest band, 0: as many as the memory
-// available allows); refused above the VRAM budget and where Estimate
-// declines.
+// the device (a whole image) or on the host (ModeStrip, ModeStripPair:
+// opt.StripHeight owned rows per window of the finest band, 0: as many
+// as the memory available allows); refused above the VRAM budget and
+// where Estimate declines.
 func (impl) Prepare(ctx context.Context, b *webgpu.Backend, ref *zenmetrics.Image, opt zenmetrics.Options) (zenmetrics.Reference, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -566,7 +585,7 @@ func (impl) Prepare(ctx context.Context, b *webgpu.Backend, ref *zenmetrics.Imag
 	if err := ref.Validate(); err != nil {
 		return nil, err
 	}
-	if opt.Mode != zenmetrics.ModeFull && opt.Mode != zenmetrics.ModeStrip {
+	if opt.Mode != zenmetrics.ModeFull && opt.Mode != zenmetrics.ModeStrip && opt.Mode != zenmetrics.ModeStripPair {
 		return nil, fmt.Errorf("%w: CVVDP on WebGPU: mode %v", zenmetrics.ErrUnsupported, opt.Mode)
 	}
 	if opt.DistMap {
@@ -583,12 +602,17 @@ func (impl) Prepare(ctx context.Context, b *webgpu.Backend, ref *zenmetrics.Imag
 	b.RefreshHeld(ctx)
 	r := &reference{dev: b.Device(), plan: plan, w: w, h: h}
 	var need int64
-	if opt.Mode == zenmetrics.ModeStrip {
-		winRows, t, err := planStrips(b, plan.W, plan.H, max(0, opt.StripHeight))
+	if opt.Mode != zenmetrics.ModeFull {
+		pair := opt.Mode == zenmetrics.ModeStripPair && plan.Levels > 1
+		planner := planStrips
+		if pair {
+			planner = planPairs
+		}
+		winRows, t, err := planner(b, plan.W, plan.H, max(0, opt.StripHeight))
 		if err != nil {
 			return nil, err
 		}
-		r.st, need = &strips{winRows: winRows}, t
+		r.st, need = &strips{winRows: winRows, pair: pair}, t
 	} else {
 		t, ok := fits(b, plan.W, plan.H)
 		if !ok {
@@ -607,7 +631,11 @@ func (impl) Prepare(ctx context.Context, b *webgpu.Backend, ref *zenmetrics.Imag
 		}
 		r.k = k
 		if r.st != nil {
-			if err := r.takeStrip(g, worstRaw(w, h)); err != nil {
+			take := func() error { return r.takeStrip(g, worstRaw(w, h)) }
+			if r.st.pair {
+				take = func() error { return r.takePair(g) }
+			}
+			if err := take(); err != nil {
 				return err
 			}
 			return r.prepareStrip(g, ref)

@@ -14,8 +14,9 @@ import (
 // exactly, for the worst-case RGBA16 upload it reserves (with its staging
 // buffer from 1 MiB on: the 420×390 case), and still after a score, at
 // sizes where the image (not the display) limits the band count; for a
-// display with fewer bands it is an upper bound. Sizes below 2 and strip
-// pairs are declined (TestStrips checks Estimate for strips).
+// display with fewer bands it is an upper bound. Sizes below 2 and unknown
+// modes are declined (TestStrips and TestStripPairs check Estimate for
+// those modes).
 func TestEstimate(t *testing.T) {
 	b := backend(t)
 	for _, s := range [][2]int{{2, 2}, {64, 48}, {333, 257}, {420, 390}} {
@@ -50,7 +51,7 @@ func TestEstimate(t *testing.T) {
 	for _, c := range []struct {
 		w, h int
 		m    zenmetrics.Mode
-	}{{1, 400, zenmetrics.ModeFull}, {400, 1, zenmetrics.ModeFull}, {1, 400, zenmetrics.ModeStrip}, {400, 400, zenmetrics.ModeStripPair}} {
+	}{{1, 400, zenmetrics.ModeFull}, {400, 1, zenmetrics.ModeFull}, {1, 400, zenmetrics.ModeStrip}, {400, 1, zenmetrics.ModeStripPair}, {400, 400, zenmetrics.Mode(9)}} {
 		if _, ok := b.Estimate(zenmetrics.CVVDP, c.w, c.h, c.m); ok {
 			t.Errorf("Estimate %dx%d %v accepted", c.w, c.h, c.m)
 		}

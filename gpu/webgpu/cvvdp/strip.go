@@ -47,6 +47,8 @@ type strips struct {
 	rp, s [][]float32
 	// rpW and sW receive a window of them.
 	rpW, sW *webgpu.Buffer
+	// pair is set for strip pairs (pair.go): level 0 is a window too.
+	pair bool
 }
 
 // windows cuts band b of a pyramid with levels ws×hs into windows of at
@@ -191,23 +193,62 @@ func (r *reference) pyramidStrip(g *webgpu.GPU, im *zenmetrics.Image) error {
 	return e.Submit()
 }
 
+// stripBand runs band b window by window (device thread): for each, it
+// writes the band's parameters for the window and, in strip pairs on the
+// finest band, records the unpacking of the window's crop of im into level
+// 0's window buffer; then do records the window's work on the encoder and
+// submits it. Queue writes run in order with the submissions around them,
+// so the previous window's work has read what the next one overwrites.
+func (r *reference) stripBand(g *webgpu.GPU, im *zenmetrics.Image, b int, do func(e *webgpu.Encoder, win window) error) error {
+	p, st := r.plan, r.st
+	crop := st.pair && b == 0
+	for _, win := range windows(p.W, p.H, st.winRows, b) {
+		if err := g.Context().Err(); err != nil {
+			return err
+		}
+		var pr params
+		if crop {
+			pr = r.levelParams(0, win, im)
+			pr.G0, pr.GH = uint32(win.w0), uint32(win.w1-win.w0)
+		} else {
+			pr = r.levelParams(b, win, nil)
+		}
+		g.Write(r.pu[b], 0, webgpu.Bytes(&pr))
+		e := g.Encoder()
+		if crop {
+			if err := r.up.Put(g, nil, &r.own, webgpu.StripCrop(im, win.w0, win.w1)); err != nil {
+				e.Discard()
+				return err
+			}
+			e.Dispatch(r.k.unpack, webgpu.Groups(p.W[0], wg2), webgpu.Groups(win.w1-win.w0, wg2), 1, r.pu[0], r.kb, r.lut, r.up.Raw, r.g[0])
+		}
+		if err := do(e, win); err != nil {
+			return err
+		}
+	}
+	r.setLevel(g, b, whole(p.H[b]), nil)
+	return nil
+}
+
+// pyramid builds im's Gaussian pyramid for a strip reference (device
+// thread).
+func (r *reference) pyramid(g *webgpu.GPU, im *zenmetrics.Image) error {
+	if r.st.pair {
+		return r.pyramidPair(g, im)
+	}
+	return r.pyramidStrip(g, im)
+}
+
 // prepareStrip computes the reference's bands window by window and reads
 // their owned rows back to the host (device thread).
 func (r *reference) prepareStrip(g *webgpu.GPU, ref *zenmetrics.Image) error {
 	p, st := r.plan, r.st
-	if err := r.pyramidStrip(g, ref); err != nil {
+	if err := r.pyramid(g, ref); err != nil {
 		return err
 	}
 	for b := 0; b+1 < p.Levels; b++ {
 		w, plane := p.W[b], p.W[b]*p.H[b]
-		for _, win := range windows(p.W, p.H, st.winRows, b) {
-			if err := g.Context().Err(); err != nil {
-				return err
-			}
-			// Queue writes run in order with the submissions around
-			// them: the previous window's work has read the parameters.
-			r.setLevel(g, b, win, nil)
-			e := g.Encoder()
+		err := r.stripBand(g, ref, b, func(e *webgpu.Encoder, win window) error {
 			r.encodeRefBand(e, b, win, st.rpW, st.sW)
 			wn := w * (win.w1 - win.w0)
 			off, cnt := int64(w*(win.o0-win.w0))*4, int64(w*(win.o1-win.o0))*4
@@ -238,8 +279,11 @@ func (r *reference) prepareStrip(g *webgpu.GPU, ref *zenmetrics.Image) error {
 					return err
 				}
 			}
+			return nil
+		})
+		if err != nil {
+			return err
 		}
-		r.setLevel(g, b, whole(p.H[b]), nil)
 	}
 	e := g.Encoder()
 	e.Dispatch(r.k.baseRef, 1, 1, 1, r.pu[p.Levels-1], r.kb, r.g[p.Levels-1], r.rb)
@@ -250,29 +294,24 @@ func (r *reference) prepareStrip(g *webgpu.GPU, ref *zenmetrics.Image) error {
 // (device thread).
 func (r *reference) scoreStrip(g *webgpu.GPU, dist *zenmetrics.Image, out []float32) error {
 	p, st := r.plan, r.st
-	if err := r.pyramidStrip(g, dist); err != nil {
+	if err := r.pyramid(g, dist); err != nil {
 		return err
 	}
 	for b := 0; b+1 < p.Levels; b++ {
 		w, plane := p.W[b], p.W[b]*p.H[b]
-		for _, win := range windows(p.W, p.H, st.winRows, b) {
-			if err := g.Context().Err(); err != nil {
-				return err
-			}
-			r.setLevel(g, b, win, nil)
+		err := r.stripBand(g, dist, b, func(e *webgpu.Encoder, win window) error {
 			wn := w * (win.w1 - win.w0)
 			for c := 0; c < nCh; c++ {
 				o := c*plane + win.w0*w
 				webgpu.WriteSlice(g, st.rpW, int64(c*wn)*4, st.rp[b][o:o+wn])
 				webgpu.WriteSlice(g, st.sW, int64(c*wn)*4, st.s[b][o:o+wn])
 			}
-			e := g.Encoder()
 			r.encodeDistBand(e, b, win, st.rpW, st.sW)
-			if err := e.Submit(); err != nil {
-				return err
-			}
+			return e.Submit()
+		})
+		if err != nil {
+			return err
 		}
-		r.setLevel(g, b, whole(p.H[b]), nil)
 	}
 	e := g.Encoder()
 	e.Dispatch(r.k.baseDist, 1, 1, 1, r.pu[p.Levels-1], r.kb, r.g[p.Levels-1], r.rb, r.sums)

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	zenmetrics "github.com/zenmetrics-go/zenmetrics"
+	cpucv "github.com/zenmetrics-go/zenmetrics/cpu/cvvdp"
 	"github.com/zenmetrics-go/zenmetrics/gpu/webgpu"
 	"github.com/zenmetrics-go/zenmetrics/internal/metrictest"
 )
@@ -18,7 +19,14 @@ import (
 // StripInfo reports, that a strip reference is not resident, holds less
 // than the whole image's, and that without a forced height its bytes are
 // what Estimate(ModeStrip) predicted.
-func TestStrips(t *testing.T) {
+func TestStrips(t *testing.T) { testStrips(t, zenmetrics.ModeStrip) }
+
+// TestStripPairs is TestStrips in strip pairs (the finest level a window
+// too, level 1 built in chunks from crops): the same bits again, in less
+// memory than strips.
+func TestStripPairs(t *testing.T) { testStrips(t, zenmetrics.ModeStripPair) }
+
+func testStrips(t *testing.T, mode zenmetrics.Mode) {
 	b := backend(t)
 	ctx := context.Background()
 	for _, c := range []struct {
@@ -44,7 +52,7 @@ func TestStrips(t *testing.T) {
 		}
 		fullBytes := webgpu.ReferenceBytes(fr)
 		fr.Release()
-		opt.Mode, opt.StripHeight = zenmetrics.ModeStrip, c.band
+		opt.Mode, opt.StripHeight = mode, c.band
 		r, err := b.Prepare(ctx, zenmetrics.CVVDP, ref, opt)
 		if err != nil {
 			t.Fatalf("%dx%d band %d: %v", c.w, c.h, c.band, err)
@@ -69,8 +77,8 @@ func TestStrips(t *testing.T) {
 		if err != nil || err2 != nil {
 			t.Fatal(err, err2)
 		}
-		t.Logf("%dx%d %v %q, band %d: %d strips (resident %v), %d bytes (whole %d): strips %.9f, whole %.9f",
-			c.w, c.h, c.f, c.disp, c.band, n, kept, held, fullBytes, s.Value, full.Value)
+		t.Logf("%v %dx%d %v %q, band %d: %d strips (resident %v), %d bytes (whole %d): strips %.9f, whole %.9f",
+			mode, c.w, c.h, c.f, c.disp, c.band, n, kept, held, fullBytes, s.Value, full.Value)
 		if n < 2 || kept {
 			t.Errorf("%dx%d band %d: %d strips, resident %v; want several, not resident", c.w, c.h, c.band, n, kept)
 		}
@@ -98,11 +106,11 @@ func TestStrips(t *testing.T) {
 	if _, ok := b.Estimate(zenmetrics.CVVDP, 128, 400, zenmetrics.ModeFull); ok {
 		t.Error("Estimate full accepted above the budget")
 	}
-	est, ok := b.Estimate(zenmetrics.CVVDP, 128, 400, zenmetrics.ModeStrip)
+	est, ok := b.Estimate(zenmetrics.CVVDP, 128, 400, mode)
 	if !ok {
-		t.Fatalf("Estimate strips declined under a budget of %d bytes", full*2/3)
+		t.Fatalf("Estimate %v declined under a budget of %d bytes", mode, full*2/3)
 	}
-	r, err := b.Prepare(ctx, zenmetrics.CVVDP, ref, zenmetrics.Options{Mode: zenmetrics.ModeStrip})
+	r, err := b.Prepare(ctx, zenmetrics.CVVDP, ref, zenmetrics.Options{Mode: mode})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,9 +125,9 @@ func TestStrips(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("128x400 under a %d-byte budget: %d strips, Estimate %d, held %d (whole image %d); %.9f, cpu %.9f", full*2/3, n, est, held, full, s.Value, want.Value)
+	t.Logf("%v 128x400 under a %d-byte budget: %d strips, Estimate %d, held %d (whole image %d); %.9f, cpu %.9f", mode, full*2/3, n, est, held, full, s.Value, want.Value)
 	if held != est {
-		t.Errorf("strip reference holds %d bytes, Estimate(ModeStrip) said %d", held, est)
+		t.Errorf("%v reference holds %d bytes, Estimate said %d", mode, held, est)
 	}
 	if n < 2 {
 		t.Errorf("%d strips under the budget", n)
@@ -142,4 +150,63 @@ func rowSumsOf(t *testing.T, b *webgpu.Backend, ref, dist *zenmetrics.Image, opt
 		t.Fatal(err)
 	}
 	return out
+}
+
+// TestStripPairsBelowStrips: under a VRAM budget between the smallest
+// strip plan and the smallest strip-pair plan, Estimate declines full
+// images and strips and accepts strip pairs, whose reference then holds
+// what it predicted and scores as the CPU does: the ladder's rung between
+// strips and the CPU is real.
+func TestStripPairsBelowStrips(t *testing.T) {
+	b := backend(t)
+	ctx := context.Background()
+	const w, h = 300, 260
+	ref, dist := metrictest.SyntheticPair(w, h, 4)
+	plan, err := cpucv.NewPlan(w, h, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := minOwned + 2*halo
+	_, stripFloor := stripSizes(plan.W, plan.H, rows, worstRaw(w, h))
+	_, pairFloor := pairSizes(plan.W, plan.H, rows, pairRaw(w, rows))
+	if pairFloor >= stripFloor {
+		t.Fatalf("smallest strip pair %d bytes, smallest strips %d", pairFloor, stripFloor)
+	}
+	// Available memory is 0.85 of the budget left (webgpu's headroom).
+	budget := int64(float64(pairFloor+stripFloor) / 2 / 0.85)
+	b.SetVRAMBudget(budget)
+	defer b.SetVRAMBudget(0)
+	b.RefreshHeld(ctx)
+	for _, m := range []zenmetrics.Mode{zenmetrics.ModeFull, zenmetrics.ModeStrip} {
+		if n, ok := b.Estimate(zenmetrics.CVVDP, w, h, m); ok {
+			t.Errorf("budget %d: Estimate %v accepted (%d bytes)", budget, m, n)
+		}
+	}
+	est, ok := b.Estimate(zenmetrics.CVVDP, w, h, zenmetrics.ModeStripPair)
+	if !ok {
+		t.Fatalf("budget %d: Estimate strip pairs declined (%d bytes)", budget, est)
+	}
+	r, err := b.Prepare(ctx, zenmetrics.CVVDP, ref, zenmetrics.Options{Mode: zenmetrics.ModeStripPair})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Release()
+	held := webgpu.ReferenceBytes(r)
+	n, _, _ := webgpu.StripInfo(r)
+	s, err := r.Score(ctx, dist)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := zenmetrics.ScoreOnce(ctx, cpuBackend(), zenmetrics.CVVDP, ref, dist, zenmetrics.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%dx%d, budget %d (strips need ≥ %d, pairs ≥ %d): %d strip pairs, Estimate %d, held %d; %.9f, cpu %.9f",
+		w, h, budget, stripFloor, pairFloor, n, est, held, s.Value, want.Value)
+	if held != est {
+		t.Errorf("held %d, Estimate %d", held, est)
+	}
+	if d := math.Abs(s.Value - want.Value); !(d <= tol) {
+		t.Errorf("strip pairs %.9f vs cpu %.9f: |Δ| %.3g", s.Value, want.Value, d)
+	}
 }
