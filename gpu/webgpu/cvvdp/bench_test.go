@@ -36,6 +36,28 @@ func BenchmarkCVVDPCached(b *testing.B) {
 	}
 }
 
+// BenchmarkCVVDPModes scores a 1 MP pair cached in each mode, strips and
+// strip pairs with 128-row windows of owned rows (the reference's bands
+// uploaded per window).
+func BenchmarkCVVDPModes(b *testing.B) {
+	be := backend(b)
+	ref, dist := metrictest.SyntheticPair(1024, 1024, 1)
+	for _, opt := range []zenmetrics.Options{{}, {Mode: zenmetrics.ModeStrip, StripHeight: 128}, {Mode: zenmetrics.ModeStripPair, StripHeight: 128}} {
+		b.Run(opt.Mode.String(), func(b *testing.B) {
+			r, err := be.Prepare(context.Background(), zenmetrics.CVVDP, ref, opt)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer r.Release()
+			for b.Loop() {
+				if _, err := r.Score(context.Background(), dist); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
 func BenchmarkCVVDPPrepare(b *testing.B) {
 	be := backend(b)
 	ref, _ := metrictest.SyntheticPair(1024, 1024, 1)
