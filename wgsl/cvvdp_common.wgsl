@@ -66,7 +66,15 @@ const K_HLG_SPAN: u32 = 60u;
 const K_HLG_BLACK: u32 = 61u;
 const K_HLG_REFL: u32 = 62u;
 const K_HLG_EXPO: u32 = 63u;
-const K_CSF: u32 = 64u;     // 32 per band and channel: log10 S rows
+const K_EPS4: u32 = 64u;    // the distortion map: ε^4
+const K_EPSQ4: u32 = 65u;   // ε^¼
+const K_JODA: u32 = 66u;    // met2jod: jod_a
+const K_JODEXP: u32 = 67u;  // jod_exp
+const K_JODLIN: u32 = 68u;  // the linear segment's slope
+const K_METQT: u32 = 69u;   // where it ends
+const K_HEATW: u32 = 70u;   // 3: channel weights of the bands below the base band
+const K_HEATWB: u32 = 73u;  // 3: of the base band
+const K_CSF: u32 = 80u;     // 32 per band and channel: log10 S rows
 
 const LOG10_2: f32 = 0.30102999566398120;
 const LOG2_10: f32 = 3.3219280948873623;
@@ -88,4 +96,16 @@ fn reflect_idx(i: i32, n: i32) -> i32 {
     return 2 * (n - 1) - i;
   }
   return i;
+}
+
+// heat_pixel is the distortion map's value of one band pixel with the
+// masked differences d (cpu/cvvdp heatPixel): a 4-norm over the weighted
+// channels (safe_pow, no normalisation), divided by the band's factor.
+fn heat_pixel(d: vec3<f32>, wo: u32, mul: f32) -> f32 {
+  let e = K[K_EPS];
+  var s = 0.0;
+  for (var c = 0u; c < 3u; c++) {
+    s += pow(d[c] * K[wo + c] + e, 4.0) - K[K_EPS4];
+  }
+  return (pow(s + e, 0.25) - K[K_EPSQ4]) / mul;
 }

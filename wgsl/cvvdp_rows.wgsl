@@ -14,6 +14,7 @@
 @group(0) @binding(2) var<storage, read> mb: array<f32>;   // hb (blurred along x) or mm
 @group(0) @binding(3) var<storage, read> du: array<f32>;   // |T_p − R_p|
 @group(0) @binding(4) var<storage, read_write> sums: array<f32>;
+@group(0) @binding(5) var<storage, read_write> heat: array<f32>;  // rows_map only
 
 // WG must be a power of two (the tree halves it).
 override WG: u32 = 256u;
@@ -44,41 +45,68 @@ fn sq_term(d: f32) -> f32 {
   return t * t - e * e;
 }
 
-@compute @workgroup_size(WG, 1, 1)
-fn rows(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid: vec3<u32>) {
-  let y = P.own0 + wid.x;
+// pixel_d is the masked, softly clamped difference D per channel at band
+// pixel (x, y).
+fn pixel_d(x: u32, y: u32) -> vec3<f32> {
   let n = P.w * P.win_h;
   let ly = y - P.win0;
   let eps = K[K_EPS];
   let dm = K[K_DMAX];
-  var acc = vec3<f32>(0.0);
-  for (var x = lid.x; x < P.w; x += WG) {
-    var sp: array<f32, 3>;
-    var dv: array<f32, 3>;
-    for (var c = 0u; c < 3u; c++) {
-      sp[c] = pow(masker(c * n, x, i32(y)) + eps, K[K_MASKQ + c]) - K[K_EPSQ + c];
-      dv[c] = pow(du[c * n + ly * P.w + x] + eps, K[K_MASKP]) - K[K_EPSP];
-    }
-    var d: vec3<f32>;
-    for (var c = 0u; c < 3u; c++) {
-      let m = sp[0] * K[K_XCM + c] + sp[1] * K[K_XCM + 3u + c] + sp[2] * K[K_XCM + 6u + c];
-      let u = dv[c] / (1.0 + m);
-      d[c] = dm * u / (dm + u);
-    }
-    acc += vec3<f32>(sq_term(d[0]), sq_term(d[1]), sq_term(d[2]));
+  var sp: array<f32, 3>;
+  var dv: array<f32, 3>;
+  for (var c = 0u; c < 3u; c++) {
+    sp[c] = pow(masker(c * n, x, i32(y)) + eps, K[K_MASKQ + c]) - K[K_EPSQ + c];
+    dv[c] = pow(du[c * n + ly * P.w + x] + eps, K[K_MASKP]) - K[K_EPSP];
   }
-  part[lid.x] = acc;
+  var d: vec3<f32>;
+  for (var c = 0u; c < 3u; c++) {
+    let m = sp[0] * K[K_XCM + c] + sp[1] * K[K_XCM + 3u + c] + sp[2] * K[K_XCM + 6u + c];
+    let u = dv[c] / (1.0 + m);
+    d[c] = dm * u / (dm + u);
+  }
+  return d;
+}
+
+// finish adds the invocations' parts in a fixed tree and writes row y's
+// sums.
+fn finish(lid: u32, y: u32, acc: vec3<f32>) {
+  part[lid] = acc;
   workgroupBarrier();
   for (var hs = WG / 2u; hs > 0u; hs = hs / 2u) {
-    if (lid.x < hs) {
-      part[lid.x] = part[lid.x] + part[lid.x + hs];
+    if (lid < hs) {
+      part[lid] = part[lid] + part[lid + hs];
     }
     workgroupBarrier();
   }
-  if (lid.x == 0u) {
+  if (lid == 0u) {
     let o = 3u * (P.row_off + y);
     sums[o] = part[0].x;
     sums[o + 1u] = part[0].y;
     sums[o + 2u] = part[0].z;
   }
+}
+
+@compute @workgroup_size(WG, 1, 1)
+fn rows(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid: vec3<u32>) {
+  let y = P.own0 + wid.x;
+  var acc = vec3<f32>(0.0);
+  for (var x = lid.x; x < P.w; x += WG) {
+    let d = pixel_d(x, y);
+    acc += vec3<f32>(sq_term(d[0]), sq_term(d[1]), sq_term(d[2]));
+  }
+  finish(lid.x, y, acc);
+}
+
+// rows_map is rows that also writes the band's distortion-map values
+// (the band's whole plane, w × h) of its row.
+@compute @workgroup_size(WG, 1, 1)
+fn rows_map(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid: vec3<u32>) {
+  let y = P.own0 + wid.x;
+  var acc = vec3<f32>(0.0);
+  for (var x = lid.x; x < P.w; x += WG) {
+    let d = pixel_d(x, y);
+    acc += vec3<f32>(sq_term(d[0]), sq_term(d[1]), sq_term(d[2]));
+    heat[y * P.w + x] = heat_pixel(d, K_HEATW, P.mul);
+  }
+  finish(lid.x, y, acc);
 }

@@ -33,6 +33,10 @@ type Plan struct {
 	CSF [][nCh][lutN]float32
 	// Photometry is the display model's encoding as the unpacking needs it.
 	Photometry Photometry
+	// HeatW[b] is band b's channel weights in the distortion map
+	// (heatWeights: channel weight × image_int, × baseband_weight on the
+	// base band).
+	HeatW [][nCh]float32
 
 	ph *photometry
 }
@@ -83,9 +87,11 @@ func NewPlan(w, h int, display string) (*Plan, error) {
 		return nil, fmt.Errorf("%w: cvvdp: %dx%d is too small for a pyramid", zenmetrics.ErrBadInput, w, h)
 	}
 	p := &Plan{Display: disp, PPD: ppd, Levels: lay.n, W: lay.w, H: lay.h, ph: ph,
-		Mul: make([]float32, lay.n), CSF: make([][nCh][lutN]float32, lay.n)}
+		Mul: make([]float32, lay.n), CSF: make([][nCh][lutN]float32, lay.n), HeatW: make([][nCh]float32, lay.n)}
+	r := Reference{lay: lay}
 	for b := 0; b < lay.n; b++ {
 		p.Mul[b] = lay.bandMul(b)
+		p.HeatW[b] = r.heatWeights(b)
 		rho := lay.freqs[b]
 		if b == lay.n-1 {
 			rho = basebandRho
@@ -160,6 +166,10 @@ type Constants struct {
 	// Reduce and Expand are the pyramid's taps: [¼−a/2, ¼, a] and twice
 	// those.
 	Reduce, Expand [3]float32
+	// The distortion map: heatPixel's ε^4 and ε^¼, and met2jod's
+	// constants (jod_a, jod_exp, the linear segment's slope below MetQt).
+	Eps4, EpsQuarter            float32
+	JodA, JodExp, JodLin, MetQt float32
 }
 
 // KernelConstants returns the constants.
@@ -167,7 +177,10 @@ func KernelConstants() Constants {
 	c := Constants{Eps: f32Eps, MaskP: f32MaskP, EpsP: f32EpsP, MaskCMul: f32MaskCMul, DMax: f32DMax,
 		SensCorr: f32SensCorr, PU: puKernel, PUPad: puPadSize, ContrastMax: contrastMax, LBkgMin: lBkgMin,
 		LogL0: csfT.logL[0], LogL1: csfT.logL[lutN-1],
-		Reduce: [3]float32{kr0, kr1, kr2}, Expand: [3]float32{ke0, ke1, ke2}}
+		Reduce: [3]float32{kr0, kr1, kr2}, Expand: [3]float32{ke0, ke1, ke2},
+		Eps4: pow32(f32Eps, pBetaTch), EpsQuarter: pow32(f32Eps, 1.0/pBetaTch),
+		JodA: float32(pJodA), JodExp: float32(pJodExp), MetQt: metQt}
+	c.JodLin = c.JodA * pow32(metQt, c.JodExp-1)
 	for j := 0; j < nCh; j++ {
 		c.MaskQ[j], c.EpsQ[j], c.ChGain[j] = f32MaskQ[j], f32EpsQ[j], chGain[j]
 		for k := 0; k < nCh; k++ {

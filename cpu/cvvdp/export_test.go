@@ -31,6 +31,15 @@ func TestPlanJOD(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		for b := 0; b < p.Levels; b++ {
+			if p.HeatW[b] != r.heatWeights(b) {
+				t.Errorf("band %d: plan heat weights %v, reference %v", b, p.HeatW[b], r.heatWeights(b))
+			}
+		}
+		k := KernelConstants()
+		if met2jod(0.05) != 10-k.JodLin*0.05 || met2jod(3) != 10-k.JodA*pow32(3, k.JodExp) {
+			t.Errorf("met2jod constants: JodLin %v, JodA %v, JodExp %v", k.JodLin, k.JodA, k.JodExp)
+		}
 		if p.Levels != r.lay.n || p.PPD != r.ppd {
 			t.Fatalf("plan: %d levels at %v ppd, reference %d at %v", p.Levels, p.PPD, r.lay.n, r.ppd)
 		}

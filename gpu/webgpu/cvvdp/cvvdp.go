@@ -50,8 +50,16 @@
 // per window, so neither image's pyramid is ever whole on the device
 // (pair.go).
 //
-// The distortion map (Options.DistMap) is not computed on the GPU: such a
-// Prepare returns ErrUnsupported (the CPU backend has it).
+// # The distortion map
+//
+// With Options.DistMap (whole images only; strips refuse it with
+// ErrUnsupported), the last kernels of a score also write each band's
+// distortion-map values (rows_map, base_dist_map) into planes of their
+// own, and cvvdp_heat.wgsl rebuilds pycvvdp's raw heatmap from them as
+// cpu/cvvdp does (expand and add, level by level, then 1 − JOD/10); the
+// map is read back with the sums. Those planes (4 bytes a pixel of the
+// pyramid) are not in Estimate, which has no Options, but Prepare checks
+// them against the budget.
 package cvvdp
 
 import (
@@ -98,7 +106,9 @@ const (
 	kMaskC, kDMax, kSens, kCMax, kLMin, kLogL0      = 21, 22, 23, 24, 25, 26
 	kLogL1, kRed, kExp, kPU, kDKL, kHLGG1           = 27, 28, 31, 34, 47, 56
 	kHLGLuma, kHLGSpan, kHLGBlack, kHLGRefl         = 57, 60, 61, 62
-	kHLGExpo, kCSF                                  = 63, 64
+	kHLGExpo                                        = 63
+	kEps4, kEpsQ4, kJodA, kJodExp, kJodLin, kMetQt  = 64, 65, 66, 67, 68, 69
+	kHeatW, kHeatWB, kCSF                           = 70, 73, 80
 )
 
 // lutLen is the sample tables' length: 8-bit at 0, 16-bit at 256.
@@ -115,6 +125,7 @@ type kernels struct {
 	unpack, reduceV, reduceH, expandV, expandH *webgpu.Pipeline
 	refBand, distBand, blurH, rows             *webgpu.Pipeline
 	baseRef, baseDist                          *webgpu.Pipeline
+	rowsMap, baseDistMap, heatAdd, heatFinal   *webgpu.Pipeline
 }
 
 func compile(g *webgpu.GPU) (*kernels, error) {
@@ -139,6 +150,10 @@ func compile(g *webgpu.GPU) (*kernels, error) {
 			{File: "cvvdp_rows", Entry: "rows", Prefix: common, Constants: wg, Dst: &k.rows},
 			{File: "cvvdp_base", Entry: "base_ref", Prefix: csf, Constants: wg, Dst: &k.baseRef},
 			{File: "cvvdp_base", Entry: "base_dist", Prefix: csf, Constants: wg, Dst: &k.baseDist},
+			{File: "cvvdp_rows", Entry: "rows_map", Prefix: common, Constants: wg, Dst: &k.rowsMap},
+			{File: "cvvdp_base", Entry: "base_dist_map", Prefix: csf, Constants: wg, Dst: &k.baseDistMap},
+			{File: "cvvdp_heat", Entry: "heat_add", Prefix: common, Constants: sq, Dst: &k.heatAdd},
+			{File: "cvvdp_heat", Entry: "heat_final", Prefix: common, Constants: sq, Dst: &k.heatFinal},
 		})
 	})
 }
@@ -166,6 +181,9 @@ func constants(p *cpucv.Plan) []float32 {
 	k[kHLGG1] = ph.Gamma1
 	copy(k[kHLGLuma:kHLGLuma+3], ph.Luma[:])
 	k[kHLGSpan], k[kHLGBlack], k[kHLGRefl], k[kHLGExpo] = ph.Span, ph.Black, ph.Refl, ph.Expo
+	k[kEps4], k[kEpsQ4], k[kJodA], k[kJodExp], k[kJodLin], k[kMetQt] = c.Eps4, c.EpsQuarter, c.JodA, c.JodExp, c.JodLin, c.MetQt
+	copy(k[kHeatW:kHeatW+3], p.HeatW[0][:])
+	copy(k[kHeatWB:kHeatWB+3], p.HeatW[p.Levels-1][:])
 	for b := 0; b < p.Levels; b++ {
 		for ch := 0; ch < nCh; ch++ {
 			copy(k[kCSF+(3*b+ch)*32:], p.CSF[b][ch][:])
@@ -217,6 +235,15 @@ func bufferSizes(ws, hs []int, raw int64) (list []int64, total int64) {
 	return list, total
 }
 
+// mapBytes is what the distortion map adds: a plane per level.
+func mapBytes(ws, hs []int) int64 {
+	var n int64
+	for l := range ws {
+		n += max(4, 4*int64(ws[l])*int64(hs[l]))
+	}
+	return n
+}
+
 // worstRaw is the upload of a w×h RGBA16 image, the largest format.
 func worstRaw(w, h int) int64 { return int64(w) * int64(h) * 8 }
 
@@ -243,6 +270,8 @@ type reference struct {
 	rtmp *webgpu.Buffer
 	// st is the strip state (nil for a whole image).
 	st *strips
+	// heat[l] is level l's distortion-map plane, with Options.DistMap.
+	heat []*webgpu.Buffer
 
 	mu       sync.Mutex
 	released bool
@@ -276,6 +305,11 @@ func (r *reference) take(g *webgpu.GPU, raw int64) error {
 	r.hb = o.Storage(g, next())
 	r.sums = o.Storage(g, next())
 	r.rtmp = r.hb
+	if r.heat != nil {
+		for l := range r.heat {
+			r.heat[l] = o.Storage(g, max(4, 4*int64(p.W[l])*int64(p.H[l])))
+		}
+	}
 	if err := r.takeCommon(g); err != nil {
 		return err
 	}
@@ -394,6 +428,10 @@ func (r *reference) encodeDistBand(e *webgpu.Encoder, b int, win window, rp, s *
 		e.Dispatch(k.blurH, gx, gy, nCh, r.pu[b], r.kb, r.mm, r.hb)
 		mb = r.hb
 	}
+	if r.heat != nil {
+		e.Dispatch(k.rowsMap, uint32(win.o1-win.o0), 1, 1, r.pu[b], r.kb, mb, r.ex, r.sums, r.heat[b])
+		return
+	}
 	e.Dispatch(k.rows, uint32(win.o1-win.o0), 1, 1, r.pu[b], r.kb, mb, r.ex, r.sums)
 }
 
@@ -417,7 +455,43 @@ func (r *reference) encodeDist(e *webgpu.Encoder) {
 	for b := 0; b+1 < n; b++ {
 		r.encodeDistBand(e, b, whole(p.H[b]), r.rp[b], r.s[b])
 	}
-	e.Dispatch(k.baseDist, 1, 1, 1, r.pu[n-1], r.kb, r.g[n-1], r.rb, r.sums)
+	if r.heat == nil {
+		e.Dispatch(k.baseDist, 1, 1, 1, r.pu[n-1], r.kb, r.g[n-1], r.rb, r.sums)
+		return
+	}
+	e.Dispatch(k.baseDistMap, 1, 1, 1, r.pu[n-1], r.kb, r.g[n-1], r.rb, r.sums, r.heat[n-1])
+}
+
+// encodeMap records the distortion map's reconstruction from the bands'
+// planes (cpu/cvvdp heatmap): each finer level is the coarser one
+// enlarged plus its own plane, alternating between ex and mm (plane 0),
+// the finest one mapped to 1 − JOD/10. It returns the buffer holding the
+// map (w×h at offset 0).
+func (r *reference) encodeMap(e *webgpu.Encoder) *webgpu.Buffer {
+	p, k := r.plan, r.k
+	n := p.Levels
+	cur := r.heat[n-1]
+	if n == 1 {
+		e.Clear(r.ex)
+		e.Dispatch(k.heatFinal, webgpu.Groups(p.W[0], wg2), webgpu.Groups(p.H[0], wg2), 1, r.pu[0], r.heat[0], r.ex, r.kb)
+		return r.ex
+	}
+	for i := n - 2; i >= 0; i-- {
+		dst := r.ex
+		if (n-2-i)%2 == 1 {
+			dst = r.mm
+		}
+		gx, gy := webgpu.Groups(p.W[i], wg2), webgpu.Groups(p.H[i], wg2)
+		e.Dispatch(k.expandV, webgpu.Groups(p.W[i+1], wg2), gy, 1, r.pu[i], r.kb, cur, r.hb)
+		e.Dispatch(k.expandH, gx, gy, 1, r.pu[i], r.kb, r.hb, dst)
+		if i > 0 {
+			e.Dispatch(k.heatAdd, gx, gy, 1, r.pu[i], r.heat[i], dst)
+		} else {
+			e.Dispatch(k.heatFinal, gx, gy, 1, r.pu[i], r.heat[i], dst, r.kb)
+		}
+		cur = dst
+	}
+	return cur
 }
 
 // blurs reports whether band b's masker is blurred (pycvvdp blurs bands
@@ -450,31 +524,46 @@ func (r *reference) pool(out []float32) float64 {
 // Score implements zenmetrics.Reference.
 func (r *reference) Score(ctx context.Context, dist *zenmetrics.Image) (sc zenmetrics.Score, err error) {
 	defer zenmetrics.Recover(&err)
-	out, err := r.rowSums(ctx, dist)
+	out, dm, err := r.run(ctx, dist)
 	if err != nil {
 		return zenmetrics.Score{}, err
 	}
-	return zenmetrics.Score{Metric: zenmetrics.CVVDP, Value: r.pool(out)}, nil
+	sc = zenmetrics.Score{Metric: zenmetrics.CVVDP, Value: r.pool(out)}
+	if dm != nil {
+		sc.DistMap = &zenmetrics.FloatPlane{Width: r.w, Height: r.h, Pix: dm}
+	}
+	return sc, nil
 }
 
 // rowSums runs a score on the device and returns the row sums it reads
 // back (three per band row, the base band's last).
 func (r *reference) rowSums(ctx context.Context, dist *zenmetrics.Image) ([]float32, error) {
+	out, _, err := r.run(ctx, dist)
+	return out, err
+}
+
+// run runs a score on the device and returns the row sums and, when the
+// reference was prepared with Options.DistMap, the distortion map.
+func (r *reference) run(ctx context.Context, dist *zenmetrics.Image) ([]float32, []float32, error) {
 	if err := dist.Validate(); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if err := webgpu.SizeMismatch(r.w, r.h, dist); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if err := ctx.Err(); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.released {
-		return nil, zenmetrics.ErrReleased
+		return nil, nil, zenmetrics.ErrReleased
 	}
 	out := make([]float32, nCh*sumRows(r.plan.H))
+	var dm []float32
+	if r.heat != nil {
+		dm = make([]float32, r.w*r.h)
+	}
 	err := r.dev.Do(ctx, func(g *webgpu.GPU) error {
 		defer g.NoteHeld()
 		if r.st != nil {
@@ -487,12 +576,32 @@ func (r *reference) rowSums(ctx context.Context, dist *zenmetrics.Image) ([]floa
 			return err
 		}
 		r.encodeDist(e)
-		return webgpu.SubmitRead(e, r.sums, 0, out)
+		if r.heat == nil {
+			return webgpu.SubmitRead(e, r.sums, 0, out)
+		}
+		mb := r.encodeMap(e)
+		rbSums, err := e.ReadBack(r.sums, 0, 4*int64(len(out)))
+		if err != nil {
+			e.Discard()
+			return err
+		}
+		rbMap, err := e.ReadBack(mb, 0, 4*int64(len(dm)))
+		if err != nil {
+			e.Discard()
+			return err
+		}
+		if err := e.Submit(); err != nil {
+			return err
+		}
+		if err := webgpu.ReadSlice(rbSums, out); err != nil {
+			return err
+		}
+		return webgpu.ReadSlice(rbMap, dm)
 	})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return out, nil
+	return out, dm, nil
 }
 
 // Release implements zenmetrics.Reference.
@@ -588,8 +697,8 @@ func (impl) Prepare(ctx context.Context, b *webgpu.Backend, ref *zenmetrics.Imag
 	if opt.Mode != zenmetrics.ModeFull && opt.Mode != zenmetrics.ModeStrip && opt.Mode != zenmetrics.ModeStripPair {
 		return nil, fmt.Errorf("%w: CVVDP on WebGPU: mode %v", zenmetrics.ErrUnsupported, opt.Mode)
 	}
-	if opt.DistMap {
-		return nil, fmt.Errorf("%w: CVVDP on WebGPU: the distortion map (the CPU backend has it)", zenmetrics.ErrUnsupported)
+	if opt.DistMap && opt.Mode != zenmetrics.ModeFull {
+		return nil, fmt.Errorf("%w: CVVDP on WebGPU: the distortion map in %v (whole images have it)", zenmetrics.ErrUnsupported, opt.Mode)
 	}
 	w, h := ref.Width, ref.Height
 	plan, err := cpucv.NewPlan(w, h, opt.Display)
@@ -619,6 +728,10 @@ func (impl) Prepare(ctx context.Context, b *webgpu.Backend, ref *zenmetrics.Imag
 			return nil, fmt.Errorf("%w: CVVDP on WebGPU: a %d×%d image exceeds the device's limits", zenmetrics.ErrUnsupported, w, h)
 		}
 		need = t
+		if opt.DistMap {
+			r.heat = make([]*webgpu.Buffer, plan.Levels)
+			need += mapBytes(plan.W, plan.H)
+		}
 	}
 	if err := b.CheckBudget(need); err != nil {
 		return nil, err

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	zenmetrics "github.com/zenmetrics-go/zenmetrics"
+	cpucv "github.com/zenmetrics-go/zenmetrics/cpu/cvvdp"
 	"github.com/zenmetrics-go/zenmetrics/gpu/webgpu"
 	"github.com/zenmetrics-go/zenmetrics/internal/metrictest"
 )
@@ -47,6 +48,22 @@ func TestEstimate(t *testing.T) {
 				t.Errorf("%dx%d %q: reference holds %d, above Estimate %d", s[0], s[1], disp, held, est)
 			}
 		}
+	}
+	// The distortion map's planes come on top (Estimate has no Options).
+	ref, _ := metrictest.Synthetic(64, 48, 1, zenmetrics.RGBA16)
+	r, err := b.Prepare(context.Background(), zenmetrics.CVVDP, ref, zenmetrics.Options{DistMap: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	held := webgpu.ReferenceBytes(r)
+	r.Release()
+	est, _ := b.Estimate(zenmetrics.CVVDP, 64, 48, zenmetrics.ModeFull)
+	plan, err := cpucv.NewPlan(64, 48, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := est + mapBytes(plan.W, plan.H); held != want {
+		t.Errorf("64x48 with the map: held %d, Estimate %d + map %d", held, est, mapBytes(plan.W, plan.H))
 	}
 	for _, c := range []struct {
 		w, h int
