@@ -16,6 +16,7 @@
 //	            dist_band (Score):  |T_p − R_p| and the mutual masker
 //	            blur_h, then rows:  masking, soft clamp, per-row sums of D²
 //	base band   base_ref / base_dist: one workgroup (mean background, |T − R|·S)
+//	map         rows_map, base_dist_map, then expand and heat_add per level (DistMap)
 //
 // The host reads back three float32 sums per band row, adds each band's
 // rows in order in float64 and pools them with cvvdp.Plan.JOD (the CPU
@@ -26,7 +27,9 @@
 //
 // Prepare runs the reference through the same kernels on the device and
 // keeps, per band, R·S·gain and S per channel (and the base band's R and
-// S): 8 floats per pixel of the pyramid, 32 bytes × ~4/3 per image pixel.
+// S): 6 floats per pixel of the pyramid, about 32 bytes per image pixel
+// (TestEstimate: 16.7 MB in all at 420×390 with the scoring scratch and
+// the largest upload, ~100 bytes a pixel).
 // A score computes only the distorted side, with the reference's scratch
 // (its Gaussian pyramid, three full-size plane triples, the row sums).
 //
