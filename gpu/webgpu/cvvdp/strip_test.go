@@ -3,12 +3,17 @@ package cvvdp
 import (
 	"context"
 	"math"
+	"os"
+	"path/filepath"
 	"testing"
+	"time"
 
 	zenmetrics "github.com/zenmetrics-go/zenmetrics"
 	cpucv "github.com/zenmetrics-go/zenmetrics/cpu/cvvdp"
 	"github.com/zenmetrics-go/zenmetrics/gpu/webgpu"
+	"github.com/zenmetrics-go/zenmetrics/imageio"
 	"github.com/zenmetrics-go/zenmetrics/internal/metrictest"
+	"github.com/zenmetrics-go/zenmetrics/internal/shared"
 )
 
 // TestStrips scores images in strips of several heights and compares with
@@ -208,5 +213,66 @@ func TestStripPairsBelowStrips(t *testing.T) {
 	}
 	if d := math.Abs(s.Value - want.Value); !(d <= tol) {
 		t.Errorf("strip pairs %.9f vs cpu %.9f: |Δ| %.3g", s.Value, want.Value, d)
+	}
+}
+
+// TestStripsLarge: the corpus's largest image (dandelions, 3000×1688,
+// JPEG q50) scored whole, in strips and in strip pairs (64 owned rows a
+// window: 27 strips of the finest band), the three JOD identical bits
+// and within tol of pycvvdp's corpus value. Large for lavapipe: only with
+// ZENMETRICS_CVVDP_BIG=1 (and ../shared present).
+func TestStripsLarge(t *testing.T) {
+	if os.Getenv("ZENMETRICS_CVVDP_BIG") != "1" {
+		t.Skip("set ZENMETRICS_CVVDP_BIG=1 to score the 5 MP corpus pair in three modes")
+	}
+	dir := shared.Dir(t, "corpus")
+	tab, err := shared.ReadTSV(filepath.Join(dir, "scores_cvvdp_iwssim.tsv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const refPath, distPath = "images/dandelions__ref.png", "images/dandelions__jpeg_q50.png"
+	want := math.NaN()
+	for i := range tab.Rows {
+		if tab.Get(i, "ref") == refPath && tab.Get(i, "dist") == distPath {
+			want, _ = tab.Float(i, "cvvdp_jod")
+		}
+	}
+	if math.IsNaN(want) {
+		t.Fatalf("%s vs %s not in the corpus table", refPath, distPath)
+	}
+	ref, err := imageio.DecodeFile(filepath.Join(dir, refPath))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dist, err := imageio.DecodeFile(filepath.Join(dir, distPath))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := backend(t)
+	var first float64
+	for i, opt := range []zenmetrics.Options{{}, {Mode: zenmetrics.ModeStrip, StripHeight: 64}, {Mode: zenmetrics.ModeStripPair, StripHeight: 64}} {
+		t0 := time.Now()
+		r, err := b.Prepare(context.Background(), zenmetrics.CVVDP, ref, opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t1 := time.Now()
+		s, err := r.Score(context.Background(), dist)
+		held := webgpu.ReferenceBytes(r)
+		n, _, _ := webgpu.StripInfo(r)
+		r.Release()
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("%v: %d strips, %d bytes, prepare %v, score %v: %.9f (pycvvdp %.7f, |Δ| %.3g)",
+			opt.Mode, n, held, t1.Sub(t0).Round(time.Millisecond), time.Since(t1).Round(time.Millisecond), s.Value, want, math.Abs(s.Value-want))
+		if i == 0 {
+			first = s.Value
+		} else if math.Float64bits(s.Value) != math.Float64bits(first) {
+			t.Errorf("%v: %.9f, whole image %.9f", opt.Mode, s.Value, first)
+		}
+		if d := math.Abs(s.Value - want); !(d <= tol) {
+			t.Errorf("%v: |Δ| %.3g vs pycvvdp", opt.Mode, d)
+		}
 	}
 }
