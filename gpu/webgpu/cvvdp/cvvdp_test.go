@@ -3,6 +3,7 @@ package cvvdp
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"testing"
 
@@ -191,6 +192,20 @@ func TestDistMap(t *testing.T) {
 				t.Errorf("%dx%d: identical images, map[%d] = %v", tc.w, tc.h, k, v)
 				break
 			}
+		}
+	}
+}
+
+// TestTinySizes: the smallest images pycvvdp scores (one or two pyramid
+// levels, sides of 2 and 3, a single column of windows) against the CPU
+// in every mode, strips and strip pairs with one owned row a window.
+func TestTinySizes(t *testing.T) {
+	b := backend(t)
+	c := cpuBackend()
+	for _, s := range [][2]int{{2, 2}, {3, 2}, {2, 7}, {5, 5}, {4, 9}, {17, 3}} {
+		ref, dist := metrictest.SyntheticPair(s[0], s[1], int64(s[0]*100+s[1]))
+		for _, opt := range []zenmetrics.Options{{}, {Mode: zenmetrics.ModeStrip, StripHeight: 1}, {Mode: zenmetrics.ModeStripPair, StripHeight: 1}} {
+			compare(t, b, c, fmt.Sprintf("%dx%d %v", s[0], s[1], opt.Mode), ref, dist, opt)
 		}
 	}
 }
