@@ -31,7 +31,10 @@
 // (TestEstimate: 16.7 MB in all at 420×390 with the scoring scratch and
 // the largest upload, ~100 bytes a pixel).
 // A score computes only the distorted side, with the reference's scratch
-// (its Gaussian pyramid, three full-size plane triples, the row sums).
+// (its Gaussian pyramid, three full-size plane triples, the row sums);
+// images of at least webgpu.StagingMin bytes upload through two staging
+// slots filled outside the device thread, so that two callers overlap
+// one's upload with the other's GPU work (pipe.go).
 //
 // # Precision
 //
@@ -69,6 +72,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"sync/atomic"
 
 	zenmetrics "github.com/zenmetrics-go/zenmetrics"
 	cpucv "github.com/zenmetrics-go/zenmetrics/cpu/cvvdp"
@@ -233,7 +237,8 @@ func bufferSizes(ws, hs []int, raw int64) (list []int64, total int64) {
 	total += int64(n) * paramsSize    // uniforms
 	total += (raw + 3) &^ 3           // raw upload
 	if raw >= webgpu.StagingMin {
-		total += (raw + 3) &^ 3 // its mapped staging buffer (Upload.Reserve)
+		// The staging slots of pipelined scores (pipe.go).
+		total += pipeSlots * ((raw + 3) &^ 3)
 	}
 	return list, total
 }
@@ -275,13 +280,17 @@ type reference struct {
 	st *strips
 	// heat[l] is level l's distortion-map plane, with Options.DistMap.
 	heat []*webgpu.Buffer
+	// pipe holds the staging slots of pipelined scores (pipe.go);
+	// ringBytes is their size, for Bytes.
+	pipe      webgpu.StagingRing
+	ringBytes atomic.Int64
 
 	mu       sync.Mutex
 	released bool
 }
 
 // Bytes is the device memory the reference holds (webgpu.ReferenceBytes).
-func (r *reference) Bytes() int64 { return r.own.Bytes }
+func (r *reference) Bytes() int64 { return r.own.Bytes + r.ringBytes.Load() }
 
 // take takes every buffer (device thread) and writes the constants, the
 // tables and the per-level parameters.
@@ -316,7 +325,7 @@ func (r *reference) take(g *webgpu.GPU, raw int64) error {
 	if err := r.takeCommon(g); err != nil {
 		return err
 	}
-	return r.up.Reserve(g, o, raw)
+	return r.up.Ensure(g, o, raw)
 }
 
 // takeCommon takes the uniforms (after the buffers taken before it), and
@@ -557,6 +566,9 @@ func (r *reference) run(ctx context.Context, dist *zenmetrics.Image) ([]float32,
 	if err := ctx.Err(); err != nil {
 		return nil, nil, err
 	}
+	if r.ringable(dist) {
+		return r.runRing(ctx, dist)
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.released {
@@ -572,6 +584,8 @@ func (r *reference) run(ctx context.Context, dist *zenmetrics.Image) ([]float32,
 		if r.st != nil {
 			return r.scoreStrip(g, dist, out)
 		}
+		// Below webgpu.StagingMin bytes (ringable otherwise), Put writes
+		// through the queue: no staging buffer.
 		r.setImage(g, dist)
 		e := g.Encoder()
 		if err := r.up.Put(g, e, &r.own, dist); err != nil {
@@ -620,6 +634,9 @@ func (r *reference) Release() {
 		r.st.rp, r.st.s = nil, nil
 	}
 	r.mu.Unlock()
+	// The ring waits for scores still using a slot.
+	bufs = append(bufs, r.pipe.Close(r.dev)...)
+	r.ringBytes.Store(0)
 	r.dev.Free(bufs)
 }
 
@@ -713,6 +730,7 @@ func (impl) Prepare(ctx context.Context, b *webgpu.Backend, ref *zenmetrics.Imag
 	}
 	b.RefreshHeld(ctx)
 	r := &reference{dev: b.Device(), plan: plan, w: w, h: h}
+	r.pipe.N = pipeSlots
 	var need int64
 	if opt.Mode != zenmetrics.ModeFull {
 		pair := opt.Mode == zenmetrics.ModeStripPair && plan.Levels > 1
@@ -766,7 +784,17 @@ func (impl) Prepare(ctx context.Context, b *webgpu.Backend, ref *zenmetrics.Imag
 			return err
 		}
 		r.encodeRef(e)
-		return e.SubmitAndWait()
+		if err := e.SubmitAndWait(); err != nil {
+			return err
+		}
+		if r.up.Staging != nil {
+			// Scores upload through the ring's slots (pipe.go): the
+			// staging buffer the reference went through goes back to
+			// the pool (its copy has finished).
+			r.own.Drop(r.up.Staging)
+			r.up.Staging = nil
+		}
+		return nil
 	})
 	if err != nil {
 		r.dev.Free(r.own.Take())

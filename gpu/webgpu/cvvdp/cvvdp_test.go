@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"sync"
 	"testing"
 
 	zenmetrics "github.com/zenmetrics-go/zenmetrics"
 	"github.com/zenmetrics-go/zenmetrics/cpu"
+	cpucv "github.com/zenmetrics-go/zenmetrics/cpu/cvvdp"
 	"github.com/zenmetrics-go/zenmetrics/gpu/webgpu"
 	"github.com/zenmetrics-go/zenmetrics/gpu/webgpu/internal/gputest"
 	"github.com/zenmetrics-go/zenmetrics/internal/metrictest"
@@ -206,6 +208,80 @@ func TestTinySizes(t *testing.T) {
 		ref, dist := metrictest.SyntheticPair(s[0], s[1], int64(s[0]*100+s[1]))
 		for _, opt := range []zenmetrics.Options{{}, {Mode: zenmetrics.ModeStrip, StripHeight: 1}, {Mode: zenmetrics.ModeStripPair, StripHeight: 1}} {
 			compare(t, b, c, fmt.Sprintf("%dx%d %v", s[0], s[1], opt.Mode), ref, dist, opt)
+		}
+	}
+}
+
+// TestPipelined: images of at least webgpu.StagingMin bytes score through
+// the staging ring (pipe.go); scores from four goroutines at once on one
+// reference, with and without the distortion map, give the sequential
+// scores' bits, and the reference never holds more than Estimate.
+func TestPipelined(t *testing.T) {
+	b := backend(t)
+	ctx := context.Background()
+	const w, h = 640, 600 // 1.15 MB of RGB8
+	ref, _ := metrictest.SyntheticPair(w, h, 21)
+	var dists []*zenmetrics.Image
+	for i := 0; i < 4; i++ {
+		_, d := metrictest.SyntheticPair(w, h, int64(22+i))
+		dists = append(dists, d)
+	}
+	if webgpu.RawBytes(dists[0]) < webgpu.StagingMin {
+		t.Fatalf("%d bytes: below the staging path", webgpu.RawBytes(dists[0]))
+	}
+	est, _ := b.Estimate(zenmetrics.CVVDP, w, h, zenmetrics.ModeFull)
+	for _, opt := range []zenmetrics.Options{{}, {DistMap: true}} {
+		r, err := b.Prepare(ctx, zenmetrics.CVVDP, ref, opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := make([]zenmetrics.Score, len(dists))
+		for i, d := range dists {
+			if want[i], err = r.Score(ctx, d); err != nil {
+				t.Fatal(err)
+			}
+		}
+		got := make([]zenmetrics.Score, 2*len(dists))
+		errs := make([]error, len(got))
+		var wg sync.WaitGroup
+		for i := range got {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				got[i], errs[i] = r.Score(ctx, dists[i%len(dists)])
+			}()
+		}
+		wg.Wait()
+		held := webgpu.ReferenceBytes(r)
+		r.Release()
+		for i := range got {
+			if errs[i] != nil {
+				t.Fatal(errs[i])
+			}
+			wnt := want[i%len(dists)]
+			if math.Float64bits(got[i].Value) != math.Float64bits(wnt.Value) {
+				t.Errorf("map %v, score %d: concurrent %v, sequential %v", opt.DistMap, i, got[i].Value, wnt.Value)
+			}
+			if opt.DistMap {
+				for k, v := range got[i].DistMap.Pix {
+					if math.Float32bits(v) != math.Float32bits(wnt.DistMap.Pix[k]) {
+						t.Errorf("map, score %d: pixel %d %v, sequential %v", i, k, v, wnt.DistMap.Pix[k])
+						break
+					}
+				}
+			}
+		}
+		limit := est
+		if opt.DistMap {
+			plan, err := cpucv.NewPlan(w, h, "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			limit += mapBytes(plan.W, plan.H)
+		}
+		t.Logf("map %v: %d concurrent scores, held %d, limit %d", opt.DistMap, len(got), held, limit)
+		if held > limit {
+			t.Errorf("map %v: held %d > %d", opt.DistMap, held, limit)
 		}
 	}
 }
