@@ -56,6 +56,15 @@
 // per window, so neither image's pyramid is ever whole on the device
 // (pair.go).
 //
+// # Limits
+//
+// A level's three channels share one buffer, bound whole, so a whole
+// image needs 12·w·h bytes within the device's storage-binding limit
+// (lavapipe's 128 MiB: 11.1 MP), and so do strips (level 0 is whole
+// there); strip pairs need it only of level 1 and of a window, four times
+// the pixels. Estimate declines what exceeds the limits, and the ladder
+// moves on.
+//
 // # The distortion map
 //
 // With Options.DistMap (whole images only; strips refuse it with
