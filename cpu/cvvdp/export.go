@@ -205,3 +205,33 @@ func WorstLevels(w, h int) (ws, hs []int, ok bool) {
 	}
 	return l.w, l.h, true
 }
+
+// Heatmap rebuilds pycvvdp's raw heatmap from the bands' distortion-map
+// values (bands[b]: W[b]×H[b] values of heatPixel, as Score computes them
+// for its map) the way Score does: from the base band up, each level the
+// coarser one expanded plus its own values, then 1 − met2jod(v)/10. It
+// returns W[0]×H[0] values; bands is not modified.
+func (p *Plan) Heatmap(bands [][]float32, threads int) []float32 {
+	threads = max(1, threads)
+	last := p.Levels - 1
+	w, h := p.W[0], p.H[0]
+	cur := bands[last]
+	cw, ch := p.W[last], p.H[last]
+	var tmp []float32
+	if last > 0 {
+		tmp = make([]float32, h*half(w))
+	}
+	for i := last - 1; i >= 0; i-- {
+		dst := make([]float32, p.W[i]*p.H[i])
+		expand(dst, cur, tmp, cw, ch, p.W[i], p.H[i], threads)
+		for k, v := range bands[i] {
+			dst[k] += v
+		}
+		cur, cw, ch = dst, p.W[i], p.H[i]
+	}
+	out := make([]float32, w*h)
+	for k, v := range cur {
+		out[k] = 1 - met2jod(v)/10
+	}
+	return out
+}

@@ -1,6 +1,7 @@
 package cvvdp
 
 import (
+	"context"
 	"errors"
 	"math"
 	"testing"
@@ -73,5 +74,39 @@ func TestPlanJOD(t *testing.T) {
 	}
 	if _, err := NewPlan(8, 8, "nope"); !errors.Is(err, zenmetrics.ErrBadInput) {
 		t.Errorf("NewPlan with an unknown display: err = %v, want ErrBadInput", err)
+	}
+}
+
+// TestPlanHeatmap: Plan.Heatmap on the bands' map values gives Score's
+// distortion map bit for bit.
+func TestPlanHeatmap(t *testing.T) {
+	ref := synth(83, 59, zenmetrics.RGB8, 3)
+	dist := synth(83, 59, zenmetrics.RGB8, 4)
+	r, err := Prepare(ref, Config{DistMap: true, Threads: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Release()
+	res, err := r.ScoreContext(context.Background(), dist)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc := newScratch(&r.lay, 2, true)
+	r.frameToPyramid(dist, sc)
+	if _, err := r.scoreFrame(context.Background(), sc); err != nil {
+		t.Fatal(err)
+	}
+	p, err := NewPlan(83, 59, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := p.Heatmap(sc.heat, 2)
+	if len(got) != len(res.DistMap.Pix) {
+		t.Fatalf("%d values, map %d", len(got), len(res.DistMap.Pix))
+	}
+	for k, v := range got {
+		if math.Float32bits(v) != math.Float32bits(res.DistMap.Pix[k]) {
+			t.Fatalf("pixel %d: Plan.Heatmap %v, Score %v", k, v, res.DistMap.Pix[k])
+		}
 	}
 }

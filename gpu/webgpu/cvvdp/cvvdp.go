@@ -67,12 +67,13 @@
 //
 // # The distortion map
 //
-// With Options.DistMap (whole images only; strips refuse it with
-// ErrUnsupported), the last kernels of a score also write each band's
+// With Options.DistMap the last kernels of a score also write each band's
 // distortion-map values (rows_map, base_dist_map) into planes of their
 // own, and cvvdp_heat.wgsl rebuilds pycvvdp's raw heatmap from them as
 // cpu/cvvdp does (expand and add, level by level, then 1 − JOD/10); the
-// map is read back with the sums. Those planes (4 bytes a pixel of the
+// map is read back with the sums. In strips and strip pairs the bands'
+// planes are read back instead and cpu/cvvdp rebuilds the map
+// (Plan.Heatmap: the device keeps no full-size planes to do it in). Those planes (4 bytes a pixel of the
 // pyramid) are not in Estimate, which has no Options, but Prepare checks
 // them against the budget.
 package cvvdp
@@ -80,6 +81,7 @@ package cvvdp
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"sync"
 	"sync/atomic"
 
@@ -326,24 +328,24 @@ func (r *reference) take(g *webgpu.GPU, raw int64) error {
 	r.hb = o.Storage(g, next())
 	r.sums = o.Storage(g, next())
 	r.rtmp = r.hb
-	if r.heat != nil {
-		for l := range r.heat {
-			r.heat[l] = o.Storage(g, max(4, 4*int64(p.W[l])*int64(p.H[l])))
-		}
-	}
 	if err := r.takeCommon(g); err != nil {
 		return err
 	}
 	return r.up.Ensure(g, o, raw)
 }
 
-// takeCommon takes the uniforms (after the buffers taken before it), and
-// writes the constants, the tables and every level's parameters (whole
-// bands).
+// takeCommon takes the distortion map's planes (with Options.DistMap) and
+// the uniforms (after the buffers taken before it), and writes the
+// constants, the tables and every level's parameters (whole bands).
 func (r *reference) takeCommon(g *webgpu.GPU) error {
 	p := r.plan
 	n := p.Levels
 	o := &r.own
+	if r.heat != nil {
+		for l := range r.heat {
+			r.heat[l] = o.Storage(g, max(4, 4*int64(p.W[l])*int64(p.H[l])))
+		}
+	}
 	r.pu = make([]*webgpu.Buffer, n)
 	for l := range r.pu {
 		r.pu[l] = o.Uniform(g, paramsSize)
@@ -585,13 +587,21 @@ func (r *reference) run(ctx context.Context, dist *zenmetrics.Image) ([]float32,
 	}
 	out := make([]float32, nCh*sumRows(r.plan.H))
 	var dm []float32
+	var bands [][]float32 // strips: the map's band values, rebuilt on the host
 	if r.heat != nil {
-		dm = make([]float32, r.w*r.h)
+		if r.st != nil {
+			bands = make([][]float32, r.plan.Levels)
+			for l := range bands {
+				bands[l] = make([]float32, r.plan.W[l]*r.plan.H[l])
+			}
+		} else {
+			dm = make([]float32, r.w*r.h)
+		}
 	}
 	err := r.dev.Do(ctx, func(g *webgpu.GPU) error {
 		defer g.NoteHeld()
 		if r.st != nil {
-			return r.scoreStrip(g, dist, out)
+			return r.scoreStrip(g, dist, out, bands)
 		}
 		// Below webgpu.StagingMin bytes (ringable otherwise), Put writes
 		// through the queue: no staging buffer.
@@ -626,6 +636,9 @@ func (r *reference) run(ctx context.Context, dist *zenmetrics.Image) ([]float32,
 	})
 	if err != nil {
 		return nil, nil, err
+	}
+	if bands != nil {
+		dm = r.plan.Heatmap(bands, runtime.GOMAXPROCS(0))
 	}
 	return out, dm, nil
 }
@@ -726,9 +739,6 @@ func (impl) Prepare(ctx context.Context, b *webgpu.Backend, ref *zenmetrics.Imag
 	if opt.Mode != zenmetrics.ModeFull && opt.Mode != zenmetrics.ModeStrip && opt.Mode != zenmetrics.ModeStripPair {
 		return nil, fmt.Errorf("%w: CVVDP on WebGPU: mode %v", zenmetrics.ErrUnsupported, opt.Mode)
 	}
-	if opt.DistMap && opt.Mode != zenmetrics.ModeFull {
-		return nil, fmt.Errorf("%w: CVVDP on WebGPU: the distortion map in %v (whole images have it)", zenmetrics.ErrUnsupported, opt.Mode)
-	}
 	w, h := ref.Width, ref.Height
 	plan, err := cpucv.NewPlan(w, h, opt.Display)
 	if err != nil {
@@ -758,10 +768,10 @@ func (impl) Prepare(ctx context.Context, b *webgpu.Backend, ref *zenmetrics.Imag
 			return nil, fmt.Errorf("%w: CVVDP on WebGPU: a %d×%d image exceeds the device's limits", zenmetrics.ErrUnsupported, w, h)
 		}
 		need = t
-		if opt.DistMap {
-			r.heat = make([]*webgpu.Buffer, plan.Levels)
-			need += mapBytes(plan.W, plan.H)
-		}
+	}
+	if opt.DistMap {
+		r.heat = make([]*webgpu.Buffer, plan.Levels)
+		need += mapBytes(plan.W, plan.H)
 	}
 	if err := b.CheckBudget(need); err != nil {
 		return nil, err

@@ -129,18 +129,24 @@ func TestIdentical(t *testing.T) {
 	}
 }
 
-// TestModes: distortion maps in strips are refused as unsupported (the
-// ladder then moves on), not mis-scored.
+// TestModes: a mode the package does not know is refused as unsupported
+// (the ladder then moves on), not mis-scored; the Backend refuses it
+// before it reaches the package, and the package on its own does too.
 func TestModes(t *testing.T) {
 	b := backend(t)
 	ref, _ := metrictest.SyntheticPair(32, 32, 1)
-	for _, opt := range []zenmetrics.Options{{Mode: zenmetrics.ModeStrip, DistMap: true}, {Mode: zenmetrics.ModeStripPair, DistMap: true}} {
-		if r, err := b.Prepare(context.Background(), zenmetrics.CVVDP, ref, opt); !errors.Is(err, zenmetrics.ErrUnsupported) {
-			if err == nil {
-				r.Release()
-			}
-			t.Errorf("%+v: err = %v, want ErrUnsupported", opt, err)
+	opt := zenmetrics.Options{Mode: zenmetrics.Mode(9)}
+	if r, err := b.Prepare(context.Background(), zenmetrics.CVVDP, ref, opt); !errors.Is(err, zenmetrics.ErrUnsupported) {
+		if err == nil {
+			r.Release()
 		}
+		t.Errorf("Backend.Prepare %v: err = %v, want ErrUnsupported", opt.Mode, err)
+	}
+	if r, err := (impl{}).Prepare(context.Background(), b, ref, opt); !errors.Is(err, zenmetrics.ErrUnsupported) {
+		if err == nil {
+			r.Release()
+		}
+		t.Errorf("Prepare %v: err = %v, want ErrUnsupported", opt.Mode, err)
 	}
 }
 
@@ -152,8 +158,10 @@ const mapTol = 1e-5
 
 // TestDistMap: with Options.DistMap the GPU returns pycvvdp's raw heatmap
 // as cpu/cvvdp computes it, pixel by pixel within mapTol, with the same
-// JOD within tol; a one-level pyramid (2×2) and a few-band display
-// included; identical images give an all-zero map.
+// JOD within tol, whole and in strips and strip pairs (whose bands' map
+// values are the whole image's bits, rebuilt on the host); a one-level
+// pyramid (2×2) and a few-band display included; identical images give
+// an all-zero map.
 func TestDistMap(t *testing.T) {
 	b := backend(t)
 	c := cpuBackend()
@@ -184,6 +192,22 @@ func TestDistMap(t *testing.T) {
 		t.Logf("%dx%d %q %v: map max |Δ| %.3g, JOD %.9f vs %.9f", tc.w, tc.h, tc.disp, tc.f, maxd, got.Value, want.Value)
 		if !(maxd <= mapTol) || !(d <= tol) {
 			t.Errorf("%dx%d %q: map max |Δ| %.3g (> %g?), JOD |Δ| %.3g", tc.w, tc.h, tc.disp, maxd, mapTol, d)
+		}
+		for _, m := range []zenmetrics.Mode{zenmetrics.ModeStrip, zenmetrics.ModeStripPair} {
+			so := opt
+			so.Mode, so.StripHeight = m, 5
+			st, err := zenmetrics.ScoreOnce(ctx, b, zenmetrics.CVVDP, ref, dist, so)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var sd float64
+			for k, v := range st.DistMap.Pix {
+				sd = max(sd, math.Abs(float64(v)-float64(want.DistMap.Pix[k])))
+			}
+			t.Logf("%dx%d %v: map max |Δ| %.3g vs cpu, JOD %.9f", tc.w, tc.h, m, sd, st.Value)
+			if !(sd <= mapTol) || math.Float64bits(st.Value) != math.Float64bits(got.Value) {
+				t.Errorf("%dx%d %v: map max |Δ| %.3g, JOD %.9f (whole %.9f)", tc.w, tc.h, m, sd, st.Value, got.Value)
+			}
 		}
 		same, err := zenmetrics.ScoreOnce(ctx, b, zenmetrics.CVVDP, ref, ref, opt)
 		if err != nil {

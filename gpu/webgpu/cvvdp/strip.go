@@ -291,8 +291,9 @@ func (r *reference) prepareStrip(g *webgpu.GPU, ref *zenmetrics.Image) error {
 }
 
 // scoreStrip scores dist window by window and reads the row sums into out
+// and, with the distortion map, each level's map values into bands
 // (device thread).
-func (r *reference) scoreStrip(g *webgpu.GPU, dist *zenmetrics.Image, out []float32) error {
+func (r *reference) scoreStrip(g *webgpu.GPU, dist *zenmetrics.Image, out []float32, bands [][]float32) error {
 	p, st := r.plan, r.st
 	if err := r.pyramid(g, dist); err != nil {
 		return err
@@ -314,8 +315,37 @@ func (r *reference) scoreStrip(g *webgpu.GPU, dist *zenmetrics.Image, out []floa
 		}
 	}
 	e := g.Encoder()
-	e.Dispatch(r.k.baseDist, 1, 1, 1, r.pu[p.Levels-1], r.kb, r.g[p.Levels-1], r.rb, r.sums)
-	return webgpu.SubmitRead(e, r.sums, 0, out)
+	if r.heat == nil {
+		e.Dispatch(r.k.baseDist, 1, 1, 1, r.pu[p.Levels-1], r.kb, r.g[p.Levels-1], r.rb, r.sums)
+		return webgpu.SubmitRead(e, r.sums, 0, out)
+	}
+	e.Dispatch(r.k.baseDistMap, 1, 1, 1, r.pu[p.Levels-1], r.kb, r.g[p.Levels-1], r.rb, r.sums, r.heat[p.Levels-1])
+	reads := make([]*webgpu.Readback, 0, 1+p.Levels)
+	for i, buf := range append([]*webgpu.Buffer{r.sums}, r.heat...) {
+		n := int64(len(out))
+		if i > 0 {
+			n = int64(len(bands[i-1]))
+		}
+		rb, err := e.ReadBack(buf, 0, 4*n)
+		if err != nil {
+			e.Discard()
+			return err
+		}
+		reads = append(reads, rb)
+	}
+	if err := e.Submit(); err != nil {
+		return err
+	}
+	for i, rb := range reads {
+		dst := out
+		if i > 0 {
+			dst = bands[i-1]
+		}
+		if err := webgpu.ReadSlice(rb, dst); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Strips reports the finest band's window count and that the reference
