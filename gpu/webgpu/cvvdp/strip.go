@@ -10,7 +10,7 @@ import (
 // Strips (zenmetrics.ModeStrip).
 //
 // What a whole image holds per pixel is, in float32s: the reference's
-// R·S·gain and S on every band (8 × ~4/3), the distorted image's Gaussian
+// R·S·gain and S on every band (6 × ~4/3), the distorted image's Gaussian
 // pyramid (3 × ~4/3) and three full-size plane triples for a band's
 // per-pixel work (9), besides the raw upload. In strips the Gaussian
 // pyramids stay whole on the device (every level is needed to build the
@@ -60,7 +60,9 @@ func windows(ws, hs []int, winRows, b int) []window {
 	if rows >= h {
 		return []window{whole(h)}
 	}
-	step := rows - 2*halo
+	// The planners keep winRows at least 2·halo + 1 unless the finest
+	// band fits whole (then so does every band): step ≥ 1.
+	step := max(1, rows-2*halo)
 	var out []window
 	for o0 := 0; o0 < h; o0 += step {
 		o1 := min(o0+step, h)
