@@ -701,7 +701,7 @@ func (impl) Estimate(b *webgpu.Backend, w, h int, mode zenmetrics.Mode) (int64, 
 		if !dispatchOK(b, ws[0], hs[0]) {
 			return 0, false
 		}
-		_, t, err := planStrips(b, ws, hs, 0)
+		_, t, err := planStrips(b, ws, hs, 0, 0)
 		return t, err == nil
 	case zenmetrics.ModeStripPair:
 		if !dispatchOK(b, ws[0], hs[0]) {
@@ -711,7 +711,7 @@ func (impl) Estimate(b *webgpu.Backend, w, h int, mode zenmetrics.Mode) (int64, 
 		if len(ws) < 2 {
 			plan = planStrips
 		}
-		_, t, err := plan(b, ws, hs, 0)
+		_, t, err := plan(b, ws, hs, 0, 0)
 		return t, err == nil
 	}
 	return 0, false
@@ -757,7 +757,12 @@ func (impl) Prepare(ctx context.Context, b *webgpu.Backend, ref *zenmetrics.Imag
 		if pair {
 			planner = planPairs
 		}
-		winRows, t, err := planner(b, plan.W, plan.H, max(0, opt.StripHeight))
+		// The distortion map's planes come out of the same memory.
+		var reserve int64
+		if opt.DistMap {
+			reserve = mapBytes(plan.W, plan.H)
+		}
+		winRows, t, err := planner(b, plan.W, plan.H, max(0, opt.StripHeight), reserve)
 		if err != nil {
 			return nil, err
 		}

@@ -73,9 +73,10 @@ func pairRaw(w, rows int) int64 { return worstRaw(w, rows) }
 
 // planPairs chooses the window height of a strip-pair reference for a
 // pyramid with levels ws×hs: band owned rows of the finest band, or (0)
-// the most that fit the memory available now (all rows when unknown). It
-// returns the window height and the device bytes.
-func planPairs(b *webgpu.Backend, ws, hs []int, band int) (winRows int, total int64, err error) {
+// the most that fit the memory available now (all rows when unknown),
+// less reserve (the distortion map's planes). It returns the window
+// height and the device bytes.
+func planPairs(b *webgpu.Backend, ws, hs []int, band int, reserve int64) (winRows int, total int64, err error) {
 	lim := b.Device().Limits()
 	h0 := hs[0]
 	fits := func(rows int) (int64, bool) {
@@ -95,6 +96,7 @@ func planPairs(b *webgpu.Backend, ws, hs []int, band int) (winRows int, total in
 	default:
 		winRows = h0
 		if avail := b.Available(); avail >= 0 {
+			avail = max(0, avail-reserve)
 			if t, ok := fits(lo); !ok || t > avail {
 				return 0, t, fmt.Errorf("%w: CVVDP strip pairs: not even %d-row windows of a %d-wide image fit (%d bytes available)",
 					zenmetrics.ErrOutOfMemory, lo, ws[0], avail)

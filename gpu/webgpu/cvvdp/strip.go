@@ -111,8 +111,9 @@ func stripSizes(ws, hs []int, winRows int, raw int64) (list []int64, total int64
 // planStrips chooses the window height for a pyramid with levels ws×hs:
 // owned rows band (the finest band's; 0: as many as fit the memory
 // available now, all of them when that is unknown). It returns the
-// window height and the device bytes.
-func planStrips(b *webgpu.Backend, ws, hs []int, band int) (winRows int, total int64, err error) {
+// window height and the device bytes. reserve is taken off the memory
+// available first (the distortion map's planes).
+func planStrips(b *webgpu.Backend, ws, hs []int, band int, reserve int64) (winRows int, total int64, err error) {
 	lim := b.Device().Limits()
 	h0 := hs[0]
 	raw := worstRaw(ws[0], h0)
@@ -130,6 +131,7 @@ func planStrips(b *webgpu.Backend, ws, hs []int, band int) (winRows int, total i
 	} else {
 		winRows = h0
 		if avail := b.Available(); avail >= 0 {
+			avail = max(0, avail-reserve)
 			fixed, _ := fits(0)
 			perRow := 5 * 4 * nCh * int64(ws[0])
 			winRows = int(min(int64(h0), max(0, avail-fixed)/perRow))
