@@ -138,18 +138,18 @@ func (b *Backend) available() int64 {
 }
 
 // Estimate implements zenmetrics.Backend with the metric's own model
-// (MetricImpl.Estimate; strips: the strip plan's prediction at the band
-// height chosen now). ok is false when a buffer would exceed the
+// (MetricImpl.Estimate; strips and strip pairs: the plan's prediction at
+// the band height chosen now). ok is false when a buffer would exceed the
 // storage-binding limit, when the total exceeds the device-local heap
 // (when known), or — for full images — the VRAM budget, so the ladder
 // moves on to strips.
 func (b *Backend) Estimate(m zenmetrics.Metric, w, h int, mode zenmetrics.Mode) (int64, bool) {
 	mi := impl(m)
-	if mi == nil || (mode != zenmetrics.ModeFull && mode != zenmetrics.ModeStrip) {
+	if mi == nil || !modeOK(mi, mode) {
 		return 0, false
 	}
 	bytes, ok := mi.Estimate(b, w, h, mode)
-	if !ok || mode == zenmetrics.ModeStrip {
+	if !ok || mode != zenmetrics.ModeFull {
 		return bytes, ok
 	}
 	if heap := b.Info().HeapBytes; heap > 0 && uint64(bytes) > heap {
@@ -162,7 +162,9 @@ func (b *Backend) Estimate(m zenmetrics.Metric, w, h int, mode zenmetrics.Mode) 
 }
 
 // Prepare implements zenmetrics.Backend through the metric's
-// MetricImpl.Prepare. ModeStrip prepares the reference in strips; ModeFull
+// MetricImpl.Prepare. ModeStrip prepares the reference in strips,
+// ModeStripPair in strip pairs (metrics that implement StripPairer);
+// ModeFull
 // refuses, as out of memory, an image whose estimate exceeds the VRAM
 // budget.
 func (b *Backend) Prepare(ctx context.Context, m zenmetrics.Metric, ref *zenmetrics.Image, opt zenmetrics.Options) (r zenmetrics.Reference, err error) {
@@ -174,7 +176,7 @@ func (b *Backend) Prepare(ctx context.Context, m zenmetrics.Metric, ref *zenmetr
 	if mi == nil {
 		return nil, fmt.Errorf("%w: metric %v on %s", zenmetrics.ErrUnsupported, m, b.Name())
 	}
-	if opt.Mode != zenmetrics.ModeFull && opt.Mode != zenmetrics.ModeStrip {
+	if !modeOK(mi, opt.Mode) {
 		return nil, fmt.Errorf("%w: mode %v for %v on %s", zenmetrics.ErrUnsupported, opt.Mode, m, b.Name())
 	}
 	return mi.Prepare(ctx, b, ref, opt)

@@ -24,15 +24,36 @@ import (
 // MetricImpl is one metric's GPU host code, as the Backend uses it.
 type MetricImpl interface {
 	// Estimate is Backend.Estimate for this metric, in mode ModeFull or
-	// ModeStrip (the Backend refuses other modes first, and for ModeFull
-	// applies the heap and VRAM-budget caps after). For ModeFull it
+	// ModeStrip, or ModeStripPair when it implements StripPairer (the
+	// Backend refuses other modes first, and for ModeFull applies the
+	// heap and VRAM-budget caps after). For ModeFull it
 	// returns the worst case over pixel formats, ok false when a buffer
 	// would exceed the device's binding or buffer limits.
 	Estimate(b *Backend, w, h int, mode zenmetrics.Mode) (bytes int64, ok bool)
-	// Prepare is Backend.Prepare for this metric, in mode ModeFull or
-	// ModeStrip; ctx is marked so that its uploads count as the
+	// Prepare is Backend.Prepare for this metric, in the modes Estimate
+	// takes; ctx is marked so that its uploads count as the
 	// reference's. It returns no typed nil inside the interface.
 	Prepare(ctx context.Context, b *Backend, ref *zenmetrics.Image, opt zenmetrics.Options) (zenmetrics.Reference, error)
+}
+
+// StripPairer is implemented by a MetricImpl that handles
+// zenmetrics.ModeStripPair (CVVDP: gpu/webgpu/cvvdp). The Backend passes
+// that mode only to such metrics and refuses it for the others, whose
+// Estimate and Prepare need not know it.
+type StripPairer interface {
+	StripPairs() bool
+}
+
+// modeOK reports whether the Backend passes mode to mi.
+func modeOK(mi MetricImpl, mode zenmetrics.Mode) bool {
+	switch mode {
+	case zenmetrics.ModeFull, zenmetrics.ModeStrip:
+		return true
+	case zenmetrics.ModeStripPair:
+		sp, ok := mi.(StripPairer)
+		return ok && sp.StripPairs()
+	}
+	return false
 }
 
 var registry struct {

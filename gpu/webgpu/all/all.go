@@ -10,6 +10,7 @@ package all
 
 import (
 	_ "github.com/zenmetrics-go/zenmetrics/gpu/webgpu/butteraugli"
+	_ "github.com/zenmetrics-go/zenmetrics/gpu/webgpu/cvvdp"
 	_ "github.com/zenmetrics-go/zenmetrics/gpu/webgpu/dssim"
 	_ "github.com/zenmetrics-go/zenmetrics/gpu/webgpu/iwssim"
 	_ "github.com/zenmetrics-go/zenmetrics/gpu/webgpu/ssim2"
