@@ -75,7 +75,7 @@ if has cuda && [ -x $B/gpu_cuda_ssim2.test ]; then
   bins=($B/gpu_cuda_ssim2.test); [ -x $B/gpu_cuda_ssim2.old ] && bins+=($B/gpu_cuda_ssim2.old)
   for k in 1 2; do
     for t in "${bins[@]}"; do
-      (cd "$root/gpu/cuda/ssim2" && "$t" -test.run '^$' -test.bench '^Benchmark(Cached|Cached2|OneShot)$' -test.benchtime 30x) > "$R/cuda_${k}_$(basename "$t").txt" 2>&1
+      (cd "$root/gpu/cuda/ssim2" && "$t" -test.run '^$' -test.bench "${CUDA_BENCH:-^Benchmark(Cached|Cached2|OneShot)$}" -test.benchtime 30x) > "$R/cuda_${k}_$(basename "$t").txt" 2>&1
       summary "cuda bench $(basename "$t") round $k rc=$?"; grep -E '^Benchmark' "$R/cuda_${k}_$(basename "$t").txt" | tee -a "$OUT/summary.txt" >> "$R/summary.txt"
     done
   done
