@@ -71,30 +71,7 @@ func ladderRealWebGPU(t *testing.T, m zenmetrics.Metric, w, h int, stripTol, cpu
 		t.Fatal(err)
 	}
 	fullBytes, _ := g0.Estimate(m, w, h, zenmetrics.ModeFull)
-	run := func(budget int64) Result {
-		// A backend per run: closing the orchestrator closes it.
-		g := realGPU(t)
-		g.SetVRAMBudget(budget)
-		cfg := Config{CacheDir: t.TempDir(), MaxParallelCPU: 1}
-		cfg.probe = func(context.Context) (*capability.Report, error) {
-			return &capability.Report{CPU: capability.CPUInfo{Brand: "test", LogicalCores: 2},
-				GPUs: []capability.GPUInfo{{Name: g.Name(), VRAMMiB: 1 << 14}}}, nil
-		}
-		cfg.discover = func(context.Context, Config, *capability.Report) ([]backendSlot, error) {
-			return []backendSlot{
-				{name: "cpu", gpuIndex: -1, backend: cpu.New(cpu.Config{Threads: 1})},
-				{name: g.Name(), gpu: true, gpuIndex: 0, backend: g, heapBytes: 16 << 30},
-			}, nil
-		}
-		o, err := New(context.Background(), cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer o.Close()
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-		defer cancel()
-		return o.RunSingle(ctx, Task{Metric: m, Ref: ref, Dist: dist})
-	}
+	run := func(budget int64) Result { return runRealWebGPU(t, m, ref, dist, budget) }
 
 	r := run(fullBytes / 3)
 	if r.Err != nil || r.Rung != ladder.GpuStrip {
@@ -115,4 +92,33 @@ func ladderRealWebGPU(t *testing.T, m zenmetrics.Metric, w, h int, stripTol, cpu
 		t.Errorf("cpu fallback %.6f vs gpu %.6f", r.Score.Value, full.Value)
 	}
 	t.Logf("1 KiB budget: %v on %s after %d attempt(s), %.6f", r.Rung, r.Backend, r.Attempts, r.Score.Value)
+}
+
+// runRealWebGPU scores one task through an orchestrator whose only GPU is
+// a fresh real WebGPU backend under a VRAM budget of budget bytes, beside
+// a one-thread CPU slot.
+func runRealWebGPU(t *testing.T, m zenmetrics.Metric, ref, dist *zenmetrics.Image, budget int64) Result {
+	t.Helper()
+	// A backend per run: closing the orchestrator closes it.
+	g := realGPU(t)
+	g.SetVRAMBudget(budget)
+	cfg := Config{CacheDir: t.TempDir(), MaxParallelCPU: 1}
+	cfg.probe = func(context.Context) (*capability.Report, error) {
+		return &capability.Report{CPU: capability.CPUInfo{Brand: "test", LogicalCores: 2},
+			GPUs: []capability.GPUInfo{{Name: g.Name(), VRAMMiB: 1 << 14}}}, nil
+	}
+	cfg.discover = func(context.Context, Config, *capability.Report) ([]backendSlot, error) {
+		return []backendSlot{
+			{name: "cpu", gpuIndex: -1, backend: cpu.New(cpu.Config{Threads: 1})},
+			{name: g.Name(), gpu: true, gpuIndex: 0, backend: g, heapBytes: 16 << 30},
+		}, nil
+	}
+	o, err := New(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer o.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	return o.RunSingle(ctx, Task{Metric: m, Ref: ref, Dist: dist})
 }
