@@ -27,7 +27,7 @@ for f in .gpu/main/bin/*.gz; do n=$(basename "${f%.gz}"); gunzip -c "$f" > "$B/$
 # ZENMETRICS_REQUIRE_CUDA=1: the CUDA tests (gpu/cuda/...) fail instead of skipping without a device.
 export ZENMETRICS_WEBGPU_LIB=$B/libwebgpu_wrapper.so ZENMETRICS_SHARED="$root/.gpu/main/shared" CI=true ZENMETRICS_REQUIRE_CUDA=1
 summary() { echo "$*" | tee -a "$R/summary.txt" "$OUT/summary.txt"; }
-bench_on() { [[ " ${BENCH:-ssim2 butteraugli dssim iwssim zensim} " == *" $1 "* ]]; }
+bench_on() { [[ " ${BENCH:-ssim2 butteraugli dssim iwssim zensim cvvdp} " == *" $1 "* ]]; }
 summary "== $(date -u +%FT%TZ) $(nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader)"
 rc=0
 
@@ -60,6 +60,11 @@ if has bench; then
     summary "iwssim bench rc=$?"; grep -E '^Benchmark' "$R/bench_iwssim.txt" | tee -a "$OUT/summary.txt" >> "$R/summary.txt"
   fi
   # zensim likewise (1 and 16 MP, cached reference; target ≤ 10 ms per 16 MP).
+  # ColorVideoVDP likewise (0.25, 1 and 16.8 MP cached; target ≤ 15 ms at 16.8 MP).
+  if bench_on cvvdp && [ -x $B/gpu_webgpu_cvvdp.test ]; then
+    (cd "$root/gpu/webgpu/cvvdp" && $B/gpu_webgpu_cvvdp.test -test.run '^$' -test.bench 'CVVDP(Cached|Prepare)' -test.benchtime 20x -test.count 2) > "$R/bench_cvvdp.txt" 2>&1
+    summary "cvvdp bench rc=$?"; grep -E '^Benchmark' "$R/bench_cvvdp.txt" | tee -a "$OUT/summary.txt" >> "$R/summary.txt"
+  fi
   # A binary named gpu_webgpu_zensim.old beside it (an earlier commit's) is
   # benched in turn with it, for a before/after in one call.
   if bench_on zensim && [ -x $B/gpu_webgpu_zensim.test ]; then
