@@ -262,6 +262,11 @@ func Bench(ctx context.Context, cfg BenchConfig, p *Profile) (rep *BenchReport, 
 	if b.cancelled != nil {
 		return rep, b.cancelled
 	}
+	// Cancelled between cells (every later cell was skipped as
+	// "cancelled"): a partial bench is not a profile.
+	if err := ctx.Err(); err != nil {
+		return rep, err
+	}
 	t := now().UTC().Truncate(time.Second)
 	for m := range b.measured {
 		p.Metric(m).LastMeasured = t

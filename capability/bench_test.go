@@ -447,3 +447,45 @@ func TestMedianEven(t *testing.T) {
 		t.Fatalf("median of 1, 3, 5 ms = %v", got)
 	}
 }
+
+// TestWarmCancelledSavesNothing: a Warm whose context is already cancelled
+// (SIGTERM before the bench began: zmwarm's TestSIGTERMStopsBench failed
+// ~1 run in 3 when the signal landed there) returns the context's error,
+// with or without a profile on disk to read, and writes no profile: every
+// cell skipped as cancelled is not a bench.
+func TestWarmCancelledSavesNothing(t *testing.T) {
+	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	b := &fakeBackend{name: "cpu", nsPerPx: 0.1}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	for _, force := range []bool{false, true} {
+		dir := t.TempDir()
+		cfg := warmCfg(dir, now, b)
+		cfg.Force = force
+		res, err := Warm(ctx, cfg)
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("force %v: Warm with a cancelled context: %v, want context.Canceled", force, err)
+		}
+		if res != nil && res.Path != "" {
+			if _, serr := os.Stat(res.Path); serr == nil {
+				t.Errorf("force %v: a profile was saved at %s", force, res.Path)
+			}
+		}
+	}
+	// And with the bench itself cancelled after a fresh profile was read
+	// (force): nothing replaces the saved file.
+	dir := t.TempDir()
+	res, err := Warm(context.Background(), warmCfg(dir, now, b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	before, _ := os.ReadFile(res.Path)
+	cfg := warmCfg(dir, now.Add(time.Hour), b)
+	cfg.Force = true
+	if _, err := Warm(ctx, cfg); !errors.Is(err, context.Canceled) {
+		t.Errorf("forced Warm with a cancelled context: %v", err)
+	}
+	if after, _ := os.ReadFile(res.Path); string(after) != string(before) {
+		t.Error("a cancelled bench rewrote the profile")
+	}
+}

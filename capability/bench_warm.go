@@ -70,6 +70,10 @@ func Warm(ctx context.Context, cfg WarmConfig) (*WarmResult, error) {
 	res := &WarmResult{Path: path}
 	old, err := store.Load(ctx, hash)
 	switch {
+	case err != nil && ctx.Err() != nil:
+		// Interrupted while reading (the lock wait ends with ctx): not a
+		// file problem to warn about and re-measure.
+		return res, ctx.Err()
 	case err == nil:
 		res.Reason = old.Staleness(cfg.Report, now(), cfg.Validity)
 	case errors.Is(err, ErrNoProfile):
