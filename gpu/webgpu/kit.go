@@ -568,6 +568,58 @@ func WaitReady(ctx context.Context, d *Device, rb *Readback) error {
 // waitSlice is the longest one device-thread call of WaitReady blocks.
 const waitSlice = 250 * time.Microsecond
 
+// PipedRead is one read-back of a pipelined score and the floats it fills
+// (nil Readback: none).
+type PipedRead struct {
+	RB  *Readback
+	Dst []float32
+}
+
+// AwaitPiped ends a pipelined score whose recording and submit (on the
+// device thread, with the reference's lock) returned submitErr: unless
+// that failed, it waits for the GPU (WaitReady on the first read-back)
+// and reads each read-back into its Dst. Whatever happens it drains every
+// read-back and maps the staging slot again, so the ring keeps its buffer.
+// Not on the device thread.
+func AwaitPiped(ctx context.Context, d *Device, st *StagingSlot, submitErr error, reads ...PipedRead) error {
+	finish := func(read bool) error {
+		return d.Do(context.Background(), func(g *GPU) error {
+			var err error
+			for _, x := range reads {
+				if x.RB == nil {
+					continue
+				}
+				if read {
+					if e := ReadSlice(x.RB, x.Dst); e != nil && err == nil {
+						err = e
+					}
+				} else {
+					_ = x.RB.Read(nil)
+				}
+			}
+			if merr := st.Remap(g); merr != nil && err == nil {
+				err = merr
+			}
+			return err
+		})
+	}
+	if submitErr != nil {
+		_ = finish(false)
+		return submitErr
+	}
+	for _, x := range reads {
+		if x.RB == nil {
+			continue
+		}
+		if err := WaitReady(ctx, d, x.RB); err != nil {
+			_ = finish(false)
+			return err
+		}
+		break
+	}
+	return finish(true)
+}
+
 // ---------------------------------------------------------------- read-back
 
 // SubmitAndWait submits e, books the held bytes and waits until the queue

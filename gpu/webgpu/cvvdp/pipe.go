@@ -80,39 +80,7 @@ func (r *reference) runRing(ctx context.Context, dist *zenmetrics.Image) ([]floa
 	r.mu.Unlock()
 	// From here on the read-backs are drained and the slot mapped again
 	// whatever happens, or the ring would lose its buffer.
-	finish := func(read bool) error {
-		return r.dev.Do(context.Background(), func(g *webgpu.GPU) error {
-			var err error
-			for _, x := range []struct {
-				rb  *webgpu.Readback
-				dst []float32
-			}{{rbSums, out}, {rbMap, dm}} {
-				if x.rb == nil {
-					continue
-				}
-				if read {
-					if e := webgpu.ReadSlice(x.rb, x.dst); e != nil && err == nil {
-						err = e
-					}
-				} else {
-					_ = x.rb.Read(nil)
-				}
-			}
-			if merr := st.Remap(g); merr != nil && err == nil {
-				err = merr
-			}
-			return err
-		})
-	}
-	if err != nil {
-		_ = finish(false)
-		return nil, nil, err
-	}
-	if err := webgpu.WaitReady(ctx, r.dev, rbSums); err != nil {
-		_ = finish(false)
-		return nil, nil, err
-	}
-	if err := finish(true); err != nil {
+	if err := webgpu.AwaitPiped(ctx, r.dev, st, err, webgpu.PipedRead{RB: rbSums, Dst: out}, webgpu.PipedRead{RB: rbMap, Dst: dm}); err != nil {
 		return nil, nil, err
 	}
 	return out, dm, nil

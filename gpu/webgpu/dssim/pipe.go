@@ -82,39 +82,7 @@ func (r *reference) scoreRing(ctx context.Context, dist *zenmetrics.Image) (zenm
 	r.mu.Unlock()
 	// From here on the read-backs must be drained and the slot mapped
 	// again whatever happens, or the ring would lose its buffer.
-	finish := func(read bool) error {
-		return r.dev.Do(context.Background(), func(g *webgpu.GPU) error {
-			var err error
-			for _, x := range []struct {
-				rb  *webgpu.Readback
-				dst []float32
-			}{{rb, res}, {mb, mapPix(m)}} {
-				if x.rb == nil {
-					continue
-				}
-				if read {
-					if e := webgpu.ReadSlice(x.rb, x.dst); e != nil && err == nil {
-						err = e
-					}
-				} else {
-					_ = x.rb.Read(nil)
-				}
-			}
-			if merr := st.Remap(g); merr != nil && err == nil {
-				err = merr
-			}
-			return err
-		})
-	}
-	if err != nil {
-		_ = finish(false)
-		return zenmetrics.Score{}, err
-	}
-	if err := webgpu.WaitReady(ctx, r.dev, rb); err != nil {
-		_ = finish(false)
-		return zenmetrics.Score{}, err
-	}
-	if err := finish(true); err != nil {
+	if err := webgpu.AwaitPiped(ctx, r.dev, st, err, webgpu.PipedRead{RB: rb, Dst: res}, webgpu.PipedRead{RB: mb, Dst: mapPix(m)}); err != nil {
 		return zenmetrics.Score{}, err
 	}
 	return zenmetrics.Score{Metric: zenmetrics.DSSIM, Value: r.pool(res), DistMap: m}, nil

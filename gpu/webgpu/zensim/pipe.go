@@ -75,31 +75,7 @@ func (r *reference) scoreRing(ctx context.Context, dist *zenmetrics.Image) (*cpu
 	r.mu.Unlock()
 	// From here on the read-back must be drained and the slot mapped
 	// again whatever happens, or the ring would lose its buffer.
-	finish := func(read bool) error {
-		return r.dev.Do(context.Background(), func(g *webgpu.GPU) error {
-			var err error
-			if rb != nil {
-				if read {
-					err = webgpu.ReadSlice(rb, out)
-				} else {
-					_ = rb.Read(nil)
-				}
-			}
-			if merr := st.Remap(g); merr != nil && err == nil {
-				err = merr
-			}
-			return err
-		})
-	}
-	if err != nil {
-		_ = finish(false)
-		return nil, err
-	}
-	if err := webgpu.WaitReady(ctx, r.dev, rb); err != nil {
-		_ = finish(false)
-		return nil, err
-	}
-	if err := finish(true); err != nil {
+	if err := webgpu.AwaitPiped(ctx, r.dev, st, err, webgpu.PipedRead{RB: rb, Dst: out}); err != nil {
 		return nil, err
 	}
 	return r.pool(out), nil
