@@ -73,18 +73,25 @@ for mp in $sizes; do
   done
 done
 
-# GPU 1 kept busy by another process (SSIMULACRA2 at 16 MP through CUDA,
-# in a loop; CUDA_VISIBLE_DEVICES=1 makes GPU 1 that process's device 0;
-# 4 decoders, so that it loads the GPU rather than the batch's CPUs).
+# GPU 1 kept busy by another process: gpu/cuda/ssim2's two-caller 16 MP
+# benchmark in a loop (cached scores back to back, no decoding, so it loads
+# the GPU and not the batch's CPUs; the first call's loader, a zmscore
+# batch with 4 decoders, was held by its decoders and hardly loaded GPU 1);
+# CUDA_VISIBLE_DEVICES=1 makes GPU 1 that process's device 0.
 big=$(ls "$M"/man*.tsv | sort -V | tail -1)
-( while :; do CUDA_VISIBLE_DEVICES=1 $B/zmscore --manifest "$big" --metric ssim2 --backend cuda \
-    --decoders 4 --workers 4 --out "$M/load_$RANDOM.jsonl" --quiet >/dev/null 2>&1; done ) &
+if [ -x $B/gpu_cuda_ssim2.test ]; then
+  ( cd "$root/gpu/cuda/ssim2" && while :; do CUDA_VISIBLE_DEVICES=1 $B/gpu_cuda_ssim2.test -test.run '^$' \
+      -test.bench 'BenchmarkCached2$/16MP' -test.benchtime 2000x >/dev/null 2>&1; done ) &
+else
+  ( while :; do CUDA_VISIBLE_DEVICES=1 $B/zmscore --manifest "$big" --metric ssim2 --backend cuda \
+      --decoders 4 --workers 4 --out "$M/load_$RANDOM.jsonl" --quiet >/dev/null 2>&1; done ) &
+fi
 loader=$!
 sleep 5
 for s in adaptive round-robin; do
   batch "ssim2_gpu01_${s}_gpu1loaded" --manifest "$big" --metric ssim2 --gpus 0,1 --balance $s
 done
-kill $loader 2>/dev/null; pkill -f "$M/load_" 2>/dev/null; wait 2>/dev/null
+kill $loader 2>/dev/null; pkill -f "$M/load_" 2>/dev/null; pkill -f 'BenchmarkCached2' 2>/dev/null; wait 2>/dev/null
 
 cp "$S" "$OUT/multi.txt"
 tar czf "$OUT/multi.tgz" -C "$M" --exclude='img*' --exclude='*.jsonl' .
