@@ -4,7 +4,9 @@ import "math"
 
 // Butteraugli's frequency-band loops (cpu/butteraugli's separateFrequencies
 // and maskActivity) and the 5-tap blur of its opsin dynamics; see
-// butteraugli.go for the conventions. Every function works on whole rows of
+// butteraugli.go for the conventions. Products that feed a sum are rounded
+// explicitly (float32(x*y)): Go on arm64 fuses x*y + z into one FMADD
+// otherwise, which would break bit-equality with amd64 and the assembly. Every function works on whole rows of
 // one length n: the assembly does the blocks of eight, the twin the rest.
 
 func baCheck(n int, rows ...[]float32) {
@@ -37,10 +39,10 @@ func baAmplifyRange(w, x float32) float32 {
 
 func baMaximumClamp(m, mul, v float32) float32 {
 	if v >= m {
-		return (v-m)*mul + m
+		return float32((v-m)*mul) + m
 	}
 	if v < -m {
-		return (v+m)*mul - m
+		return float32((v+m)*mul) - m
 	}
 	return v
 }
@@ -60,7 +62,7 @@ func BALFSplit(x, y, b, lx, ly, lb []float32, k *[4]float32) {
 		x[i] -= lx[i]
 		y[i] -= ly[i]
 		b[i] -= lb[i]
-		v := k[0]*ly[i] + lb[i]
+		v := float32(k[0]*ly[i]) + lb[i]
 		lb[i] = v * k[1]
 		lx[i] *= k[2]
 		ly[i] *= k[3]
@@ -101,7 +103,7 @@ func BASuppress(hx, hy []float32, k *[3]float32) {
 	}
 	for ; i < n; i++ {
 		vy := hy[i]
-		s := k[0]/(vy*vy+k[0])*k[1] + k[2]
+		s := float32(k[0]/(float32(vy*vy)+k[0])*k[1]) + k[2]
 		hx[i] = s * hx[i]
 	}
 }
@@ -141,7 +143,7 @@ func BAUHFSplitY(uhf, hf []float32, k *[6]float32) {
 		hv := baMaximumClamp(k[0], k[2], hf[i])
 		uv := baMaximumClamp(k[1], k[2], uhf[i]-hv)
 		uhf[i] = uv * k[3]
-		hf[i] = baAmplifyRange(k[5], hv*k[4])
+		hf[i] = baAmplifyRange(k[5], float32(hv*k[4]))
 	}
 }
 
@@ -159,9 +161,9 @@ func BAMaskPre(hx, hy, ux, uy, out []float32, k *[6]float32) {
 	}
 	for ; i < n; i++ {
 		xd := (ux[i] + hx[i]) * k[0]
-		yd := uy[i]*k[1] + hy[i]*k[2]
-		m := float32(math.Sqrt(float64(xd*xd + yd*yd)))
-		out[i] = float32(math.Sqrt(float64(k[3]*baAbs32(m)+k[4]))) - k[5]
+		yd := float32(uy[i]*k[1]) + float32(hy[i]*k[2])
+		m := float32(math.Sqrt(float64(float32(xd*xd) + float32(yd*yd))))
+		out[i] = float32(math.Sqrt(float64(float32(k[3]*baAbs32(m))+k[4]))) - k[5]
 	}
 }
 
@@ -183,6 +185,6 @@ func BASep5(dst, src []float32, step int, w *[3]float32) {
 	}
 	for ; i < n; i++ {
 		c := 2*step + i
-		dst[i] = src[c]*w[0] + (src[c-step]+src[c+step])*w[1] + (src[c-2*step]+src[c+2*step])*w[2]
+		dst[i] = float32(src[c]*w[0]) + float32((src[c-step]+src[c+step])*w[1]) + float32((src[c-2*step]+src[c+2*step])*w[2])
 	}
 }

@@ -65,7 +65,7 @@ func blurFast(wk workers, k *kernel, in, out plane, sc *scratch) {
 				kw := k.full[lo-x+off : hi-x+off+1]
 				var sum float32
 				for j, v := range src[lo : hi+1] {
-					sum += v * kw[j]
+					sum += float32(v * kw[j])
 				}
 				dst[x] = sum * scales[i]
 			}
@@ -103,7 +103,7 @@ func blurFast(wk workers, k *kernel, in, out plane, sc *scratch) {
 				r := arow(j)
 				kw := k.full[j-y+off]
 				for x := range acc {
-					acc[x] += r[x] * kw
+					acc[x] += float32(r[x] * kw)
 				}
 			}
 			for x := range acc {
