@@ -58,7 +58,12 @@ func BALFSplit(x, y, b, lx, ly, lb []float32, k *[4]float32) {
 		ptrs := [6]*float32{&x[0], &y[0], &b[0], &lx[0], &ly[0], &lb[0]}
 		lfSplitKernel(&ptrs, i/8, k)
 	}
-	for ; i < n; i++ {
+	lfSplitGo(x, y, b, lx, ly, lb, k, i)
+}
+
+// lfSplitGo is BALFSplit's twin from sample i0 on.
+func lfSplitGo(x, y, b, lx, ly, lb []float32, k *[4]float32, i0 int) {
+	for i := i0; i < len(x); i++ {
 		x[i] -= lx[i]
 		y[i] -= ly[i]
 		b[i] -= lb[i]
@@ -80,7 +85,12 @@ func BAMFSplit(hf, mf []float32, amplify bool, w float32) {
 		ptrs := [2]*float32{&hf[0], &mf[0]}
 		mfSplitKernel(&ptrs, i/8, amplify, &[1]float32{w})
 	}
-	for ; i < n; i++ {
+	mfSplitGo(hf, mf, amplify, w, i)
+}
+
+// mfSplitGo is BAMFSplit's twin from sample i0 on.
+func mfSplitGo(hf, mf []float32, amplify bool, w float32, i0 int) {
+	for i := i0; i < len(hf); i++ {
 		m := mf[i]
 		hf[i] -= m
 		if amplify {
@@ -101,7 +111,12 @@ func BASuppress(hx, hy []float32, k *[3]float32) {
 		ptrs := [2]*float32{&hx[0], &hy[0]}
 		suppressKernel(&ptrs, i/8, k)
 	}
-	for ; i < n; i++ {
+	suppressGo(hx, hy, k, i)
+}
+
+// suppressGo is BASuppress's twin from sample i0 on.
+func suppressGo(hx, hy []float32, k *[3]float32, i0 int) {
+	for i := i0; i < len(hx); i++ {
 		vy := hy[i]
 		s := float32(k[0]/(float32(vy*vy)+k[0])*k[1]) + k[2]
 		hx[i] = s * hx[i]
@@ -119,7 +134,12 @@ func BAUHFSplitX(uhf, hf []float32, k *[2]float32) {
 		ptrs := [2]*float32{&uhf[0], &hf[0]}
 		uhfSplitXKernel(&ptrs, i/8, k)
 	}
-	for ; i < n; i++ {
+	uhfSplitXGo(uhf, hf, k, i)
+}
+
+// uhfSplitXGo is BAUHFSplitX's twin from sample i0 on.
+func uhfSplitXGo(uhf, hf []float32, k *[2]float32, i0 int) {
+	for i := i0; i < len(uhf); i++ {
 		hv := hf[i]
 		uv := uhf[i] - hv
 		hf[i] = baRemoveRange(k[0], hv)
@@ -139,7 +159,12 @@ func BAUHFSplitY(uhf, hf []float32, k *[6]float32) {
 		ptrs := [2]*float32{&uhf[0], &hf[0]}
 		uhfSplitYKernel(&ptrs, i/8, k)
 	}
-	for ; i < n; i++ {
+	uhfSplitYGo(uhf, hf, k, i)
+}
+
+// uhfSplitYGo is BAUHFSplitY's twin from sample i0 on.
+func uhfSplitYGo(uhf, hf []float32, k *[6]float32, i0 int) {
+	for i := i0; i < len(uhf); i++ {
 		hv := baMaximumClamp(k[0], k[2], hf[i])
 		uv := baMaximumClamp(k[1], k[2], uhf[i]-hv)
 		uhf[i] = uv * k[3]
@@ -159,7 +184,12 @@ func BAMaskPre(hx, hy, ux, uy, out []float32, k *[6]float32) {
 		ptrs := [5]*float32{&hx[0], &hy[0], &ux[0], &uy[0], &out[0]}
 		maskPreKernel(&ptrs, i/8, k)
 	}
-	for ; i < n; i++ {
+	maskPreGo(hx, hy, ux, uy, out, k, i)
+}
+
+// maskPreGo is BAMaskPre's twin from sample i0 on.
+func maskPreGo(hx, hy, ux, uy, out []float32, k *[6]float32, i0 int) {
+	for i := i0; i < len(out); i++ {
 		xd := (ux[i] + hx[i]) * k[0]
 		yd := float32(uy[i]*k[1]) + float32(hy[i]*k[2])
 		m := float32(math.Sqrt(float64(float32(xd*xd) + float32(yd*yd))))
@@ -183,7 +213,12 @@ func BASep5(dst, src []float32, step int, w *[3]float32) {
 		i = n &^ 7
 		sep5Kernel(src[2*step:], dst, i/8, step, w)
 	}
-	for ; i < n; i++ {
+	sep5Go(dst, src, step, w, i)
+}
+
+// sep5Go is BASep5's twin from output i0 on.
+func sep5Go(dst, src []float32, step int, w *[3]float32, i0 int) {
+	for i := i0; i < len(dst); i++ {
 		c := 2*step + i
 		dst[i] = float32(src[c]*w[0]) + float32((src[c-step]+src[c+step])*w[1]) + float32((src[c-2*step]+src[c+2*step])*w[2])
 	}

@@ -204,7 +204,12 @@ func BAErosion(row, up, down, o []float32, x0 int) {
 		i = n &^ 7
 		erosionKernel(row[x0-3:], up[x0-3:], down[x0-3:], o, i/8)
 	}
-	for ; i < n; i++ {
+	erosionGo(row, up, down, o, x0, i)
+}
+
+// erosionGo is BAErosion's twin from output i0 on.
+func erosionGo(row, up, down, o []float32, x0, i0 int) {
+	for i := i0; i < len(o); i++ {
 		x := x0 + i
 		m0 := row[x]
 		m1 := 2 * m0

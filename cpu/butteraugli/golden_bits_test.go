@@ -71,6 +71,24 @@ func TestGoldenBits(t *testing.T) {
 	}
 }
 
+// TestFastGoldenBits runs the golden cases on the fast path, forced on so
+// that it also runs with -tags noasm or ZENMETRICS_NOSIMD (on cpusimd's Go
+// twins): AVX2, NEON and the twins all reproduce the reference's float32
+// steps, and nothing in the pipeline is fused into FMAs on any
+// architecture, so the recorded amd64 bits must come out everywhere (run
+// under qemu-aarch64 for arm64's NEON kernels).
+func TestFastGoldenBits(t *testing.T) {
+	saved := useFast
+	defer func() { useFast = saved }()
+	useFast = true
+	for i, gc := range goldenCases {
+		got := goldenLine(t, gc, 1)
+		if got != goldenWant[i] {
+			t.Errorf("fast path:\n got  %s\n want %s", got, goldenWant[i])
+		}
+	}
+}
+
 var goldenWant = []string{
 	"64x48/1 max=8.7032651901245117 p3=4.215585476009033 p=0 map=3f54014efa59bd3b",
 	"97x61/2 max=11.233429908752441 p3=4.7684890797365691 p=3.9188582635351525 map=19b51d10fcffbe25",

@@ -1,0 +1,96 @@
+//go:build arm64 && !noasm
+
+package cpusimd
+
+import "unsafe"
+
+// baAsm: every arm64 CPU runs butteraugli_arm64.s (Advanced SIMD is part
+// of ARMv8-A). The kernels there round every product on its own, as the
+// Go twins do (an FMUL, then an FADD), so NEON, AVX2 and the twins give
+// the same bits. A kernel without a NEON version yet runs its Go twin on
+// the wrapper's blocks (the *Go helpers), so every kernel is correct
+// here and the NEON ones are drop-in replacements.
+const baAsm = true
+
+//go:noescape
+func firNEON(src, dst *float32, n8, step, off int, k *[8]float32)
+
+func firKernel(dst, src []float32, step int, k [][8]float32, n8 int) {
+	if n8 > 0 {
+		firNEON(&src[0], &dst[0], n8, step, len(k)-1, &k[0])
+	}
+}
+
+// baRow is the n floats at p, for the Go fallbacks of kernels handed raw
+// row pointers.
+func baRow(p *float32, n int) []float32 { return unsafe.Slice(p, n) }
+
+func maltaKernel(o, u, h, m []float32, n8, stride int) {
+	for x := 0; x < 8*n8; x++ {
+		o[x] = maltaHFGo(gather9(u, x, stride)) + maltaLFGo(gather9(h, x, stride)) + maltaLFGo(gather9(m, x, stride))
+	}
+}
+
+func maltaDiffKernel(r0, r1, o []float32, n8 int, w *BAMaltaWeights) {
+	for x := 0; x < 8*n8; x++ {
+		o[x] = maltaDiffGo(w, r0[x], r1[x])
+	}
+}
+
+func diffmapRowKernel(rows *[baRows]*float32, n8 int, k *BADiffmapConsts) {
+	var r [baRows][]float32
+	for i, p := range rows {
+		r[i] = baRow(p, 8*n8)
+	}
+	for x := 0; x < 8*n8; x++ {
+		r[BARowOut][x] = diffmapGo(&r, k, x)
+	}
+}
+
+func opsinRowKernel(rows *[9]*float32, n8 int, k *BAOpsinConsts) {
+	n := 8 * n8
+	r, g, b, br, bg, bb := baRow(rows[0], n), baRow(rows[1], n), baRow(rows[2], n), baRow(rows[3], n), baRow(rows[4], n), baRow(rows[5], n)
+	ox, oy, ob := baRow(rows[6], n), baRow(rows[7], n), baRow(rows[8], n)
+	for x := 0; x < n; x++ {
+		ox[x], oy[x], ob[x] = opsinGo(k, r[x], g[x], b[x], br[x], bg[x], bb[x])
+	}
+}
+
+func erosionKernel(row, up, down, o []float32, n8 int) {
+	erosionGo(row, up, down, o[:8*n8], 3, 0)
+}
+
+func lfSplitKernel(rows *[6]*float32, n8 int, k *[4]float32) {
+	n := 8 * n8
+	lfSplitGo(baRow(rows[0], n), baRow(rows[1], n), baRow(rows[2], n), baRow(rows[3], n), baRow(rows[4], n), baRow(rows[5], n), k, 0)
+}
+
+func mfSplitKernel(rows *[2]*float32, n8 int, amplify bool, k *[1]float32) {
+	mfSplitGo(baRow(rows[0], 8*n8), baRow(rows[1], 8*n8), amplify, k[0], 0)
+}
+
+func suppressKernel(rows *[2]*float32, n8 int, k *[3]float32) {
+	suppressGo(baRow(rows[0], 8*n8), baRow(rows[1], 8*n8), k, 0)
+}
+
+func uhfSplitXKernel(rows *[2]*float32, n8 int, k *[2]float32) {
+	uhfSplitXGo(baRow(rows[0], 8*n8), baRow(rows[1], 8*n8), k, 0)
+}
+
+func uhfSplitYKernel(rows *[2]*float32, n8 int, k *[6]float32) {
+	uhfSplitYGo(baRow(rows[0], 8*n8), baRow(rows[1], 8*n8), k, 0)
+}
+
+func maskPreKernel(rows *[5]*float32, n8 int, k *[6]float32) {
+	n := 8 * n8
+	maskPreGo(baRow(rows[0], n), baRow(rows[1], n), baRow(rows[2], n), baRow(rows[3], n), baRow(rows[4], n), k, 0)
+}
+
+// sep5Kernel: src starts at the first centre, two taps after BASep5's src.
+func sep5Kernel(src, dst []float32, n8, step int, w *[3]float32) {
+	if n8 == 0 {
+		return
+	}
+	s := unsafe.Slice((*float32)(unsafe.Add(unsafe.Pointer(&src[0]), -8*step)), 4*step+8*n8)
+	sep5Go(dst[:8*n8], s, step, w, 0)
+}
