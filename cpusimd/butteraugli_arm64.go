@@ -31,9 +31,12 @@ func maltaKernel(o, u, h, m []float32, n8, stride int) {
 	}
 }
 
+//go:noescape
+func maltaDiffNEON(r0, r1, o *float32, n8 int, w *BAMaltaWeights)
+
 func maltaDiffKernel(r0, r1, o []float32, n8 int, w *BAMaltaWeights) {
-	for x := 0; x < 8*n8; x++ {
-		o[x] = maltaDiffGo(w, r0[x], r1[x])
+	if n8 > 0 {
+		maltaDiffNEON(&r0[0], &r1[0], &o[0], n8, w)
 	}
 }
 
