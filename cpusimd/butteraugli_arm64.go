@@ -25,9 +25,12 @@ func firKernel(dst, src []float32, step int, k [][8]float32, n8 int) {
 // row pointers.
 func baRow(p *float32, n int) []float32 { return unsafe.Slice(p, n) }
 
+//go:noescape
+func maltaNEON(o, u, h, m *float32, n8, stride int)
+
 func maltaKernel(o, u, h, m []float32, n8, stride int) {
-	for x := 0; x < 8*n8; x++ {
-		o[x] = maltaHFGo(gather9(u, x, stride)) + maltaLFGo(gather9(h, x, stride)) + maltaLFGo(gather9(m, x, stride))
+	if n8 > 0 {
+		maltaNEON(&o[0], &u[0], &h[0], &m[0], n8, stride)
 	}
 }
 

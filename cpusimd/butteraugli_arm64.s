@@ -219,3 +219,126 @@ md_loop:
 
 md_done:
 	RET
+
+// The Malta filters. Rows 0 … 8 of the 9×9 block of four adjacent
+// outputs start at MR0 … MR8; ML loads the four lanes of column c of row
+// r (sample m[r][c] of each output's block) into register v.
+#define MR0 R7
+#define MR1 R8
+#define MR2 R9
+#define MR3 R10
+#define MR4 R11
+#define MR5 R12
+#define MR6 R13
+#define MR7 R14
+#define MR8 R15
+#define ML(r, c, v) FMOVQ (4*(c))(r), v
+
+// The row pointers of the block whose top-left sample is at base (R5 =
+// the row stride in bytes).
+#define MROWS(base) \
+	MOVD base, MR0; \
+	ADD  R5, MR0, MR1; \
+	ADD  R5, MR1, MR2; \
+	ADD  R5, MR2, MR3; \
+	ADD  R5, MR3, MR4; \
+	ADD  R5, MR4, MR5; \
+	ADD  R5, MR5, MR6; \
+	ADD  R5, MR6, MR7; \
+	ADD  R5, MR7, MR8
+
+// sum5, sum7 and sum9 of butteraugli.go on V1 … V5/V7/V9 (a, b, c, …),
+// the result in V1.
+#define MSUM5 FADD4(2, 1, 1); FADD4(5, 4, 4); FADD4(4, 3, 3); FADD4(3, 1, 1)
+#define MSUM7 FADD4(2, 1, 1); FADD4(5, 4, 4); FADD4(7, 6, 6); FADD4(6, 4, 4); FADD4(4, 3, 3); FADD4(3, 1, 1)
+#define MSUM9 FADD4(2, 1, 1); FADD4(4, 3, 3); FADD4(3, 1, 1); FADD4(6, 5, 5); FADD4(8, 7, 7); FADD4(7, 5, 5); FADD4(5, 1, 1); FADD4(9, 1, 1)
+
+// acc = V1², or acc += V1² (the square rounded first, in V10).
+#define MSQSET(acc) FMUL4(1, 1, acc)
+#define MSQADD(acc) FMUL4(1, 1, 10); FADD4(10, acc, acc)
+
+// Segments: the samples (r, c) in the twin's argument order, the centre
+// m[4][4] in its place.
+#define MSEG9(r1, c1, r2, c2, r3, c3, r4, c4, r6, c6, r7, c7, r8, c8, r9, c9) \
+	ML(r1, c1, F1); ML(r2, c2, F2); ML(r3, c3, F3); ML(r4, c4, F4); ML(MR4, 4, F5); \
+	ML(r6, c6, F6); ML(r7, c7, F7); ML(r8, c8, F8); ML(r9, c9, F9); MSUM9
+#define MSEG7(r1, c1, r2, c2, r3, c3, r5, c5, r6, c6, r7, c7) \
+	ML(r1, c1, F1); ML(r2, c2, F2); ML(r3, c3, F3); ML(MR4, 4, F4); \
+	ML(r5, c5, F5); ML(r6, c6, F6); ML(r7, c7, F7); MSUM7
+#define MSEG5(r1, c1, r2, c2, r4, c4, r5, c5) \
+	ML(r1, c1, F1); ML(r2, c2, F2); ML(MR4, 4, F3); ML(r4, c4, F4); ML(r5, c5, F5); MSUM5
+
+// maltaHFGo on the block at MR0 … into acc; the four segments counted
+// twice keep their squares in V23–V26.
+#define MALTAHF(acc) \
+	MSEG9(MR4, 0, MR4, 1, MR4, 2, MR4, 3, MR4, 5, MR4, 6, MR4, 7, MR4, 8); MSQSET(acc); \
+	MSEG9(MR0, 4, MR1, 4, MR2, 4, MR3, 4, MR5, 4, MR6, 4, MR7, 4, MR8, 4); MSQADD(acc); \
+	MSEG7(MR1, 1, MR2, 2, MR3, 3, MR5, 5, MR6, 6, MR7, 7); MSQADD(acc); \
+	MSEG7(MR1, 7, MR2, 6, MR3, 5, MR5, 3, MR6, 2, MR7, 1); MSQADD(acc); \
+	MSEG9(MR0, 5, MR1, 5, MR2, 5, MR3, 4, MR5, 4, MR6, 3, MR7, 3, MR8, 3); FMUL4(1, 1, 23); FADD4(23, acc, acc); \
+	MSEG9(MR0, 3, MR1, 3, MR2, 3, MR3, 4, MR5, 4, MR6, 5, MR7, 5, MR8, 5); FMUL4(1, 1, 24); FADD4(24, acc, acc); \
+	MSEG9(MR3, 0, MR3, 1, MR3, 2, MR4, 3, MR4, 5, MR5, 6, MR5, 7, MR5, 8); FMUL4(1, 1, 25); FADD4(25, acc, acc); \
+	MSEG9(MR5, 0, MR5, 1, MR5, 2, MR4, 3, MR4, 5, MR3, 6, MR3, 7, MR3, 8); FMUL4(1, 1, 26); FADD4(26, acc, acc); \
+	MSEG7(MR1, 2, MR2, 3, MR3, 3, MR5, 5, MR6, 5, MR7, 6); MSQADD(acc); \
+	MSEG7(MR1, 6, MR2, 5, MR3, 5, MR5, 3, MR6, 3, MR7, 2); MSQADD(acc); \
+	MSEG7(MR2, 1, MR3, 2, MR3, 3, MR5, 5, MR5, 6, MR6, 7); MSQADD(acc); \
+	MSEG7(MR2, 7, MR3, 6, MR3, 5, MR5, 3, MR5, 2, MR6, 1); MSQADD(acc); \
+	FADD4(26, acc, acc); FADD4(25, acc, acc); FADD4(24, acc, acc); FADD4(23, acc, acc)
+
+// maltaLFGo on the block at MR0 … into acc, its sixteen segments in order.
+#define MALTALF(acc) \
+	MSEG5(MR4, 0, MR4, 2, MR4, 6, MR4, 8); MSQSET(acc); \
+	MSEG5(MR0, 4, MR2, 4, MR6, 4, MR8, 4); MSQADD(acc); \
+	MSEG5(MR1, 1, MR2, 2, MR6, 6, MR7, 7); MSQADD(acc); \
+	MSEG5(MR1, 7, MR2, 6, MR6, 2, MR7, 1); MSQADD(acc); \
+	MSEG5(MR0, 5, MR2, 5, MR6, 3, MR8, 3); MSQADD(acc); \
+	MSEG5(MR0, 3, MR2, 3, MR6, 5, MR8, 5); MSQADD(acc); \
+	MSEG5(MR3, 0, MR3, 2, MR5, 6, MR5, 8); MSQADD(acc); \
+	MSEG5(MR5, 0, MR5, 2, MR3, 6, MR3, 8); MSQADD(acc); \
+	MSEG5(MR1, 2, MR2, 3, MR6, 5, MR7, 6); MSQADD(acc); \
+	MSEG5(MR1, 6, MR2, 5, MR6, 3, MR7, 2); MSQADD(acc); \
+	MSEG5(MR2, 1, MR3, 2, MR5, 6, MR6, 7); MSQADD(acc); \
+	MSEG5(MR2, 7, MR3, 6, MR5, 2, MR6, 1); MSQADD(acc); \
+	MSEG5(MR6, 0, MR5, 2, MR3, 6, MR2, 8); MSQADD(acc); \
+	MSEG5(MR2, 0, MR3, 2, MR5, 6, MR6, 8); MSQADD(acc); \
+	MSEG5(MR0, 2, MR2, 3, MR6, 5, MR8, 6); MSQADD(acc); \
+	MSEG5(MR0, 6, MR2, 5, MR6, 3, MR8, 2); MSQADD(acc)
+
+// func maltaNEON(o, u, h, m *float32, n8, stride int)
+//
+// BAMalta's kernel for outputs 0 … 8·n8−1, four at a time: o[x] =
+// maltaHF(u) + maltaLF(h) + maltaLF(m), the blocks' top-left samples at
+// u[x], h[x], m[x], rows stride floats apart.
+//
+// R0 = &o[x], R1–R3 = &u[x], &h[x], &m[x], R4 = groups of four left,
+// R5 = stride in bytes, R7–R15 the rows of the current block.
+TEXT ·maltaNEON(SB), NOSPLIT, $0-48
+	MOVD o+0(FP), R0
+	MOVD u+8(FP), R1
+	MOVD h+16(FP), R2
+	MOVD m+24(FP), R3
+	MOVD n8+32(FP), R4
+	MOVD stride+40(FP), R5
+	LSL  $2, R5, R5
+	LSL  $1, R4, R4
+	CBZ  R4, malta_done
+
+malta_loop:
+	MROWS(R1)
+	MALTAHF(20)
+	MROWS(R2)
+	MALTALF(21)
+	MROWS(R3)
+	MALTALF(22)
+	FADD4(21, 20, 20)
+	FADD4(22, 20, 20)
+	FMOVQ F20, (R0)
+	ADD  $16, R0, R0
+	ADD  $16, R1, R1
+	ADD  $16, R2, R2
+	ADD  $16, R3, R3
+	SUBS $1, R4, R4
+	BNE  malta_loop
+
+malta_done:
+	RET
