@@ -43,14 +43,11 @@ func maltaDiffKernel(r0, r1, o []float32, n8 int, w *BAMaltaWeights) {
 	}
 }
 
+//go:noescape
+func diffmapRowNEON(rows *[baRows]*float32, n8 int, k *BADiffmapConsts)
+
 func diffmapRowKernel(rows *[baRows]*float32, n8 int, k *BADiffmapConsts) {
-	var r [baRows][]float32
-	for i, p := range rows {
-		r[i] = baRow(p, 8*n8)
-	}
-	for x := 0; x < 8*n8; x++ {
-		r[BARowOut][x] = diffmapGo(&r, k, x)
-	}
+	diffmapRowNEON(rows, n8, k)
 }
 
 func opsinRowKernel(rows *[9]*float32, n8 int, k *BAOpsinConsts) {

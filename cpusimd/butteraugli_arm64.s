@@ -342,3 +342,122 @@ malta_loop:
 
 malta_done:
 	RET
+
+// asymL2Go on four lanes: v0 in V1, v1 in V2, prev in V3, the weights
+// wgt = V(gm).S[gi] and wlt = V(lm).S[li], the too-small factor k[10] in
+// V30.S[2], V31 zero; the result in V1. As in maltaDiffNEON, each branch's
+// value is computed and the twin's choice selected (v = +0 when no bound
+// applies).
+#define ASYML2(gm, gi, lm, li) \
+	FSUB4(2, 1, 4); \
+	FMUL4(4, 4, 4); \
+	FMULE(gm, gi, 4, 4); \
+	FADD4(3, 4, 4); \     // total = d·d·wgt + prev
+	FABS4(1, 5); \        // tooBig = |v0|
+	FMULE(30, 2, 5, 6); \ // tooSmall = k[10]·|v0|
+	FNEG4(6, 7); \
+	FCMGT4(7, 2, 7); \    // v1 > −tooSmall
+	FADD4(6, 2, 8); \     // v1 + tooSmall
+	FNEG4(5, 9); \
+	FCMGT4(2, 9, 9); \    // v1 < −tooBig
+	FNEG4(2, 10); \
+	FSUB4(5, 10, 10); \   // −v1 − tooBig
+	BSL16(31, 10, 9); \
+	BSL16(9, 8, 7); \     // v0 < 0
+	FCMGT4(2, 6, 11); \   // v1 < tooSmall
+	FSUB4(2, 6, 12); \    // tooSmall − v1
+	FCMGT4(5, 2, 13); \   // v1 > tooBig
+	FSUB4(5, 2, 14); \    // v1 − tooBig
+	BSL16(31, 14, 13); \
+	BSL16(13, 12, 11); \  // v0 ≥ 0
+	FCMLTZ4(1, 1); \
+	BSL16(11, 7, 1); \    // v
+	FMUL4(1, 1, 1); \
+	FMULE(lm, li, 1, 1); \
+	FADD4(4, 1, 1)        // wlt·(v·v) + total
+
+// Vd = (load a − load b)² · V(km).S[ki], each product rounded; a and b
+// are row pointers, advanced.
+#define DSQK(a, b, km, ki, d) \
+	VLD1.P 16(a), [V(d).S4]; \
+	VLD1.P 16(b), [V9.S4]; \
+	FSUB4(9, d, d); \
+	FMUL4(d, d, d); \
+	FMULE(km, ki, d, d)
+
+// func diffmapRowNEON(rows *[baRows]*float32, n8 int, k *BADiffmapConsts)
+//
+// BADiffmapRow's kernel (diffmapGo) for samples 0 … 8·n8−1, four at a
+// time. Row i of the table is walked by R(i) for i < 18 and R(i+1) after
+// that (R18 is reserved), post-incremented by the loads; the constants
+// k[0 … 11] are V28–V30, V31 is zero.
+TEXT ·diffmapRowNEON(SB), NOSPLIT, $0-24
+	MOVD rows+0(FP), R26
+	MOVD n8+8(FP), R25
+	MOVD k+16(FP), R24
+	LDP  0(R26), (R0, R1)
+	LDP  16(R26), (R2, R3)
+	LDP  32(R26), (R4, R5)
+	LDP  48(R26), (R6, R7)
+	LDP  64(R26), (R8, R9)
+	LDP  80(R26), (R10, R11)
+	LDP  96(R26), (R12, R13)
+	LDP  112(R26), (R14, R15)
+	LDP  128(R26), (R16, R17)
+	LDP  144(R26), (R19, R20)
+	LDP  160(R26), (R21, R22)
+	MOVD 176(R26), R23
+	FLDPQ (R24), (F28, F29)
+	FMOVQ 32(R24), F30
+	VEOR V31.B16, V31.B16, V31.B16
+	LSL  $1, R25, R25
+	CBZ  R25, dm_done
+
+dm_loop:
+	// ac0: X's asymmetric HF term plus the MF term.
+	VLD1.P 16(R2), [V1.S4]
+	VLD1.P 16(R3), [V2.S4]
+	VLD1.P 16(R0), [V3.S4]
+	ASYML2(28, 0, 28, 1)
+	VMOVR(1, 15)
+	DSQK(R6, R7, 29, 0, 16)
+	FADD4(15, 16, 15)
+	// ac1: Y's, plus the MF term, plus k[11]·d·d of the activities.
+	VLD1.P 16(R4), [V1.S4]
+	VLD1.P 16(R5), [V2.S4]
+	VLD1.P 16(R1), [V3.S4]
+	ASYML2(28, 2, 28, 3)
+	DSQK(R8, R9, 29, 1, 16)
+	FADD4(1, 16, 16)
+	VLD1.P 16(R19), [V17.S4]
+	VLD1.P 16(R20), [V9.S4]
+	FSUB4(9, 17, 17)
+	FMULE(30, 3, 17, 10)
+	FMUL4(17, 10, 10)
+	FADD4(10, 16, 16)
+	// ac2, dc0, dc1, dc2.
+	DSQK(R10, R11, 29, 2, 17)
+	DSQK(R12, R13, 29, 3, 18)
+	DSQK(R14, R15, 30, 0, 19)
+	DSQK(R16, R17, 30, 1, 20)
+	// (dc0·md + dc1·md + dc2·md) + (ac0·m + ac1·m + ac2·m), then sqrt.
+	VLD1.P 16(R21), [V21.S4]
+	VLD1.P 16(R22), [V22.S4]
+	FMUL4(22, 18, 18)
+	FMUL4(22, 19, 19)
+	FMUL4(22, 20, 20)
+	FADD4(19, 18, 18)
+	FADD4(20, 18, 18)
+	FMUL4(21, 15, 15)
+	FMUL4(21, 16, 16)
+	FMUL4(21, 17, 17)
+	FADD4(16, 15, 15)
+	FADD4(17, 15, 15)
+	FADD4(15, 18, 18)
+	FSQRT4(18, 18)
+	VST1.P [V18.S4], 16(R23)
+	SUBS $1, R25, R25
+	BNE  dm_loop
+
+dm_done:
+	RET
