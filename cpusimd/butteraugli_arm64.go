@@ -63,37 +63,50 @@ func erosionKernel(row, up, down, o []float32, n8 int) {
 	erosionGo(row, up, down, o[:8*n8], 3, 0)
 }
 
-func lfSplitKernel(rows *[6]*float32, n8 int, k *[4]float32) {
-	n := 8 * n8
-	lfSplitGo(baRow(rows[0], n), baRow(rows[1], n), baRow(rows[2], n), baRow(rows[3], n), baRow(rows[4], n), baRow(rows[5], n), k, 0)
-}
+//go:noescape
+func lfSplitNEON(rows *[6]*float32, n8 int, k *[4]float32)
+
+//go:noescape
+func mfSplitRemoveNEON(rows *[2]*float32, n8 int, k *[1]float32)
+
+//go:noescape
+func mfSplitAmplifyNEON(rows *[2]*float32, n8 int, k *[1]float32)
+
+//go:noescape
+func suppressNEON(rows *[2]*float32, n8 int, k *[3]float32)
+
+//go:noescape
+func uhfSplitXNEON(rows *[2]*float32, n8 int, k *[2]float32)
+
+//go:noescape
+func uhfSplitYNEON(rows *[2]*float32, n8 int, k *[6]float32)
+
+//go:noescape
+func maskPreNEON(rows *[5]*float32, n8 int, k *[6]float32)
+
+//go:noescape
+func sep5NEON(src, dst *float32, n8, step int, w *[3]float32)
+
+func lfSplitKernel(rows *[6]*float32, n8 int, k *[4]float32) { lfSplitNEON(rows, n8, k) }
 
 func mfSplitKernel(rows *[2]*float32, n8 int, amplify bool, k *[1]float32) {
-	mfSplitGo(baRow(rows[0], 8*n8), baRow(rows[1], 8*n8), amplify, k[0], 0)
-}
-
-func suppressKernel(rows *[2]*float32, n8 int, k *[3]float32) {
-	suppressGo(baRow(rows[0], 8*n8), baRow(rows[1], 8*n8), k, 0)
-}
-
-func uhfSplitXKernel(rows *[2]*float32, n8 int, k *[2]float32) {
-	uhfSplitXGo(baRow(rows[0], 8*n8), baRow(rows[1], 8*n8), k, 0)
-}
-
-func uhfSplitYKernel(rows *[2]*float32, n8 int, k *[6]float32) {
-	uhfSplitYGo(baRow(rows[0], 8*n8), baRow(rows[1], 8*n8), k, 0)
-}
-
-func maskPreKernel(rows *[5]*float32, n8 int, k *[6]float32) {
-	n := 8 * n8
-	maskPreGo(baRow(rows[0], n), baRow(rows[1], n), baRow(rows[2], n), baRow(rows[3], n), baRow(rows[4], n), k, 0)
-}
-
-// sep5Kernel: src starts at the first centre, two taps after BASep5's src.
-func sep5Kernel(src, dst []float32, n8, step int, w *[3]float32) {
-	if n8 == 0 {
-		return
+	if amplify {
+		mfSplitAmplifyNEON(rows, n8, k)
+	} else {
+		mfSplitRemoveNEON(rows, n8, k)
 	}
-	s := unsafe.Slice((*float32)(unsafe.Add(unsafe.Pointer(&src[0]), -8*step)), 4*step+8*n8)
-	sep5Go(dst[:8*n8], s, step, w, 0)
+}
+
+func suppressKernel(rows *[2]*float32, n8 int, k *[3]float32) { suppressNEON(rows, n8, k) }
+
+func uhfSplitXKernel(rows *[2]*float32, n8 int, k *[2]float32) { uhfSplitXNEON(rows, n8, k) }
+
+func uhfSplitYKernel(rows *[2]*float32, n8 int, k *[6]float32) { uhfSplitYNEON(rows, n8, k) }
+
+func maskPreKernel(rows *[5]*float32, n8 int, k *[6]float32) { maskPreNEON(rows, n8, k) }
+
+func sep5Kernel(src, dst []float32, n8, step int, w *[3]float32) {
+	if n8 > 0 {
+		sep5NEON(&src[0], &dst[0], n8, step, w)
+	}
 }

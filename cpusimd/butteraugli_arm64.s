@@ -461,3 +461,339 @@ dm_loop:
 
 dm_done:
 	RET
+
+// func sep5NEON(src, dst *float32, n8, step int, w *[3]float32)
+//
+// BASep5's kernel (sep5Go) for outputs 0 … 8·n8−1, eight at a time:
+// float32(c·w0) + float32((c₋₁+c₊₁)·w1) + float32((c₋₂+c₊₂)·w2), src at
+// the first centre, taps step floats apart. R6–R10 walk the five taps.
+TEXT ·sep5NEON(SB), NOSPLIT, $0-40
+	MOVD src+0(FP), R0
+	MOVD dst+8(FP), R1
+	MOVD n8+16(FP), R2
+	MOVD step+24(FP), R3
+	MOVD w+32(FP), R4
+	FMOVS (R4), F20
+	FMOVS 4(R4), F21
+	FMOVS 8(R4), F22
+	LSL  $2, R3, R3
+	MOVD R0, R8
+	SUB  R3, R8, R7
+	SUB  R3, R7, R6
+	ADD  R3, R8, R9
+	ADD  R3, R9, R10
+	CBZ  R2, sep5_done
+
+sep5_loop:
+	FLDPQ (R8), (F0, F1)
+	FMULE(20, 0, 0, 0)
+	FMULE(20, 0, 1, 1)
+	FLDPQ (R7), (F2, F3)
+	FLDPQ (R9), (F4, F5)
+	FADD4(4, 2, 2)
+	FADD4(5, 3, 3)
+	FMULE(21, 0, 2, 2)
+	FMULE(21, 0, 3, 3)
+	FLDPQ (R6), (F4, F5)
+	FLDPQ (R10), (F6, F7)
+	FADD4(6, 4, 4)
+	FADD4(7, 5, 5)
+	FMULE(22, 0, 4, 4)
+	FMULE(22, 0, 5, 5)
+	FADD4(2, 0, 0)
+	FADD4(3, 1, 1)
+	FADD4(4, 0, 0)
+	FADD4(5, 1, 1)
+	FSTPQ (F0, F1), (R1)
+	ADD  $32, R1, R1
+	ADD  $32, R6, R6
+	ADD  $32, R7, R7
+	ADD  $32, R8, R8
+	ADD  $32, R9, R9
+	ADD  $32, R10, R10
+	SUBS $1, R2, R2
+	BNE  sep5_loop
+
+sep5_done:
+	RET
+
+// The band kernels: rows (a table of row pointers) at R0, n8 at R1, k at
+// R2. KDUP broadcasts the float32 at offset off of k into V(v).
+#define KDUP(off, v) ADD $(off), R2, R9; VLD1R (R9), [V(v).S4]
+
+// removeRange(w, x) of butteraugli_band.go: x in V(x), w in V(w), −w in
+// V(nw), V31 zero; the result in V(x). Scratch V10–V13.
+#define REMOVERANGE(x, w, nw) \
+	FCMGT4(w, x, 10); \
+	FSUB4(w, x, 11); \
+	FCMGT4(x, nw, 12); \
+	FADD4(w, x, 13); \
+	BSL16(31, 13, 12); \
+	BSL16(12, 11, 10); \
+	VMOVR(10, x)
+
+// amplifyRange(w, x): as REMOVERANGE, x + x inside [−w, w].
+#define AMPLIFYRANGE(x, w, nw) \
+	FCMGT4(w, x, 10); \
+	FADD4(w, x, 11); \
+	FCMGT4(x, nw, 12); \
+	FSUB4(w, x, 13); \
+	FADD4(x, x, 14); \
+	BSL16(14, 13, 12); \
+	BSL16(12, 11, 10); \
+	VMOVR(10, x)
+
+// maximumClamp(m, mul, v): v in V(v), m, −m and mul in V(m), V(nm),
+// V(mul); the result in V(v). Scratch V10–V14.
+#define MAXCLAMP(v, m, nm, mul) \
+	FCMGE4(m, v, 10); \
+	FSUB4(m, v, 11); \
+	FMUL4(mul, 11, 11); \
+	FADD4(m, 11, 11); \
+	FCMGT4(v, nm, 12); \
+	FADD4(m, v, 13); \
+	FMUL4(mul, 13, 13); \
+	FSUB4(m, 13, 13); \
+	BSL16(v, 13, 12); \
+	BSL16(12, 11, 10); \
+	VMOVR(10, v)
+
+// func lfSplitNEON(rows *[6]*float32, n8 int, k *[4]float32)
+//
+// BALFSplit's kernel (lfSplitGo), four samples at a time.
+TEXT ·lfSplitNEON(SB), NOSPLIT, $0-24
+	MOVD rows+0(FP), R0
+	MOVD n8+8(FP), R1
+	MOVD k+16(FP), R2
+	LDP  0(R0), (R3, R4)
+	LDP  16(R0), (R5, R6)
+	LDP  32(R0), (R7, R8)
+	KDUP(0, 20)
+	KDUP(4, 21)
+	KDUP(8, 22)
+	KDUP(12, 23)
+	LSL  $1, R1, R1
+	CBZ  R1, lf_done
+
+lf_loop:
+	FMOVQ (R3), F0
+	FMOVQ (R4), F1
+	FMOVQ (R5), F2
+	FMOVQ (R6), F3
+	FMOVQ (R7), F4
+	FMOVQ (R8), F5
+	FSUB4(3, 0, 0)
+	FSUB4(4, 1, 1)
+	FSUB4(5, 2, 2)
+	FMUL4(20, 4, 6)
+	FADD4(5, 6, 6)
+	FMUL4(21, 6, 6)
+	FMUL4(22, 3, 3)
+	FMUL4(23, 4, 4)
+	VST1.P [V0.S4], 16(R3)
+	VST1.P [V1.S4], 16(R4)
+	VST1.P [V2.S4], 16(R5)
+	VST1.P [V3.S4], 16(R6)
+	VST1.P [V4.S4], 16(R7)
+	VST1.P [V6.S4], 16(R8)
+	SUBS $1, R1, R1
+	BNE  lf_loop
+
+lf_done:
+	RET
+
+// The MF split's setup: hf, mf at R3, R4, w in V20, −w in V21, V31 zero,
+// R1 groups of four.
+#define MFSETUP \
+	MOVD rows+0(FP), R0; \
+	MOVD n8+8(FP), R1; \
+	MOVD k+16(FP), R2; \
+	LDP  0(R0), (R3, R4); \
+	KDUP(0, 20); \
+	FNEG4(20, 21); \
+	VEOR V31.B16, V31.B16, V31.B16; \
+	LSL  $1, R1, R1
+
+// func mfSplitRemoveNEON(rows *[2]*float32, n8 int, k *[1]float32)
+//
+// BAMFSplit's kernel (mfSplitGo) with removeRange, four samples at a time.
+TEXT ·mfSplitRemoveNEON(SB), NOSPLIT, $0-24
+	MFSETUP
+	CBZ  R1, mfr_done
+
+mfr_loop:
+	FMOVQ (R3), F0
+	FMOVQ (R4), F1
+	FSUB4(1, 0, 0)
+	REMOVERANGE(1, 20, 21)
+	VST1.P [V0.S4], 16(R3)
+	VST1.P [V1.S4], 16(R4)
+	SUBS $1, R1, R1
+	BNE  mfr_loop
+
+mfr_done:
+	RET
+
+// func mfSplitAmplifyNEON(rows *[2]*float32, n8 int, k *[1]float32)
+//
+// BAMFSplit's kernel with amplifyRange.
+TEXT ·mfSplitAmplifyNEON(SB), NOSPLIT, $0-24
+	MFSETUP
+	CBZ  R1, mfa_done
+
+mfa_loop:
+	FMOVQ (R3), F0
+	FMOVQ (R4), F1
+	FSUB4(1, 0, 0)
+	AMPLIFYRANGE(1, 20, 21)
+	VST1.P [V0.S4], 16(R3)
+	VST1.P [V1.S4], 16(R4)
+	SUBS $1, R1, R1
+	BNE  mfa_loop
+
+mfa_done:
+	RET
+
+// func suppressNEON(rows *[2]*float32, n8 int, k *[3]float32)
+//
+// BASuppress's kernel (suppressGo): hx ·= k0/(hy² + k0)·k1 + k2, each
+// step rounded.
+TEXT ·suppressNEON(SB), NOSPLIT, $0-24
+	MOVD rows+0(FP), R0
+	MOVD n8+8(FP), R1
+	MOVD k+16(FP), R2
+	LDP  0(R0), (R3, R4)
+	KDUP(0, 20)
+	KDUP(4, 21)
+	KDUP(8, 22)
+	LSL  $1, R1, R1
+	CBZ  R1, sup_done
+
+sup_loop:
+	FMOVQ (R3), F0
+	VLD1.P 16(R4), [V1.S4]
+	FMUL4(1, 1, 2)
+	FADD4(20, 2, 2)
+	FDIV4(2, 20, 2)
+	FMUL4(21, 2, 2)
+	FADD4(22, 2, 2)
+	FMUL4(0, 2, 0)
+	VST1.P [V0.S4], 16(R3)
+	SUBS $1, R1, R1
+	BNE  sup_loop
+
+sup_done:
+	RET
+
+// func uhfSplitXNEON(rows *[2]*float32, n8 int, k *[2]float32)
+//
+// BAUHFSplitX's kernel (uhfSplitXGo): uhf at R3, hf at R4.
+TEXT ·uhfSplitXNEON(SB), NOSPLIT, $0-24
+	MOVD rows+0(FP), R0
+	MOVD n8+8(FP), R1
+	MOVD k+16(FP), R2
+	LDP  0(R0), (R3, R4)
+	KDUP(0, 20)
+	FNEG4(20, 21)
+	KDUP(4, 22)
+	FNEG4(22, 23)
+	VEOR V31.B16, V31.B16, V31.B16
+	LSL  $1, R1, R1
+	CBZ  R1, ux_done
+
+ux_loop:
+	FMOVQ (R3), F0
+	FMOVQ (R4), F1
+	FSUB4(1, 0, 0)
+	REMOVERANGE(1, 20, 21)
+	REMOVERANGE(0, 22, 23)
+	VST1.P [V0.S4], 16(R3)
+	VST1.P [V1.S4], 16(R4)
+	SUBS $1, R1, R1
+	BNE  ux_loop
+
+ux_done:
+	RET
+
+// func uhfSplitYNEON(rows *[2]*float32, n8 int, k *[6]float32)
+//
+// BAUHFSplitY's kernel (uhfSplitYGo): uhf at R3, hf at R4; V20/V21 = ±k0,
+// V22/V23 = ±k1, V24 = k2, V25 = k3, V26 = k4, V27/V28 = ±k5.
+TEXT ·uhfSplitYNEON(SB), NOSPLIT, $0-24
+	MOVD rows+0(FP), R0
+	MOVD n8+8(FP), R1
+	MOVD k+16(FP), R2
+	LDP  0(R0), (R3, R4)
+	KDUP(0, 20)
+	FNEG4(20, 21)
+	KDUP(4, 22)
+	FNEG4(22, 23)
+	KDUP(8, 24)
+	KDUP(12, 25)
+	KDUP(16, 26)
+	KDUP(20, 27)
+	FNEG4(27, 28)
+	LSL  $1, R1, R1
+	CBZ  R1, uy_done
+
+uy_loop:
+	FMOVQ (R3), F0
+	FMOVQ (R4), F1
+	MAXCLAMP(1, 20, 21, 24) // hv
+	FSUB4(1, 0, 0)
+	MAXCLAMP(0, 22, 23, 24) // uv
+	FMUL4(25, 0, 0)
+	FMUL4(26, 1, 1)
+	AMPLIFYRANGE(1, 27, 28)
+	VST1.P [V0.S4], 16(R3)
+	VST1.P [V1.S4], 16(R4)
+	SUBS $1, R1, R1
+	BNE  uy_loop
+
+uy_done:
+	RET
+
+// func maskPreNEON(rows *[5]*float32, n8 int, k *[6]float32)
+//
+// BAMaskPre's kernel (maskPreGo): hx, hy, ux, uy, out at R3–R7.
+TEXT ·maskPreNEON(SB), NOSPLIT, $0-24
+	MOVD rows+0(FP), R0
+	MOVD n8+8(FP), R1
+	MOVD k+16(FP), R2
+	LDP  0(R0), (R3, R4)
+	LDP  16(R0), (R5, R6)
+	MOVD 32(R0), R7
+	KDUP(0, 20)
+	KDUP(4, 21)
+	KDUP(8, 22)
+	KDUP(12, 23)
+	KDUP(16, 24)
+	KDUP(20, 25)
+	LSL  $1, R1, R1
+	CBZ  R1, mp_done
+
+mp_loop:
+	VLD1.P 16(R3), [V0.S4]
+	VLD1.P 16(R4), [V1.S4]
+	VLD1.P 16(R5), [V2.S4]
+	VLD1.P 16(R6), [V3.S4]
+	FADD4(0, 2, 2)
+	FMUL4(20, 2, 2)  // xd = (ux + hx)·k0
+	FMUL4(21, 3, 3)
+	FMUL4(22, 1, 1)
+	FADD4(1, 3, 3)   // yd = uy·k1 + hy·k2
+	FMUL4(2, 2, 2)
+	FMUL4(3, 3, 3)
+	FADD4(3, 2, 2)
+	FSQRT4(2, 2)     // m
+	FABS4(2, 2)
+	FMUL4(23, 2, 2)
+	FADD4(24, 2, 2)
+	FSQRT4(2, 2)
+	FSUB4(25, 2, 2)
+	VST1.P [V2.S4], 16(R7)
+	SUBS $1, R1, R1
+	BNE  mp_loop
+
+mp_done:
+	RET

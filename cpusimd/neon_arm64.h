@@ -91,3 +91,5 @@
 #define FMAX4(m, n, d) WORD $(0x4E20F400 | (m)<<16 | (n)<<5 | (d))
 // Vd.4S = sqrt(Vn.4S), correctly rounded (FSQRT)
 #define FSQRT4(n, d) WORD $(0x6EA1F800 | (n)<<5 | (d))
+// Vd = Vn OR Vm, 128 bits (ORR, vector)
+#define VORR16(m, n, d) WORD $(0x4EA01C00 | (m)<<16 | (n)<<5 | (d))
