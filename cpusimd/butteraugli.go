@@ -19,8 +19,8 @@ import (
 var baEnabled = baAsm && os.Getenv("ZENMETRICS_NOSIMD") == ""
 
 // ButteraugliEnabled reports whether Butteraugli's assembly kernels run on
-// this machine (AVX2 on amd64, not built with noasm, ZENMETRICS_NOSIMD
-// unset). The kernels below work either way; without assembly they are no
+// this machine (AVX2 on amd64, NEON on arm64; not built with noasm,
+// ZENMETRICS_NOSIMD unset). The kernels below work either way; without assembly they are no
 // faster than cpu/butteraugli's own loops.
 func ButteraugliEnabled() bool { return baEnabled }
 

@@ -2,15 +2,16 @@
 
 package cpusimd
 
-import "unsafe"
-
 // baAsm: every arm64 CPU runs butteraugli_arm64.s (Advanced SIMD is part
 // of ARMv8-A). The kernels there round every product on its own, as the
 // Go twins do (an FMUL, then an FADD), so NEON, AVX2 and the twins give
-// the same bits. A kernel without a NEON version yet runs its Go twin on
-// the wrapper's blocks (the *Go helpers), so every kernel is correct
-// here and the NEON ones are drop-in replacements.
+// the same bits. Every kernel has a NEON version; a block of eight (the
+// wrappers' unit) is two vectors of four lanes.
 const baAsm = true
+
+// The kernels of butteraugli_arm64.s; the exported wrappers check every
+// length before calling them, and the functions below only unpack slices
+// (the amd64 dispatch has the same shape).
 
 //go:noescape
 func firNEON(src, dst *float32, n8, step, off int, k *[8]float32)
@@ -20,10 +21,6 @@ func firKernel(dst, src []float32, step int, k [][8]float32, n8 int) {
 		firNEON(&src[0], &dst[0], n8, step, len(k)-1, &k[0])
 	}
 }
-
-// baRow is the n floats at p, for the Go fallbacks of kernels handed raw
-// row pointers.
-func baRow(p *float32, n int) []float32 { return unsafe.Slice(p, n) }
 
 //go:noescape
 func maltaNEON(o, u, h, m *float32, n8, stride int)
@@ -50,17 +47,18 @@ func diffmapRowKernel(rows *[baRows]*float32, n8 int, k *BADiffmapConsts) {
 	diffmapRowNEON(rows, n8, k)
 }
 
-func opsinRowKernel(rows *[9]*float32, n8 int, k *BAOpsinConsts) {
-	n := 8 * n8
-	r, g, b, br, bg, bb := baRow(rows[0], n), baRow(rows[1], n), baRow(rows[2], n), baRow(rows[3], n), baRow(rows[4], n), baRow(rows[5], n)
-	ox, oy, ob := baRow(rows[6], n), baRow(rows[7], n), baRow(rows[8], n)
-	for x := 0; x < n; x++ {
-		ox[x], oy[x], ob[x] = opsinGo(k, r[x], g[x], b[x], br[x], bg[x], bb[x])
-	}
-}
+//go:noescape
+func opsinRowNEON(rows *[9]*float32, n8 int, k *BAOpsinConsts)
+
+//go:noescape
+func erosionNEON(row, up, down, o *float32, n8 int)
+
+func opsinRowKernel(rows *[9]*float32, n8 int, k *BAOpsinConsts) { opsinRowNEON(rows, n8, k) }
 
 func erosionKernel(row, up, down, o []float32, n8 int) {
-	erosionGo(row, up, down, o[:8*n8], 3, 0)
+	if n8 > 0 {
+		erosionNEON(&row[0], &up[0], &down[0], &o[0], n8)
+	}
 }
 
 //go:noescape

@@ -797,3 +797,197 @@ mp_loop:
 
 mp_done:
 	RET
+
+// erosionGo's weights 0.45, 0.3, 0.25 (float32 bits).
+DATA baErosionW<>+0(SB)/4, $0x3ee66666
+DATA baErosionW<>+4(SB)/4, $0x3e99999a
+DATA baErosionW<>+8(SB)/4, $0x3e800000
+DATA baErosionW<>+12(SB)/4, $0
+GLOBL baErosionW<>(SB), RODATA|NOPTR, $16
+
+// baStoreMin3 of the neighbour in V3 on m0, m1, m2 in V0–V2, lane by lane,
+// as the twin's branches: a = v < m2 && v < m0, b = v < m2 && !a && v < m1,
+// c = v < m2 && neither. V31 is zero; scratch V4–V9.
+#define STOREMIN3 \
+	FCMGT4(3, 2, 4); \ // v < m2
+	FCMGT4(3, 0, 5); \ // v < m0
+	FCMGT4(3, 1, 6); \ // v < m1
+	VAND16(5, 4, 7); \ // a
+	BSL16(4, 31, 5); \ // v < m2 && !(v < m0)
+	VAND16(6, 5, 8); \ // b
+	BSL16(5, 31, 6); \ // c
+	VORR16(8, 7, 9); \ // a or b
+	BSL16(2, 3, 6); \
+	BSL16(6, 1, 9); \  // m2' = a|b ? m1 : c ? v : m2
+	BSL16(1, 3, 8); \
+	VMOVR(7, 4); \
+	BSL16(8, 0, 4); \  // m1' = a ? m0 : b ? v : m1
+	BSL16(0, 3, 7); \  // m0' = a ? v : m0
+	VMOVR(7, 0); \
+	VMOVR(4, 1); \
+	VMOVR(9, 2)
+
+// func erosionNEON(row, up, down, o *float32, n8 int)
+//
+// BAErosion's kernel (erosionGo) for outputs 0 … 8·n8−1, four at a time:
+// row, up and down start three columns left of the first output, so the
+// neighbours are at byte offsets 0 and 24, the centre column at 12.
+TEXT ·erosionNEON(SB), NOSPLIT, $0-40
+	MOVD row+0(FP), R0
+	MOVD up+8(FP), R1
+	MOVD down+16(FP), R2
+	MOVD o+24(FP), R3
+	MOVD n8+32(FP), R4
+	MOVD $baErosionW<>(SB), R5
+	FMOVQ (R5), F30
+	VEOR V31.B16, V31.B16, V31.B16
+	LSL  $1, R4, R4
+	CBZ  R4, ero_done
+
+ero_loop:
+	FMOVQ 12(R0), F0
+	FADD4(0, 0, 1)
+	VMOVR(1, 2)
+	FMOVQ (R0), F3
+	STOREMIN3
+	FMOVQ (R1), F3
+	STOREMIN3
+	FMOVQ (R2), F3
+	STOREMIN3
+	FMOVQ 24(R0), F3
+	STOREMIN3
+	FMOVQ 24(R1), F3
+	STOREMIN3
+	FMOVQ 24(R2), F3
+	STOREMIN3
+	FMOVQ 12(R1), F3
+	STOREMIN3
+	FMOVQ 12(R2), F3
+	STOREMIN3
+	FMULE(30, 0, 0, 0)
+	FMULE(30, 1, 1, 1)
+	FMULE(30, 2, 2, 2)
+	FADD4(1, 0, 0)
+	FADD4(2, 0, 0)
+	VST1.P [V0.S4], 16(R3)
+	ADD  $16, R0, R0
+	ADD  $16, R1, R1
+	ADD  $16, R2, R2
+	SUBS $1, R4, R4
+	BNE  ero_loop
+
+ero_done:
+	RET
+
+// log2ApproxGo of V7 into V10 (scratch V8, V9, V11): the exponent e and
+// mantissa m by integer steps (V30 the magic 0x3f2aaaab), then the (2,2)
+// rational polynomial, each product rounded: k19, k22 by element of V28,
+// V29, the added constants k17, k18, k20, k21 and 1 broadcast in V19–V23.
+#define OPLOG2 \
+	ISUB4(30, 7, 8); \
+	SSHR23(8, 8); \       // e
+	SHL23(8, 9); \
+	ISUB4(9, 7, 9); \
+	FSUB4(23, 9, 9); \    // m
+	FMULE(28, 3, 9, 10); \
+	FADD4(20, 10, 10); \
+	FMUL4(9, 10, 10); \
+	FADD4(19, 10, 10); \  // num
+	FMULE(29, 2, 9, 11); \
+	FADD4(22, 11, 11); \
+	FMUL4(9, 11, 11); \
+	FADD4(21, 11, 11); \  // den
+	FDIV4(11, 10, 10); \
+	SCVTF4(8, 8); \
+	FADD4(8, 10, 10)
+
+// One channel of opsinGo: its mix row mc0 … mc2 = V(ar).S[ai], V(br).S[bi],
+// V(cr).S[ci], mc3 broadcast in V(d); r1, g1, b1 in V0–V2, r0, g0, b0 in
+// V3–V5; minV in V16, gammaAdd in V17, retAdd in V18, gammaMul V27.S[3].
+// The channel's output into V(out); scratch V6–V11.
+#define OPCHAN(ar, ai, br, bi, cr, ci, d, out) \
+	FMULE(cr, ci, 5, 6); \
+	FADD4(d, 6, 6); \
+	FMULE(br, bi, 4, 7); \
+	FADD4(6, 7, 6); \
+	FMULE(ar, ai, 3, 7); \
+	FADD4(6, 7, 6); \
+	FMAX4(d, 6, 6); \
+	FMAX4(16, 6, 6); \    // p
+	FCMLTZ4(6, 7); \
+	BSL16(6, 31, 7); \
+	FADD4(17, 7, 7); \
+	OPLOG2; \
+	FMULE(27, 3, 10, 10); \
+	FADD4(18, 10, 10); \  // gamma(p)
+	FDIV4(6, 10, 10); \
+	FMAX4(16, 10, 10); \  // s
+	FMULE(cr, ci, 2, 7); \
+	FADD4(d, 7, 7); \
+	FMULE(br, bi, 1, 8); \
+	FADD4(7, 8, 7); \
+	FMULE(ar, ai, 0, 8); \
+	FADD4(7, 8, 7); \
+	FMUL4(10, 7, 7); \
+	FMAX4(d, 7, out)
+
+// func opsinRowNEON(rows *[9]*float32, n8 int, k *BAOpsinConsts)
+//
+// BAOpsinRow's kernel (opsinGo) for samples 0 … 8·n8−1, four at a time.
+// k[0 … 23] in V24–V29 (k[i] = V(24+i/4).S[i%4]), the magic k[24] in
+// V30; rows r, g, b, br, bg, bb, ox, oy, ob walked by R3–R11.
+TEXT ·opsinRowNEON(SB), NOSPLIT, $0-24
+	MOVD rows+0(FP), R0
+	MOVD n8+8(FP), R1
+	MOVD k+16(FP), R2
+	LDP  0(R0), (R3, R4)
+	LDP  16(R0), (R5, R6)
+	LDP  32(R0), (R7, R8)
+	LDP  48(R0), (R9, R10)
+	MOVD 64(R0), R11
+	FLDPQ (R2), (F24, F25)
+	FLDPQ 32(R2), (F26, F27)
+	FLDPQ 64(R2), (F28, F29)
+	ADD  $96, R2, R12
+	VLD1R (R12), [V30.S4]
+	VDUP V25.S[1], V13.S4 // k5, k9, k13: the mix rows' constants
+	VDUP V26.S[1], V14.S4
+	VDUP V27.S[1], V15.S4
+	VDUP V24.S[1], V16.S4 // minV
+	VDUP V27.S[2], V17.S4 // gammaAdd
+	VDUP V28.S[0], V18.S4 // retAdd
+	VDUP V28.S[1], V19.S4 // k17
+	VDUP V28.S[2], V20.S4 // k18
+	VDUP V29.S[0], V21.S4 // k20
+	VDUP V29.S[1], V22.S4 // k21
+	VDUP V29.S[3], V23.S4 // 1
+	VEOR V31.B16, V31.B16, V31.B16
+	LSL  $1, R1, R1
+	CBZ  R1, op_done
+
+op_loop:
+	VLD1.P 16(R3), [V0.S4]
+	VLD1.P 16(R4), [V1.S4]
+	VLD1.P 16(R5), [V2.S4]
+	VLD1.P 16(R6), [V3.S4]
+	VLD1.P 16(R7), [V4.S4]
+	VLD1.P 16(R8), [V5.S4]
+	FMULE(24, 0, 0, 0)
+	FMULE(24, 0, 1, 1)
+	FMULE(24, 0, 2, 2)
+	FMULE(24, 0, 3, 3)
+	FMULE(24, 0, 4, 4)
+	FMULE(24, 0, 5, 5)
+	OPCHAN(24, 2, 24, 3, 25, 0, 13, 12)
+	OPCHAN(25, 2, 25, 3, 26, 0, 14, 7)
+	FSUB4(7, 12, 8)
+	FADD4(7, 12, 12)
+	VST1.P [V8.S4], 16(R9)
+	VST1.P [V12.S4], 16(R10)
+	OPCHAN(26, 2, 26, 3, 27, 0, 15, 7)
+	VST1.P [V7.S4], 16(R11)
+	SUBS $1, R1, R1
+	BNE  op_loop
+
+op_done:
+	RET

@@ -10,7 +10,7 @@ import (
 // The Butteraugli kernels are checked against their Go twins bit for bit
 // (tolerance 0: the assembly does the twins' float32/float64 steps in the
 // same order, so any difference is a bug), with baGuard samples around every
-// output to catch stray writes. Without assembly (noasm, arm64) the test
+// output to catch stray writes. Without assembly (noasm, other GOARCHes) the test
 // still runs the twins against the plain formulas of the exported
 // wrappers' doc comments and fails if the assembly should exist but does not run.
 

@@ -3,7 +3,7 @@ package butteraugli
 import "github.com/zenmetrics-go/zenmetrics/cpusimd"
 
 // The fast path: the same pipeline with its hot loops in cpusimd's
-// Butteraugli kernels (AVX2 on amd64). Those kernels do each sample's
+// Butteraugli kernels (AVX2 on amd64, NEON on arm64). Those kernels do each sample's
 // arithmetic exactly as the loops here do — float32 steps rounded one at a
 // time in the same order, float64 where this package widens — so the fast
 // path returns the reference's bits, and every test of this package checks
