@@ -19,8 +19,8 @@ import (
 var baEnabled = baAsm && os.Getenv("ZENMETRICS_NOSIMD") == ""
 
 // ButteraugliEnabled reports whether Butteraugli's assembly kernels run on
-// this machine (AVX2 on amd64, not built with noasm, ZENMETRICS_NOSIMD
-// unset). The kernels below work either way; without assembly they are no
+// this machine (AVX2 on amd64, NEON on arm64; not built with noasm,
+// ZENMETRICS_NOSIMD unset). The kernels below work either way; without assembly they are no
 // faster than cpu/butteraugli's own loops.
 func ButteraugliEnabled() bool { return baEnabled }
 
@@ -76,14 +76,16 @@ func firGo(dst, src []float32, step int, k []float32, i0 int) {
 	for i := i0; i < len(dst); i++ {
 		var a [4]float32
 		for j := 0; j < off; j++ {
-			v := (src[i+j*step] + src[i+(2*off-j)*step]) * k[j]
+			// Every product rounded on its own (float32(·)): Go on arm64
+			// would otherwise fuse it into the sum.
+			v := float32((src[i+j*step] + src[i+(2*off-j)*step]) * k[j])
 			if j < 4 {
 				a[j] = v
 			} else {
 				a[j%4] += v
 			}
 		}
-		v := src[i+off*step] * k[off]
+		v := float32(src[i+off*step] * k[off])
 		for j := 0; j < min(4, off); j++ {
 			v += a[j]
 		}
@@ -135,11 +137,12 @@ func sum9(a, b, c, d, e, f, g, h, i float32) float32 {
 }
 
 // maltaLFGo is the sparse (5-sample) Malta filter on block m (the pixel at
-// m[4][4]).
+// m[4][4]). The squares are rounded before they are summed (float32(t·t)),
+// as the reference does on amd64; Go on arm64 would fuse them.
 func maltaLFGo(m *[9][9]float32) float32 {
 	c := m[4][4]
 	t := sum5(m[4][0], m[4][2], c, m[4][6], m[4][8])
-	r := t * t
+	r := float32(t * t)
 	for _, s := range [...][4][2]int{
 		{{0, 4}, {2, 4}, {6, 4}, {8, 4}},
 		{{1, 1}, {2, 2}, {6, 6}, {7, 7}},
@@ -158,7 +161,7 @@ func maltaLFGo(m *[9][9]float32) float32 {
 		{{0, 6}, {2, 5}, {6, 3}, {8, 2}},
 	} {
 		t = sum5(m[s[0][0]][s[0][1]], m[s[1][0]][s[1][1]], c, m[s[2][0]][s[2][1]], m[s[3][0]][s[3][1]])
-		r += t * t
+		r += float32(t * t)
 	}
 	return r
 }
@@ -168,34 +171,34 @@ func maltaHFGo(m *[9][9]float32) float32 {
 	c := m[4][4]
 	m0, m1, m2, m3, m4, m5, m6, m7, m8 := &m[0], &m[1], &m[2], &m[3], &m[4], &m[5], &m[6], &m[7], &m[8]
 	t := sum9(m4[0], m4[1], m4[2], m4[3], c, m4[5], m4[6], m4[7], m4[8])
-	r := t * t
+	r := float32(t * t)
 	t = sum9(m0[4], m1[4], m2[4], m3[4], c, m5[4], m6[4], m7[4], m8[4])
-	r += t * t
+	r += float32(t * t)
 	t = sum7(m1[1], m2[2], m3[3], c, m5[5], m6[6], m7[7])
-	r += t * t
+	r += float32(t * t)
 	t = sum7(m1[7], m2[6], m3[5], c, m5[3], m6[2], m7[1])
-	r += t * t
+	r += float32(t * t)
 	// Four segments appear twice in the reference's list of sixteen.
 	a := sum9(m0[5], m1[5], m2[5], m3[4], c, m5[4], m6[3], m7[3], m8[3])
-	r += a * a
+	r += float32(a * a)
 	b := sum9(m0[3], m1[3], m2[3], m3[4], c, m5[4], m6[5], m7[5], m8[5])
-	r += b * b
+	r += float32(b * b)
 	e := sum9(m3[0], m3[1], m3[2], m4[3], c, m4[5], m5[6], m5[7], m5[8])
-	r += e * e
+	r += float32(e * e)
 	f := sum9(m5[0], m5[1], m5[2], m4[3], c, m4[5], m3[6], m3[7], m3[8])
-	r += f * f
+	r += float32(f * f)
 	t = sum7(m1[2], m2[3], m3[3], c, m5[5], m6[5], m7[6])
-	r += t * t
+	r += float32(t * t)
 	t = sum7(m1[6], m2[5], m3[5], c, m5[3], m6[3], m7[2])
-	r += t * t
+	r += float32(t * t)
 	t = sum7(m2[1], m3[2], m3[3], c, m5[5], m5[6], m6[7])
-	r += t * t
+	r += float32(t * t)
 	t = sum7(m2[7], m3[6], m3[5], c, m5[3], m5[2], m6[1])
-	r += t * t
-	r += f * f
-	r += e * e
-	r += b * b
-	r += a * a
+	r += float32(t * t)
+	r += float32(f * f)
+	r += float32(e * e)
+	r += float32(b * b)
+	r += float32(a * a)
 	return r
 }
 
@@ -230,25 +233,25 @@ func BAMaltaDiff(w *BAMaltaWeights, r0, r1, o []float32) {
 }
 
 func maltaDiffGo(w *BAMaltaWeights, v0, v1 float32) float32 {
-	absval := 0.5 * (baAbs32(v0) + baAbs32(v1))
+	absval := float32(0.5 * (baAbs32(v0) + baAbs32(v1))) // rounded: no fusion into den on arm64
 	den := w.Norm1 + absval
 	d := w.Norm2Gt / den * (v0 - v1)
 	scaler2 := float64(w.Norm2Lt / den)
 	fabs0 := float64(baAbs32(v0))
-	tooSmall := 0.55 * fabs0
-	tooBig := 1.05 * fabs0
+	tooSmall := float64(0.55 * fabs0)
+	tooBig := float64(1.05 * fabs0)
 	w1 := float64(v1)
 	if v0 < 0 {
 		if w1 > -tooSmall {
-			d = float32(float64(d) - scaler2*(w1+tooSmall))
+			d = float32(float64(d) - float64(scaler2*(w1+tooSmall)))
 		} else if w1 < -tooBig {
-			d = float32(float64(d) + scaler2*(-w1-tooBig))
+			d = float32(float64(d) + float64(scaler2*(-w1-tooBig)))
 		}
 	} else {
 		if w1 < tooSmall {
-			d = float32(float64(d) + scaler2*(tooSmall-w1))
+			d = float32(float64(d) + float64(scaler2*(tooSmall-w1)))
 		} else if w1 > tooBig {
-			d = float32(float64(d) - scaler2*(w1-tooBig))
+			d = float32(float64(d) - float64(scaler2*(w1-tooBig)))
 		}
 	}
 	return d

@@ -6,7 +6,9 @@ import (
 )
 
 // Butteraugli's per-pixel kernels: the final error terms, the opsin
-// dynamics and the fuzzy erosion (see butteraugli.go for the conventions).
+// dynamics and the fuzzy erosion (see butteraugli.go for the conventions;
+// products that feed a sum are rounded with float32(·), which Go on arm64
+// would otherwise fuse into FMADDs).
 
 // Row indexes of BADiffmapRow's table.
 const (
@@ -68,9 +70,9 @@ func BADiffmapRow(r *[baRows][]float32, k *BADiffmapConsts) {
 // asymL2Go is cpu/butteraugli's asymL2.
 func asymL2Go(v0, v1, wgt, wlt, tooSmallMul, prev float32) float32 {
 	d := v0 - v1
-	total := d*d*wgt + prev
+	total := float32(d*d*wgt) + prev
 	fabs0 := baAbs32(v0)
-	tooSmall := tooSmallMul * fabs0
+	tooSmall := float32(tooSmallMul * fabs0)
 	tooBig := fabs0
 	var v float32
 	if v0 < 0 {
@@ -86,19 +88,19 @@ func asymL2Go(v0, v1, wgt, wlt, tooSmallMul, prev float32) float32 {
 			v = v1 - tooBig
 		}
 	}
-	return wlt*(v*v) + total
+	return float32(wlt*(v*v)) + total
 }
 
 func diffmapGo(r *[baRows][]float32, k *BADiffmapConsts, x int) float32 {
 	at := func(i int) float32 { return r[i][x] }
 	ac0 := asymL2Go(at(BARowH0X), at(BARowH1X), k[0], k[1], k[10], at(BARowA0))
 	d := at(BARowM0X) - at(BARowM1X)
-	ac0 = d*d*k[4] + ac0
+	ac0 = float32(d*d*k[4]) + ac0
 	ac1 := asymL2Go(at(BARowH0Y), at(BARowH1Y), k[2], k[3], k[10], at(BARowA1))
 	d = at(BARowM0Y) - at(BARowM1Y)
-	ac1 = d*d*k[5] + ac1
+	ac1 = float32(d*d*k[5]) + ac1
 	d = at(BARowAct0) - at(BARowAct1)
-	ac1 += k[11] * d * d
+	ac1 += float32(k[11] * d * d)
 	d = at(BARowM0B) - at(BARowM1B)
 	ac2 := d * d * k[6]
 	d = at(BARowL0X) - at(BARowL1X)
@@ -108,7 +110,7 @@ func diffmapGo(r *[baRows][]float32, k *BADiffmapConsts, x int) float32 {
 	d = at(BARowL0B) - at(BARowL1B)
 	dc2 := d * d * k[9]
 	m, md := at(BARowMAC), at(BARowMDC)
-	v := (dc0*md + dc1*md + dc2*md) + (ac0*m + ac1*m + ac2*m)
+	v := (float32(dc0*md) + float32(dc1*md) + float32(dc2*md)) + (float32(ac0*m) + float32(ac1*m) + float32(ac2*m))
 	return float32(math.Sqrt(float64(v)))
 }
 
@@ -155,8 +157,8 @@ func log2ApproxGo(k *BAOpsinConsts, x float32) float32 {
 	bits := int32(math.Float32bits(x))
 	e := (bits - 0x3f2aaaab) >> 23
 	m := math.Float32frombits(uint32(bits-e<<23)) - 1
-	num := (k[19]*m+k[18])*m + k[17]
-	den := (k[22]*m+k[21])*m + k[20]
+	num := float32((float32(k[19]*m)+k[18])*m) + k[17]
+	den := float32((float32(k[22]*m)+k[21])*m) + k[20]
 	return num/den + float32(e)
 }
 
@@ -167,20 +169,20 @@ func opsinGo(k *BAOpsinConsts, r, g, b, br, bg, bb float32) (x, y, z float32) {
 		if v < 0 {
 			v = 0
 		}
-		return k[15]*log2ApproxGo(k, v+k[14]) + k[16]
+		return float32(k[15]*log2ApproxGo(k, v+k[14])) + k[16]
 	}
 	r0, g0, b0 := br*in, bg*in, bb*in
 	var s [3]float32
 	for c := 0; c < 3; c++ {
 		m := mix[4*c:]
-		p := max(m[0]*r0+(m[1]*g0+(m[2]*b0+m[3])), m[3], minV)
+		p := max(float32(m[0]*r0)+(float32(m[1]*g0)+(float32(m[2]*b0)+m[3])), m[3], minV)
 		s[c] = max(gamma(p)/p, minV)
 	}
 	r1, g1, b1 := r*in, g*in, b*in
 	var o [3]float32
 	for c := 0; c < 3; c++ {
 		m := mix[4*c:]
-		o[c] = max((m[0]*r1+(m[1]*g1+(m[2]*b1+m[3])))*s[c], m[3])
+		o[c] = max((float32(m[0]*r1)+(float32(m[1]*g1)+(float32(m[2]*b1)+m[3])))*s[c], m[3])
 	}
 	return o[0] - o[1], o[0] + o[1], o[2]
 }
@@ -202,7 +204,12 @@ func BAErosion(row, up, down, o []float32, x0 int) {
 		i = n &^ 7
 		erosionKernel(row[x0-3:], up[x0-3:], down[x0-3:], o, i/8)
 	}
-	for ; i < n; i++ {
+	erosionGo(row, up, down, o, x0, i)
+}
+
+// erosionGo is BAErosion's twin from output i0 on.
+func erosionGo(row, up, down, o []float32, x0, i0 int) {
+	for i := i0; i < len(o); i++ {
 		x := x0 + i
 		m0 := row[x]
 		m1 := 2 * m0
@@ -210,7 +217,7 @@ func BAErosion(row, up, down, o []float32, x0 int) {
 		for _, v := range [8]float32{row[x-3], up[x-3], down[x-3], row[x+3], up[x+3], down[x+3], up[x], down[x]} {
 			baStoreMin3(v, &m0, &m1, &m2)
 		}
-		o[i] = 0.45*m0 + 0.3*m1 + 0.25*m2
+		o[i] = float32(0.45*m0) + float32(0.3*m1) + float32(0.25*m2)
 	}
 }
 

@@ -10,7 +10,7 @@ import (
 // The Butteraugli kernels are checked against their Go twins bit for bit
 // (tolerance 0: the assembly does the twins' float32/float64 steps in the
 // same order, so any difference is a bug), with baGuard samples around every
-// output to catch stray writes. Without assembly (noasm, arm64) the test
+// output to catch stray writes. Without assembly (noasm, other GOARCHes) the test
 // still runs the twins against the plain formulas of the exported
 // wrappers' doc comments and fails if the assembly should exist but does not run.
 
@@ -88,18 +88,19 @@ func TestBAFIR(t *testing.T) {
 				baWithAsm(t, func(asm bool) {
 					res[baB2i(asm)] = baGuarded(t, n, func(dst []float32) { BAFIR(dst, src, step, taps) })
 				})
-				// The twin against the plain sum, term by term.
+				// The twin against the plain sum, term by term, every
+				// product rounded (float32(·): arm64 would fuse it).
 				for i := 0; i < n; i++ {
 					var a [4]float32
 					for j := 0; j < off; j++ {
-						v := (src[i+j*step] + src[i+(2*off-j)*step]) * k[j]
+						v := float32((src[i+j*step] + src[i+(2*off-j)*step]) * k[j])
 						if j < 4 {
 							a[j] = v
 						} else {
 							a[j%4] = a[j%4] + v
 						}
 					}
-					want := src[i+off*step]*k[off] + a[0] + a[1] + a[2]
+					want := float32(src[i+off*step]*k[off]) + a[0] + a[1] + a[2]
 					if off >= 4 {
 						want += a[3]
 					}

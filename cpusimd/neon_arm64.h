@@ -70,3 +70,32 @@
 #define USHR23(n, d) WORD $(0x6F290400 | (n)<<5 | (d))
 // Vd.4S = Vn.4S - Vm.4S, 32-bit integer lanes (SUB, vector)
 #define ISUB4(m, n, d) WORD $(0x6EA08400 | (m)<<16 | (n)<<5 | (d))
+
+// Comparisons and selection, for the Butteraugli kernels. A comparison
+// sets a lane to all ones where it holds, else zero; NaN compares false.
+// Vd.4S = Vn.4S > Vm.4S (FCMGT, register)
+#define FCMGT4(m, n, d) WORD $(0x6EA0E400 | (m)<<16 | (n)<<5 | (d))
+// Vd.4S = Vn.4S >= Vm.4S (FCMGE, register)
+#define FCMGE4(m, n, d) WORD $(0x6E20E400 | (m)<<16 | (n)<<5 | (d))
+// Vd.4S = Vn.4S < 0 (FCMLT, zero)
+#define FCMLTZ4(n, d) WORD $(0x4EA0E800 | (n)<<5 | (d))
+// Vd.2D = Vn.2D > Vm.2D (FCMGT, register)
+#define FCMGT2(m, n, d) WORD $(0x6EE0E400 | (m)<<16 | (n)<<5 | (d))
+// Vd.2D = Vn.2D < 0 (FCMLT, zero)
+#define FCMLTZ2(n, d) WORD $(0x4EE0E800 | (n)<<5 | (d))
+// Vd = Vd ? Vn : Vm, bit by bit (BSL): the mask in Vd is replaced
+#define BSL16(m, n, d) WORD $(0x6E601C00 | (m)<<16 | (n)<<5 | (d))
+// Vd.4S = min(Vn.4S, Vm.4S), NaN if either is, min(−0, +0) = −0 (FMIN), as Go's min
+#define FMIN4(m, n, d) WORD $(0x4EA0F400 | (m)<<16 | (n)<<5 | (d))
+// Vd.4S = max(Vn.4S, Vm.4S), NaN if either is, max(−0, +0) = +0 (FMAX), as Go's max
+#define FMAX4(m, n, d) WORD $(0x4E20F400 | (m)<<16 | (n)<<5 | (d))
+// Vd.4S = sqrt(Vn.4S), correctly rounded (FSQRT)
+#define FSQRT4(n, d) WORD $(0x6EA1F800 | (n)<<5 | (d))
+// Vd = Vn OR Vm, 128 bits (ORR, vector)
+#define VORR16(m, n, d) WORD $(0x4EA01C00 | (m)<<16 | (n)<<5 | (d))
+// Vd.4S = Vn.4S >> 23, arithmetic (SSHR #23)
+#define SSHR23(n, d) WORD $(0x4F290400 | (n)<<5 | (d))
+// Vd.4S = Vn.4S << 23 (SHL #23)
+#define SHL23(n, d) WORD $(0x4F375400 | (n)<<5 | (d))
+// Vd.4S = float32 of the int32 lanes of Vn.4S, rounded to nearest (SCVTF, vector)
+#define SCVTF4(n, d) WORD $(0x4E21D800 | (n)<<5 | (d))

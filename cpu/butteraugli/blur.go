@@ -183,7 +183,7 @@ func firColumns(k *kernel, src, out plane, y0, y1 int) {
 					r = r[:len(a0)]
 					kw := k.full[j-y+off]
 					for x := range a0 {
-						a0[x] += r[x] * kw
+						a0[x] += float32(r[x] * kw)
 					}
 				}
 				for x := range a0 {
@@ -224,11 +224,11 @@ func firColumns(k *kernel, src, out plane, y0, y1 int) {
 			if off >= 4 {
 				a3 = a3[:len(a0)]
 				for x := range a0 {
-					dst[x] = rc[x]*sc + a0[x] + a1[x] + a2[x] + a3[x]
+					dst[x] = float32(rc[x]*sc) + a0[x] + a1[x] + a2[x] + a3[x]
 				}
 			} else {
 				for x := range a0 {
-					dst[x] = rc[x]*sc + a0[x] + a1[x] + a2[x]
+					dst[x] = float32(rc[x]*sc) + a0[x] + a1[x] + a2[x]
 				}
 			}
 		}
@@ -279,7 +279,7 @@ func borderTap(k *kernel, n, x int, src []float32) float32 {
 	scale := 1 / wsum
 	var sum float32
 	for j := lo; j <= hi; j++ {
-		sum += src[j] * k.full[j-x+off]
+		sum += float32(src[j] * k.full[j-x+off])
 	}
 	return sum * scale
 }
@@ -297,6 +297,10 @@ func mirror(x, n int) int {
 	return x
 }
 
+// Throughout, products that feed a sum are rounded with float32(·): Go on
+// arm64 fuses x*y + z into one FMADD otherwise, and the results would
+// differ from amd64's (and from cpusimd's kernels).
+
 // blurSep5 is the 5×5 separable blur with mirrored borders: each of the five
 // rows around the output is convolved along x, then the five results are
 // combined along y.
@@ -310,23 +314,23 @@ func blurSep5(wk workers, k *kernel, in, out, tmp plane) {
 			if useFast && w >= 5 {
 				cpusimd.BASep5(dst[2:w-2], src, 1, &[3]float32{w0, w1, w2})
 				for _, x := range [4]int{0, 1, w - 2, w - 1} {
-					dst[x] = src[x]*w0 + (src[mirror(x-1, w)]+src[mirror(x+1, w)])*w1 +
-						(src[mirror(x-2, w)]+src[mirror(x+2, w)])*w2
+					dst[x] = float32(src[x]*w0) + float32((src[mirror(x-1, w)]+src[mirror(x+1, w)])*w1) +
+						float32((src[mirror(x-2, w)]+src[mirror(x+2, w)])*w2)
 				}
 				continue
 			}
 			if w >= 5 {
 				for x := 2; x < w-2; x++ {
-					dst[x] = src[x]*w0 + (src[x-1]+src[x+1])*w1 + (src[x-2]+src[x+2])*w2
+					dst[x] = float32(src[x]*w0) + float32((src[x-1]+src[x+1])*w1) + float32((src[x-2]+src[x+2])*w2)
 				}
 				for _, x := range [4]int{0, 1, w - 2, w - 1} {
-					dst[x] = src[x]*w0 + (src[mirror(x-1, w)]+src[mirror(x+1, w)])*w1 +
-						(src[mirror(x-2, w)]+src[mirror(x+2, w)])*w2
+					dst[x] = float32(src[x]*w0) + float32((src[mirror(x-1, w)]+src[mirror(x+1, w)])*w1) +
+						float32((src[mirror(x-2, w)]+src[mirror(x+2, w)])*w2)
 				}
 			} else {
 				for x := 0; x < w; x++ {
-					dst[x] = src[x]*w0 + (src[mirror(x-1, w)]+src[mirror(x+1, w)])*w1 +
-						(src[mirror(x-2, w)]+src[mirror(x+2, w)])*w2
+					dst[x] = float32(src[x]*w0) + float32((src[mirror(x-1, w)]+src[mirror(x+1, w)])*w1) +
+						float32((src[mirror(x-2, w)]+src[mirror(x+2, w)])*w2)
 				}
 			}
 		}
@@ -344,7 +348,7 @@ func blurSep5(wk workers, k *kernel, in, out, tmp plane) {
 			b2 := tmp.row(mirror(y+2, h))
 			dst := out.row(y)
 			for x := range dst {
-				dst[x] = m[x]*w0 + (t1[x]+b1[x])*w1 + (t2[x]+b2[x])*w2
+				dst[x] = float32(m[x]*w0) + float32((t1[x]+b1[x])*w1) + float32((t2[x]+b2[x])*w2)
 			}
 		}
 	})
@@ -355,12 +359,12 @@ func colAcc1(a, ra, rb []float32, s float32, assign bool) {
 	ra, rb = ra[:len(a)], rb[:len(a)]
 	if assign {
 		for x := range a {
-			a[x] = (ra[x] + rb[x]) * s
+			a[x] = float32((ra[x] + rb[x]) * s)
 		}
 		return
 	}
 	for x := range a {
-		a[x] += (ra[x] + rb[x]) * s
+		a[x] += float32((ra[x] + rb[x]) * s)
 	}
 }
 
@@ -369,16 +373,16 @@ func colAcc2(a, ra0, rb0, ra1, rb1 []float32, s0, s1 float32, assign bool) {
 	ra0, rb0, ra1, rb1 = ra0[:len(a)], rb0[:len(a)], ra1[:len(a)], rb1[:len(a)]
 	if assign {
 		for x := range a {
-			v := (ra0[x] + rb0[x]) * s0
-			v += (ra1[x] + rb1[x]) * s1
+			v := float32((ra0[x] + rb0[x]) * s0)
+			v += float32((ra1[x] + rb1[x]) * s1)
 			a[x] = v
 		}
 		return
 	}
 	for x := range a {
 		v := a[x]
-		v += (ra0[x] + rb0[x]) * s0
-		v += (ra1[x] + rb1[x]) * s1
+		v += float32((ra0[x] + rb0[x]) * s0)
+		v += float32((ra1[x] + rb1[x]) * s1)
 		a[x] = v
 	}
 }
@@ -392,13 +396,13 @@ func colAcc4(a, ra0, rb0, ra1, rb1, ra2, rb2, ra3, rb3 []float32, s *[4]float32,
 	for x := range a {
 		var v float32
 		if assign {
-			v = (ra0[x] + rb0[x]) * s0
+			v = float32((ra0[x] + rb0[x]) * s0)
 		} else {
-			v = a[x] + (ra0[x]+rb0[x])*s0
+			v = a[x] + float32((ra0[x]+rb0[x])*s0)
 		}
-		v += (ra1[x] + rb1[x]) * s1
-		v += (ra2[x] + rb2[x]) * s2
-		v += (ra3[x] + rb3[x]) * s3
+		v += float32((ra1[x] + rb1[x]) * s1)
+		v += float32((ra2[x] + rb2[x]) * s2)
+		v += float32((ra3[x] + rb3[x]) * s3)
 		a[x] = v
 	}
 }

@@ -344,14 +344,14 @@ func rowPowerSums(row []float32, p float64) [3]float64 {
 		d := float64(v)
 		var d2 float64
 		if cube {
-			d2 = d * (d * d)
+			d2 = float64(d * (d * d)) // rounded: arm64 would fuse it into the sum
 		} else {
 			d2 = math.Pow(d, p)
 		}
 		s[0] += d2
-		d2 *= d2
+		d2 = float64(d2 * d2)
 		s[1] += d2
-		d2 *= d2
+		d2 = float64(d2 * d2)
 		s[2] += d2
 	}
 	return s

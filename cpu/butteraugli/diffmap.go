@@ -174,12 +174,15 @@ func diffmapLevel(wk workers, lv *level, xyb1 image3, sc *scratch) plane {
 }
 
 // asymL2 adds to prev the squared HF difference plus half-open penalties
-// for a distorted value that shrank towards zero or overshot.
+// for a distorted value that shrank towards zero or overshot. Here and in
+// the loops below, products that feed a sum are rounded with float32(·):
+// Go on arm64 would otherwise fuse them into FMADDs, and arm64's scores
+// would differ from amd64's.
 func asymL2(v0, v1, wgt, wlt, prev float32) float32 {
 	d := v0 - v1
-	total := d*d*wgt + prev
+	total := float32(d*d*wgt) + prev
 	fabs0 := abs32(v0)
-	tooSmall := 0.4 * fabs0
+	tooSmall := float32(0.4 * fabs0)
 	tooBig := fabs0
 	var v float32
 	if v0 < 0 {
@@ -195,7 +198,7 @@ func asymL2(v0, v1, wgt, wlt, prev float32) float32 {
 			v = v1 - tooBig
 		}
 	}
-	return wlt*(v*v) + total
+	return float32(wlt*(v*v)) + total
 }
 
 // subsample2x averages 2×2 blocks (an odd last column or row is averaged
@@ -215,7 +218,7 @@ func subsample2x(wk workers, in image3, sc *scratch) image3 {
 					}
 					r := src.row(sy)
 					for x, v := range r {
-						o[x/2] += 0.25 * v
+						o[x/2] += float32(0.25 * v)
 					}
 				}
 				if w&1 != 0 {
@@ -239,7 +242,7 @@ func addSupersampled2x(wk workers, src, dst plane) {
 			d, s := dst.row(y), src.row(y/2)
 			for x := range d {
 				v := float32(float64(d[x]) * supMixMul)
-				d[x] = v + 0.5*s[x/2]
+				d[x] = v + float32(0.5*s[x/2])
 			}
 		}
 	})
@@ -264,13 +267,13 @@ func diffmapRowsRef(wk workers, lv *level, p0, p1 *psycho, acc [2]plane, act1, r
 			for x := range o {
 				ac0 := asymL2(h0x[x], h1x[x], asymGt[0], asymLt[0], a0[x])
 				d := m0x[x] - m1x[x]
-				ac0 = d*d*l2MF[0] + ac0
+				ac0 = float32(d*d*l2MF[0]) + ac0
 
 				ac1 := asymL2(h0y[x], h1y[x], asymGt[1], asymLt[1], a1[x])
 				d = m0y[x] - m1y[x]
-				ac1 = d*d*l2MF[1] + ac1
+				ac1 = float32(d*d*l2MF[1]) + ac1
 				d = b0[x] - b1[x]
-				ac1 += maskToErrMul * d * d
+				ac1 += float32(maskToErrMul * d * d)
 
 				d = m0b[x] - m1b[x]
 				ac2 := d * d * l2MF[2]
@@ -283,7 +286,7 @@ func diffmapRowsRef(wk workers, lv *level, p0, p1 *psycho, acc [2]plane, act1, r
 				dc2 := d * d * l2LF[2]
 
 				m, md := mac[x], mdc[x]
-				v := (dc0*md + dc1*md + dc2*md) + (ac0*m + ac1*m + ac2*m)
+				v := (float32(dc0*md) + float32(dc1*md) + float32(dc2*md)) + (float32(ac0*m) + float32(ac1*m) + float32(ac2*m))
 				o[x] = float32(math.Sqrt(float64(v)))
 			}
 		}

@@ -3,7 +3,7 @@ package butteraugli
 import "github.com/zenmetrics-go/zenmetrics/cpusimd"
 
 // The fast path: the same pipeline with its hot loops in cpusimd's
-// Butteraugli kernels (AVX2 on amd64). Those kernels do each sample's
+// Butteraugli kernels (AVX2 on amd64, NEON on arm64). Those kernels do each sample's
 // arithmetic exactly as the loops here do — float32 steps rounded one at a
 // time in the same order, float64 where this package widens — so the fast
 // path returns the reference's bits, and every test of this package checks
@@ -65,7 +65,7 @@ func blurFast(wk workers, k *kernel, in, out plane, sc *scratch) {
 				kw := k.full[lo-x+off : hi-x+off+1]
 				var sum float32
 				for j, v := range src[lo : hi+1] {
-					sum += v * kw[j]
+					sum += float32(v * kw[j])
 				}
 				dst[x] = sum * scales[i]
 			}
@@ -103,7 +103,7 @@ func blurFast(wk workers, k *kernel, in, out plane, sc *scratch) {
 				r := arow(j)
 				kw := k.full[j-y+off]
 				for x := range acc {
-					acc[x] += r[x] * kw
+					acc[x] += float32(r[x] * kw)
 				}
 			}
 			for x := range acc {

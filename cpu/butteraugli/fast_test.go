@@ -20,7 +20,7 @@ import (
 
 // bothPaths returns the reference result and the fast one (the same
 // function run with useFast off, then on). Without assembly (noasm,
-// arm64, a CPU without AVX2) the second run is the kernels' Go twins: it
+// another GOARCH, a CPU without AVX2) the second run is the kernels' Go twins: it
 // still checks the wiring of the fast path against the reference loops.
 func bothPaths(t *testing.T, f func() Result) (ref, fast Result) {
 	t.Helper()
@@ -35,7 +35,7 @@ func bothPaths(t *testing.T, f func() Result) (ref, fast Result) {
 
 func TestFastAssemblyRuns(t *testing.T) {
 	if cpusimd.HasAsm() && !cpusimd.ButteraugliEnabled() && os.Getenv("ZENMETRICS_NOSIMD") == "" {
-		t.Fatal("AVX2 assembly is built and supported but Butteraugli's kernels are off")
+		t.Fatal("assembly (AVX2 or NEON) is built and supported but Butteraugli's kernels are off")
 	}
 	t.Logf("Butteraugli assembly kernels: %v", cpusimd.ButteraugliEnabled())
 }

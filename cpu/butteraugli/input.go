@@ -143,7 +143,7 @@ func linearToSrgbExact(v float64) float64 {
 	case v <= 0.0031308:
 		return v * 12.92
 	}
-	return math.Pow(v, 1/2.4)*1.055 - 0.055
+	return float64(math.Pow(v, 1/2.4)*1.055) - 0.055 // rounded: arm64 would fuse it
 }
 
 func srgbToLinearExact(v float64) float64 {
@@ -182,7 +182,7 @@ func blendOnto(wk workers, li linearImage, bgLinear float32, sc *scratch) image3
 						o[x] = s[x]
 					default:
 						fg := float32(float64(av) * linearToSrgbExact(float64(s[x])))
-						b := (1 - av) * bg
+						b := float32((1 - av) * bg) // rounded: arm64 would fuse it into fg + b
 						o[x] = float32(srgbToLinearExact(float64(fg + b)))
 					}
 				}

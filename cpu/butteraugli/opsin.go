@@ -47,8 +47,10 @@ func log2Approx(x float32) float32 {
 	bits := int32(math.Float32bits(x))
 	e := (bits - 0x3f2aaaab) >> 23
 	m := math.Float32frombits(uint32(bits-e<<23)) - 1
-	num := (logP2*m+logP1)*m + logP0
-	den := (logQ2*m+logQ1)*m + logQ0
+	// Products rounded on their own (float32(·)), as on amd64: Go on
+	// arm64 would fuse them into the sums.
+	num := float32((float32(logP2*m)+logP1)*m) + logP0
+	den := float32((float32(logQ2*m)+logQ1)*m) + logQ0
 	return num/den + float32(e)
 }
 
@@ -64,7 +66,7 @@ func gammaHDR(v float32) float32 {
 	if v < 0 {
 		v = 0
 	}
-	return gammaRetMul*log2Approx(v+gammaAdd) + retAdd
+	return float32(gammaRetMul*log2Approx(v+gammaAdd)) + retAdd
 }
 
 // opsinDynamics converts linear RGB (1.0 = intensity nits) to butteraugli's
@@ -93,16 +95,16 @@ func opsinDynamics(wk workers, rgb image3, intensity float32, xyb, blurred image
 			ox, oy, ob := xyb[0].row(y), xyb[1].row(y), xyb[2].row(y)
 			for x := range r {
 				r0, g0, b0 := br[x]*intensity, bg[x]*intensity, bb[x]*intensity
-				p0 := max(mix0*r0+(mix1*g0+(mix2*b0+mix3)), mix3, minV)
-				p1 := max(mix4*r0+(mix5*g0+(mix6*b0+mix7)), mix7, minV)
-				p2 := max(mix8*r0+(mix9*g0+(mix10*b0+mix11)), mix11, minV)
+				p0 := max(float32(mix0*r0)+(float32(mix1*g0)+(float32(mix2*b0)+mix3)), mix3, minV)
+				p1 := max(float32(mix4*r0)+(float32(mix5*g0)+(float32(mix6*b0)+mix7)), mix7, minV)
+				p2 := max(float32(mix8*r0)+(float32(mix9*g0)+(float32(mix10*b0)+mix11)), mix11, minV)
 				s0 := max(gammaHDR(p0)/p0, minV)
 				s1 := max(gammaHDR(p1)/p1, minV)
 				s2 := max(gammaHDR(p2)/p2, minV)
 				r1, g1, b1 := r[x]*intensity, g[x]*intensity, b[x]*intensity
-				c0 := max((mix0*r1+(mix1*g1+(mix2*b1+mix3)))*s0, mix3)
-				c1 := max((mix4*r1+(mix5*g1+(mix6*b1+mix7)))*s1, mix7)
-				c2 := max((mix8*r1+(mix9*g1+(mix10*b1+mix11)))*s2, mix11)
+				c0 := max((float32(mix0*r1)+(float32(mix1*g1)+(float32(mix2*b1)+mix3)))*s0, mix3)
+				c1 := max((float32(mix4*r1)+(float32(mix5*g1)+(float32(mix6*b1)+mix7)))*s1, mix7)
+				c2 := max((float32(mix8*r1)+(float32(mix9*g1)+(float32(mix10*b1)+mix11)))*s2, mix11)
 				ox[x] = c0 - c1
 				oy[x] = c0 + c1
 				ob[x] = c2

@@ -73,10 +73,10 @@ func amplifyRange(w, x float32) float32 {
 // maximumClamp compresses values beyond ±m.
 func maximumClamp(m, v float32) float32 {
 	if v >= m {
-		return (v-m)*maxclampMul + m
+		return float32((v-m)*maxclampMul) + m // rounded: arm64 would fuse it
 	}
 	if v < -m {
-		return (v+m)*maxclampMul - m
+		return float32((v+m)*maxclampMul) - m
 	}
 	return v
 }
@@ -108,7 +108,7 @@ func separateFrequencies(wk workers, xyb image3, sc *scratch) psycho {
 				}
 			}
 			for x := range lx {
-				b := lfYToBMul*ly[x] + lb[x]
+				b := float32(lfYToBMul*ly[x]) + lb[x] // rounded: arm64 would fuse it
 				lb[x] = b * lfBMul
 				lx[x] *= lfXMul
 				ly[x] *= lfYMul
@@ -163,7 +163,7 @@ func separateFrequencies(wk workers, xyb image3, sc *scratch) psycho {
 			hx, hy := ps.hf[0].row(y), ps.hf[1].row(y)
 			for x := range hx {
 				vy := hy[x]
-				sc := suppressW/(vy*vy+suppressW)*suppressOneMinusS + suppressS
+				sc := float32(suppressW/(float32(vy*vy)+suppressW)*suppressOneMinusS) + suppressS
 				hx[x] = sc * hx[x]
 			}
 		}
@@ -198,7 +198,7 @@ func separateFrequencies(wk workers, xyb image3, sc *scratch) psycho {
 						hv := maximumClamp(maxclampHf, hr[x])
 						uv := maximumClamp(maxclampUhf, ur[x]-hv)
 						ur[x] = uv * mulYUhf
-						hr[x] = amplifyRange(addHfRange, hv*mulYHf)
+						hr[x] = amplifyRange(addHfRange, float32(hv*mulYHf))
 					}
 				}
 			}
@@ -248,9 +248,9 @@ func maskActivity(wk workers, ps *psycho, out plane, sc *scratch) {
 			o := tmp.row(y)
 			for x := range o {
 				xd := (ux[x] + hx[x]) * maskMulsX
-				yd := uy[x]*maskMulsY + hy[x]*maskMulsYUhf
-				m := float32(math.Sqrt(float64(xd*xd + yd*yd)))
-				o[x] = float32(math.Sqrt(float64(maskMul*abs32(m)+bias))) - sqrtBias
+				yd := float32(uy[x]*maskMulsY) + float32(hy[x]*maskMulsYUhf)
+				m := float32(math.Sqrt(float64(float32(xd*xd) + float32(yd*yd))))
+				o[x] = float32(math.Sqrt(float64(float32(maskMul*abs32(m))+bias))) - sqrtBias
 			}
 		}
 	})
@@ -328,21 +328,21 @@ func erodeAt(from plane, x, y int) float32 {
 	if y < h-step {
 		storeMin3(from.row(y + step)[x], &m0, &m1, &m2)
 	}
-	return 0.45*m0 + 0.3*m1 + 0.25*m2
+	return float32(0.45*m0) + float32(0.3*m1) + float32(0.25*m2)
 }
 
 // maskY and maskDcY turn the masking activity into the weights of the AC
 // and DC error terms (double precision, as in the reference).
 func maskY(delta float64) float64 {
 	const offset, scaler, mul = 0.829591754942, 0.451936922203, 2.5485944793
-	c := mul / ((scaler * delta) + offset)
+	c := mul / (float64(scaler*delta) + offset)
 	r := float64(globalScale) * (1.0 + c)
 	return r * r
 }
 
 func maskDcY(delta float64) float64 {
 	const offset, scaler, mul = 0.20025578522, 3.87449418804, 0.505054525019
-	c := mul / ((scaler * delta) + offset)
+	c := mul / (float64(scaler*delta) + offset)
 	r := float64(globalScale) * (1.0 + c)
 	return r * r
 }

@@ -246,10 +246,10 @@ func synth(name string) (a, b *rgbImg, err error) {
 		return a, a.shift(10), nil
 	case kind == "radial_shift_15":
 		cx, cy := float32(w)/2, float32(h)/2
-		maxd := sqrtf(cx*cx + cy*cy)
+		maxd := sqrtf(float32(cx*cx) + float32(cy*cy)) // products rounded: arm64 would fuse them
 		a = grayFunc(w, h, func(x, y int) byte {
 			dx, dy := float32(x)-cx, float32(y)-cy
-			d := sqrtf(dx*dx + dy*dy)
+			d := sqrtf(float32(dx*dx) + float32(dy*dy))
 			return truncByte(clampf((1-d/maxd)*255, 0, 255))
 		})
 		return a, a.shift(15), nil
@@ -281,7 +281,9 @@ func synth(name string) (a, b *rgbImg, err error) {
 		switch strings.TrimPrefix(kind, "random_mid_") {
 		case "contrast_1.2":
 			b = a.mapBytes(func(v byte) byte {
-				return truncByte(clampf((float32(v)-128)*float32(1.2)+128, 0, 255))
+				// The product rounded before +128, as on amd64 (arm64 would
+				// fuse it, and the image would change).
+				return truncByte(clampf(float32((float32(v)-128)*float32(1.2))+128, 0, 255))
 			})
 		case "gamma_0.9":
 			b = a.mapBytes(func(v byte) byte {
