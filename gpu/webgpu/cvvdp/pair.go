@@ -123,38 +123,9 @@ func planPairs(b *webgpu.Backend, ws, hs []int, band int, reserve int64) (winRow
 // takePair takes a strip-pair reference's buffers (device thread) and
 // writes the constants, and makes the host planes.
 func (r *reference) takePair(g *webgpu.GPU) error {
-	p := r.plan
-	n := p.Levels
-	o := &r.own
-	raw := pairRaw(p.W[0], r.st.winRows)
-	sizes, _ := pairSizes(p.W, p.H, r.st.winRows, raw)
-	next := func() int64 { v := sizes[0]; sizes = sizes[1:]; return v }
-	r.kb = o.Storage(g, next())
-	r.lut = o.Storage(g, next())
-	r.g = make([]*webgpu.Buffer, n)
-	for l := range r.g {
-		r.g[l] = o.Storage(g, next())
-	}
-	r.rb = o.Storage(g, next())
-	r.rtmp = o.Storage(g, next())
-	r.ex = o.Storage(g, next())
-	r.mm = o.Storage(g, next())
-	r.hb = o.Storage(g, next())
-	r.st.rpW = o.Storage(g, next())
-	r.st.sW = o.Storage(g, next())
-	r.sums = o.Storage(g, next())
-	if err := r.takeCommon(g); err != nil {
-		return err
-	}
-	if err := r.up.Ensure(g, o, raw); err != nil {
-		return err
-	}
-	r.st.rp, r.st.s = make([][]float32, n-1), make([][]float32, n-1)
-	for b := 0; b+1 < n; b++ {
-		r.st.rp[b] = make([]float32, nCh*p.W[b]*p.H[b])
-		r.st.s[b] = make([]float32, nCh*p.W[b]*p.H[b])
-	}
-	return nil
+	raw := pairRaw(r.plan.W[0], r.st.winRows)
+	sizes, _ := pairSizes(r.plan.W, r.plan.H, r.st.winRows, raw)
+	return r.takeWindowed(g, sizes, raw)
 }
 
 // pyramidPair builds im's Gaussian levels from 1 on (device thread):

@@ -151,10 +151,18 @@ func planStrips(b *webgpu.Backend, ws, hs []int, band int, reserve int64) (winRo
 // takeStrip takes a strip reference's buffers (device thread) and writes
 // the constants, and makes the host planes.
 func (r *reference) takeStrip(g *webgpu.GPU, raw int64) error {
+	sizes, _ := stripSizes(r.plan.W, r.plan.H, r.st.winRows, raw)
+	return r.takeWindowed(g, sizes, raw)
+}
+
+// takeWindowed takes the buffers of a strip or strip-pair reference, in
+// the order of sizes (stripSizes' or pairSizes' list, which differ only
+// in the sizes), then the common ones and the upload of raw bytes, and
+// makes the host planes of the reference's bands.
+func (r *reference) takeWindowed(g *webgpu.GPU, sizes []int64, raw int64) error {
 	p := r.plan
 	n := p.Levels
 	o := &r.own
-	sizes, _ := stripSizes(p.W, p.H, r.st.winRows, raw)
 	next := func() int64 { v := sizes[0]; sizes = sizes[1:]; return v }
 	r.kb = o.Storage(g, next())
 	r.lut = o.Storage(g, next())
