@@ -24,7 +24,8 @@
 # MULTI_SKIP_RUN=1 skips step 1 (when run.sh already ran in this call and
 # unpacked the binaries); BATCH_LIMIT=S stops any one batch after S seconds
 # (default 60) so the whole call stays inside the device's command limit;
-# MULTI_SIZES="4 16" picks the sizes.
+# MULTI_SIZES="4 16" picks the sizes; LOADERS=n processes load GPU 1 in
+# step 3 (default 4), LOADED_SETS its metric lists (default ssim2).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 root=$PWD
@@ -79,19 +80,30 @@ done
 # batch with 4 decoders, was held by its decoders and hardly loaded GPU 1);
 # CUDA_VISIBLE_DEVICES=1 makes GPU 1 that process's device 0.
 big=$(ls "$M"/man*.tsv | sort -V | tail -1)
-if [ -x $B/gpu_cuda_ssim2.test ]; then
-  ( cd "$root/gpu/cuda/ssim2" && while :; do CUDA_VISIBLE_DEVICES=1 $B/gpu_cuda_ssim2.test -test.run '^$' \
-      -test.bench 'BenchmarkCached2$/16MP' -test.benchtime 2000x >/dev/null 2>&1; done ) &
-else
-  ( while :; do CUDA_VISIBLE_DEVICES=1 $B/zmscore --manifest "$big" --metric ssim2 --backend cuda \
-      --decoders 4 --workers 4 --out "$M/load_$RANDOM.jsonl" --quiet >/dev/null 2>&1; done ) &
-fi
-loader=$!
-sleep 5
-for s in adaptive round-robin; do
-  batch "ssim2_gpu01_${s}_gpu1loaded" --manifest "$big" --metric ssim2 --gpus 0,1 --balance $s
+# LOADERS processes (default 4) keep GPU 1 busy; a host-bound batch hardly
+# notices one, as the 05:22 UTC call of session 5 showed. nvidia-smi
+# samples both GPUs' utilisation meanwhile, so the summary shows the load.
+loaders=()
+for i in $(seq 1 "${LOADERS:-4}"); do
+  if [ -x $B/gpu_cuda_ssim2.test ]; then
+    ( cd "$root/gpu/cuda/ssim2" && while :; do CUDA_VISIBLE_DEVICES=1 $B/gpu_cuda_ssim2.test -test.run '^$' \
+        -test.bench 'BenchmarkCached2$/16MP' -test.benchtime 2000x >/dev/null 2>&1; done ) &
+  else
+    ( while :; do CUDA_VISIBLE_DEVICES=1 $B/zmscore --manifest "$big" --metric ssim2 --backend cuda \
+        --decoders 4 --workers 4 --out "$M/load_$RANDOM.jsonl" --quiet >/dev/null 2>&1; done ) &
+  fi
+  loaders+=($!)
 done
-kill $loader 2>/dev/null; pkill -f "$M/load_" 2>/dev/null; pkill -f 'BenchmarkCached2' 2>/dev/null; wait 2>/dev/null
+sleep 8
+nvidia-smi --query-gpu=index,utilization.gpu --format=csv,noheader -lms 500 > "$M/util.txt" 2>&1 & smi=$!
+for s in adaptive round-robin; do
+  for m in ${LOADED_SETS:-ssim2}; do
+    batch "${m/,/+}_gpu01_${s}_gpu1loaded" --manifest "$big" --metric "$m" --gpus 0,1 --balance $s
+  done
+done
+kill $smi 2>/dev/null
+say "GPU utilisation while loaded: $(awk -F', ' '{gsub(/ %/,"",$2); n[$1]++; t[$1]+=$2} END {for (i in n) printf "GPU %s mean %.0f%% (%d samples); ", i, t[i]/n[i], n[i]}' "$M/util.txt")"
+kill "${loaders[@]}" 2>/dev/null; pkill -f "$M/load_" 2>/dev/null; pkill -f 'BenchmarkCached2' 2>/dev/null; wait 2>/dev/null
 
 cp "$S" "$OUT/multi.txt"
 tar czf "$OUT/multi.tgz" -C "$M" --exclude='img*' --exclude='*.jsonl' .
