@@ -2,6 +2,8 @@ package webgpu
 
 import (
 	"context"
+	"fmt"
+	"os"
 	"sync"
 	"time"
 	"unsafe"
@@ -408,11 +410,33 @@ type StagingRing struct {
 type StagingSlot struct {
 	Buf *Buffer
 	Mem []byte
+	// tr is the score's host timeline (ZENMETRICS_PIPE_TRACE only).
+	tr pipeTimes
 }
+
+// pipeTrace makes AwaitPiped print each pipelined score's host phases to
+// stderr (ZENMETRICS_PIPE_TRACE=1; measurements only): take (waiting for
+// a slot, mapping it), fill, submit (the reference's lock, recording and
+// Queue.Submit), wait (for the GPU) and finish (read-backs, remap).
+var pipeTrace = os.Getenv("ZENMETRICS_PIPE_TRACE") != ""
+
+type pipeTimes struct{ t0, taken, filled, waited time.Time }
 
 // Take returns a slot mapped with at least size bytes, making one (up to
 // N) or waiting for one to come back. Give it back with Put.
 func (p *StagingRing) Take(ctx context.Context, d *Device, size int64) (*StagingSlot, error) {
+	if !pipeTrace {
+		return p.take(ctx, d, size)
+	}
+	t0 := time.Now()
+	st, err := p.take(ctx, d, size)
+	if st != nil {
+		st.tr = pipeTimes{t0: t0, taken: time.Now()}
+	}
+	return st, err
+}
+
+func (p *StagingRing) take(ctx context.Context, d *Device, size int64) (*StagingSlot, error) {
 	p.mu.Lock()
 	if p.closed {
 		p.mu.Unlock()
@@ -512,6 +536,9 @@ func (st *StagingSlot) Fill(pix []byte, need, size int64) time.Duration {
 	t0 := time.Now()
 	parallelCopy(st.Mem[:need], pix[:need])
 	clear(st.Mem[need:size])
+	if pipeTrace {
+		st.tr.filled = time.Now()
+	}
 	return time.Since(t0)
 }
 
@@ -582,6 +609,20 @@ type PipedRead struct {
 // read-back and maps the staging slot again, so the ring keeps its buffer.
 // Not on the device thread.
 func AwaitPiped(ctx context.Context, d *Device, st *StagingSlot, submitErr error, reads ...PipedRead) error {
+	if !pipeTrace {
+		return awaitPiped(ctx, d, st, submitErr, reads)
+	}
+	tr, submitted := st.tr, time.Now()
+	err := awaitPiped(ctx, d, st, submitErr, reads)
+	us := func(a, b time.Time) float64 { return float64(b.Sub(a).Nanoseconds()) / 1e3 }
+	end := time.Now()
+	fmt.Fprintf(os.Stderr, "pipe %.1f MB: take %.0f fill %.0f submit %.0f wait %.0f finish %.0f total %.0f us\n",
+		float64(st.Buf.Size())/1e6, us(tr.t0, tr.taken), us(tr.taken, tr.filled), us(tr.filled, submitted),
+		us(submitted, st.tr.waited), us(st.tr.waited, end), us(tr.t0, end))
+	return err
+}
+
+func awaitPiped(ctx context.Context, d *Device, st *StagingSlot, submitErr error, reads []PipedRead) error {
 	finish := func(read bool) error {
 		return d.Do(context.Background(), func(g *GPU) error {
 			var err error
@@ -616,6 +657,9 @@ func AwaitPiped(ctx context.Context, d *Device, st *StagingSlot, submitErr error
 			return err
 		}
 		break
+	}
+	if pipeTrace {
+		st.tr.waited = time.Now()
 	}
 	return finish(true)
 }
