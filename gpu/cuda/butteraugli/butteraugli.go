@@ -100,15 +100,6 @@ func checkOptions(opt zenmetrics.Options) (float64, error) {
 	return it, nil
 }
 
-// slot is one scorer's device scratch with its worker (stream, staging).
-type slot struct {
-	wk   *cuda.Worker
-	raw  *cuda.Buffer
-	ws   []*work
-	part *cuda.Buffer // reduce_map records
-	tot  *cuda.Buffer // reduce_partials' 8 doubles
-}
-
 // reference is a prepared Butteraugli reference on a CUDA device.
 type reference struct {
 	b         *cuda.Backend
@@ -167,19 +158,32 @@ func (r *reference) newSlot(raw int64) (s *slot, err error) {
 	if s.wk, err = r.dev.TakeWorker(raw, r.outBytes()); err != nil {
 		return nil, err
 	}
-	s.raw = r.alloc(&bufs, &err, raw)
-	for _, l := range r.sz {
-		n := 4 * int64(l.w) * int64(l.h)
-		p := func() *cuda.Buffer { return r.alloc(&bufs, &err, n) }
-		s.ws = append(s.ws, &work{
-			lin: [3]*cuda.Buffer{p(), p(), p()}, res2: p(), dm: p(),
-			dist: planeSet{lf: [3]*cuda.Buffer{p(), p(), p()}, mf: [3]*cuda.Buffer{p(), p(), p()},
-				hf: [2]*cuda.Buffer{p(), p()}, uhf: [2]*cuda.Buffer{p(), p()}, act: p()},
-		})
-	}
-	s.part = r.alloc(&bufs, &err, 64*int64(reduceGroups(r.w*r.h)))
-	s.tot = r.alloc(&bufs, &err, 64)
+	fillSlot(s, r.sz, raw, func(n int64) *cuda.Buffer { return r.alloc(&bufs, &err, n) })
 	return s, err
+}
+
+// fillSlot allocates a slot's device buffers with alloc (the device, or
+// the tests' fake allocator).
+func fillSlot(s *slot, sz []size, raw int64, alloc func(int64) *cuda.Buffer) {
+	s.raw = alloc(raw)
+	for _, l := range sz {
+		n := 4 * int64(l.w) * int64(l.h)
+		p := func() *cuda.Buffer { return alloc(n) }
+		s.ws = append(s.ws, &work{lin: [3]*cuda.Buffer{p(), p(), p()}, res2: p(), dm: p(), dist: newSet(p, false)})
+	}
+	s.part = alloc(64 * int64(reduceGroups(sz[0].w*sz[0].h)))
+	s.tot = alloc(64)
+}
+
+// newSet is a decomposition's planes from p (with the mask weights for a
+// reference).
+func newSet(p func() *cuda.Buffer, ref bool) planeSet {
+	s := planeSet{lf: [3]*cuda.Buffer{p(), p(), p()}, mf: [3]*cuda.Buffer{p(), p(), p()},
+		hf: [2]*cuda.Buffer{p(), p()}, uhf: [2]*cuda.Buffer{p(), p()}, act: p()}
+	if ref {
+		s.mac, s.mdc = p(), p()
+	}
+	return s
 }
 
 // slotBuffers lists a slot's device buffers.
@@ -319,9 +323,7 @@ func prepare(ctx context.Context, b *cuda.Backend, ref *zenmetrics.Image, opt ze
 		var sets []planeSet
 		for _, l := range r.sz {
 			n := 4 * int64(l.w) * int64(l.h)
-			p := func() *cuda.Buffer { return r.alloc(&r.bufs, &err, n) }
-			sets = append(sets, planeSet{lf: [3]*cuda.Buffer{p(), p(), p()}, mf: [3]*cuda.Buffer{p(), p(), p()},
-				hf: [2]*cuda.Buffer{p(), p()}, uhf: [2]*cuda.Buffer{p(), p()}, act: p(), mac: p(), mdc: p()})
+			sets = append(sets, newSet(func() *cuda.Buffer { return r.alloc(&r.bufs, &err, n) }, true))
 		}
 		r.sets = append(r.sets, sets)
 	}
@@ -341,15 +343,9 @@ func prepare(ctx context.Context, b *cuda.Backend, ref *zenmetrics.Image, opt ze
 	if err := s.wk.Upload(s.raw, ref.Pix[:raw]); err != nil {
 		return nil, err
 	}
-	q := streamQueue{s.wk.Stream}
 	lay := layoutOf(ref)
-	for v := 0; v < variants; v++ {
-		if err := queueUnpack(q, r.k, r.sz, s.ws, s.raw, r.lut[lay.bps], lay, float32(v)); err != nil {
-			return nil, err
-		}
-		if err := queueReference(q, r.k, r.sz, r.intensity, s.ws, r.sets[v]); err != nil {
-			return nil, err
-		}
+	if err := queuePrepare(streamQueue{s.wk.Stream}, r.k, r.sz, r.intensity, s, r.lut[lay.bps], lay, r.sets); err != nil {
+		return nil, err
 	}
 	if err := s.wk.Stream.Sync(); err != nil {
 		return nil, err
@@ -432,25 +428,8 @@ func (r *reference) run(ctx context.Context, dist *zenmetrics.Image) (sums [8]fl
 	if err := s.wk.Upload(s.raw, dist.Pix[:raw]); err != nil {
 		return sums, nil, err
 	}
-	q := streamQueue{s.wk.Stream}
 	lay := layoutOf(dist)
-	// libjxl compares with both backgrounds when either image has alpha
-	// (an opaque side is the same on both) and keeps the larger value.
-	variants := len(r.sets)
-	if lay.blend {
-		variants = 2
-	}
-	for v := 0; v < variants; v++ {
-		if err := queueUnpack(q, r.k, r.sz, s.ws, s.raw, r.lut[lay.bps], lay, float32(v)); err != nil {
-			return sums, nil, err
-		}
-		sets := r.sets[min(v, len(r.sets)-1)]
-		if err := queueDistorted(q, r.k, r.sz, r.intensity, s.ws, sets, v > 0); err != nil {
-			return sums, nil, err
-		}
-	}
-	cube := math.Abs(r.pnorm-3) < 1e-6
-	if err := queueReduce(q, r.k, s.ws[0].dm, s.part, s.tot, n, r.pnorm, cube); err != nil {
+	if err := queueScore(streamQueue{s.wk.Stream}, r.k, r.sz, r.intensity, s, r.lut[lay.bps], lay, r.sets, r.pnorm); err != nil {
 		return sums, nil, err
 	}
 	out := s.wk.Out

@@ -1,6 +1,10 @@
 package butteraugli
 
-import "github.com/zenmetrics-go/zenmetrics/gpu/cuda"
+import (
+	"math"
+
+	"github.com/zenmetrics-go/zenmetrics/gpu/cuda"
+)
 
 // The kernel sequences of one image at one level, written against a
 // launcher and buffers only (no device, no uploads), so that the tests can
@@ -23,6 +27,15 @@ type work struct {
 	res2 *cuda.Buffer
 	dist planeSet
 	dm   *cuda.Buffer
+}
+
+// slot is one scorer's device scratch with its worker (stream, staging).
+type slot struct {
+	wk   *cuda.Worker
+	raw  *cuda.Buffer
+	ws   []*work      // per level
+	part *cuda.Buffer // reduce_map records
+	tot  *cuda.Buffer // reduce_partials' 8 doubles
 }
 
 // size is a level's width and height.
@@ -199,4 +212,40 @@ func queueReduce(q launcher, k *kernels, dm, part, tot *cuda.Buffer, n int, pnor
 		return err
 	}
 	return q.launch(&k.reducePartials, cuda.Dim3{X: 1, Y: 1, Z: 1}, cuda.Dim3{X: reduceThreads, Y: 1, Z: 1}, part, groups, tot)
+}
+
+// queuePrepare queues the reference half for the raw image in s.raw: per
+// background (len(sets): 0 and 1 in linear light when the image has
+// alpha) the unpack and the decomposition of every level into sets[v].
+func queuePrepare(q launcher, k *kernels, sz []size, intensity float32, s *slot, lut *cuda.Buffer, lay layout, sets [][]planeSet) error {
+	for v := range sets {
+		if err := queueUnpack(q, k, sz, s.ws, s.raw, lut, lay, float32(v)); err != nil {
+			return err
+		}
+		if err := queueReference(q, k, sz, intensity, s.ws, sets[v]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// queueScore queues the distorted half for the raw image in s.raw and the
+// reduction into s.tot. libjxl compares with both backgrounds when either
+// image has alpha (an opaque side is the same on both) and keeps the
+// larger value per pixel.
+func queueScore(q launcher, k *kernels, sz []size, intensity float32, s *slot, lut *cuda.Buffer, lay layout, sets [][]planeSet, pnorm float64) error {
+	variants := len(sets)
+	if lay.blend {
+		variants = 2
+	}
+	for v := 0; v < variants; v++ {
+		if err := queueUnpack(q, k, sz, s.ws, s.raw, lut, lay, float32(v)); err != nil {
+			return err
+		}
+		if err := queueDistorted(q, k, sz, intensity, s.ws, sets[min(v, len(sets)-1)], v > 0); err != nil {
+			return err
+		}
+	}
+	cube := math.Abs(pnorm-3) < 1e-6
+	return queueReduce(q, k, s.ws[0].dm, s.part, s.tot, sz[0].w*sz[0].h, pnorm, cube)
 }
