@@ -31,11 +31,11 @@ func TestCUDASlotsOff(t *testing.T) {
 	}
 }
 
-// With a CUDA device, discovery's CUDA slot scores SSIMULACRA2 tasks (at
-// least one of them lands there; the chooser may share them with the CPU)
-// and never receives Butteraugli, which it does not implement: those go
-// to the CPU without an error. Skipped without CUDA, a failure under
-// ZENMETRICS_REQUIRE_CUDA=1.
+// With a CUDA device, discovery's CUDA slot scores SSIMULACRA2 and
+// Butteraugli tasks (at least one of them lands there; the chooser may
+// share them with the CPU) and never receives a metric it does not
+// implement (DSSIM here): those go to the CPU without an error. Skipped
+// without CUDA, a failure under ZENMETRICS_REQUIRE_CUDA=1.
 func TestCUDASlotsScore(t *testing.T) {
 	slots := cudaSlots(nil)
 	if len(slots) == 0 {
@@ -62,8 +62,11 @@ func TestCUDASlotsScore(t *testing.T) {
 	for i := 0; i < 12; i++ {
 		_, dist := metrictest.SyntheticPair(1024, 768, int64(2+i))
 		m := zenmetrics.SSIMULACRA2
-		if i%4 == 3 {
+		switch i % 4 {
+		case 2:
 			m = zenmetrics.Butteraugli
+		case 3:
+			m = zenmetrics.DSSIM
 		}
 		id := TaskID(i + 1)
 		tasks = append(tasks, Task{ID: id, Metric: m, Ref: ref, Dist: dist})
@@ -83,7 +86,7 @@ func TestCUDASlotsScore(t *testing.T) {
 		}
 		if strings.HasPrefix(r.Backend, "cuda:") {
 			onCUDA++
-			if r.Score.Metric != zenmetrics.SSIMULACRA2 {
+			if r.Score.Metric != zenmetrics.SSIMULACRA2 && r.Score.Metric != zenmetrics.Butteraugli {
 				t.Errorf("task %v: %v ran on %s", r.ID, r.Score.Metric, r.Backend)
 			}
 		}

@@ -3,6 +3,8 @@
 package all
 
 import (
+	// Butteraugli.
+	_ "github.com/zenmetrics-go/zenmetrics/gpu/cuda/butteraugli"
 	// SSIMULACRA2.
 	_ "github.com/zenmetrics-go/zenmetrics/gpu/cuda/ssim2"
 )

@@ -1,0 +1,485 @@
+// Package butteraugli is Butteraugli on CUDA: the host code that drives
+// the kernels in butteraugli.cu (compiled by NVRTC at first use, cached on
+// disk) on the runtime of package cuda. Importing it registers the metric
+// with every cuda.Backend (gpu/cuda/all imports it).
+//
+// It is the twin of gpu/webgpu/butteraugli: the same passes (opsin
+// dynamics, LF/MF/HF/UHF separation with separable FIR blurs, masking,
+// Malta filters, the masked DC and AC terms, the half-resolution level
+// blended in) on the same float32 arithmetic as the CPU reference
+// (cpu/butteraugli, libjxl v0.12.0), with double where the reference uses
+// double (which the WGSL kernels cannot), and the power sums of the norms
+// in double.
+//
+// A prepared reference keeps, per alpha background and level, its 13
+// planes on the device (LF×3, MF×3, HF×2, UHF×2, masking activity, AC and
+// DC mask weights). A score uploads the distorted pixels (8/16-bit, as
+// stored) through page-locked double buffers on the caller's own stream
+// and runs the distorted half in the caller's slot (16 scratch planes per
+// level), then reads back 64 bytes (and the map when asked for).
+package butteraugli
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"math"
+	"sync"
+
+	zenmetrics "github.com/zenmetrics-go/zenmetrics"
+	"github.com/zenmetrics-go/zenmetrics/gpu/cuda"
+)
+
+// minSize is the smallest side libjxl computes a distance map for.
+const minSize = 8
+
+// refPlanes and workPlanes are the planes per level of a reference's
+// background and of a scorer's scratch.
+const (
+	refPlanes  = 13
+	workPlanes = 16
+)
+
+// maxSlots bounds the scorers that run at once on one reference (each has
+// a stream, page-locked staging and a full set of scratch planes); more
+// callers wait for a slot.
+const maxSlots = 4
+
+// lutSize is the bytes of the two decoding tables (8- and 16-bit).
+const lutSize = 4*256 + 4*65536
+
+// roundAlloc is the size cuda.Device.Alloc really takes for size bytes (its
+// cache buckets: 64 KiB steps up to 2 MiB, 2 MiB steps above), so that the
+// estimate predicts what is held.
+func roundAlloc(size int64) int64 {
+	const small, large = 64 << 10, 2 << 20
+	size = max(size, 4)
+	if size <= large {
+		return (size + small - 1) / small * small
+	}
+	return (size + large - 1) / large * large
+}
+
+// refBytes is the device memory of a reference with variants backgrounds
+// (its planes and the decoding tables).
+func refBytes(w, h, variants int) int64 {
+	var b int64
+	for _, s := range levels(w, h) {
+		b += int64(variants) * refPlanes * roundAlloc(4*int64(s.w)*int64(s.h))
+	}
+	return b + roundAlloc(4*256) + roundAlloc(4*65536)
+}
+
+// slotBytes is one scorer's device memory for uploads of raw bytes.
+func slotBytes(w, h int, raw int64) int64 {
+	var b int64
+	for _, s := range levels(w, h) {
+		b += workPlanes * roundAlloc(4*int64(s.w)*int64(s.h))
+	}
+	return b + roundAlloc(raw) + roundAlloc(64*int64(reduceGroups(w*h))) + roundAlloc(64)
+}
+
+// estimate is a prepared reference plus one scorer.
+func estimate(w, h, variants int, raw int64) int64 {
+	return refBytes(w, h, variants) + slotBytes(w, h, raw)
+}
+
+// checkOptions validates opt as the CPU reference does and returns the
+// intensity target (0 or negative means 80).
+func checkOptions(opt zenmetrics.Options) (float64, error) {
+	it := opt.IntensityTarget
+	if math.IsNaN(it) || math.IsInf(it, 0) {
+		return 0, fmt.Errorf("%w: butteraugli intensity target %v", zenmetrics.ErrBadInput, it)
+	}
+	if it <= 0 {
+		it = 80
+	}
+	if p := opt.PNorm; math.IsNaN(p) || math.IsInf(p, 0) || p < 0 {
+		return 0, fmt.Errorf("%w: butteraugli p-norm %v", zenmetrics.ErrBadInput, p)
+	}
+	return it, nil
+}
+
+// reference is a prepared Butteraugli reference on a CUDA device.
+type reference struct {
+	b         *cuda.Backend
+	dev       *cuda.Device
+	k         *kernels
+	w, h      int
+	sz        []size
+	intensity float32
+	pnorm     float64
+	distMap   bool
+	sets      [][]planeSet    // [background][level]: one background, or two with alpha
+	lut       [3]*cuda.Buffer // decoding tables by bytes per sample
+	bufs      []*cuda.Buffer  // every reference buffer, to free
+
+	mu       sync.RWMutex
+	released bool
+	smu      sync.Mutex
+	free     []*slot
+	slots    []*slot
+	sem      chan struct{} // bounds the slots (maxSlots)
+}
+
+// outBytes is the page-locked read-back a slot needs: the 8 sums, and the
+// map when asked for.
+func (r *reference) outBytes() int64 {
+	if r.distMap {
+		return 64 + 4*int64(r.w)*int64(r.h)
+	}
+	return 64
+}
+
+// alloc allocates size bytes, appending the buffer to *list; after the
+// first error it does nothing, so a run of allocations is checked once.
+func (r *reference) alloc(list *[]*cuda.Buffer, err *error, size int64) *cuda.Buffer {
+	if *err != nil {
+		return nil
+	}
+	b, e := r.dev.Alloc(size)
+	if e != nil {
+		*err = e
+		return nil
+	}
+	*list = append(*list, b)
+	return b
+}
+
+// newSlot allocates a scorer's scratch for images of up to raw bytes.
+func (r *reference) newSlot(raw int64) (s *slot, err error) {
+	s = &slot{}
+	var bufs []*cuda.Buffer
+	defer func() {
+		if err != nil {
+			r.freeSlot(s)
+		}
+	}()
+	if s.wk, err = r.dev.TakeWorker(raw, r.outBytes()); err != nil {
+		return nil, err
+	}
+	fillSlot(s, r.sz, raw, func(n int64) *cuda.Buffer { return r.alloc(&bufs, &err, n) })
+	return s, err
+}
+
+// fillSlot allocates a slot's device buffers with alloc (the device, or
+// the tests' fake allocator).
+func fillSlot(s *slot, sz []size, raw int64, alloc func(int64) *cuda.Buffer) {
+	s.raw = alloc(raw)
+	for _, l := range sz {
+		n := 4 * int64(l.w) * int64(l.h)
+		p := func() *cuda.Buffer { return alloc(n) }
+		s.ws = append(s.ws, &work{lin: [3]*cuda.Buffer{p(), p(), p()}, res2: p(), dm: p(), dist: newSet(p, false)})
+	}
+	s.part = alloc(64 * int64(reduceGroups(sz[0].w*sz[0].h)))
+	s.tot = alloc(64)
+}
+
+// newSet is a decomposition's planes from p (with the mask weights for a
+// reference).
+func newSet(p func() *cuda.Buffer, ref bool) planeSet {
+	s := planeSet{lf: [3]*cuda.Buffer{p(), p(), p()}, mf: [3]*cuda.Buffer{p(), p(), p()},
+		hf: [2]*cuda.Buffer{p(), p()}, uhf: [2]*cuda.Buffer{p(), p()}, act: p()}
+	if ref {
+		s.mac, s.mdc = p(), p()
+	}
+	return s
+}
+
+// slotBuffers lists a slot's device buffers.
+func (s *slot) buffers() []*cuda.Buffer {
+	out := []*cuda.Buffer{s.raw, s.part, s.tot}
+	for _, wk := range s.ws {
+		out = append(out, wk.lin[:]...)
+		out = append(out, wk.res2, wk.dm, wk.dist.act)
+		out = append(out, wk.dist.lf[:]...)
+		out = append(out, wk.dist.mf[:]...)
+		out = append(out, wk.dist.hf[:]...)
+		out = append(out, wk.dist.uhf[:]...)
+	}
+	return out
+}
+
+// freeSlot waits for the slot's stream (freed buffers may be handed out
+// again at once), then gives its buffers and worker back to the device.
+func (r *reference) freeSlot(s *slot) {
+	if s.wk != nil {
+		_ = s.wk.Stream.Sync()
+	}
+	r.dev.Free(s.buffers()...)
+	r.dev.ReturnWorker(s.wk)
+	s.wk = nil
+}
+
+// getSlot takes a free slot or makes one; its raw buffer is grown to raw.
+func (r *reference) getSlot(ctx context.Context, raw int64) (*slot, error) {
+	select {
+	case r.sem <- struct{}{}:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	s, err := r.takeSlot(raw)
+	if err != nil {
+		<-r.sem
+	}
+	return s, err
+}
+
+func (r *reference) takeSlot(raw int64) (*slot, error) {
+	r.smu.Lock()
+	var s *slot
+	if n := len(r.free); n > 0 {
+		s = r.free[n-1]
+		r.free = r.free[:n-1]
+	}
+	nslots := len(r.slots)
+	r.smu.Unlock()
+	if s == nil {
+		// The first slot is in the estimate Prepare checked; another one
+		// is checked on its own before anything is allocated.
+		if nslots > 0 {
+			if err := r.b.CheckMemory(slotBytes(r.w, r.h, raw)); err != nil {
+				return nil, err
+			}
+		}
+		var err error
+		if s, err = r.newSlot(raw); err != nil {
+			return nil, err
+		}
+		r.smu.Lock()
+		r.slots = append(r.slots, s)
+		r.smu.Unlock()
+		return s, nil
+	}
+	if s.raw.Size < raw {
+		r.dev.Free(s.raw)
+		nb, err := r.dev.Alloc(raw)
+		if err != nil {
+			s.raw = &cuda.Buffer{} // size 0: reallocated next time
+			r.putBack(s)
+			return nil, err
+		}
+		s.raw = nb
+	}
+	return s, nil
+}
+
+func (r *reference) putBack(s *slot) {
+	r.smu.Lock()
+	r.free = append(r.free, s)
+	r.smu.Unlock()
+}
+
+func (r *reference) putSlot(s *slot) {
+	r.putBack(s)
+	<-r.sem
+}
+
+// layoutOf is how im's samples sit in the upload buffer.
+func layoutOf(im *zenmetrics.Image) layout {
+	f := im.Format
+	return layout{stride: im.Stride, channels: f.Channels(), bps: f.BytesPerSample(), blend: f.HasAlpha()}
+}
+
+// prepare does the reference half: upload, unpack per background (0 and 1
+// in linear light when ref has alpha, as libjxl), decompose every level
+// and derive the mask weights, all resident until Release.
+func prepare(ctx context.Context, b *cuda.Backend, ref *zenmetrics.Image, opt zenmetrics.Options) (_ *reference, err error) {
+	it, err := checkOptions(opt)
+	if err != nil {
+		return nil, err
+	}
+	if err := ref.Validate(); err != nil {
+		return nil, err
+	}
+	d := b.Device()
+	r := &reference{b: b, dev: d, w: ref.Width, h: ref.Height, sz: levels(ref.Width, ref.Height),
+		intensity: float32(it), pnorm: opt.PNorm, distMap: opt.DistMap, sem: make(chan struct{}, maxSlots)}
+	if len(r.sz) == 0 {
+		return r, nil // the map is all zeros: nothing to keep
+	}
+	variants := 1
+	if ref.Format.HasAlpha() {
+		variants = 2
+	}
+	raw := cuda.RawBytes(ref)
+	if err := b.CheckMemory(estimate(r.w, r.h, variants, raw)); err != nil {
+		return nil, err
+	}
+	if r.k, err = load(d); err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			r.Release()
+		}
+	}()
+	for _, bps := range []int{1, 2} {
+		if r.lut[bps] = r.alloc(&r.bufs, &err, int64(len(lutTable(bps)))); err != nil {
+			return nil, err
+		}
+	}
+	for v := 0; v < variants; v++ {
+		var sets []planeSet
+		for _, l := range r.sz {
+			n := 4 * int64(l.w) * int64(l.h)
+			sets = append(sets, newSet(func() *cuda.Buffer { return r.alloc(&r.bufs, &err, n) }, true))
+		}
+		r.sets = append(r.sets, sets)
+	}
+	if err != nil {
+		return nil, err
+	}
+	s, err := r.getSlot(ctx, raw)
+	if err != nil {
+		return nil, err
+	}
+	defer r.putSlot(s)
+	for _, bps := range []int{1, 2} {
+		if err := s.wk.Upload(r.lut[bps], lutTable(bps)); err != nil {
+			return nil, err
+		}
+	}
+	if err := s.wk.Upload(s.raw, ref.Pix[:raw]); err != nil {
+		return nil, err
+	}
+	lay := layoutOf(ref)
+	if err := queuePrepare(streamQueue{s.wk.Stream}, r.k, r.sz, r.intensity, s, r.lut[lay.bps], lay, r.sets); err != nil {
+		return nil, err
+	}
+	if err := s.wk.Stream.Sync(); err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+var (
+	lutOnce [3]sync.Once
+	luts    [3][]byte
+)
+
+// lutTable is lutBytes(bps), computed once per process.
+func lutTable(bps int) []byte {
+	lutOnce[bps].Do(func() { luts[bps] = lutBytes(bps) })
+	return luts[bps]
+}
+
+// Score implements zenmetrics.Reference: Value is the maximum of the
+// distance map, Extras["pnorm3"] the 3-norm, Extras["pnorm"] the
+// Options.PNorm-norm when asked for, DistMap the map when asked for. Safe
+// for concurrent use: each caller gets its own slot (stream, staging,
+// scratch).
+func (r *reference) Score(ctx context.Context, dist *zenmetrics.Image) (sc zenmetrics.Score, err error) {
+	defer zenmetrics.Recover(&err)
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	if r.released {
+		return sc, zenmetrics.ErrReleased
+	}
+	if err := dist.Validate(); err != nil {
+		return sc, err
+	}
+	if dist.Width != r.w || dist.Height != r.h {
+		return sc, &zenmetrics.SizeMismatchError{RefWidth: r.w, RefHeight: r.h, DistWidth: dist.Width, DistHeight: dist.Height}
+	}
+	if err := ctx.Err(); err != nil {
+		return sc, err
+	}
+	sums, dm, err := r.run(ctx, dist)
+	if err != nil {
+		return sc, err
+	}
+	sc = zenmetrics.Score{Metric: zenmetrics.Butteraugli, Value: sums[0], Extras: map[string]float64{"pnorm3": 0}}
+	n := float64(r.w) * float64(r.h)
+	if len(r.sz) > 0 {
+		sc.Extras["pnorm3"] = norm(sums[1:4], n, 3)
+	}
+	if r.pnorm > 0 {
+		sc.Extras["pnorm"] = 0
+		if len(r.sz) > 0 {
+			sc.Extras["pnorm"] = norm(sums[4:7], n, r.pnorm)
+		}
+	}
+	if r.distMap {
+		sc.DistMap = &zenmetrics.FloatPlane{Width: r.w, Height: r.h, Pix: dm}
+	}
+	return sc, nil
+}
+
+// run scores dist and returns the 8 sums (queueReduce) and, when asked
+// for, the map.
+func (r *reference) run(ctx context.Context, dist *zenmetrics.Image) (sums [8]float64, dm []float32, err error) {
+	n := r.w * r.h
+	if r.distMap {
+		dm = make([]float32, n)
+	}
+	if len(r.sz) == 0 {
+		return sums, dm, nil // below 8 px: libjxl's map is all zeros
+	}
+	raw := cuda.RawBytes(dist)
+	s, err := r.getSlot(ctx, raw)
+	if err != nil {
+		return sums, nil, err
+	}
+	defer r.putSlot(s)
+	if err := s.wk.Upload(s.raw, dist.Pix[:raw]); err != nil {
+		return sums, nil, err
+	}
+	lay := layoutOf(dist)
+	if err := queueScore(streamQueue{s.wk.Stream}, r.k, r.sz, r.intensity, s, r.lut[lay.bps], lay, r.sets, r.pnorm); err != nil {
+		return sums, nil, err
+	}
+	out := s.wk.Out
+	if err := s.wk.Stream.Download(out, 0, s.tot, 0, 64); err != nil {
+		return sums, nil, err
+	}
+	if dm != nil {
+		if err := s.wk.Stream.Download(out, 64, s.ws[0].dm, 0, 4*int64(n)); err != nil {
+			return sums, nil, err
+		}
+	}
+	if err := s.wk.Stream.Sync(); err != nil {
+		return sums, nil, err
+	}
+	for i := range sums {
+		sums[i] = math.Float64frombits(binary.LittleEndian.Uint64(out.Bytes[8*i:]))
+	}
+	for i := range dm {
+		dm[i] = math.Float32frombits(binary.LittleEndian.Uint32(out.Bytes[64+4*i:]))
+	}
+	return sums, dm, nil
+}
+
+// norm is libjxl's ComputeDistanceP from the power sums of d^p, d^2p and
+// d^4p over n values (cpu/butteraugli's finishDistanceP).
+func norm(s []float64, n, p float64) float64 {
+	one := 1.0 / n
+	v := 0.0
+	for i := 0; i < 3; i++ {
+		v += math.Pow(one*s[i], 1.0/(p*float64(int(1)<<i)))
+	}
+	return v / 3.0
+}
+
+// Release frees the reference's device memory; it waits for running
+// scores. Idempotent.
+func (r *reference) Release() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.released {
+		return
+	}
+	r.released = true
+	r.smu.Lock()
+	slots := r.slots
+	r.slots, r.free = nil, nil
+	r.smu.Unlock()
+	for _, s := range slots {
+		r.freeSlot(s)
+	}
+	r.dev.Free(r.bufs...)
+	r.bufs, r.sets = nil, nil
+}

@@ -1,0 +1,262 @@
+package butteraugli
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	zenmetrics "github.com/zenmetrics-go/zenmetrics"
+	"github.com/zenmetrics-go/zenmetrics/gpu/cuda"
+)
+
+// These tests need no GPU: the host's kernel sequences (queuePrepare,
+// queueScore: the very functions Prepare and Score run) are replayed into
+// a recorder over fake device buffers, and every launch is checked
+// against butteraugli.cu's declarations: argument kinds, block shape, a
+// grid that covers the level, buffers large enough for what the kernel
+// indexes, no buffer passed twice, and no input read before some earlier
+// launch (or the upload) wrote it.
+
+type launchRec struct {
+	k    *kern
+	g, b cuda.Dim3
+	args []any
+}
+
+type recorder struct{ l []launchRec }
+
+func (r *recorder) launch(k *kern, g, b cuda.Dim3, args ...any) error {
+	if err := checkArgs(k, args); err != nil {
+		return err
+	}
+	r.l = append(r.l, launchRec{k, g, b, args})
+	return nil
+}
+
+// fakeAlloc hands out buffers with distinct, widely spaced addresses.
+type fakeAlloc struct{ next cuda.DevPtr }
+
+func (f *fakeAlloc) alloc(n int64) *cuda.Buffer {
+	f.next += 1 << 40
+	return &cuda.Buffer{Ptr: f.next, Size: roundAlloc(n)}
+}
+
+// blockOf is the block shape each kernel is written for.
+func blockOf(name string) cuda.Dim3 {
+	switch name {
+	case "rows_lf", "rows_hf", "rows_uhf", "rows_mask":
+		return cuda.Dim3{X: rowTX, Y: rowTY, Z: 1}
+	case "cols_lf", "cols_mf", "cols_uhf", "cols_mask":
+		return cuda.Dim3{X: colTX, Y: colTY, Z: 1}
+	case "reduce_map", "reduce_partials":
+		return cuda.Dim3{X: reduceThreads, Y: 1, Z: 1}
+	}
+	return cuda.Dim3{X: pxBlock, Y: pxBlock, Z: 1}
+}
+
+// checker follows the launches of one scenario.
+type checker struct {
+	t       *testing.T
+	sigs    map[string][]param
+	written map[cuda.DevPtr]bool
+	lay     layout
+	w, h    int
+	groups  int // the last reduce_map's grid
+}
+
+func (c *checker) check(i int, l launchRec) {
+	t := c.t
+	ps := c.sigs[l.k.name]
+	name := fmt.Sprintf("launch %d (%s)", i, l.k.name)
+	if len(ps) != len(l.args) {
+		t.Fatalf("%s: %d arguments for %d parameters", name, len(l.args), len(ps))
+	}
+	ints := map[string]int{}
+	for j, pr := range ps {
+		if v, ok := l.args[j].(int); ok {
+			ints[pr.name] = v
+		}
+	}
+	if l.b != blockOf(l.k.name) {
+		t.Errorf("%s: block %+v, the kernel is written for %+v", name, l.b, blockOf(l.k.name))
+	}
+	w, h := ints["w"], ints["h"]
+	switch l.k.name {
+	case "reduce_map":
+		n := ints["n"]
+		if n != c.w*c.h || ints["per"] != reducePer {
+			t.Errorf("%s: n %d per %d", name, n, ints["per"])
+		}
+		if cov := int(l.g.X) * reduceThreads * reducePer; cov < n || cov-n >= reduceThreads*reducePer {
+			t.Errorf("%s: grid %d covers %d of %d values", name, l.g.X, cov, n)
+		}
+		c.groups = int(l.g.X)
+	case "reduce_partials":
+		if l.g.X != 1 || ints["groups"] != c.groups {
+			t.Errorf("%s: grid %d, groups %d (reduce_map had %d)", name, l.g.X, ints["groups"], c.groups)
+		}
+	default:
+		if w < minSize || h < minSize {
+			t.Fatalf("%s: level %d×%d", name, w, h)
+		}
+		if gx, gy := int(l.g.X*l.b.X), int(l.g.Y*l.b.Y); gx < w || gy < h || gx-w >= int(l.b.X) || gy-h >= int(l.b.Y) || l.g.Z != 1 {
+			t.Errorf("%s: grid %+v × block %+v does not fit %d×%d", name, l.g, l.b, w, h)
+		}
+	}
+	seen := map[cuda.DevPtr]string{}
+	for j, pr := range ps {
+		if pr.kind != 'p' {
+			continue
+		}
+		buf, _ := l.args[j].(*cuda.Buffer)
+		if buf == nil {
+			if l.k.name == "combine" && pr.name == "sub" && ints["mode"]&modeAddSub == 0 {
+				continue // unread
+			}
+			t.Errorf("%s: %s is nil", name, pr.name)
+			continue
+		}
+		if o, dup := seen[buf.Ptr]; dup {
+			t.Errorf("%s: the same buffer as %s and %s", name, o, pr.name)
+		}
+		seen[buf.Ptr] = pr.name
+		if need := c.needs(l.k.name, pr.name, ints); buf.Size < need {
+			t.Errorf("%s: %s holds %d bytes, the kernel reads up to %d", name, pr.name, buf.Size, need)
+		}
+		readsOut := (l.k.name == "cols_lf" && strings.HasPrefix(pr.name, "xyb")) ||
+			(l.k.name == "cols_mf" && strings.HasPrefix(pr.name, "res")) ||
+			(l.k.name == "cols_uhf" && (pr.name == "hf0" || pr.name == "hf1")) ||
+			(l.k.name == "combine" && pr.name == "dm" && ints["mode"]&modeMax != 0)
+		if (!pr.out || readsOut) && !c.written[buf.Ptr] {
+			t.Errorf("%s: %s is read before anything wrote it", name, pr.name)
+		}
+	}
+	for j, pr := range ps {
+		if buf, _ := l.args[j].(*cuda.Buffer); buf != nil && pr.out {
+			c.written[buf.Ptr] = true
+		}
+	}
+}
+
+// needs is the bytes a kernel may touch through one pointer parameter.
+func (c *checker) needs(kname, pname string, ints map[string]int) int64 {
+	plane := 4 * int64(ints["w"]) * int64(ints["h"])
+	switch {
+	case kname == "unpack" && pname == "raw":
+		return int64(c.lay.stride)*int64(c.h-1) + int64(c.w)*int64(c.lay.channels*c.lay.bps)
+	case kname == "unpack" && pname == "lut":
+		return 4 << (8 * uint(c.lay.bps))
+	case kname == "subsample" && strings.HasPrefix(pname, "in_"):
+		return 4 * int64(ints["sw"]) * int64(ints["sh"])
+	case kname == "combine" && pname == "sub":
+		return 4 * int64(ints["sw"]) * int64((ints["h"]+1)/2)
+	case kname == "reduce_map" && pname == "dm":
+		return 4 * int64(ints["n"])
+	case kname == "reduce_map" && pname == "part":
+		return 64 * int64(reduceGroups(ints["n"]))
+	case kname == "reduce_partials" && pname == "part":
+		return 64 * int64(ints["groups"])
+	case kname == "reduce_partials" && pname == "out":
+		return 64
+	}
+	return plane
+}
+
+func TestLaunchPlan(t *testing.T) {
+	sigs := signatures(t)
+	k := newKernels()
+	formats := []zenmetrics.PixelFormat{zenmetrics.RGB8, zenmetrics.RGBA8, zenmetrics.GrayA16, zenmetrics.Gray8}
+	for _, sz := range [][2]int{{8, 8}, {9, 30}, {15, 17}, {37, 29}, {64, 48}, {200, 131}, {1023, 517}} {
+		for _, rf := range formats {
+			for _, df := range formats {
+				w, h := sz[0], sz[1]
+				name := fmt.Sprintf("%dx%d_%v_%v", w, h, rf, df)
+				lv := levels(w, h)
+				fa := &fakeAlloc{}
+				variants := 1
+				if rf.HasAlpha() {
+					variants = 2
+				}
+				var sets [][]planeSet
+				for v := 0; v < variants; v++ {
+					var s []planeSet
+					for _, l := range lv {
+						n := 4 * int64(l.w) * int64(l.h)
+						s = append(s, newSet(func() *cuda.Buffer { return fa.alloc(n) }, true))
+					}
+					sets = append(sets, s)
+				}
+				luts := [3]*cuda.Buffer{nil, fa.alloc(4 * 256), fa.alloc(4 * 65536)}
+				lay := func(f zenmetrics.PixelFormat, pad int) layout {
+					return layout{stride: w*f.BytesPerPixel() + pad, channels: f.Channels(), bps: f.BytesPerSample(), blend: f.HasAlpha()}
+				}
+				rl, dl := lay(rf, 0), lay(df, 3)
+				raw := max(int64(rl.stride)*int64(h), int64(dl.stride)*int64(h))
+				s := &slot{}
+				fillSlot(s, lv, raw, fa.alloc)
+				c := &checker{t: t, sigs: sigs, written: map[cuda.DevPtr]bool{}, w: w, h: h}
+				for _, b := range []*cuda.Buffer{s.raw, luts[1], luts[2]} {
+					c.written[b.Ptr] = true
+				}
+				var r recorder
+				if err := queuePrepare(&r, k, lv, 80, s, luts[rl.bps], rl, sets); err != nil {
+					t.Fatalf("%s: prepare: %v", name, err)
+				}
+				c.lay = rl
+				for i, l := range r.l {
+					c.check(i, l)
+				}
+				// Scoring reads only the reference planes, uploads and
+				// its own writes: forget the prepare's scratch writes.
+				c.written = map[cuda.DevPtr]bool{s.raw.Ptr: true, luts[1].Ptr: true, luts[2].Ptr: true}
+				for _, vs := range sets {
+					for _, st := range vs {
+						for _, b := range []*cuda.Buffer{st.lf[0], st.lf[1], st.lf[2], st.mf[0], st.mf[1], st.mf[2],
+							st.hf[0], st.hf[1], st.uhf[0], st.uhf[1], st.act, st.mac, st.mdc} {
+							c.written[b.Ptr] = true
+						}
+					}
+				}
+				r.l = nil
+				if err := queueScore(&r, k, lv, 80, s, luts[dl.bps], dl, sets, 2.5); err != nil {
+					t.Fatalf("%s: score: %v", name, err)
+				}
+				c.lay = dl
+				for i, l := range r.l {
+					c.check(i, l)
+				}
+				if !c.written[s.tot.Ptr] || !c.written[s.ws[0].dm.Ptr] {
+					t.Errorf("%s: the sums or the map are never written", name)
+				}
+				wantV := variants
+				if df.HasAlpha() {
+					wantV = 2
+				}
+				combines := 0
+				for _, l := range r.l {
+					if l.k.name == "combine" {
+						combines++
+					}
+				}
+				if combines != wantV*len(lv) {
+					t.Errorf("%s: %d combines, want %d backgrounds × %d levels", name, combines, wantV, len(lv))
+				}
+			}
+		}
+	}
+}
+
+// A launch with the wrong number or kind of arguments is refused before
+// it reaches the driver.
+func TestCheckArgs(t *testing.T) {
+	k := newKernels()
+	b := &cuda.Buffer{}
+	if err := checkArgs(&k.erode, []any{b, b, b, 8, 8}); err != nil {
+		t.Errorf("good arguments refused: %v", err)
+	}
+	for _, args := range [][]any{{b, b, b, 8}, {b, b, b, 8, 8, 8}, {b, b, b, 8, float32(8)}, {b, b, 8, 8, 8}} {
+		if err := checkArgs(&k.erode, args); err == nil {
+			t.Errorf("%v accepted", args)
+		}
+	}
+}
