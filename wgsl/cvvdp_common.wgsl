@@ -66,8 +66,8 @@ const K_HLG_SPAN: u32 = 60u;
 const K_HLG_BLACK: u32 = 61u;
 const K_HLG_REFL: u32 = 62u;
 const K_HLG_EXPO: u32 = 63u;
-const K_EPS4: u32 = 64u;    // the distortion map: ε^4
-const K_EPSQ4: u32 = 65u;   // ε^¼
+// 64, 65: unused (the distortion map's ε^4 and ε^¼ are computed in
+// heat_pixel with the device's own pow: see there).
 const K_JODA: u32 = 66u;    // met2jod: jod_a
 const K_JODEXP: u32 = 67u;  // jod_exp
 const K_JODLIN: u32 = 68u;  // the linear segment's slope
@@ -103,9 +103,14 @@ fn reflect_idx(i: i32, n: i32) -> i32 {
 // channels (safe_pow, no normalisation), divided by the band's factor.
 fn heat_pixel(d: vec3<f32>, wo: u32, mul: f32) -> f32 {
   let e = K[K_EPS];
+  // ε^4 and ε^¼ with the same pow as the terms they cancel, as the CPU
+  // does: identical pixels (d = 0) then give exactly 0. Host-computed
+  // values did not on the H200, whose pow differs from the host's by an
+  // ulp: the map of identical images came out as −1.49e-8.
+  let e4 = pow(e, 4.0);
   var s = 0.0;
   for (var c = 0u; c < 3u; c++) {
-    s += pow(d[c] * K[wo + c] + e, 4.0) - K[K_EPS4];
+    s += pow(d[c] * K[wo + c] + e, 4.0) - e4;
   }
-  return (pow(s + e, 0.25) - K[K_EPSQ4]) / mul;
+  return (pow(s + e, 0.25) - pow(e, 0.25)) / mul;
 }

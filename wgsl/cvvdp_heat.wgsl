@@ -36,9 +36,9 @@ fn heat_final(@builtin(global_invocation_id) gid: vec3<u32>) {
   }
   let i = gid.y * P.w + gid.x;
   // (10 − JOD)/10 rather than 1 − JOD/10: a driver may divide by
-  // multiplying with the reciprocal and fuse that with the subtraction
-  // (seen on the H200: 1 − fma gave −1.49e-8 for identical pixels, JOD 10).
-  // Subtracting first keeps those at exactly 0 and moves the others by at
-  // most an ulp of 1 from the CPU's order.
+  // multiplying with the reciprocal and fuse that into the subtraction
+  // (1 − fma(JOD, 0.1f) is −1.49e-8 at JOD 10); subtracting first keeps
+  // identical pixels (q = 0, JOD exactly 10) at exactly 0, and moves the
+  // others by at most an ulp of 1 from the CPU's order.
   acc[i] = (10.0 - met2jod(acc[i] + band[i])) / 10.0;
 }

@@ -166,9 +166,10 @@ type Constants struct {
 	// Reduce and Expand are the pyramid's taps: [¼−a/2, ¼, a] and twice
 	// those.
 	Reduce, Expand [3]float32
-	// The distortion map: heatPixel's ε^4 and ε^¼, and met2jod's
-	// constants (jod_a, jod_exp, the linear segment's slope below MetQt).
-	Eps4, EpsQuarter            float32
+	// The distortion map: met2jod's constants (jod_a, jod_exp, the
+	// linear segment's slope below MetQt). heatPixel's ε^4 and ε^¼ are
+	// not here: a kernel computes them with its own pow, so that they
+	// cancel the terms they are subtracted from exactly.
 	JodA, JodExp, JodLin, MetQt float32
 }
 
@@ -178,7 +179,6 @@ func KernelConstants() Constants {
 		SensCorr: f32SensCorr, PU: puKernel, PUPad: puPadSize, ContrastMax: contrastMax, LBkgMin: lBkgMin,
 		LogL0: csfT.logL[0], LogL1: csfT.logL[lutN-1],
 		Reduce: [3]float32{kr0, kr1, kr2}, Expand: [3]float32{ke0, ke1, ke2},
-		Eps4: pow32(f32Eps, pBetaTch), EpsQuarter: pow32(f32Eps, 1.0/pBetaTch),
 		JodA: float32(pJodA), JodExp: float32(pJodExp), MetQt: metQt}
 	c.JodLin = c.JodA * pow32(metQt, c.JodExp-1)
 	for j := 0; j < nCh; j++ {

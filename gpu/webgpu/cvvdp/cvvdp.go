@@ -125,7 +125,7 @@ const (
 	kLogL1, kRed, kExp, kPU, kDKL, kHLGG1           = 27, 28, 31, 34, 47, 56
 	kHLGLuma, kHLGSpan, kHLGBlack, kHLGRefl         = 57, 60, 61, 62
 	kHLGExpo                                        = 63
-	kEps4, kEpsQ4, kJodA, kJodExp, kJodLin, kMetQt  = 64, 65, 66, 67, 68, 69
+	kJodA, kJodExp, kJodLin, kMetQt                 = 66, 67, 68, 69 // 64, 65 unused
 	kHeatW, kHeatWB, kCSF                           = 70, 73, 80
 )
 
@@ -199,7 +199,7 @@ func constants(p *cpucv.Plan) []float32 {
 	k[kHLGG1] = ph.Gamma1
 	copy(k[kHLGLuma:kHLGLuma+3], ph.Luma[:])
 	k[kHLGSpan], k[kHLGBlack], k[kHLGRefl], k[kHLGExpo] = ph.Span, ph.Black, ph.Refl, ph.Expo
-	k[kEps4], k[kEpsQ4], k[kJodA], k[kJodExp], k[kJodLin], k[kMetQt] = c.Eps4, c.EpsQuarter, c.JodA, c.JodExp, c.JodLin, c.MetQt
+	k[kJodA], k[kJodExp], k[kJodLin], k[kMetQt] = c.JodA, c.JodExp, c.JodLin, c.MetQt
 	copy(k[kHeatW:kHeatW+3], p.HeatW[0][:])
 	copy(k[kHeatWB:kHeatWB+3], p.HeatW[p.Levels-1][:])
 	for b := 0; b < p.Levels; b++ {
