@@ -2,7 +2,8 @@
 // lpyr_dec_2's reconstruct): from the base band up, each level is the
 // coarser one enlarged (cvvdp_pyramid.wgsl's expand, one plane) plus the
 // level's own band values; heat_add adds them in place, heat_final also
-// maps the finest level to pycvvdp's raw heatmap, 1 − met2jod(v)/10.
+// maps the finest level to pycvvdp's raw heatmap, 1 − met2jod(v)/10
+// (as jod_loss(v)/10: see heat_final).
 // Needs cvvdp_common.wgsl. P is the level's Params.
 
 @group(0) @binding(0) var<uniform> P: Params;
@@ -22,11 +23,13 @@ fn heat_add(@builtin(global_invocation_id) gid: vec3<u32>) {
   acc[i] = acc[i] + band[i];
 }
 
-fn met2jod(q: f32) -> f32 {
+// jod_loss is 10 − met2jod(q), the JOD lost at met q, computed without
+// the 10 − (10 − x) round trip.
+fn jod_loss(q: f32) -> f32 {
   if (q <= K[K_METQT]) {
-    return 10.0 - K[K_JODLIN] * q;
+    return K[K_JODLIN] * q;
   }
-  return 10.0 - K[K_JODA] * pow(q, K[K_JODEXP]);
+  return K[K_JODA] * pow(q, K[K_JODEXP]);
 }
 
 @compute @workgroup_size(WG_X, WG_Y, 1)
@@ -35,10 +38,12 @@ fn heat_final(@builtin(global_invocation_id) gid: vec3<u32>) {
     return;
   }
   let i = gid.y * P.w + gid.x;
-  // (10 − JOD)/10 rather than 1 − JOD/10: a driver may divide by
-  // multiplying with the reciprocal and fuse that into the subtraction
-  // (1 − fma(JOD, 0.1f) is −1.49e-8 at JOD 10); subtracting first keeps
-  // identical pixels (q = 0, JOD exactly 10) at exactly 0, and moves the
-  // others by at most an ulp of 1 from the CPU's order.
-  acc[i] = (10.0 - met2jod(acc[i] + band[i])) / 10.0;
+  // pycvvdp's 1 − met2jod(q)/10 as jod_loss(q)/10. Written as the CPU
+  // writes it, the H200's compiler (which may reassociate and contract
+  // float arithmetic) turned it into fma(−JOD, 0.1f, 1), −1.49e-8 at JOD
+  // 10, and so did (10 − JOD)/10: identical pixels (q = 0) mapped to
+  // −1.49e-8 instead of 0. The loss has no such cancellation (0 for q = 0,
+  // whatever the compiler does) and differs from the CPU's value by the
+  // rounding of 10 − loss, at most ulp(10)/10 ≈ 1e-7.
+  acc[i] = jod_loss(acc[i] + band[i]) / 10.0;
 }
