@@ -28,9 +28,7 @@ func BenchmarkCVVDPCached(b *testing.B) {
 				b.Fatal(err)
 			}
 			defer r.Release()
-			if _, err := r.Score(context.Background(), dist); err != nil { // warm-up
-				b.Fatal(err)
-			}
+			metrictest.WarmGPU(b, func() error { _, err := r.Score(context.Background(), dist); return err })
 			b.ResetTimer()
 			for b.Loop() {
 				if _, err := r.Score(context.Background(), dist); err != nil {

@@ -29,9 +29,7 @@ func BenchmarkZensimCached(b *testing.B) {
 				b.Skip(err)
 			}
 			defer r.Release()
-			if _, err := r.Score(context.Background(), dist); err != nil { // warm-up
-				b.Fatal(err)
-			}
+			metrictest.WarmGPU(b, func() error { _, err := r.Score(context.Background(), dist); return err })
 			b.SetBytes(int64(side * side * 3))
 			b.ResetTimer()
 			for b.Loop() {
@@ -63,9 +61,7 @@ func BenchmarkZensimCached(b *testing.B) {
 				b.Skip(err)
 			}
 			defer r.Release()
-			if _, err := r.Score(context.Background(), dist); err != nil { // warm-up
-				b.Fatal(err)
-			}
+			metrictest.WarmGPU(b, func() error { _, err := r.Score(context.Background(), dist); return err })
 			b.SetBytes(int64(2 * side * side * 3))
 			errs := make(chan error, 2)
 			t0 := time.Now()
