@@ -31,11 +31,11 @@ func TestCUDASlotsOff(t *testing.T) {
 	}
 }
 
-// With a CUDA device, discovery's CUDA slot scores SSIMULACRA2 and
-// Butteraugli tasks (at least one of them lands there; the chooser may
-// share them with the CPU) and never receives a metric it does not
-// implement (DSSIM here): those go to the CPU without an error. Skipped
-// without CUDA, a failure under ZENMETRICS_REQUIRE_CUDA=1.
+// With a CUDA device, discovery's CUDA slot scores SSIMULACRA2,
+// Butteraugli and DSSIM tasks (at least one of them lands there; the
+// chooser may share them with the CPU) and never receives a metric it does
+// not implement (IW-SSIM here): those go to the CPU without an error.
+// Skipped without CUDA, a failure under ZENMETRICS_REQUIRE_CUDA=1.
 func TestCUDASlotsScore(t *testing.T) {
 	slots := cudaSlots(nil)
 	if len(slots) == 0 {
@@ -61,13 +61,7 @@ func TestCUDASlotsScore(t *testing.T) {
 	ref, _ := metrictest.SyntheticPair(1024, 768, 1)
 	for i := 0; i < 12; i++ {
 		_, dist := metrictest.SyntheticPair(1024, 768, int64(2+i))
-		m := zenmetrics.SSIMULACRA2
-		switch i % 4 {
-		case 2:
-			m = zenmetrics.Butteraugli
-		case 3:
-			m = zenmetrics.DSSIM
-		}
+		m := []zenmetrics.Metric{zenmetrics.SSIMULACRA2, zenmetrics.DSSIM, zenmetrics.Butteraugli, zenmetrics.IWSSIM}[i%4]
 		id := TaskID(i + 1)
 		tasks = append(tasks, Task{ID: id, Metric: m, Ref: ref, Dist: dist})
 		s, err := zenmetrics.ScoreOnce(context.Background(), cpu.New(cpu.Config{}), m, ref, dist, zenmetrics.Options{})
@@ -86,7 +80,7 @@ func TestCUDASlotsScore(t *testing.T) {
 		}
 		if strings.HasPrefix(r.Backend, "cuda:") {
 			onCUDA++
-			if r.Score.Metric != zenmetrics.SSIMULACRA2 && r.Score.Metric != zenmetrics.Butteraugli {
+			if m := r.Score.Metric; m != zenmetrics.SSIMULACRA2 && m != zenmetrics.Butteraugli && m != zenmetrics.DSSIM {
 				t.Errorf("task %v: %v ran on %s", r.ID, r.Score.Metric, r.Backend)
 			}
 		}

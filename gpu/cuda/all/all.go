@@ -5,6 +5,8 @@ package all
 import (
 	// Butteraugli.
 	_ "github.com/zenmetrics-go/zenmetrics/gpu/cuda/butteraugli"
+	// DSSIM.
+	_ "github.com/zenmetrics-go/zenmetrics/gpu/cuda/dssim"
 	// SSIMULACRA2.
 	_ "github.com/zenmetrics-go/zenmetrics/gpu/cuda/ssim2"
 )

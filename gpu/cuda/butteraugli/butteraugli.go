@@ -28,6 +28,7 @@ import (
 
 	zenmetrics "github.com/zenmetrics-go/zenmetrics"
 	"github.com/zenmetrics-go/zenmetrics/gpu/cuda"
+	"github.com/zenmetrics-go/zenmetrics/gpu/cuda/internal/launch"
 )
 
 // minSize is the smallest side libjxl computes a distance map for.
@@ -344,7 +345,7 @@ func prepare(ctx context.Context, b *cuda.Backend, ref *zenmetrics.Image, opt ze
 		return nil, err
 	}
 	lay := layoutOf(ref)
-	if err := queuePrepare(streamQueue{s.wk.Stream}, r.k, r.sz, r.intensity, s, r.lut[lay.bps], lay, r.sets); err != nil {
+	if err := queuePrepare(launch.Stream{St: s.wk.Stream}, r.k, r.sz, r.intensity, s, r.lut[lay.bps], lay, r.sets); err != nil {
 		return nil, err
 	}
 	if err := s.wk.Stream.Sync(); err != nil {
@@ -429,7 +430,7 @@ func (r *reference) run(ctx context.Context, dist *zenmetrics.Image) (sums [8]fl
 		return sums, nil, err
 	}
 	lay := layoutOf(dist)
-	if err := queueScore(streamQueue{s.wk.Stream}, r.k, r.sz, r.intensity, s, r.lut[lay.bps], lay, r.sets, r.pnorm); err != nil {
+	if err := queueScore(launch.Stream{St: s.wk.Stream}, r.k, r.sz, r.intensity, s, r.lut[lay.bps], lay, r.sets, r.pnorm); err != nil {
 		return sums, nil, err
 	}
 	out := s.wk.Out

@@ -3,12 +3,12 @@ package butteraugli
 import (
 	"errors"
 	"os"
-	"regexp"
 	"strings"
 	"testing"
 
 	zenmetrics "github.com/zenmetrics-go/zenmetrics"
 	"github.com/zenmetrics-go/zenmetrics/gpu/cuda"
+	"github.com/zenmetrics-go/zenmetrics/gpu/cuda/internal/cudaemu"
 )
 
 // The kernels compile with NVRTC alone (no GPU needed), to a CUBIN for
@@ -31,8 +31,8 @@ func TestKernelsCompile(t *testing.T) {
 		}
 		if !cubin {
 			for _, k := range newKernels().list() {
-				if !strings.Contains(string(img), ".entry "+k.name+"(") {
-					t.Errorf("%s: no .entry %s in the PTX", arch, k.name)
+				if !strings.Contains(string(img), ".entry "+k.Name+"(") {
+					t.Errorf("%s: no .entry %s in the PTX", arch, k.Name)
 				}
 			}
 		}
@@ -40,73 +40,22 @@ func TestKernelsCompile(t *testing.T) {
 	}
 }
 
-// param is one parameter of a kernel as declared in butteraugli.cu.
-type param struct {
-	kind byte // 'p', 'i', 'f', 'd'
-	name string
-	out  bool // a pointer to non-const data (written)
-}
-
-var entryRE = regexp.MustCompile(`extern "C" __global__ void (\w+)\(([^)]*)\)`)
-
-// signatures parses the kernels' parameter lists from the source.
-func signatures(t testing.TB) map[string][]param {
+// signatures parses the kernels' parameter lists from butteraugli.cu.
+func signatures(t testing.TB) map[string][]cudaemu.Param {
 	t.Helper()
-	out := map[string][]param{}
-	for _, m := range entryRE.FindAllStringSubmatch(kernelSource, -1) {
-		var ps []param
-		for _, a := range strings.Split(m[2], ",") {
-			f := strings.Fields(strings.TrimSpace(a))
-			if len(f) < 2 {
-				t.Fatalf("kernel %s: cannot parse parameter %q", m[1], a)
-			}
-			name := strings.TrimLeft(f[len(f)-1], "*")
-			typ := strings.Join(f[:len(f)-1], " ")
-			p := param{name: name}
-			switch {
-			case strings.Contains(a, "*"):
-				p.kind, p.out = 'p', !strings.HasPrefix(typ, "const")
-			case typ == "int":
-				p.kind = 'i'
-			case typ == "float":
-				p.kind = 'f'
-			case typ == "double":
-				p.kind = 'd'
-			default:
-				t.Fatalf("kernel %s: parameter %q of type %q", m[1], name, typ)
-			}
-			ps = append(ps, p)
-		}
-		out[m[1]] = ps
+	sigs, err := cudaemu.Signatures(kernelSource)
+	if err != nil {
+		t.Fatal(err)
 	}
-	return out
+	return sigs
 }
 
-// The host's signature table (what checkArgs enforces at every launch)
-// matches butteraugli.cu's declarations, kernel by kernel, and names every
-// kernel the source exports.
+// The host's signature table (what launch.CheckArgs enforces at every
+// launch) matches butteraugli.cu's declarations, kernel by kernel, and
+// names every kernel the source exports.
 func TestSignaturesMatchSource(t *testing.T) {
-	sigs := signatures(t)
-	seen := map[string]bool{}
-	for _, k := range newKernels().list() {
-		ps, ok := sigs[k.name]
-		if !ok {
-			t.Errorf("kernel %s is not in butteraugli.cu", k.name)
-			continue
-		}
-		seen[k.name] = true
-		var s []byte
-		for _, p := range ps {
-			s = append(s, p.kind)
-		}
-		if string(s) != k.sig {
-			t.Errorf("kernel %s: host signature %q, source %q", k.name, k.sig, s)
-		}
-	}
-	for name := range sigs {
-		if !seen[name] {
-			t.Errorf("butteraugli.cu exports %s, which the host never loads", name)
-		}
+	for _, err := range cudaemu.CheckTable(kernelSource, newKernels().list()) {
+		t.Error(err)
 	}
 	// The blur radii the templates are written for.
 	want := map[string]int{"OPSIN": 2, "LF": 16, "HF": 7, "UHF": 3, "MASK": 6}

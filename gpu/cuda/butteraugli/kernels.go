@@ -2,11 +2,10 @@ package butteraugli
 
 import (
 	_ "embed"
-	"fmt"
 	"sync"
 
-	zenmetrics "github.com/zenmetrics-go/zenmetrics"
 	"github.com/zenmetrics-go/zenmetrics/gpu/cuda"
+	"github.com/zenmetrics-go/zenmetrics/gpu/cuda/internal/launch"
 )
 
 //go:embed butteraugli.cu
@@ -34,15 +33,10 @@ const (
 	reducePer = 16
 )
 
-// kern is one kernel: its name in butteraugli.cu, its parameter kinds
-// ('p' pointer, 'i' int, 'f' float, 'd' double, in order; the compile
-// test checks them against the source's signatures) and the loaded
-// function.
-type kern struct {
-	name string
-	sig  string
-	f    *cuda.Function
-}
+// kern is one kernel with its signature (the shared table type: the
+// compile test checks the signatures against butteraugli.cu, every launch
+// is checked against them).
+type kern = launch.Kernel
 
 // kernels are the module's functions. Each field's kernel and signature
 // are listed in kernelList.
@@ -66,24 +60,24 @@ func (k *kernels) list() []*kern {
 // it is).
 func newKernels() *kernels {
 	return &kernels{
-		unpack:         kern{name: "unpack", sig: "ppiiiiiifppp"},
-		subsample:      kern{name: "subsample", sig: "pppiipppii"},
-		opsin:          kern{name: "opsin", sig: "pppiifppp"},
-		rowsLF:         kern{name: "rows_lf", sig: "ppii"},
-		rowsHF:         kern{name: "rows_hf", sig: "ppii"},
-		rowsUHF:        kern{name: "rows_uhf", sig: "ppii"},
-		rowsMask:       kern{name: "rows_mask", sig: "ppii"},
-		colsLF:         kern{name: "cols_lf", sig: "pppppppppii"},
-		colsMF:         kern{name: "cols_mf", sig: "ppppppppii"},
-		colsUHF:        kern{name: "cols_uhf", sig: "ppppppii"},
-		colsMask:       kern{name: "cols_mask", sig: "ppii"},
-		maskPre:        kern{name: "mask_pre", sig: "pppppii"},
-		erode:          kern{name: "erode", sig: "pppii"},
-		maltaX:         kern{name: "malta_x", sig: "ppppppppppii"},
-		maltaY:         kern{name: "malta_y", sig: "pppppppppii"},
-		combine:        kern{name: "combine", sig: "pppppppppppppiiii"},
-		reduceMap:      kern{name: "reduce_map", sig: "piidip"},
-		reducePartials: kern{name: "reduce_partials", sig: "pip"},
+		unpack:         kern{Name: "unpack", Sig: "ppiiiiiifppp"},
+		subsample:      kern{Name: "subsample", Sig: "pppiipppii"},
+		opsin:          kern{Name: "opsin", Sig: "pppiifppp"},
+		rowsLF:         kern{Name: "rows_lf", Sig: "ppii"},
+		rowsHF:         kern{Name: "rows_hf", Sig: "ppii"},
+		rowsUHF:        kern{Name: "rows_uhf", Sig: "ppii"},
+		rowsMask:       kern{Name: "rows_mask", Sig: "ppii"},
+		colsLF:         kern{Name: "cols_lf", Sig: "pppppppppii"},
+		colsMF:         kern{Name: "cols_mf", Sig: "ppppppppii"},
+		colsUHF:        kern{Name: "cols_uhf", Sig: "ppppppii"},
+		colsMask:       kern{Name: "cols_mask", Sig: "ppii"},
+		maskPre:        kern{Name: "mask_pre", Sig: "pppppii"},
+		erode:          kern{Name: "erode", Sig: "pppii"},
+		maltaX:         kern{Name: "malta_x", Sig: "ppppppppppii"},
+		maltaY:         kern{Name: "malta_y", Sig: "pppppppppii"},
+		combine:        kern{Name: "combine", Sig: "pppppppppppppiiii"},
+		reduceMap:      kern{Name: "reduce_map", Sig: "piidip"},
+		reducePartials: kern{Name: "reduce_partials", Sig: "pip"},
 	}
 }
 
@@ -100,66 +94,12 @@ func load(d *cuda.Device) (*kernels, error) {
 	if k := kByDv[d]; k != nil {
 		return k, nil
 	}
-	m, err := d.Module("butteraugli", source())
-	if err != nil {
-		return nil, err
-	}
 	k := newKernels()
-	for _, kn := range k.list() {
-		if kn.f, err = m.Function(kn.name); err != nil {
-			return nil, err
-		}
+	if err := launch.Load(d, "butteraugli", source(), k.list()); err != nil {
+		return nil, err
 	}
 	kByDv[d] = k
 	return k, nil
-}
-
-// launcher queues kernels: a stream (streamQueue) or, in tests, a
-// recorder that checks each launch without a device.
-type launcher interface {
-	launch(k *kern, grid, block cuda.Dim3, args ...any) error
-}
-
-// streamQueue launches on a CUDA stream.
-type streamQueue struct{ st *cuda.Stream }
-
-func (q streamQueue) launch(k *kern, grid, block cuda.Dim3, args ...any) error {
-	if err := checkArgs(k, args); err != nil {
-		return err
-	}
-	return q.st.Launch(k.f, grid, block, 0, args...)
-}
-
-// argKind is the signature letter a Go launch argument stands for (what
-// cuda.Stream.Launch passes it as), or 0.
-func argKind(a any) byte {
-	switch a.(type) {
-	case *cuda.Buffer, cuda.DevPtr:
-		return 'p'
-	case int, int32, uint32:
-		return 'i'
-	case float32:
-		return 'f'
-	case float64:
-		return 'd'
-	}
-	return 0
-}
-
-// checkArgs refuses a launch whose arguments do not match the kernel's
-// signature: cuLaunchKernel reads each parameter at the size the kernel
-// declares, so a missing, extra or mistyped argument would be read as
-// garbage instead of failing.
-func checkArgs(k *kern, args []any) error {
-	if len(args) != len(k.sig) {
-		return fmt.Errorf("%w: cuda butteraugli: kernel %s takes %d arguments, got %d", zenmetrics.ErrBadInput, k.name, len(k.sig), len(args))
-	}
-	for i, a := range args {
-		if got := argKind(a); got != k.sig[i] {
-			return fmt.Errorf("%w: cuda butteraugli: kernel %s argument %d is %T, want %q", zenmetrics.ErrBadInput, k.name, i, a, k.sig[i])
-		}
-	}
-	return nil
 }
 
 // pxGrid is the 16×16-block launch over a w×h level.

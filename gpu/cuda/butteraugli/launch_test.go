@@ -7,6 +7,8 @@ import (
 
 	zenmetrics "github.com/zenmetrics-go/zenmetrics"
 	"github.com/zenmetrics-go/zenmetrics/gpu/cuda"
+	"github.com/zenmetrics-go/zenmetrics/gpu/cuda/internal/cudaemu"
+	"github.com/zenmetrics-go/zenmetrics/gpu/cuda/internal/launch"
 )
 
 // These tests need no GPU: the host's kernel sequences (queuePrepare,
@@ -17,29 +19,8 @@ import (
 // indexes, no buffer passed twice, and no input read before some earlier
 // launch (or the upload) wrote it.
 
-type launchRec struct {
-	k    *kern
-	g, b cuda.Dim3
-	args []any
-}
-
-type recorder struct{ l []launchRec }
-
-func (r *recorder) launch(k *kern, g, b cuda.Dim3, args ...any) error {
-	if err := checkArgs(k, args); err != nil {
-		return err
-	}
-	r.l = append(r.l, launchRec{k, g, b, args})
-	return nil
-}
-
-// fakeAlloc hands out buffers with distinct, widely spaced addresses.
-type fakeAlloc struct{ next cuda.DevPtr }
-
-func (f *fakeAlloc) alloc(n int64) *cuda.Buffer {
-	f.next += 1 << 40
-	return &cuda.Buffer{Ptr: f.next, Size: roundAlloc(n)}
-}
+// newFake is the fake allocator with the device's rounding.
+func newFake() *cudaemu.FakeAlloc { return &cudaemu.FakeAlloc{Round: roundAlloc} }
 
 // blockOf is the block shape each kernel is written for.
 func blockOf(name string) cuda.Dim3 {
@@ -57,82 +38,82 @@ func blockOf(name string) cuda.Dim3 {
 // checker follows the launches of one scenario.
 type checker struct {
 	t       *testing.T
-	sigs    map[string][]param
+	sigs    map[string][]cudaemu.Param
 	written map[cuda.DevPtr]bool
 	lay     layout
 	w, h    int
 	groups  int // the last reduce_map's grid
 }
 
-func (c *checker) check(i int, l launchRec) {
+func (c *checker) check(i int, l cudaemu.Launch) {
 	t := c.t
-	ps := c.sigs[l.k.name]
-	name := fmt.Sprintf("launch %d (%s)", i, l.k.name)
-	if len(ps) != len(l.args) {
-		t.Fatalf("%s: %d arguments for %d parameters", name, len(l.args), len(ps))
+	ps := c.sigs[l.K.Name]
+	name := fmt.Sprintf("launch %d (%s)", i, l.K.Name)
+	if len(ps) != len(l.Args) {
+		t.Fatalf("%s: %d arguments for %d parameters", name, len(l.Args), len(ps))
 	}
 	ints := map[string]int{}
 	for j, pr := range ps {
-		if v, ok := l.args[j].(int); ok {
-			ints[pr.name] = v
+		if v, ok := l.Args[j].(int); ok {
+			ints[pr.Name] = v
 		}
 	}
-	if l.b != blockOf(l.k.name) {
-		t.Errorf("%s: block %+v, the kernel is written for %+v", name, l.b, blockOf(l.k.name))
+	if l.Block != blockOf(l.K.Name) {
+		t.Errorf("%s: block %+v, the kernel is written for %+v", name, l.Block, blockOf(l.K.Name))
 	}
 	w, h := ints["w"], ints["h"]
-	switch l.k.name {
+	switch l.K.Name {
 	case "reduce_map":
 		n := ints["n"]
 		if n != c.w*c.h || ints["per"] != reducePer {
 			t.Errorf("%s: n %d per %d", name, n, ints["per"])
 		}
-		if cov := int(l.g.X) * reduceThreads * reducePer; cov < n || cov-n >= reduceThreads*reducePer {
-			t.Errorf("%s: grid %d covers %d of %d values", name, l.g.X, cov, n)
+		if cov := int(l.Grid.X) * reduceThreads * reducePer; cov < n || cov-n >= reduceThreads*reducePer {
+			t.Errorf("%s: grid %d covers %d of %d values", name, l.Grid.X, cov, n)
 		}
-		c.groups = int(l.g.X)
+		c.groups = int(l.Grid.X)
 	case "reduce_partials":
-		if l.g.X != 1 || ints["groups"] != c.groups {
-			t.Errorf("%s: grid %d, groups %d (reduce_map had %d)", name, l.g.X, ints["groups"], c.groups)
+		if l.Grid.X != 1 || ints["groups"] != c.groups {
+			t.Errorf("%s: grid %d, groups %d (reduce_map had %d)", name, l.Grid.X, ints["groups"], c.groups)
 		}
 	default:
 		if w < minSize || h < minSize {
 			t.Fatalf("%s: level %d×%d", name, w, h)
 		}
-		if gx, gy := int(l.g.X*l.b.X), int(l.g.Y*l.b.Y); gx < w || gy < h || gx-w >= int(l.b.X) || gy-h >= int(l.b.Y) || l.g.Z != 1 {
-			t.Errorf("%s: grid %+v × block %+v does not fit %d×%d", name, l.g, l.b, w, h)
+		if gx, gy := int(l.Grid.X*l.Block.X), int(l.Grid.Y*l.Block.Y); gx < w || gy < h || gx-w >= int(l.Block.X) || gy-h >= int(l.Block.Y) || l.Grid.Z != 1 {
+			t.Errorf("%s: grid %+v × block %+v does not fit %d×%d", name, l.Grid, l.Block, w, h)
 		}
 	}
 	seen := map[cuda.DevPtr]string{}
 	for j, pr := range ps {
-		if pr.kind != 'p' {
+		if pr.Kind != 'p' {
 			continue
 		}
-		buf, _ := l.args[j].(*cuda.Buffer)
+		buf, _ := l.Args[j].(*cuda.Buffer)
 		if buf == nil {
-			if l.k.name == "combine" && pr.name == "sub" && ints["mode"]&modeAddSub == 0 {
+			if l.K.Name == "combine" && pr.Name == "sub" && ints["mode"]&modeAddSub == 0 {
 				continue // unread
 			}
-			t.Errorf("%s: %s is nil", name, pr.name)
+			t.Errorf("%s: %s is nil", name, pr.Name)
 			continue
 		}
 		if o, dup := seen[buf.Ptr]; dup {
-			t.Errorf("%s: the same buffer as %s and %s", name, o, pr.name)
+			t.Errorf("%s: the same buffer as %s and %s", name, o, pr.Name)
 		}
-		seen[buf.Ptr] = pr.name
-		if need := c.needs(l.k.name, pr.name, ints); buf.Size < need {
-			t.Errorf("%s: %s holds %d bytes, the kernel reads up to %d", name, pr.name, buf.Size, need)
+		seen[buf.Ptr] = pr.Name
+		if need := c.needs(l.K.Name, pr.Name, ints); buf.Size < need {
+			t.Errorf("%s: %s holds %d bytes, the kernel reads up to %d", name, pr.Name, buf.Size, need)
 		}
-		readsOut := (l.k.name == "cols_lf" && strings.HasPrefix(pr.name, "xyb")) ||
-			(l.k.name == "cols_mf" && strings.HasPrefix(pr.name, "res")) ||
-			(l.k.name == "cols_uhf" && (pr.name == "hf0" || pr.name == "hf1")) ||
-			(l.k.name == "combine" && pr.name == "dm" && ints["mode"]&modeMax != 0)
-		if (!pr.out || readsOut) && !c.written[buf.Ptr] {
-			t.Errorf("%s: %s is read before anything wrote it", name, pr.name)
+		readsOut := (l.K.Name == "cols_lf" && strings.HasPrefix(pr.Name, "xyb")) ||
+			(l.K.Name == "cols_mf" && strings.HasPrefix(pr.Name, "res")) ||
+			(l.K.Name == "cols_uhf" && (pr.Name == "hf0" || pr.Name == "hf1")) ||
+			(l.K.Name == "combine" && pr.Name == "dm" && ints["mode"]&modeMax != 0)
+		if (!pr.Out || readsOut) && !c.written[buf.Ptr] {
+			t.Errorf("%s: %s is read before anything wrote it", name, pr.Name)
 		}
 	}
 	for j, pr := range ps {
-		if buf, _ := l.args[j].(*cuda.Buffer); buf != nil && pr.out {
+		if buf, _ := l.Args[j].(*cuda.Buffer); buf != nil && pr.Out {
 			c.written[buf.Ptr] = true
 		}
 	}
@@ -172,7 +153,7 @@ func TestLaunchPlan(t *testing.T) {
 				w, h := sz[0], sz[1]
 				name := fmt.Sprintf("%dx%d_%v_%v", w, h, rf, df)
 				lv := levels(w, h)
-				fa := &fakeAlloc{}
+				fa := newFake()
 				variants := 1
 				if rf.HasAlpha() {
 					variants = 2
@@ -182,28 +163,28 @@ func TestLaunchPlan(t *testing.T) {
 					var s []planeSet
 					for _, l := range lv {
 						n := 4 * int64(l.w) * int64(l.h)
-						s = append(s, newSet(func() *cuda.Buffer { return fa.alloc(n) }, true))
+						s = append(s, newSet(func() *cuda.Buffer { return fa.Alloc(n) }, true))
 					}
 					sets = append(sets, s)
 				}
-				luts := [3]*cuda.Buffer{nil, fa.alloc(4 * 256), fa.alloc(4 * 65536)}
+				luts := [3]*cuda.Buffer{nil, fa.Alloc(4 * 256), fa.Alloc(4 * 65536)}
 				lay := func(f zenmetrics.PixelFormat, pad int) layout {
 					return layout{stride: w*f.BytesPerPixel() + pad, channels: f.Channels(), bps: f.BytesPerSample(), blend: f.HasAlpha()}
 				}
 				rl, dl := lay(rf, 0), lay(df, 3)
 				raw := max(int64(rl.stride)*int64(h), int64(dl.stride)*int64(h))
 				s := &slot{}
-				fillSlot(s, lv, raw, fa.alloc)
+				fillSlot(s, lv, raw, fa.Alloc)
 				c := &checker{t: t, sigs: sigs, written: map[cuda.DevPtr]bool{}, w: w, h: h}
 				for _, b := range []*cuda.Buffer{s.raw, luts[1], luts[2]} {
 					c.written[b.Ptr] = true
 				}
-				var r recorder
+				var r cudaemu.Recorder
 				if err := queuePrepare(&r, k, lv, 80, s, luts[rl.bps], rl, sets); err != nil {
 					t.Fatalf("%s: prepare: %v", name, err)
 				}
 				c.lay = rl
-				for i, l := range r.l {
+				for i, l := range r.L {
 					c.check(i, l)
 				}
 				// Scoring reads only the reference planes, uploads and
@@ -217,12 +198,12 @@ func TestLaunchPlan(t *testing.T) {
 						}
 					}
 				}
-				r.l = nil
+				r.L = nil
 				if err := queueScore(&r, k, lv, 80, s, luts[dl.bps], dl, sets, 2.5); err != nil {
 					t.Fatalf("%s: score: %v", name, err)
 				}
 				c.lay = dl
-				for i, l := range r.l {
+				for i, l := range r.L {
 					c.check(i, l)
 				}
 				if !c.written[s.tot.Ptr] || !c.written[s.ws[0].dm.Ptr] {
@@ -233,8 +214,8 @@ func TestLaunchPlan(t *testing.T) {
 					wantV = 2
 				}
 				combines := 0
-				for _, l := range r.l {
-					if l.k.name == "combine" {
+				for _, l := range r.L {
+					if l.K.Name == "combine" {
 						combines++
 					}
 				}
@@ -251,11 +232,11 @@ func TestLaunchPlan(t *testing.T) {
 func TestCheckArgs(t *testing.T) {
 	k := newKernels()
 	b := &cuda.Buffer{}
-	if err := checkArgs(&k.erode, []any{b, b, b, 8, 8}); err != nil {
+	if err := launch.CheckArgs(&k.erode, []any{b, b, b, 8, 8}); err != nil {
 		t.Errorf("good arguments refused: %v", err)
 	}
 	for _, args := range [][]any{{b, b, b, 8}, {b, b, b, 8, 8, 8}, {b, b, b, 8, float32(8)}, {b, b, 8, 8, 8}} {
-		if err := checkArgs(&k.erode, args); err == nil {
+		if err := launch.CheckArgs(&k.erode, args); err == nil {
 			t.Errorf("%v accepted", args)
 		}
 	}

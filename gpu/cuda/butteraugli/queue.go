@@ -4,6 +4,7 @@ import (
 	"math"
 
 	"github.com/zenmetrics-go/zenmetrics/gpu/cuda"
+	"github.com/zenmetrics-go/zenmetrics/gpu/cuda/internal/launch"
 )
 
 // The kernel sequences of one image at one level, written against a
@@ -63,14 +64,14 @@ type layout struct {
 // queueUnpack converts the raw image (composited onto background bg when
 // lay.blend) into the full level's linear planes and, when there is one,
 // subsamples them into the half level's.
-func queueUnpack(q launcher, k *kernels, sz []size, ws []*work, raw, lut *cuda.Buffer, lay layout, bg float32) error {
+func queueUnpack(q launch.Launcher, k *kernels, sz []size, ws []*work, raw, lut *cuda.Buffer, lay layout, bg float32) error {
 	full := ws[0]
 	blend := 0
 	if lay.blend {
 		blend = 1
 	}
 	g, b := pxGrid(sz[0].w, sz[0].h)
-	if err := q.launch(&k.unpack, g, b, raw, lut, sz[0].w, sz[0].h, lay.stride, lay.channels, lay.bps, blend, bg,
+	if err := q.Launch(&k.unpack, g, b, raw, lut, sz[0].w, sz[0].h, lay.stride, lay.channels, lay.bps, blend, bg,
 		full.lin[0], full.lin[1], full.lin[2]); err != nil {
 		return err
 	}
@@ -79,7 +80,7 @@ func queueUnpack(q launcher, k *kernels, sz []size, ws []*work, raw, lut *cuda.B
 	}
 	sub := ws[1]
 	g, b = pxGrid(sz[1].w, sz[1].h)
-	return q.launch(&k.subsample, g, b, full.lin[0], full.lin[1], full.lin[2], sz[0].w, sz[0].h,
+	return q.Launch(&k.subsample, g, b, full.lin[0], full.lin[1], full.lin[2], sz[0].w, sz[0].h,
 		sub.lin[0], sub.lin[1], sub.lin[2], sz[1].w, sz[1].h)
 }
 
@@ -87,7 +88,7 @@ func queueUnpack(q launcher, k *kernels, sz []size, ws []*work, raw, lut *cuda.B
 // set: opsin dynamics into XYB (in set.uhf[0], set.uhf[1] and wk.res2,
 // the working planes), then the LF, MF, HF/UHF splits, then the masking
 // activity. wk.lin serve as the row-blur temporaries.
-func queueDecompose(q launcher, k *kernels, s size, intensity float32, wk *work, set planeSet) error {
+func queueDecompose(q launch.Launcher, k *kernels, s size, intensity float32, wk *work, set planeSet) error {
 	w, h := s.w, s.h
 	x := [3]*cuda.Buffer{set.uhf[0], set.uhf[1], wk.res2}
 	t := wk.lin
@@ -117,7 +118,7 @@ func queueDecompose(q launcher, k *kernels, s size, intensity float32, wk *work,
 		{&k.colsMask, cg, cb, []any{t[0], set.act, w, h}},
 	}
 	for _, st := range steps {
-		if err := q.launch(st.k, st.g, st.b, st.args...); err != nil {
+		if err := q.Launch(st.k, st.g, st.b, st.args...); err != nil {
 			return err
 		}
 	}
@@ -125,9 +126,9 @@ func queueDecompose(q launcher, k *kernels, s size, intensity float32, wk *work,
 }
 
 // queueErode turns the reference's activity into its mask weights.
-func queueErode(q launcher, k *kernels, s size, set planeSet) error {
+func queueErode(q launch.Launcher, k *kernels, s size, set planeSet) error {
 	g, b := pxGrid(s.w, s.h)
-	return q.launch(&k.erode, g, b, set.act, set.mac, set.mdc, s.w, s.h)
+	return q.Launch(&k.erode, g, b, set.act, set.mac, set.mdc, s.w, s.h)
 }
 
 // Combine modes (butteraugli.cu's combine).
@@ -139,27 +140,27 @@ const (
 // queueDiff computes the distance map of wk.dist against ref into wk.dm:
 // the Malta and AC terms into wk.lin, then combine. sub is the
 // half-resolution map (with subW its width) when mode has modeAddSub.
-func queueDiff(q launcher, k *kernels, s size, ref planeSet, wk *work, sub *cuda.Buffer, subW, mode int) error {
+func queueDiff(q launch.Launcher, k *kernels, s size, ref planeSet, wk *work, sub *cuda.Buffer, subW, mode int) error {
 	w, h := s.w, s.h
 	d := wk.dist
 	t := wk.lin
 	g, b := pxGrid(w, h)
-	if err := q.launch(&k.maltaX, g, b, ref.uhf[0], d.uhf[0], ref.hf[0], d.hf[0], ref.mf[0], d.mf[0],
+	if err := q.Launch(&k.maltaX, g, b, ref.uhf[0], d.uhf[0], ref.hf[0], d.hf[0], ref.mf[0], d.mf[0],
 		ref.mf[2], d.mf[2], t[0], t[1], w, h); err != nil {
 		return err
 	}
-	if err := q.launch(&k.maltaY, g, b, ref.uhf[1], d.uhf[1], ref.hf[1], d.hf[1], ref.mf[1], d.mf[1],
+	if err := q.Launch(&k.maltaY, g, b, ref.uhf[1], d.uhf[1], ref.hf[1], d.hf[1], ref.mf[1], d.mf[1],
 		ref.act, d.act, t[2], w, h); err != nil {
 		return err
 	}
 	// AC terms: X in t[0], Y in t[2], B in t[1].
-	return q.launch(&k.combine, g, b, t[0], t[2], t[1], ref.lf[0], ref.lf[1], ref.lf[2], d.lf[0], d.lf[1], d.lf[2],
+	return q.Launch(&k.combine, g, b, t[0], t[2], t[1], ref.lf[0], ref.lf[1], ref.lf[2], d.lf[0], d.lf[1], d.lf[2],
 		ref.mdc, ref.mac, sub, wk.dm, w, h, subW, mode)
 }
 
 // queueReference decomposes the reference (already unpacked into ws) at
 // every level into sets, with its mask weights.
-func queueReference(q launcher, k *kernels, sz []size, intensity float32, ws []*work, sets []planeSet) error {
+func queueReference(q launch.Launcher, k *kernels, sz []size, intensity float32, ws []*work, sets []planeSet) error {
 	for li := len(sz) - 1; li >= 0; li-- {
 		if err := queueDecompose(q, k, sz[li], intensity, ws[li], sets[li]); err != nil {
 			return err
@@ -175,7 +176,7 @@ func queueReference(q launcher, k *kernels, sz []size, intensity float32, ws []*
 // and compares it with the reference sets at every level, the half level
 // first, its map then blended into the full one. second marks the second
 // alpha background: the full map keeps the larger value of both.
-func queueDistorted(q launcher, k *kernels, sz []size, intensity float32, ws []*work, sets []planeSet, second bool) error {
+func queueDistorted(q launch.Launcher, k *kernels, sz []size, intensity float32, ws []*work, sets []planeSet, second bool) error {
 	var sub *cuda.Buffer
 	subW := 0
 	for li := len(sz) - 1; li >= 0; li-- {
@@ -201,23 +202,23 @@ func queueDistorted(q launcher, k *kernels, sz []size, intensity float32, ws []*
 
 // queueReduce reduces the full map (n values) into tot: 8 doubles, the
 // maximum, the three cube power sums, the three p power sums, 0.
-func queueReduce(q launcher, k *kernels, dm, part, tot *cuda.Buffer, n int, pnorm float64, cube bool) error {
+func queueReduce(q launch.Launcher, k *kernels, dm, part, tot *cuda.Buffer, n int, pnorm float64, cube bool) error {
 	groups := reduceGroups(n)
 	c := 0
 	if cube {
 		c = 1
 	}
-	if err := q.launch(&k.reduceMap, cuda.Dim3{X: uint32(groups), Y: 1, Z: 1}, cuda.Dim3{X: reduceThreads, Y: 1, Z: 1},
+	if err := q.Launch(&k.reduceMap, cuda.Dim3{X: uint32(groups), Y: 1, Z: 1}, cuda.Dim3{X: reduceThreads, Y: 1, Z: 1},
 		dm, n, reducePer, pnorm, c, part); err != nil {
 		return err
 	}
-	return q.launch(&k.reducePartials, cuda.Dim3{X: 1, Y: 1, Z: 1}, cuda.Dim3{X: reduceThreads, Y: 1, Z: 1}, part, groups, tot)
+	return q.Launch(&k.reducePartials, cuda.Dim3{X: 1, Y: 1, Z: 1}, cuda.Dim3{X: reduceThreads, Y: 1, Z: 1}, part, groups, tot)
 }
 
 // queuePrepare queues the reference half for the raw image in s.raw: per
 // background (len(sets): 0 and 1 in linear light when the image has
 // alpha) the unpack and the decomposition of every level into sets[v].
-func queuePrepare(q launcher, k *kernels, sz []size, intensity float32, s *slot, lut *cuda.Buffer, lay layout, sets [][]planeSet) error {
+func queuePrepare(q launch.Launcher, k *kernels, sz []size, intensity float32, s *slot, lut *cuda.Buffer, lay layout, sets [][]planeSet) error {
 	for v := range sets {
 		if err := queueUnpack(q, k, sz, s.ws, s.raw, lut, lay, float32(v)); err != nil {
 			return err
@@ -233,7 +234,7 @@ func queuePrepare(q launcher, k *kernels, sz []size, intensity float32, s *slot,
 // reduction into s.tot. libjxl compares with both backgrounds when either
 // image has alpha (an opaque side is the same on both) and keeps the
 // larger value per pixel.
-func queueScore(q launcher, k *kernels, sz []size, intensity float32, s *slot, lut *cuda.Buffer, lay layout, sets [][]planeSet, pnorm float64) error {
+func queueScore(q launch.Launcher, k *kernels, sz []size, intensity float32, s *slot, lut *cuda.Buffer, lay layout, sets [][]planeSet, pnorm float64) error {
 	variants := len(sets)
 	if lay.blend {
 		variants = 2

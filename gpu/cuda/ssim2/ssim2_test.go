@@ -162,7 +162,7 @@ func TestOutOfMemory(t *testing.T) {
 	if _, err := b.Prepare(context.Background(), zenmetrics.SSIMULACRA2, im, zenmetrics.Options{Mode: zenmetrics.ModeStrip}); !errors.Is(err, zenmetrics.ErrUnsupported) {
 		t.Errorf("strips: %v", err)
 	}
-	if _, err := b.Prepare(context.Background(), zenmetrics.DSSIM, im, zenmetrics.Options{}); !errors.Is(err, zenmetrics.ErrUnsupported) {
+	if _, err := b.Prepare(context.Background(), zenmetrics.IWSSIM, im, zenmetrics.Options{}); !errors.Is(err, zenmetrics.ErrUnsupported) {
 		t.Errorf("unregistered metric: %v", err)
 	}
 }

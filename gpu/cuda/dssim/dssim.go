@@ -1,0 +1,382 @@
+// Package dssim is DSSIM (kornelski/dssim, dssim-core 3.4.0) on CUDA: the
+// host code that drives the kernels in dssim.cu (compiled by NVRTC at
+// first use, cached on disk) on the runtime of package cuda. Importing it
+// registers the metric with every cuda.Backend (gpu/cuda/all imports it).
+//
+// It is the twin of gpu/webgpu/dssim: the same passes (unpack to linear
+// light and L*a*b*, per scale the chroma blur, the mu/sigma² blurs, the
+// cross blur and the SSIM map, 2×2 downsampling) on the same float32
+// arithmetic as the CPU reference (cpu/dssim, whose package doc describes
+// every step), with the pooling in double in the reference's own order,
+// so that the maps are cpu/dssim's bit for bit and so, as a rule, are the
+// scores.
+//
+// A prepared reference keeps its img and mu planes of every scale on the
+// device (32 bytes per pixel × 4/3) and the decoding tables. A score
+// uploads the distorted pixels (8/16-bit, as stored) through page-locked
+// double buffers on the caller's own stream, converting scale 0's rows to
+// linear light and L*a*b* as their bytes arrive, runs the distorted half
+// in the caller's slot (about 72 bytes per pixel of scratch) and reads
+// back 320 bytes (and scale 0's SSIM map when asked for). Only whole
+// images: strips (ModeStrip) are not implemented on CUDA.
+package dssim
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"math"
+	"sync"
+
+	zenmetrics "github.com/zenmetrics-go/zenmetrics"
+	"github.com/zenmetrics-go/zenmetrics/gpu/cuda"
+	"github.com/zenmetrics-go/zenmetrics/gpu/cuda/internal/launch"
+)
+
+// maxSlots bounds the scorers that run at once on one reference (each has
+// a stream, page-locked staging and a full scratch); more callers wait
+// for a slot.
+const maxSlots = 4
+
+// roundAlloc is the size cuda.Device.Alloc really takes for size bytes (its
+// cache buckets: 64 KiB steps up to 2 MiB, 2 MiB steps above), so that the
+// estimate predicts what is held.
+func roundAlloc(size int64) int64 {
+	const small, large = 64 << 10, 2 << 20
+	size = max(size, 4)
+	if size <= large {
+		return (size + small - 1) / small * small
+	}
+	return (size + large - 1) / large * large
+}
+
+// refSizes is the size of every buffer of a w×h reference: the decoding
+// tables, then img and mu per scale.
+func refSizes(w, h int) []int64 {
+	out := []int64{4 * lutLen}
+	for _, d := range scaleDims(w, h) {
+		n := 16 * int64(d[0]) * int64(d[1])
+		out = append(out, n, n)
+	}
+	return out
+}
+
+func rounded(sizes []int64) int64 {
+	var b int64
+	for _, n := range sizes {
+		b += roundAlloc(n)
+	}
+	return b
+}
+
+// estimate is the device memory of a prepared reference plus one scorer
+// for uploads of raw bytes (host staging is page-locked host memory, not
+// counted).
+func estimate(w, h int, raw int64) int64 {
+	return rounded(refSizes(w, h)) + rounded(slotSizes(w, h, raw))
+}
+
+// fits reports whether a w×h image stays within the kernels' indexing
+// (plane indices in int, rows in the grid's Y dimension).
+func fits(w, h int) bool {
+	return int64(w)*int64(h) <= math.MaxInt32 && int(cuda.Groups(h, blockY)) <= maxGridY
+}
+
+// reference is a prepared DSSIM reference on a CUDA device.
+type reference struct {
+	b       *cuda.Backend
+	dev     *cuda.Device
+	k       *kernels
+	w, h    int
+	dims    [][2]int
+	distMap bool
+	lut     *cuda.Buffer
+	ref     planes
+	bufs    []*cuda.Buffer // every reference buffer, to free
+
+	mu       sync.RWMutex
+	released bool
+	smu      sync.Mutex
+	free     []*slot
+	slots    []*slot
+	sem      chan struct{} // bounds the slots (maxSlots)
+}
+
+// outBytes is the page-locked read-back a slot needs: the results, and
+// the map when asked for.
+func (r *reference) outBytes() int64 {
+	if r.distMap {
+		return resBytes + 4*int64(r.w)*int64(r.h)
+	}
+	return resBytes
+}
+
+// alloc allocates size bytes, appending the buffer to *list; after the
+// first error it does nothing, so a run of allocations is checked once.
+func (r *reference) alloc(list *[]*cuda.Buffer, err *error, size int64) *cuda.Buffer {
+	if *err != nil {
+		return nil
+	}
+	b, e := r.dev.Alloc(size)
+	if e != nil {
+		*err = e
+		return nil
+	}
+	*list = append(*list, b)
+	return b
+}
+
+// newSlot allocates a scorer's scratch for uploads of up to raw bytes.
+func (r *reference) newSlot(raw int64) (s *slot, err error) {
+	s = &slot{}
+	var bufs []*cuda.Buffer
+	defer func() {
+		if err != nil {
+			r.dev.Free(bufs...)
+			r.dev.ReturnWorker(s.wk)
+		}
+	}()
+	if s.wk, err = r.dev.TakeWorker(raw, r.outBytes()); err != nil {
+		return nil, err
+	}
+	fillSlot(s, r.w, r.h, raw, func(n int64) *cuda.Buffer { return r.alloc(&bufs, &err, n) })
+	if err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// freeSlot waits for the slot's stream (freed buffers may be handed out
+// again at once), then gives its buffers and worker back to the device.
+func (r *reference) freeSlot(s *slot) {
+	if s.wk != nil {
+		_ = s.wk.Stream.Sync()
+	}
+	r.dev.Free(s.buffers()...)
+	r.dev.ReturnWorker(s.wk)
+	s.wk = nil
+}
+
+// getSlot takes a free slot or makes one; its raw buffer is grown to raw.
+func (r *reference) getSlot(ctx context.Context, raw int64) (*slot, error) {
+	select {
+	case r.sem <- struct{}{}:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	s, err := r.takeSlot(raw)
+	if err != nil {
+		<-r.sem
+	}
+	return s, err
+}
+
+func (r *reference) takeSlot(raw int64) (*slot, error) {
+	r.smu.Lock()
+	var s *slot
+	if n := len(r.free); n > 0 {
+		s = r.free[n-1]
+		r.free = r.free[:n-1]
+	}
+	nslots := len(r.slots)
+	r.smu.Unlock()
+	if s == nil {
+		// The first slot is in the estimate Prepare checked; another one
+		// is checked on its own before anything is allocated.
+		if nslots > 0 {
+			if err := r.b.CheckMemory(rounded(slotSizes(r.w, r.h, raw))); err != nil {
+				return nil, err
+			}
+		}
+		var err error
+		if s, err = r.newSlot(raw); err != nil {
+			return nil, err
+		}
+		r.smu.Lock()
+		r.slots = append(r.slots, s)
+		r.smu.Unlock()
+		return s, nil
+	}
+	if s.raw.Size < raw {
+		r.dev.Free(s.raw)
+		nb, err := r.dev.Alloc(raw)
+		if err != nil {
+			s.raw = &cuda.Buffer{} // size 0: reallocated next time
+			r.putBack(s)
+			return nil, err
+		}
+		s.raw = nb
+	}
+	return s, nil
+}
+
+func (r *reference) putBack(s *slot) {
+	r.smu.Lock()
+	r.free = append(r.free, s)
+	r.smu.Unlock()
+}
+
+func (r *reference) putSlot(s *slot) {
+	r.putBack(s)
+	<-r.sem
+}
+
+// layoutOf is how im's samples sit in the upload buffer.
+func layoutOf(im *zenmetrics.Image) layout {
+	f := im.Format
+	l := layout{stride: im.Stride, channels: f.Channels(), bps: f.BytesPerSample()}
+	if f.HasAlpha() {
+		l.alpha = 1
+	}
+	return l
+}
+
+// upload queues im's raw bytes into s.raw on the slot's copy stream and,
+// as each chunk arrives, the conversion of the rows it completes (scale
+// 0's linear and L*a*b* planes) on its kernel stream, so that those
+// kernels run while the rest of the image travels.
+func (r *reference) upload(s *slot, im *zenmetrics.Image) error {
+	total := cuda.RawBytes(im)
+	ready := unpacker(launch.Stream{St: s.wk.Stream}, r.k, r.w, r.h, total, layoutOf(im), r.lut, s)
+	return s.wk.UploadOverlapped(s.raw, im.Pix[:total], ready)
+}
+
+// prepare does the reference half: upload, unpack, and every scale's img
+// and mu planes, resident until Release.
+func prepare(ctx context.Context, b *cuda.Backend, ref *zenmetrics.Image, opt zenmetrics.Options) (_ *reference, err error) {
+	if err := ref.Validate(); err != nil {
+		return nil, err
+	}
+	d := b.Device()
+	r := &reference{b: b, dev: d, w: ref.Width, h: ref.Height, dims: scaleDims(ref.Width, ref.Height),
+		distMap: opt.DistMap, sem: make(chan struct{}, maxSlots)}
+	raw := cuda.RawBytes(ref)
+	need := estimate(r.w, r.h, raw)
+	if !fits(r.w, r.h) {
+		return nil, &zenmetrics.OutOfMemoryError{Backend: b.Name(), Requested: need, Free: -1,
+			Detail: fmt.Sprintf("a %dx%d image exceeds the DSSIM kernels' indexing", r.w, r.h)}
+	}
+	if err := b.CheckMemory(need); err != nil {
+		return nil, err
+	}
+	if r.k, err = load(d); err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			r.Release()
+		}
+	}()
+	sizes := refSizes(r.w, r.h)
+	r.lut = r.alloc(&r.bufs, &err, sizes[0])
+	for sc := range r.dims {
+		r.ref.img = append(r.ref.img, r.alloc(&r.bufs, &err, sizes[1+2*sc]))
+		r.ref.mu = append(r.ref.mu, r.alloc(&r.bufs, &err, sizes[2+2*sc]))
+	}
+	if err != nil {
+		return nil, err
+	}
+	s, err := r.getSlot(ctx, raw)
+	if err != nil {
+		return nil, err
+	}
+	defer r.putSlot(s)
+	if err := s.wk.Upload(r.lut, lutBytes()); err != nil {
+		return nil, err
+	}
+	// The tables travel on the kernel stream, the pixels on the copy
+	// stream: the first unpack waits for both.
+	if err := r.upload(s, ref); err != nil {
+		return nil, err
+	}
+	if err := queueReference(launch.Stream{St: s.wk.Stream}, r.k, r.dims, layoutOf(ref).alpha, s, &r.ref); err != nil {
+		return nil, err
+	}
+	if err := s.wk.Stream.Sync(); err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// Score implements zenmetrics.Reference: Value is the DSSIM, DistMap
+// scale 0's SSIM map when asked for (1 where the images agree). Safe for
+// concurrent use: each caller gets its own slot (stream, staging,
+// scratch).
+func (r *reference) Score(ctx context.Context, dist *zenmetrics.Image) (sc zenmetrics.Score, err error) {
+	defer zenmetrics.Recover(&err)
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	if r.released {
+		return sc, zenmetrics.ErrReleased
+	}
+	if err := dist.Validate(); err != nil {
+		return sc, err
+	}
+	if dist.Width != r.w || dist.Height != r.h {
+		return sc, &zenmetrics.SizeMismatchError{RefWidth: r.w, RefHeight: r.h, DistWidth: dist.Width, DistHeight: dist.Height}
+	}
+	if err := ctx.Err(); err != nil {
+		return sc, err
+	}
+	s, err := r.getSlot(ctx, cuda.RawBytes(dist))
+	if err != nil {
+		return sc, err
+	}
+	defer r.putSlot(s)
+	if err := r.upload(s, dist); err != nil {
+		return sc, err
+	}
+	if err := queueDistorted(launch.Stream{St: s.wk.Stream}, r.k, r.dims, layoutOf(dist).alpha, s, &r.ref); err != nil {
+		return sc, err
+	}
+	out := s.wk.Out
+	st := s.wk.Stream
+	if err := st.Download(out, 0, s.res, 0, resBytes); err != nil {
+		return sc, err
+	}
+	n := int64(r.w) * int64(r.h)
+	if r.distMap {
+		if err := st.Download(out, resBytes, s.maps[0], 0, 4*n); err != nil {
+			return sc, err
+		}
+	}
+	if err := st.Sync(); err != nil {
+		return sc, err
+	}
+	res := make([]float64, 8*maxScales)
+	for i := range res {
+		res[i] = math.Float64frombits(binary.LittleEndian.Uint64(out.Bytes[8*i:]))
+	}
+	sc = zenmetrics.Score{Metric: zenmetrics.DSSIM, Value: pool(r.dims, res)}
+	if r.distMap {
+		m := &zenmetrics.FloatPlane{Width: r.w, Height: r.h, Pix: make([]float32, n)}
+		for i := range m.Pix {
+			m.Pix[i] = math.Float32frombits(binary.LittleEndian.Uint32(out.Bytes[resBytes+4*int64(i):]))
+		}
+		sc.DistMap = m
+	}
+	return sc, nil
+}
+
+// Release frees the reference's device memory; it waits for running
+// scores. Idempotent.
+func (r *reference) Release() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.released {
+		return
+	}
+	r.released = true
+	r.smu.Lock()
+	slots := r.slots
+	r.slots, r.free = nil, nil
+	r.smu.Unlock()
+	for _, s := range slots {
+		r.freeSlot(s)
+	}
+	r.dev.Free(r.bufs...)
+	r.bufs, r.ref = nil, planes{}
+}

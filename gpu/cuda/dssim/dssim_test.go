@@ -1,0 +1,275 @@
+package dssim
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"sync"
+	"testing"
+
+	zenmetrics "github.com/zenmetrics-go/zenmetrics"
+	"github.com/zenmetrics-go/zenmetrics/cpu"
+	cpudssim "github.com/zenmetrics-go/zenmetrics/cpu/dssim"
+	"github.com/zenmetrics-go/zenmetrics/gpu/cuda"
+	"github.com/zenmetrics-go/zenmetrics/gpu/cuda/internal/cudatest"
+	"github.com/zenmetrics-go/zenmetrics/internal/metrictest"
+)
+
+// Tolerances on a GPU. The kernels do cpu/dssim's float32 operations in
+// its order (NVRTC with --fmad=false, fmaf exactly where it fuses, IEEE
+// division) and its double sums in its order; the CPU emulation of these
+// very kernels (TestEmulated) gives maps, scale means and scores
+// bit-identical to it. What can still differ on a device: CUDA's double
+// pow against Go's math.Pow (the host then moves the deviation sum by
+// ~1e-16) and, on an exact halfway tie, cpu/dssim's float64-rounded fused
+// multiply-add against fmaf (one ulp of one map value). So 1e-10 on the
+// score (a one-ulp drift over the whole map, what a reordered operation
+// causes, moves it by ~1e-8) and 1e-6 per map value; the issue's contract
+// against dssim-core is 1e-3 relative.
+const (
+	tolCPU = 1e-10 // vs cpu/dssim, absolute on the DSSIM value
+	tolMap = 1e-6  // vs cpu/dssim's SSIM map, per value
+)
+
+func backend(t testing.TB) *cuda.Backend {
+	t.Helper()
+	return cuda.NewBackendOn(cudatest.Device(t))
+}
+
+func scoreGPU(t testing.TB, b *cuda.Backend, ref, dist *zenmetrics.Image, opt zenmetrics.Options) zenmetrics.Score {
+	t.Helper()
+	s, err := zenmetrics.ScoreOnce(context.Background(), b, zenmetrics.DSSIM, ref, dist, opt)
+	if err != nil {
+		t.Fatalf("cuda score: %v", err)
+	}
+	return s
+}
+
+// compare checks a CUDA score (with its map) against cpu/dssim's and
+// returns |Δ| of the value and the map values that differ.
+func compare(t *testing.T, name string, s zenmetrics.Score, ref, dist *zenmetrics.Image) (float64, int) {
+	t.Helper()
+	want, wm, err := cpudssim.Compare(ref, dist, cpudssim.Config{SSIMMap: true})
+	if err != nil {
+		t.Fatalf("cpu: %v", err)
+	}
+	d := math.Abs(s.Value - want)
+	if d > tolCPU || math.IsNaN(s.Value) {
+		t.Errorf("%s: dssim %.12g, cpu %.12g (|Δ| %.2g)", name, s.Value, want, d)
+	}
+	if s.DistMap == nil || s.DistMap.Width != wm.Width || s.DistMap.Height != wm.Height {
+		t.Fatalf("%s: map missing or of the wrong size", name)
+	}
+	worst, differ := 0.0, 0
+	for i, v := range s.DistMap.Pix {
+		if v != wm.Pix[i] {
+			differ++
+			worst = math.Max(worst, math.Abs(float64(v)-float64(wm.Pix[i])))
+		}
+	}
+	if worst > tolMap {
+		t.Errorf("%s: map values differ by up to %.3g", name, worst)
+	}
+	return d, differ
+}
+
+// Fresh seeded pairs in every pixel format (gray, alpha, 16-bit), odd and
+// tiny sizes (1×1, single rows and columns, either side of the 8-pixel
+// downsampling limit, several blocks each way), padded strides, the map;
+// mixed pairs (an opaque reference against a distorted image with alpha
+// and the other way round); and images of several upload chunks.
+func TestVsCPU(t *testing.T) {
+	b := backend(t)
+	formats := []zenmetrics.PixelFormat{zenmetrics.RGB8, zenmetrics.RGBA8, zenmetrics.Gray8, zenmetrics.GrayA8,
+		zenmetrics.RGB16, zenmetrics.RGBA16, zenmetrics.Gray16, zenmetrics.GrayA16}
+	sizes := [][2]int{{96, 80}, {37, 29}, {1, 1}, {100, 1}, {1, 100}, {7, 40}, {17, 8}, {15, 17}, {200, 131}, {517, 389}}
+	opt := zenmetrics.Options{DistMap: true}
+	worst, differ, n := 0.0, 0, 0
+	check := func(name string, ref, dist *zenmetrics.Image) {
+		d, k := compare(t, name, scoreGPU(t, b, ref, dist, opt), ref, dist)
+		worst, differ, n = math.Max(worst, d), differ+k, n+1
+	}
+	for i, f := range formats {
+		for j, sz := range sizes {
+			ref, dist := metrictest.Synthetic(sz[0], sz[1], int64(100+10*i+j), f)
+			if (i+j)%3 == 0 {
+				ref, dist = padded(ref), padded(dist)
+			}
+			check(fmt.Sprintf("%v_%dx%d", f, sz[0], sz[1]), ref, dist)
+		}
+	}
+	for _, c := range []struct{ rf, df zenmetrics.PixelFormat }{{zenmetrics.RGB8, zenmetrics.RGBA8},
+		{zenmetrics.RGBA8, zenmetrics.RGB8}, {zenmetrics.Gray16, zenmetrics.RGBA16}, {zenmetrics.GrayA8, zenmetrics.RGB16}} {
+		ref, _ := metrictest.Synthetic(64, 64, 5, c.rf)
+		_, dist := metrictest.Synthetic(64, 64, 5, c.df)
+		check(c.rf.String()+"/"+c.df.String(), ref, dist)
+	}
+	for _, sz := range [][2]int{{2047, 1537}, {1601, 1199}} {
+		ref, dist := metrictest.SyntheticPair(sz[0], sz[1], 23)
+		check(fmt.Sprintf("%dx%d", sz[0], sz[1]), ref, dist)
+	}
+	t.Logf("%d pairs: worst |Δ| vs cpu/dssim %.3g; %d map values not bit-identical", n, worst, differ)
+}
+
+// The shared suite: errors (no minimum size: dssim-core scores 1×1),
+// determinism, concurrency, agreement with the CPU backend (tolCPU), and
+// dssim-core 3.4.0's scores on testdata/tiny, the reference vectors and
+// the corpus (1e-3 relative as the issue asks; 1e-8 absolute for the
+// 8-decimal rounding of tiny values).
+func TestSuite(t *testing.T) {
+	b := backend(t)
+	ref := cpu.New(cpu.Config{})
+	defer ref.Close()
+	metrictest.Run(t, b, zenmetrics.DSSIM, metrictest.Config{
+		Tol:       metrictest.Tolerances{Golden: 1e-8, GoldenRel: 1e-3, Reference: tolCPU},
+		Reference: ref,
+		NoMinSize: true,
+	})
+}
+
+// A cached reference gives each distorted image (other formats too:
+// alpha, 16-bit) its one-shot score and map bit for bit, from several
+// goroutines at once; identical images score exactly 0; Release makes
+// Score fail cleanly and gives back every byte.
+func TestCachedConcurrent(t *testing.T) {
+	b := backend(t)
+	ref, _ := metrictest.SyntheticPair(333, 250, 1)
+	opt := zenmetrics.Options{DistMap: true}
+	var dists []*zenmetrics.Image
+	var want []zenmetrics.Score
+	for i := 0; i < 6; i++ {
+		f := []zenmetrics.PixelFormat{zenmetrics.RGB8, zenmetrics.RGBA16, zenmetrics.Gray8}[i%3]
+		_, d := metrictest.Synthetic(333, 250, int64(10+i), f)
+		dists = append(dists, d)
+		want = append(want, scoreGPU(t, b, ref, d, opt))
+	}
+	before := b.Device().Held()
+	r, err := b.Prepare(context.Background(), zenmetrics.DSSIM, ref, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, 64)
+	for g := 0; g < 6; g++ {
+		wg.Add(1)
+		go func(g int) {
+			defer wg.Done()
+			for i := range dists {
+				j := (i + g) % len(dists)
+				s, err := r.Score(context.Background(), dists[j])
+				if err != nil {
+					errs <- err
+					return
+				}
+				if err := same(s, want[j]); err != nil {
+					errs <- fmt.Errorf("dist %d: %v", j, err)
+				}
+			}
+		}(g)
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	if s, err := r.Score(context.Background(), ref); err != nil || s.Value != 0 {
+		t.Errorf("identical images: %v %v, want 0", s.Value, err)
+	}
+	r.Release()
+	r.Release()
+	if _, err := r.Score(context.Background(), dists[0]); !errors.Is(err, zenmetrics.ErrReleased) {
+		t.Errorf("after Release: %v", err)
+	}
+	if n := b.Device().Held(); n != before {
+		t.Errorf("%d device bytes still held after Release", n-before)
+	}
+}
+
+func same(a, b zenmetrics.Score) error {
+	if math.Float64bits(a.Value) != math.Float64bits(b.Value) {
+		return fmt.Errorf("%v vs %v", a.Value, b.Value)
+	}
+	if (a.DistMap == nil) != (b.DistMap == nil) {
+		return errors.New("map present in one only")
+	}
+	if a.DistMap != nil {
+		for i := range a.DistMap.Pix {
+			if math.Float32bits(a.DistMap.Pix[i]) != math.Float32bits(b.DistMap.Pix[i]) {
+				return fmt.Errorf("maps differ at %d: %v vs %v", i, a.DistMap.Pix[i], b.DistMap.Pix[i])
+			}
+		}
+	}
+	return nil
+}
+
+// Errors: size mismatch, cancelled context, strips, and out of memory
+// predicted before anything is allocated (beyond the kernels' indexing,
+// and beyond the device's memory).
+func TestErrors(t *testing.T) {
+	b := backend(t)
+	ctx := context.Background()
+	ref, dist := metrictest.SyntheticPair(16, 16, 1)
+	r, err := b.Prepare(ctx, zenmetrics.DSSIM, ref, zenmetrics.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, odd := metrictest.SyntheticPair(16, 15, 1)
+	if _, err := r.Score(ctx, odd); !errors.Is(err, zenmetrics.ErrSizeMismatch) {
+		t.Errorf("size mismatch: %v", err)
+	}
+	cctx, cancel := context.WithCancel(ctx)
+	cancel()
+	if _, err := r.Score(cctx, dist); !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled score: %v", err)
+	}
+	if _, err := r.Score(ctx, &zenmetrics.Image{Width: 16, Height: 16, Format: zenmetrics.RGB8, Stride: 48}); !errors.Is(err, zenmetrics.ErrBadInput) {
+		t.Errorf("no pixels: %v", err)
+	}
+	r.Release()
+	if _, err := b.Prepare(ctx, zenmetrics.DSSIM, ref, zenmetrics.Options{Mode: zenmetrics.ModeStrip}); !errors.Is(err, zenmetrics.ErrUnsupported) {
+		t.Errorf("strips: %v", err)
+	}
+	if _, ok := b.Estimate(zenmetrics.DSSIM, 1024, 1024, zenmetrics.ModeStrip); ok {
+		t.Error("Estimate accepts strips")
+	}
+	if _, ok := b.Estimate(zenmetrics.DSSIM, 1024, 1024, zenmetrics.ModeFull); !ok {
+		t.Error("Estimate refuses 1 MP")
+	}
+	// 60000² is past the kernels' int indexing, 40000² (about 200 GB)
+	// past any device's memory.
+	for _, side := range []int{60000, 40000} {
+		if est, ok := b.Estimate(zenmetrics.DSSIM, side, side, zenmetrics.ModeFull); ok {
+			t.Fatalf("Estimate(%d²) = %d bytes, ok", side, est)
+		}
+		im := &zenmetrics.Image{Width: side, Height: side, Format: zenmetrics.Gray8, Stride: side, Pix: make([]byte, side*side)}
+		before := b.Device().Held()
+		if _, err := b.Prepare(ctx, zenmetrics.DSSIM, im, zenmetrics.Options{}); !errors.Is(err, zenmetrics.ErrOutOfMemory) {
+			t.Fatalf("Prepare(%d²): %v", side, err)
+		}
+		if after := b.Device().Held(); after != before {
+			t.Errorf("a refused Prepare(%d²) holds %d bytes", side, after-before)
+		}
+	}
+}
+
+// The estimate predicts what a reference and its first scorer hold.
+func TestEstimateMatchesHeld(t *testing.T) {
+	b := backend(t)
+	for _, f := range []zenmetrics.PixelFormat{zenmetrics.RGB8, zenmetrics.RGBA16} {
+		ref, dist := metrictest.Synthetic(1000, 700, 3, f)
+		before := b.Device().Held()
+		r, err := b.Prepare(context.Background(), zenmetrics.DSSIM, ref, zenmetrics.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := r.Score(context.Background(), dist); err != nil {
+			t.Fatal(err)
+		}
+		held := b.Device().Held() - before
+		if est := estimate(1000, 700, cuda.RawBytes(ref)); held != est {
+			t.Errorf("%v: held %d bytes, estimate %d", f, held, est)
+		}
+		r.Release()
+	}
+}

@@ -1,0 +1,37 @@
+package dssim
+
+import (
+	"context"
+
+	zenmetrics "github.com/zenmetrics-go/zenmetrics"
+	"github.com/zenmetrics-go/zenmetrics/gpu/cuda"
+)
+
+func init() { cuda.Register(zenmetrics.DSSIM, impl{}) }
+
+// impl is DSSIM's cuda.MetricImpl.
+type impl struct{}
+
+// worstRaw is the upload of a w×h RGBA16 image, the largest format.
+func worstRaw(w, h int) int64 { return 8 * int64(w) * int64(h) }
+
+// Estimate is the full-image model (estimate: exactly the buffers a
+// reference and its first scorer take) for the worst case, RGBA16
+// uploads. Only ModeFull: strips (gpu/webgpu/dssim/plan.go) are not
+// implemented on CUDA. dssim-core has no minimum size, nor has this.
+func (impl) Estimate(b *cuda.Backend, w, h int, mode zenmetrics.Mode) (int64, bool) {
+	if w <= 0 || h <= 0 || mode != zenmetrics.ModeFull {
+		return 0, false
+	}
+	return estimate(w, h, worstRaw(w, h)), fits(w, h)
+}
+
+// Prepare prepares a whole image; it is refused as out of memory (before
+// anything is allocated) when the estimate exceeds the free device memory.
+func (impl) Prepare(ctx context.Context, b *cuda.Backend, ref *zenmetrics.Image, opt zenmetrics.Options) (zenmetrics.Reference, error) {
+	r, err := prepare(ctx, b, ref, opt)
+	if err != nil {
+		return nil, err // not a typed nil inside the interface
+	}
+	return r, nil
+}
