@@ -156,7 +156,7 @@ type overlapRef struct{ o *overlapBackend }
 func (r overlapRef) Score(ctx context.Context, d *zenmetrics.Image) (zenmetrics.Score, error) {
 	n := r.o.running.Add(1)
 	defer r.o.running.Add(-1)
-	for t0 := time.Now(); time.Since(t0) < 150*time.Millisecond; time.Sleep(time.Millisecond) {
+	for t0 := time.Now(); time.Since(t0) < 300*time.Millisecond; time.Sleep(time.Millisecond) {
 		n = max(n, r.o.running.Load())
 		if n > 1 {
 			break
