@@ -20,7 +20,9 @@ import (
 //
 // DefaultBenchTimeLimit is the soft limit of the whole bench. The GPU and
 // the CPU are benched side by side (Bench), so this covers what 40 s did
-// when they took turns.
+// when they took turns. A GPU's runtimes (WebGPU, CUDA) share its lane
+// and so this budget: adding CUDA cells cuts large sizes of that lane
+// rather than lengthening the bench.
 var (
 	DefaultBenchSides     = []int{512, 1024, 2048, 4096}
 	DefaultBenchTimeLimit = 15 * time.Second
@@ -37,9 +39,17 @@ const DefaultRunBudget = 250 * time.Millisecond
 
 // BenchTarget is one backend class to measure.
 type BenchTarget struct {
-	// Class is the profile key: ClassGPUFull, ClassGPUStrip, ClassGPUStripPair or ClassCPU.
+	// Class is the profile key: ClassCPU, or a GPU runtime's class in
+	// the target's layout (Runtime.Class: ClassGPUFull, ClassCUDAFull, ...).
 	Class   string
 	Backend zenmetrics.Backend
+	// Lane names the device the target really runs on, when backends
+	// alone do not tell: targets that share a Lane, or a Backend, take
+	// turns; all others run side by side. Two runtimes' backends on one
+	// GPU (a WebGPU adapter and the CUDA device under it) must share a
+	// lane, or each would time the other's work as its own. "": the
+	// Backend alone decides.
+	Lane string
 	// Mode is passed to Estimate and Prepare (strips for the strip classes).
 	Mode zenmetrics.Mode
 	// MaxPixels is the largest size benched (0: no limit).
@@ -179,9 +189,12 @@ func (b *benchPlan) pair(si int) (ref, dist *zenmetrics.Image) {
 // with ErrOutOfMemory records one and stops that target at larger sizes.
 //
 // Targets on different backends are benched side by side, one goroutine
-// per backend (the CPU's cells run while the GPU's do, as they do in a
-// batch); targets sharing a backend take turns, so a GPU's cells never
-// measure each other. The report lists the cells in the same order
+// per lane (the CPU's cells run while the GPU's do, as they do in a
+// batch); targets sharing a backend or a Lane take turns, so a GPU's
+// cells never measure each other, whichever runtime runs them. The time
+// limit is one wall-clock budget for all lanes: each lane skips a cell
+// whose predicted end would cross it, so a lane with more targets (a GPU
+// benched through two runtimes) measures fewer large sizes, not longer. The report lists the cells in the same order
 // whatever the interleaving: by size, metric, then target.
 func Bench(ctx context.Context, cfg BenchConfig, p *Profile) (rep *BenchReport, err error) {
 	defer zenmetrics.Recover(&err)
@@ -275,20 +288,40 @@ func Bench(ctx context.Context, cfg BenchConfig, p *Profile) (rep *BenchReport, 
 	return rep, nil
 }
 
-// lanes groups the targets' indexes by backend, in order of first use.
+// lanes groups the targets' indexes into lanes that run side by side: two
+// targets share a lane when they share a backend or a non-empty Lane, and
+// so does anything either shares with a third (a target may link two
+// groups, which then merge). Lanes keep the order of first use, and the
+// targets in a lane keep their order, which is the order their cells run.
 func lanes(ts []BenchTarget) [][]int {
 	var out [][]int
-	var seen []zenmetrics.Backend
-next:
-	for i, t := range ts {
-		for li, b := range seen {
-			if sameBackend(b, t.Backend) {
-				out[li] = append(out[li], i)
-				continue next
+	linked := func(i, j int) bool {
+		a, b := ts[i], ts[j]
+		return (a.Lane != "" && a.Lane == b.Lane) || sameBackend(a.Backend, b.Backend)
+	}
+	for i := range ts {
+		var joined []int // the lanes target i links to, merged into the first
+		for li, lane := range out {
+			for _, j := range lane {
+				if linked(i, j) {
+					joined = append(joined, li)
+					break
+				}
 			}
 		}
-		seen = append(seen, t.Backend)
-		out = append(out, []int{i})
+		if len(joined) == 0 {
+			out = append(out, []int{i})
+			continue
+		}
+		first := joined[0]
+		for _, li := range joined[1:] {
+			out[first] = append(out[first], out[li]...)
+		}
+		out[first] = append(out[first], i)
+		slices.Sort(out[first])
+		for k := len(joined) - 1; k >= 1; k-- {
+			out = slices.Delete(out, joined[k], joined[k]+1)
+		}
 	}
 	return out
 }

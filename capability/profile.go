@@ -31,13 +31,82 @@ const DefaultCacheValidity = 7 * 24 * time.Hour
 
 // Backend classes: the keys of the per-size tables in the profile. A class
 // is a compute path and memory layout, not a device, so that a profile
-// written on one 8-GPU host applies to every identical adapter on it.
+// written on one 8-GPU host applies to every identical adapter on it. GPU
+// classes are "<runtime>_<layout>" (Runtime.Class): the same GPU runs a
+// metric at different speeds and in different memory through WebGPU and
+// through CUDA, so each runtime has its own cells.
 const (
 	ClassGPUFull      = "gpu_full"
 	ClassGPUStrip     = "gpu_strip"
 	ClassGPUStripPair = "gpu_strip_pair"
+	ClassCUDAFull     = "cuda_full"
 	ClassCPU          = "cpu"
 )
+
+// Runtime is the API a GPU class runs through; its string is the prefix of
+// the runtime's classes.
+type Runtime string
+
+// GPU runtimes. WebGPU's prefix is "gpu" because its classes were the only
+// GPU ones when profiles were first written: keeping the name keeps those
+// files valid without a schema change. New runtimes add classes (new keys
+// in the same tables), which older builds ignore and newer ones read, so
+// no schema_version bump is needed for them either.
+const (
+	RuntimeWebGPU Runtime = "gpu"
+	RuntimeCUDA   Runtime = "cuda"
+)
+
+// Class is the profile class of this runtime in a memory layout:
+// RuntimeWebGPU.Class(ModeStrip) is "gpu_strip", RuntimeCUDA.Class(ModeFull)
+// "cuda_full". A layout a runtime gains later (CUDA strips) gets its class
+// from here without any other change to the profile.
+func (r Runtime) Class(mode zenmetrics.Mode) string {
+	return string(r) + "_" + mode.String()
+}
+
+// classOrder ranks the known classes for listings: layout first (what the
+// ladder tries first), runtimes side by side within a layout, so a table
+// shows the two runtimes' full-image cells next to each other.
+var classOrder = []string{
+	ClassGPUFull, ClassCUDAFull,
+	ClassGPUStrip, RuntimeCUDA.Class(zenmetrics.ModeStrip),
+	ClassGPUStripPair, RuntimeCUDA.Class(zenmetrics.ModeStripPair),
+	ClassCPU,
+}
+
+// Classes lists the classes that have a measurement or an out-of-memory
+// cell for metric m, known ones in classOrder, then any other (written by
+// a newer build) by name, so a listing shows whatever the file holds.
+func (p *Profile) Classes(m zenmetrics.Metric) []string {
+	if p == nil || p.Metrics[m] == nil {
+		return nil
+	}
+	mp := p.Metrics[m]
+	seen := map[string]bool{}
+	for _, t := range []map[int64]map[string]float64{mp.NsPerPxAt, mp.VRAMMiBAt} {
+		for _, row := range t {
+			for c := range row {
+				seen[c] = true
+			}
+		}
+	}
+	for _, c := range mp.CellsFailedOOM {
+		seen[c.Backend] = true
+	}
+	var out, other []string
+	for _, c := range classOrder {
+		if seen[c] {
+			out = append(out, c)
+			delete(seen, c)
+		}
+	}
+	for c := range seen {
+		other = append(other, c)
+	}
+	sort.Strings(other)
+	return append(out, other...)
+}
 
 // Errors a Store reports when a file exists but cannot be used. All of them
 // mean "re-measure", never "stop": callers log them and bench again.

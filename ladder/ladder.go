@@ -45,8 +45,10 @@ func (r Rung) String() string {
 // MarshalText prints the rung's name in JSON.
 func (r Rung) MarshalText() ([]byte, error) { return []byte(r.String()), nil }
 
-// Class is the key of the rung in the capability profile; the same string
-// as String, named for what the caller means.
+// Class is the key of the rung in the capability profile when WebGPU (or
+// the CPU) runs it; the same string as String, named for what the caller
+// means. Another GPU runtime keys the same layout by its own class
+// (capability.Runtime.Class), which the orchestrator passes to FailAs.
 func (r Rung) Class() string { return r.String() }
 
 // Mode is the memory layout the rung asks the backend for.
@@ -248,6 +250,14 @@ func (p *Plan) Next(admit func(Rung) Verdict) Rung {
 // fail the same way on every backend, and a second backend must not hide a
 // bug in the first.
 func (p *Plan) Fail(ctx context.Context, r Rung, backend string, trigger Trigger, err error) bool {
+	return p.FailAs(ctx, r, r.Class(), backend, trigger, err)
+}
+
+// FailAs is Fail for an attempt whose profile class is not the rung's own:
+// a rung is a memory layout, and a GPU runtime other than WebGPU (CUDA)
+// runs it under its own class ("cuda_full" on GpuFull), so its
+// out-of-memory cell must not rule the layout out for the other runtime.
+func (p *Plan) FailAs(ctx context.Context, r Rung, class, backend string, trigger Trigger, err error) bool {
 	p.attempts++
 	p.lastErr = err
 	st := Step{Rung: r, Backend: backend, Trigger: trigger, Attempted: true, Err: err}
@@ -255,7 +265,7 @@ func (p *Plan) Fail(ctx context.Context, r Rung, backend string, trigger Trigger
 		st.Reason = err.Error()
 	}
 	if trigger.IsOOM() && p.l.Recorder != nil {
-		if rerr := p.l.Recorder.RecordOOM(ctx, p.metric, r.Class(), p.pixels); rerr != nil {
+		if rerr := p.l.Recorder.RecordOOM(ctx, p.metric, class, p.pixels); rerr != nil {
 			st.Reason += " (cell not persisted: " + rerr.Error() + ")"
 		}
 	}

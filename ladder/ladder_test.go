@@ -257,3 +257,24 @@ func TestRefuseIsNotAnAttempt(t *testing.T) {
 		t.Fatalf("trace %v", tr)
 	}
 }
+
+// FailAs records the OOM cell under the class it is given (a CUDA slot's
+// "cuda_full" on GpuFull), not the rung's own, and otherwise behaves as
+// Fail: the task moves on to the next rung.
+func TestFailAsRecordsTheGivenClass(t *testing.T) {
+	rec := &memRecorder{}
+	p := (&Ladder{Recorder: rec}).Begin(zenmetrics.SSIMULACRA2, 1<<20, true)
+	p.Next(admitAll)
+	if !p.FailAs(context.Background(), GpuFull, "cuda_full", "cuda:gpu", TriggerConstructorOOM, oom()) {
+		t.Fatal("an OOM must move on")
+	}
+	if want := []cell{{zenmetrics.SSIMULACRA2, "cuda_full", 1 << 20}}; len(rec.cells) != 1 || rec.cells[0] != want[0] {
+		t.Fatalf("cells %v, want %v", rec.cells, want)
+	}
+	if p.Next(admitAll) != GpuStrip {
+		t.Fatal("next rung")
+	}
+	if tr := p.Trace(); tr[0].Rung != GpuFull || tr[0].Backend != "cuda:gpu" || !tr[0].Attempted {
+		t.Fatalf("trace %v", tr)
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/zenmetrics-go/zenmetrics"
+	"github.com/zenmetrics-go/zenmetrics/ladder"
 )
 
 // Balance is how a task is shared among the GPU slots that can run it
@@ -63,8 +64,9 @@ func ParseBalance(s string) (Balance, error) {
 // storm, a GC pause) moves it less than half way.
 const emaAlpha = 0.4
 
-// emaKey is what a measured speed is kept per: metric, rung class (full
-// image or strips) and size class. Size classes are factors of 4 in
+// emaKey is what a measured speed is kept per: metric, the slot's class
+// on the rung (its runtime and layout: gpu_full, cuda_full, gpu_strip,
+// ...) and size class. Size classes are factors of 4 in
 // pixels (bits.Len/2): ns/px varies with size (caches, fixed costs), so a
 // 256² task must not teach the estimate for a 4096² one much.
 type emaKey struct {
@@ -120,14 +122,14 @@ func (s *slot) nsPerPx(k emaKey, seed float64, adaptive bool) float64 {
 	return seed * scale
 }
 
-// observe records a finished attempt: ok or failed (oom says whether
-// it ran out of memory), its wall time and pixels, and updates the
-// speed estimate of its key, seeded with seed (the profile's ns/px).
-func (s *slot) observe(k emaKey, seed float64, px int64, d time.Duration, ok, oom bool, noEMA bool) {
-	if v, updated := s.observeLocked(k, seed, px, d, ok, oom, noEMA); updated && s.gpu && s.o != nil {
+// observe records a finished attempt on rung r: ok or failed (oom says
+// whether it ran out of memory), its wall time and pixels, and updates
+// the speed estimate of its key, seeded with seed (the profile's ns/px).
+func (s *slot) observe(r ladder.Rung, k emaKey, seed float64, px int64, d time.Duration, ok, oom bool, noEMA bool) {
+	if v, updated := s.observeLocked(k, seed, px, d, ok, oom, noEMA); updated && s.gpu && s.o != nil && seed > 0 {
 		// Outside this slot's lock: relax takes the other slots' locks
 		// one at a time, so two slots relaxing each other cannot deadlock.
-		s.o.relax(s, k, v)
+		s.o.relax(s, r, k, px, v/seed)
 	}
 }
 
@@ -183,16 +185,28 @@ func (s *slot) observeLocked(k emaKey, seed float64, px int64, d time.Duration, 
 // its first task.
 const relaxRate = 0.03
 
-// relax moves the other GPU slots' estimates for k that are slower than
-// v (s's fresh one) a little toward it.
-func (o *Orchestrator) relax(s *slot, k emaKey, v float64) {
+// relax moves the other GPU slots' estimates for the same metric, rung
+// and size class a little toward what s's fresh one says about them:
+// ratio is s's estimate over its profile ns/px, and a peer's target is
+// its own profile ns/px times that ratio. Slots of one runtime share a
+// class and so a profile ns/px, and the target is s's estimate itself.
+// Across runtimes the profile's gap stays: a CUDA slot whose estimate
+// was inflated once (WebGPU work on the same GPU ran beside it) drifts
+// back toward its profiled lead over WebGPU, and is tried again, rather
+// than toward WebGPU's own speed, which would pull the slower runtime
+// into work it loses by design.
+func (o *Orchestrator) relax(s *slot, r ladder.Rung, k emaKey, px int64, ratio float64) {
+	prof := o.snapshot()
 	for _, g := range o.gpus {
 		if g == s {
 			continue
 		}
+		v := g.view(prof, k.metric, r)
+		gk := emaKey{k.metric, v.class, k.size}
+		target := ratio * v.nsPerPx(px)
 		g.st.mu.Lock()
-		if cur, ok := g.st.ema[k]; ok && cur > v {
-			g.st.ema[k] = cur - relaxRate*(cur-v)
+		if cur, ok := g.st.ema[gk]; ok && cur > target {
+			g.st.ema[gk] = cur - relaxRate*(cur-target)
 		}
 		g.st.mu.Unlock()
 	}

@@ -21,6 +21,9 @@ import (
 type backendSlot struct {
 	name string
 	gpu  bool
+	// runtime is a GPU slot's API (WebGPU, CUDA): with the rung it picks
+	// the profile class (classes.go). "": WebGPU.
+	runtime capability.Runtime
 	// gpuIndex is the adapter's index in capability.Report.GPUs (-1: CPU).
 	gpuIndex int
 	// backend is the ready backend; nil means open it lazily with open on
@@ -35,7 +38,7 @@ type backendSlot struct {
 	// initGuess is the expected open time when the profile has none.
 	initGuess time.Duration
 	// nsScale multiplies the profile's ns/px for this slot (0: 1). The
-	// profile measures one GPU per class, so discovery leaves it at 1;
+	// profile measures one GPU per runtime's class, so discovery leaves it at 1;
 	// tests give fake slots different speeds with it.
 	nsScale float64
 }
@@ -60,7 +63,7 @@ func discoverBackends(ctx context.Context, cfg Config, rep *capability.Report) (
 		}
 		opt := &webgpu.Options{PreferIndex: i, AllowCPUAdapter: false, Label: "zenmetrics orchestrator"}
 		slots = append(slots, backendSlot{
-			name: "webgpu:" + g.Name, gpu: true, gpuIndex: i,
+			name: "webgpu:" + g.Name, gpu: true, gpuIndex: i, runtime: capability.RuntimeWebGPU,
 			open: func(ctx context.Context) (zenmetrics.Backend, error) {
 				return webgpu.NewBackend(ctx, opt)
 			},

@@ -5,6 +5,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/zenmetrics-go/zenmetrics/capability"
 	"github.com/zenmetrics-go/zenmetrics/gpu/cuda"
 	_ "github.com/zenmetrics-go/zenmetrics/gpu/cuda/all"
 )
@@ -32,8 +33,10 @@ var (
 // compile at the first Prepare), and an open backend's Estimate declines
 // the metrics and modes CUDA lacks, so the chooser never sends those
 // there. The same GPU usually also has a WebGPU slot; both read the
-// device's live free memory, and the chooser (adaptive balancing) learns
-// which is faster per metric and size.
+// device's live free memory, and the chooser picks the one predicted to
+// finish first per metric and size: from the profile's cuda_* cells
+// against its gpu_* cells (zmwarm benches both), then from what it
+// measures (adaptive balancing).
 func cudaSlots(keep func(ordinal int) bool) []backendSlot {
 	n, err := cudaCount()
 	if err != nil || n == 0 {
@@ -65,7 +68,7 @@ func openCUDASlot(i, n int) (backendSlot, error) {
 		name = fmt.Sprintf("%s#%d", name, i)
 	}
 	return backendSlot{
-		name: name, gpu: true, gpuIndex: -1, backend: b,
+		name: name, gpu: true, gpuIndex: -1, backend: b, runtime: capability.RuntimeCUDA,
 		free: func() (int64, int64, bool) {
 			f, t, err := d.MemInfo()
 			return int64(f), int64(t), err == nil

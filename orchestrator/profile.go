@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/zenmetrics-go/zenmetrics"
@@ -79,14 +80,34 @@ func (o *Orchestrator) warm(ctx context.Context, force bool) (res *capability.Wa
 	return res, err
 }
 
-// benchTargets lists what the quick bench measures: the CPU at the two
-// smaller sizes, and the first usable GPU adapter in each of its modes
-// (adapters of one host are assumed alike: the profile keys by class).
+// benchTargets lists what the quick bench measures: the CPU at the
+// smaller sizes, and on the first usable GPU slot of each runtime (the
+// WebGPU adapter, the CUDA device) every GPU rung's layout under that
+// runtime's class (adapters of one host are assumed alike: the profile
+// keys by class). Layouts a runtime declines (CUDA strips today) cost an
+// Estimate call and show as unsupported; any metric its Estimate takes is
+// measured, so a metric ported to CUDA needs no change here.
+//
+// All GPU targets share one bench lane, and so take turns: a CUDA device
+// and the WebGPU adapter are usually the same GPU, and benched side by
+// side each would time the other's work too. Which adapter is which CUDA
+// device cannot be told reliably (Dawn reports no PCI address, and picks
+// its one adapter by its own preference), so no pairing is attempted: on
+// a host with different GPUs this costs bench time (the soft limit cuts
+// the largest sizes of the GPU lane), never wrong numbers. Targets run in
+// list order within a size and metric, layout by layout, both runtimes'
+// full-image cells first: the chooser compares those first, and the
+// strip cells are a fallback's.
 func (o *Orchestrator) benchTargets(ctx context.Context) ([]capability.BenchTarget, map[int]float64) {
 	var ts []capability.BenchTarget
 	initMs := map[int]float64{}
+	type benched struct {
+		s *slot
+		b zenmetrics.Backend
+	}
+	var gpus []benched
 	for _, g := range o.gpus {
-		if g.lost.Load() {
+		if g.lost.Load() || slices.ContainsFunc(gpus, func(x benched) bool { return x.s.gpuRuntime() == g.gpuRuntime() }) {
 			continue
 		}
 		cold := g.backendNow() == nil
@@ -100,13 +121,13 @@ func (o *Orchestrator) benchTargets(ctx context.Context) ([]capability.BenchTarg
 		if cold && g.gpuIndex >= 0 {
 			initMs[g.gpuIndex] = float64(time.Since(t0).Microseconds()) / 1e3
 		}
-		ts = append(ts,
-			capability.BenchTarget{Class: ladder.GpuFull.Class(), Backend: b, Mode: zenmetrics.ModeFull, RecordVRAM: true},
-			capability.BenchTarget{Class: ladder.GpuStrip.Class(), Backend: b, Mode: zenmetrics.ModeStrip, RecordVRAM: true},
-			capability.BenchTarget{Class: ladder.GpuStripPair.Class(), Backend: b, Mode: zenmetrics.ModeStripPair, RecordVRAM: true,
-				Metrics: []zenmetrics.Metric{zenmetrics.CVVDP}},
-		)
-		break
+		gpus = append(gpus, benched{g, b})
+	}
+	for _, r := range gpuRungs() {
+		for _, g := range gpus {
+			ts = append(ts, capability.BenchTarget{Class: g.s.class(r), Backend: g.b, Mode: r.Mode(), RecordVRAM: true,
+				Lane: gpuBenchLane, Metrics: rungMetrics(r)})
+		}
 	}
 	if o.cpu != nil {
 		if b := o.cpu.backendNow(); b != nil {
@@ -125,6 +146,37 @@ func (o *Orchestrator) benchTargets(ctx context.Context) ([]capability.BenchTarg
 		}
 	}
 	return ts, initMs
+}
+
+// gpuBenchLane is the bench lane of every GPU target (benchTargets).
+const gpuBenchLane = "gpu"
+
+// gpuRungs are the ladder's GPU rungs, in the order tasks try them.
+func gpuRungs() []ladder.Rung {
+	var out []ladder.Rung
+	for r := ladder.Rung(0); r < ladder.FullyExhausted; r++ {
+		if r.IsGPU() {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// rungMetrics is the metrics whose ladder has rung r, nil when every
+// metric's has (strip pairs are CVVDP's alone: benching the others there
+// would only add unsupported cells).
+func rungMetrics(r ladder.Rung) []zenmetrics.Metric {
+	var out []zenmetrics.Metric
+	all := zenmetrics.AllMetrics()
+	for _, m := range all {
+		if slices.Contains(ladder.Rungs(m, true), r) {
+			out = append(out, m)
+		}
+	}
+	if len(out) == len(all) {
+		return nil
+	}
+	return out
 }
 
 // Profile returns a copy of the profile the chooser uses (nil: defaults).

@@ -2,6 +2,7 @@ package orchestrator
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/zenmetrics-go/zenmetrics"
@@ -42,16 +43,16 @@ func (o *Orchestrator) snapshot() *capability.Profile {
 
 // admit is the chooser's verdict on rung r for job j, with the slot to use
 // and the predicted ns of the task there. It gathers the live inputs and
-// leaves every rule to the pure functions of chooser.go.
+// leaves every rule to the pure functions of chooser.go. Each slot is
+// judged by its own class's cells (classes.go): on a GPU rung a CUDA slot
+// by cuda_* cells, a WebGPU slot by gpu_* ones, so the faster runtime for
+// this metric and size wins and one runtime's OOM cell leaves the other
+// free to try.
 func (o *Orchestrator) admit(j *job, r ladder.Rung) (ladder.Verdict, *slot, float64) {
 	m := j.task.Metric
 	w, h := j.ref.Width, j.ref.Height
 	px := j.ref.Pixels()
 	prof := o.snapshot()
-	class := r.Class()
-	samples := prof.Samples(m, class)
-	cells := prof.OOMCells(m)
-	taskNs := nsPerPxOrDefault(samples, class, px) * float64(px)
 
 	if !r.IsGPU() {
 		if o.cpu == nil {
@@ -68,11 +69,12 @@ func (o *Orchestrator) admit(j *job, r ladder.Rung) (ladder.Verdict, *slot, floa
 			}
 			return ladder.Verdict{Trigger: ladder.TriggerUnsupported, Backend: o.cpu.name, Reason: reason}, nil, 0
 		}
-		if blocked, at := oomBlocked(cells, samples, class, px); blocked {
+		v := o.cpu.view(prof, m, r)
+		if blocked, at := v.blocked(px); blocked {
 			return ladder.Verdict{Trigger: ladder.TriggerPredicted, Backend: o.cpu.name,
 				Reason: fmt.Sprintf("ran out of memory at %d pixels before", at)}, nil, 0
 		}
-		ns := o.cpu.nsPerPx(emaKey{m, class, sizeClass(px)}, taskNs/float64(max(px, 1)), o.cfg.Balance == BalanceAdaptive)
+		ns := o.cpu.nsPerPx(v.key(m, px), v.nsPerPx(px), o.cfg.Balance == BalanceAdaptive)
 		return ladder.Verdict{OK: true, Backend: o.cpu.name}, o.cpu, ns * float64(px)
 	}
 
@@ -83,37 +85,36 @@ func (o *Orchestrator) admit(j *job, r ladder.Rung) (ladder.Verdict, *slot, floa
 		case r < hm.rung:
 			return ladder.Verdict{Trigger: ladder.TriggerPredicted, Reason: "reference was uploaded to " + hm.rung.String()}, nil, 0
 		case r == hm.rung:
-			return ladder.Verdict{OK: true, Backend: hm.slot.name}, hm.slot, taskNs
+			return ladder.Verdict{OK: true, Backend: hm.slot.name}, hm.slot, hm.slot.view(prof, m, r).nsPerPx(px) * float64(px)
 		}
 	}
-	if blocked, at := oomBlocked(cells, samples, class, px); blocked {
-		return ladder.Verdict{Trigger: ladder.TriggerPredicted,
-			Reason: fmt.Sprintf("%s ran out of memory at %d pixels before (profile cell)", class, at)}, nil, 0
-	}
 	floor := o.poolConfig().VRAMSafetyFloorMiB << 20
-	seed := taskNs / float64(max(px, 1))
-	key := emaKey{m, class, sizeClass(px)}
 	adaptive := o.cfg.Balance == BalanceAdaptive
 	var cands []candidate
-	var refusals []string
+	var refusals, oomed []string
 	alive, unsupported := 0, 0
 	for _, g := range o.gpus {
 		if g.lost.Load() && !o.cfg.mut.noLostRule {
 			continue
 		}
 		alive++
+		v := g.view(prof, m, r)
+		if blocked, at := v.blocked(px); blocked {
+			oomed = append(oomed, fmt.Sprintf("%s ran out of memory at %d pixels before (profile cell)", v.class, at))
+			continue
+		}
 		est, ok := g.estimate(m, w, h, r.Mode())
 		if !ok {
 			unsupported++
 			continue
 		}
-		need := predictBytes(samples, px, est)
+		need := predictBytes(v.samples, px, est)
 		if ok, why := vramAdmits(need, g.freeBytes(), floor); !ok {
 			refusals = append(refusals, g.name+": "+why)
 			continue
 		}
 		backlog, workers := g.backlog()
-		tns := g.nsPerPx(key, seed, adaptive) * float64(px)
+		tns := g.nsPerPx(v.key(m, px), v.nsPerPx(px), adaptive) * float64(px)
 		cands = append(cands, candidate{s: g, finish: finishNs(backlog, workers, g.initNs(prof), tns),
 			task: tns, load: float64(g.depthNow()) / float64(workers), cold: g.backendNow() == nil})
 	}
@@ -124,10 +125,13 @@ func (o *Orchestrator) admit(j *job, r ladder.Rung) (ladder.Verdict, *slot, floa
 		return ladder.Verdict{Trigger: ladder.TriggerUnsupported,
 			Reason: fmt.Sprintf("GPU backend cannot run %s in %s mode", m, r.Mode())}, nil, 0
 	case len(cands) == 0:
-		return ladder.Verdict{Trigger: ladder.TriggerPredicted, Reason: strings.Join(refusals, "; ")}, nil, 0
+		// Cells first: slots of one runtime share a class, so its cell
+		// is said once.
+		return ladder.Verdict{Trigger: ladder.TriggerPredicted,
+			Reason: strings.Join(append(slices.Compact(oomed), refusals...), "; ")}, nil, 0
 	}
 	best := pick(o.cfg.Balance, cands, &o.rr)
-	if cpuFinish, ok := o.cpuFinish(m, w, h, px, prof, cells); ok && preferCPU(best.finish, cpuFinish) {
+	if cpuFinish, ok := o.cpuFinish(m, w, h, px, prof); ok && preferCPU(best.finish, cpuFinish) {
 		// Two reasons to spill to the CPU: the chosen device is cold
 		// (its initialisation outweighs its gain for this task), or every
 		// GPU queue is past its sweet spot (backpressure: more queued GPU
@@ -192,19 +196,18 @@ func (o *Orchestrator) allBackedUp(cands []candidate) bool {
 
 // cpuFinish predicts when the task would finish on the CPU; ok is false
 // when the CPU cannot take it (no backend, metric not implemented, OOM cell).
-func (o *Orchestrator) cpuFinish(m zenmetrics.Metric, w, h int, px int64, prof *capability.Profile, cells []capability.Cell) (float64, bool) {
+func (o *Orchestrator) cpuFinish(m zenmetrics.Metric, w, h int, px int64, prof *capability.Profile) (float64, bool) {
 	if o.cpu == nil {
 		return 0, false
 	}
 	if _, ok := o.cpu.estimate(m, w, h, zenmetrics.ModeFull); !ok {
 		return 0, false
 	}
-	samples := prof.Samples(m, capability.ClassCPU)
-	if blocked, _ := oomBlocked(cells, samples, capability.ClassCPU, px); blocked {
+	v := o.cpu.view(prof, m, ladder.Cpu)
+	if blocked, _ := v.blocked(px); blocked {
 		return 0, false
 	}
 	backlog, workers := o.cpu.backlog()
-	seed := nsPerPxOrDefault(samples, capability.ClassCPU, px)
-	ns := o.cpu.nsPerPx(emaKey{m, capability.ClassCPU, sizeClass(px)}, seed, o.cfg.Balance == BalanceAdaptive)
+	ns := o.cpu.nsPerPx(v.key(m, px), v.nsPerPx(px), o.cfg.Balance == BalanceAdaptive)
 	return finishNs(backlog, workers, 0, ns*float64(px)), true
 }

@@ -358,15 +358,14 @@ func (o *Orchestrator) run(s *slot, j *job) {
 		// ahead of it ran out of memory at this size) applies to it too:
 		// without this check a queue of equal tasks would each hit the
 		// same OOM once.
-		prof := o.snapshot()
-		samples := prof.Samples(m, j.rung.Class())
-		if blocked, at := oomBlocked(prof.OOMCells(m), samples, j.rung.Class(), j.ref.Pixels()); blocked {
+		v := s.view(o.snapshot(), m, j.rung)
+		if blocked, at := v.blocked(j.ref.Pixels()); blocked {
 			j.plan.Refuse(j.rung, s.name, ladder.TriggerPredicted,
-				fmt.Sprintf("%s ran out of memory at %d pixels while this task was queued", j.rung.Class(), at))
+				fmt.Sprintf("%s ran out of memory at %d pixels while this task was queued", v.class, at))
 			reroute()
 			return
 		}
-		if why, ok := o.waitForMemory(s, j, est); !ok {
+		if why, ok := o.waitForMemory(s, j, v, est); !ok {
 			j.plan.Refuse(j.rung, s.name, ladder.TriggerPredicted, why)
 			reroute()
 			return
@@ -384,10 +383,9 @@ func (o *Orchestrator) run(s *slot, j *job) {
 	if j.upload == nil && j.ctx.Err() == nil {
 		// Every completed task teaches the slot's speed estimate
 		// (uploads only prepare, and cancelled attempts stopped early).
-		class := j.rung.Class()
 		px := j.ref.Pixels()
-		seed := nsPerPxOrDefault(o.snapshot().Samples(m, class), class, px)
-		s.observe(emaKey{m, class, sizeClass(px)}, seed, px, elapsed, err == nil, trig.IsOOM(), o.cfg.mut.noEMA)
+		v := s.view(o.snapshot(), m, j.rung)
+		s.observe(j.rung, v.key(m, px), v.nsPerPx(px), px, elapsed, err == nil, trig.IsOOM(), o.cfg.mut.noEMA)
 	}
 	if err == nil {
 		j.plan.Succeed(j.rung, s.name)
@@ -413,7 +411,7 @@ func (o *Orchestrator) run(s *slot, j *job) {
 		o.log.Warn("device lost; its tasks move down the ladder", "backend", s.name, "err", err)
 		defer o.drainLost(s) // after this job has moved on
 	}
-	if j.plan.Fail(j.ctx, j.rung, s.name, trig, err) {
+	if j.plan.FailAs(j.ctx, j.rung, s.class(j.rung), s.name, trig, err) {
 		reroute()
 		return
 	}
@@ -456,11 +454,12 @@ func (o *Orchestrator) drainLost(s *slot) {
 // waitForMemory re-checks live free memory just before a GPU attempt (the
 // chooser's reading may be old), first dropping idle cached references of
 // this backend, then waiting up to PoolConfig.VRAMStall for memory that
-// another process may be about to free.
-func (o *Orchestrator) waitForMemory(s *slot, j *job, est int64) (string, bool) {
+// another process may be about to free. v is the slot's cells on the
+// job's rung.
+func (o *Orchestrator) waitForMemory(s *slot, j *job, v cellView, est int64) (string, bool) {
 	pc := o.poolConfig()
 	px := j.ref.Pixels()
-	need := predictBytes(o.snapshot().Samples(j.task.Metric, j.rung.Class()), px, est)
+	need := predictBytes(v.samples, px, est)
 	floor := pc.VRAMSafetyFloorMiB << 20
 	ok, why := vramAdmits(need, s.freeBytes(), floor)
 	if ok {

@@ -7,6 +7,13 @@
 //	       [--metrics ssim2,...] [--sizes 512,1024,2048,4096] [--time-limit 15s]
 //	       [--validity 168h] [-v] [--version] [--help]
 //
+// With an NVIDIA driver it benches the first CUDA device too, after the
+// WebGPU adapter in the same lane (usually the same GPU): its rows say
+// "cuda_full" next to WebGPU's "gpu_full", and the orchestrator's chooser
+// sends each metric and size to the faster of the two. A profile written
+// before CUDA was benched still works (CUDA borrows the gpu_* numbers);
+// --force measures the CUDA cells at once.
+//
 // Run it once when a machine (or a container image) is provisioned, or on
 // every start: when the profile is fresh it only reads it. For a fleet of
 // identical machines, bench one and copy its cache directory: profiles are
@@ -217,12 +224,14 @@ type row struct {
 }
 
 // rows lists the profile's measurements, plus (after a bench) the cells
-// the bench skipped and why, so a missing 4096² is explained.
+// the bench skipped and why, so a missing 4096² is explained. Every class
+// the profile holds is listed (Profile.Classes: gpu_full and cuda_full
+// side by side, then the strips, then cpu), so CUDA rows appear wherever
+// CUDA was benched, and a class a newer build wrote is not hidden.
 func rows(p *capability.Profile, res *capability.WarmResult) []row {
 	var out []row
-	classes := []string{capability.ClassGPUFull, capability.ClassGPUStrip, capability.ClassGPUStripPair, capability.ClassCPU}
 	for _, m := range zenmetrics.AllMetrics() {
-		for _, c := range classes {
+		for _, c := range p.Classes(m) {
 			for _, s := range p.Samples(m, c) {
 				r := row{Metric: m.String(), Backend: c, Pixels: s.Pixels, NsPerPx: s.NsPerPx, VRAMMiB: s.VRAMMiB}
 				if side := isqrt(s.Pixels); side*side == s.Pixels {
