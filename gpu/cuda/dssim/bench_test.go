@@ -37,11 +37,7 @@ func BenchmarkCached(b *testing.B) {
 				b.Fatal(err)
 			}
 			defer r.Release()
-			for i := 0; i < 3; i++ {
-				if _, err := r.Score(context.Background(), dist); err != nil {
-					b.Fatal(err)
-				}
-			}
+			metrictest.WarmGPU(b, func() error { _, err := r.Score(context.Background(), dist); return err })
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
 				if _, err := r.Score(context.Background(), dist); err != nil {
