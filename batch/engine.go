@@ -26,6 +26,9 @@ type Job struct {
 	// modification time): jobs with equal RefKey and Metric may reuse one
 	// prepared reference. Engines that hash pixels themselves may ignore it.
 	RefKey string
+	// RefHash is refcache.HashImage(Ref), computed once per decoded
+	// reference when the engine asks for it (RefHasher); 0 otherwise.
+	RefHash uint64
 	// Ref and Dist are the decoded images. They stay valid and unchanged
 	// until the job's result has been returned by Next.
 	Ref, Dist *zenmetrics.Image
@@ -518,4 +521,12 @@ func (e *BackendEngine) Uploads() (u webgpu.UploadStats, ok bool) {
 		u.RefBytes += d.RefBytes
 	}
 	return u, len(e.meters) > 0
+}
+
+// RefHasher is implemented by engines that key prepared references by a
+// hash of the reference's pixels (the orchestrator's): the batch then
+// hashes each decoded reference once, on its decoder, and passes the hash
+// with every job (Job.RefHash) instead of the engine hashing it per job.
+type RefHasher interface {
+	WantsRefHash() bool
 }

@@ -53,7 +53,7 @@ func (e *OrchestratorEngine) Submit(ctx context.Context, j Job) error {
 		<-e.slot
 		return errEngineClosed
 	}
-	id, err := e.o.Submit(orchestrator.Task{Metric: j.Metric, Ref: j.Ref, Dist: j.Dist})
+	id, err := e.o.Submit(orchestrator.Task{Metric: j.Metric, Ref: j.Ref, RefHash: j.RefHash, Dist: j.Dist})
 	if err != nil {
 		<-e.slot
 		return err
@@ -63,6 +63,10 @@ func (e *OrchestratorEngine) Submit(ctx context.Context, j Job) error {
 	e.signal()
 	return nil
 }
+
+// WantsRefHash implements RefHasher: the orchestrator keys its reference
+// cache by the pixels' hash.
+func (e *OrchestratorEngine) WantsRefHash() bool { return true }
 
 // CloseSubmit says no more jobs will come.
 func (e *OrchestratorEngine) CloseSubmit() {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/zenmetrics-go/zenmetrics"
 	"github.com/zenmetrics-go/zenmetrics/gpu/webgpu"
+	"github.com/zenmetrics-go/zenmetrics/refcache"
 )
 
 // Config describes one batch run.
@@ -363,6 +364,9 @@ func Run(ctx context.Context, cfg Config) (sum Summary, err error) {
 	p := &pipeline{cfg: &cfg, ctx: rctx, budget: newBudget(cfg.MemoryBudget),
 		refs: map[string]*refImg{}, refLeft: map[string]int{}, inflight: map[uint64]*pairState{},
 		rows: make(chan Row, 4*cfg.Decoders), clock: clock}
+	if h, ok := cfg.Engine.(RefHasher); ok {
+		p.hashRefs = h.WantsRefHash()
+	}
 	p.startProducers(pending)
 
 	// Writer: the calling goroutine commits rows in chunks.
@@ -443,6 +447,9 @@ type pipeline struct {
 	rows   chan Row
 
 	clock *stageClock
+	// hashRefs: the engine keys references by their pixels' hash
+	// (RefHasher), so loadRef hashes each decoded reference once.
+	hashRefs bool
 
 	mu       sync.Mutex
 	refs     map[string]*refImg // by Pair.RefPath
@@ -459,6 +466,7 @@ type pipeline struct {
 // first use, and at most a few references are held at once).
 type refImg struct {
 	key     string // RefKey: path, size, mtime
+	hash    uint64 // refcache.HashImage(img) when the engine wants it (RefHasher)
 	ready   chan struct{}
 	img     *zenmetrics.Image
 	err     error
@@ -602,6 +610,9 @@ func (p *pipeline) loadRef(r *refImg, path string, need int64) {
 		return
 	}
 	r.img, r.err = p.decode(path, need)
+	if r.err == nil && p.hashRefs {
+		r.hash = refcache.HashImage(r.img)
+	}
 }
 
 // putRef says one pair is done with the reference; after the last, its
@@ -699,7 +710,7 @@ func (p *pipeline) decodeAndSubmit(w work) {
 		tag := p.tag.Add(1)
 		p.inflight[tag] = ps
 		ps.metric[tag] = m
-		jobs = append(jobs, Job{Tag: tag, Metric: m, RefKey: ref.key, Ref: ref.img, Dist: dist})
+		jobs = append(jobs, Job{Tag: tag, Metric: m, RefKey: ref.key, RefHash: ref.hash, Ref: ref.img, Dist: dist})
 	}
 	p.mu.Unlock()
 	for i, j := range jobs {

@@ -13,6 +13,7 @@ import (
 	"github.com/zenmetrics-go/zenmetrics/capability"
 	"github.com/zenmetrics-go/zenmetrics/cpu"
 	"github.com/zenmetrics-go/zenmetrics/ladder"
+	"github.com/zenmetrics-go/zenmetrics/refcache"
 )
 
 func tasks(m zenmetrics.Metric, n int, ref *zenmetrics.Image) []Task {
@@ -433,6 +434,26 @@ func TestReferenceCacheReuse(t *testing.T) {
 	r = h.o.RunSingle(context.Background(), Task{Metric: zenmetrics.SSIMULACRA2, Ref: ref2, Dist: ref2, Options: zenmetrics.Options{IntensityTarget: 250}})
 	if r.CacheHit {
 		t.Fatal("other options hit")
+	}
+}
+
+// TestRefHashGiven: a task's RefHash keys the reference cache in place of
+// hashing Ref (the batch hashes each decoded reference once): a reference
+// with other pixels but the first one's hash reuses the first's prepared
+// reference; without RefHash it is hashed and prepared anew.
+func TestRefHashGiven(t *testing.T) {
+	h := newHarness(t, false)
+	ctx := context.Background()
+	a, b := img(32, 32, 7), img(32, 32, 9)
+	ha := refcache.HashImage(a)
+	if r := h.o.RunSingle(ctx, Task{Metric: zenmetrics.SSIMULACRA2, Ref: a, RefHash: ha, Dist: a}); r.Err != nil || r.CacheHit {
+		t.Fatalf("first: %+v", r)
+	}
+	if r := h.o.RunSingle(ctx, Task{Metric: zenmetrics.SSIMULACRA2, Ref: b, RefHash: ha, Dist: b}); r.Err != nil || !r.CacheHit || h.cpu.totalPrepares() != 1 {
+		t.Fatalf("given hash: %+v, %d prepares", r, h.cpu.totalPrepares())
+	}
+	if r := h.o.RunSingle(ctx, Task{Metric: zenmetrics.SSIMULACRA2, Ref: b, Dist: b}); r.Err != nil || r.CacheHit || h.cpu.totalPrepares() != 2 {
+		t.Fatalf("own hash: %+v, %d prepares", r, h.cpu.totalPrepares())
 	}
 }
 
