@@ -1,6 +1,7 @@
 package batch
 
 import (
+	"context"
 	"encoding/json"
 	"path/filepath"
 	"strings"
@@ -90,5 +91,47 @@ func TestProgressJSONDevices(t *testing.T) {
 		if has != with || strings.Contains(line, "devices") != with {
 			t.Fatalf("with=%v: %s", with, line)
 		}
+	}
+}
+
+// --backend auto runs on the orchestrator when a CUDA device is usable
+// (Deps.HasCUDA), and on the one --backend with GPU lanes otherwise or
+// when --gpu-lanes is given.
+func TestCLIAutoWithCUDARunsOnOrchestrator(t *testing.T) {
+	c := makeCorpus(t, 2, 3, false)
+	for _, tc := range []struct {
+		name     string
+		cuda     bool
+		args     []string
+		wantOrch bool
+	}{
+		{"cuda", true, nil, true},
+		{"no cuda", false, nil, false},
+		{"cuda, --gpu-lanes", true, []string{"--gpu-lanes", "2"}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b := &fakeBackend{name: "fake"}
+			deps := fakeDeps(b, nil)
+			deps.HasCUDA = func() bool { return tc.cuda }
+			opened := false
+			deps.OpenOrchestrator = func(ctx context.Context, cfg orchestrator.Config) (*orchestrator.Orchestrator, error) {
+				opened = true
+				cfg.DisableGPU = true // hermetic: the CPU pool alone
+				return orchestrator.New(ctx, cfg)
+			}
+			out := filepath.Join(t.TempDir(), "o.jsonl")
+			args := append([]string{"--manifest", c.manifest, "--metric", "ssim2", "--out", out, "--backend", "auto",
+				"--cache-dir", t.TempDir(), "--workers", "2", "--progress", "none"}, tc.args...)
+			code, _, stderr := runCLI(t, deps, args...)
+			if code != ExitOK {
+				t.Fatalf("code %d, stderr:\n%s", code, stderr)
+			}
+			if rows := readAll(t, out); len(rows) != c.pairs {
+				t.Fatalf("%d rows, want %d", len(rows), c.pairs)
+			}
+			if opened != tc.wantOrch || (b.prepares.Load() > 0) == tc.wantOrch {
+				t.Fatalf("orchestrator opened %v (want %v), fake backend prepared %d", opened, tc.wantOrch, b.prepares.Load())
+			}
+		})
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/zenmetrics-go/zenmetrics/gpu/webgpu"
 	_ "github.com/zenmetrics-go/zenmetrics/gpu/webgpu/all"
 	"github.com/zenmetrics-go/zenmetrics/gpu/wgpu"
+	"github.com/zenmetrics-go/zenmetrics/orchestrator"
 )
 
 // backendInfo describes one --backend value for the usage text.
@@ -43,6 +44,18 @@ func (e *usageError) Error() string { return e.msg }
 // without a GPU runtime.
 var openWebGPU = func(allowCPUAdapter bool) (zenmetrics.Backend, error) {
 	return webgpu.NewBackend(context.Background(), &webgpu.Options{AllowCPUAdapter: allowCPUAdapter, Label: "zmscore"})
+}
+
+// hasCUDA reports whether the NVIDIA driver loads and sees a device (and
+// $ZENMETRICS_CUDA is not "off"): a batch on --backend auto then runs on
+// the orchestrator, which routes between CUDA, WebGPU and the CPU.
+// A variable so tests can run without one.
+var hasCUDA = func() bool {
+	if os.Getenv(orchestrator.EnvCUDA) == "off" {
+		return false
+	}
+	n, err := cuda.DeviceCount()
+	return err == nil && n > 0
 }
 
 // openCUDA opens CUDA device 0. A variable so tests can run without one.

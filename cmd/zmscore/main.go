@@ -379,7 +379,7 @@ func runContext(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		// Manifests, folder pairing and merge: the batch engine.
 		return batch.CLI(ctx, args, stdout, stderr, batch.Deps{OpenBackend: func(o batch.BackendOptions) (zenmetrics.Backend, error) {
 			return newBackend(o.Name, o.Threads)
-		}})
+		}, HasCUDA: hasCUDA})
 	}
 	opt, done, code := parseArgs(args, stdout, stderr)
 	if done {
