@@ -301,19 +301,29 @@ func (o *Orchestrator) run(s *slot, j *job) {
 	s.mu.Lock()
 	pred := j.predNs
 	s.mu.Unlock()
-	defer func() {
+	// The job leaves this slot's queue (depth and backlog) before its
+	// result is delivered or it moves on, not after: Stats read right
+	// after the last result shows nothing queued (TestStatsCounts saw a
+	// depth of 1 under the race detector), and a rerouted job is never
+	// counted on two slots.
+	leave := sync.OnceFunc(func() {
 		s.mu.Lock()
 		s.backlogNs -= pred
 		s.mu.Unlock()
 		s.depthAdd(-1)
-	}()
+	})
+	defer leave()
+	finish := func(res Result) {
+		leave()
+		o.finish(j, res)
+	}
 	defer func() {
 		if v := recover(); v != nil {
-			o.finish(j, Result{Err: &zenmetrics.PanicError{Value: v}, Backend: s.name})
+			finish(Result{Err: &zenmetrics.PanicError{Value: v}, Backend: s.name})
 		}
 	}()
 	if err := j.ctx.Err(); err != nil {
-		o.finish(j, Result{Err: cancelled(j.task.ID, err), Backend: s.name})
+		finish(Result{Err: cancelled(j.task.ID, err), Backend: s.name})
 		return
 	}
 	if j.started.IsZero() {
@@ -322,6 +332,7 @@ func (o *Orchestrator) run(s *slot, j *job) {
 	// reroute sends the job on to the next rung (or slot), counting it as
 	// a fallback of this slot.
 	reroute := func() {
+		leave()
 		s.fellBack()
 		o.route(j)
 	}
@@ -334,7 +345,7 @@ func (o *Orchestrator) run(s *slot, j *job) {
 	b, err := s.openBackend(j.ctx)
 	if err != nil {
 		if j.ctx.Err() != nil {
-			o.finish(j, Result{Err: cancelled(j.task.ID, j.ctx.Err()), Backend: s.name})
+			finish(Result{Err: cancelled(j.task.ID, j.ctx.Err()), Backend: s.name})
 			return
 		}
 		s.lost.Store(true)
@@ -390,14 +401,14 @@ func (o *Orchestrator) run(s *slot, j *job) {
 	if err == nil {
 		j.plan.Succeed(j.rung, s.name)
 		res.Backend = s.name
-		o.finish(j, res)
+		finish(res)
 		return
 	}
 	if cerr := j.ctx.Err(); cerr != nil {
 		if !errors.Is(err, cerr) {
 			err = fmt.Errorf("%w (after: %v)", cancelled(j.task.ID, cerr), err)
 		}
-		o.finish(j, Result{Err: err, Backend: s.name, CacheHit: res.CacheHit})
+		finish(Result{Err: err, Backend: s.name, CacheHit: res.CacheHit})
 		return
 	}
 	switch {
@@ -416,10 +427,10 @@ func (o *Orchestrator) run(s *slot, j *job) {
 		return
 	}
 	if trig.IsOOM() { // NoFallback
-		o.finish(j, Result{Err: j.plan.Exhausted(), Backend: s.name})
+		finish(Result{Err: j.plan.Exhausted(), Backend: s.name})
 		return
 	}
-	o.finish(j, Result{Err: err, Backend: s.name, CacheHit: res.CacheHit})
+	finish(Result{Err: err, Backend: s.name, CacheHit: res.CacheHit})
 }
 
 // drainLost moves every job queued on a lost slot on at once (the next
