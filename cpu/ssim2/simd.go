@@ -45,7 +45,7 @@ func simdWorkLen(w int) int {
 // blurSIMD is blur with the cpusimd kernels: the horizontal pass eight rows
 // at a time, the vertical pass over the same column blocks as blur.
 func (r *Reference) blurSIMD(dst, a, b []float32, w, h int, sc *scratch) {
-	tmp := sc.tmp[:w*h]
+	tmp := sc.tmpPlane(w * h)
 	r.hblurSIMD(tmp, a, b, w, h, sc)
 	bw := colBlock
 	for bw > 16 && (w+bw-1)/bw < 2*r.threads {
@@ -113,15 +113,47 @@ func fusedLen(w int) int {
 }
 
 // fusedTerms is the distorted image's half of one channel at one scale,
-// streamed on one goroutine with worker's buffers: eight rows at a time
-// through the horizontal pass of the three blurs (img2, img2², img1·img2)
-// into small rings of rows, each output row of the vertical pass as soon
-// as its inputs exist, and that row's error terms right away. The blurred
-// planes mu2, s22 and s12 never exist whole, which saves most of the
-// memory traffic of the plane-by-plane path; the arithmetic is the same,
-// so are the bits. Channels are independent, so several goroutines run
-// one channel each.
+// streamed on one goroutine with worker's buffers (streamBlurs): the three
+// blurs (img2, img2², img1·img2) row by row, and each output row's error
+// terms right away. The blurred planes mu2, s22 and s12 never exist whole,
+// which saves most of the memory traffic of the plane-by-plane path; the
+// arithmetic is the same, so are the bits. Channels are independent, so
+// several goroutines run one channel each.
 func (r *Reference) fusedTerms(rows []float64, img1, mu1, vr1, img2 []float32, w, h int, sc *scratch, worker int) {
+	inputs := [][2][]float32{{img2, nil}, {img2, img2}, {img1, img2}}
+	streamBlurs(inputs, w, h, sc, worker, func(y int, out *[3][]float32) {
+		o := y * w
+		simdTerms.Row(rows[6*y:6*y+6], img1[o:o+w], mu1[o:o+w], vr1[o:o+w],
+			img2[o:o+w], out[0][:w], out[1][:w], out[2][:w])
+	})
+}
+
+// fusedStats is the reference's half of one channel at one scale, streamed
+// like fusedTerms: mu = blur(img) and vr = blur(img²) − mu², each row
+// written once. blurSIMD would write both blurs through a whole
+// horizontal-pass plane and then make one more pass for vr; here neither
+// that plane nor the extra pass exists. Same kernels, same order: same
+// bits.
+func (r *Reference) fusedStats(img, mu, vr []float32, w, h int, sc *scratch, worker int) {
+	inputs := [][2][]float32{{img, nil}, {img, img}}
+	streamBlurs(inputs, w, h, sc, worker, func(y int, out *[3][]float32) {
+		o := y * w
+		m, s := mu[o:o+w], vr[o:o+w]
+		copy(m, out[0][:w])
+		for x, v := range out[1][:w] {
+			s[x] = v - float32(m[x]*m[x])
+		}
+	})
+}
+
+// streamBlurs blurs up to three products of planes (in[1] nil: in[0]
+// itself) side by side on one goroutine with worker's buffers
+// (scratch.fused and simdbuf): eight rows at a time through the
+// horizontal pass into small rings of rows, each output row of the
+// vertical pass as soon as its inputs exist. emit gets the output rows of
+// row y (w8 floats each, the first w meaningful), in row order, before
+// they are overwritten.
+func streamBlurs(in [][2][]float32, w, h int, sc *scratch, worker int, emit func(y int, out *[3][]float32)) {
 	N := simdBlur.Radius()
 	w8 := (w + 7) &^ 7
 	buf := sc.fused[worker]
@@ -130,8 +162,9 @@ func (r *Reference) fusedTerms(rows []float64, img1, mu1, vr1, img2 []float32, w
 		buf = buf[n:]
 		return p
 	}
+	nb := len(in)
 	var ring, st, out, out2 [3][]float32
-	for b := range ring {
+	for b := 0; b < nb; b++ {
 		ring[b] = take(ringRows*w + w8)
 		st[b] = take(cpusimd.VRowStateLen(w8))
 		out[b] = take(w8)
@@ -141,7 +174,6 @@ func (r *Reference) fusedTerms(rows []float64, img1, mu1, vr1, img2 []float32, w
 		// last ring row must hold finite values (its outputs are dropped).
 		clear(ring[b][ringRows*w:])
 	}
-	inputs := [3][2][]float32{{img2, nil}, {img2, img2}, {img1, img2}}
 	wbuf := sc.simdbuf[worker]
 	work := wbuf[:simdBlur.RowsWorkLen(w)]
 	pad := wbuf[len(work):]
@@ -150,26 +182,35 @@ func (r *Reference) fusedTerms(rows []float64, img1, mu1, vr1, img2 []float32, w
 		o := (y % ringRows) * w
 		return ring[b][o : o+w8]
 	}
+	inputs := func(b, y int) (top, bot []float32) {
+		if t := y - N - 1; t >= 0 {
+			top = ringRow(b, t)
+		}
+		if t := y + N - 1; t < h {
+			bot = ringRow(b, t)
+		}
+		return top, bot
+	}
 	set := 0
 	next := 1 - N // the next row of the vertical pass
 	for y0 := 0; y0 < h; y0 += 8 {
 		slot := (y0 % ringRows) * w
-		for b, in := range inputs {
+		for b, p := range in {
 			dst := ring[b][slot : slot+8*w]
 			if y0+8 <= h {
 				var m []float32
-				if in[1] != nil {
-					m = in[1][y0*w : (y0+8)*w]
+				if p[1] != nil {
+					m = p[1][y0*w : (y0+8)*w]
 				}
-				simdBlur.Rows8(in[0][y0*w:(y0+8)*w], m, dst, w, work)
+				simdBlur.Rows8(p[0][y0*w:(y0+8)*w], m, dst, w, work)
 				continue
 			}
 			n := (h - y0) * w
-			copy(in8, in[0][y0*w:y0*w+n])
+			copy(in8, p[0][y0*w:y0*w+n])
 			clear(in8[n:])
 			var m []float32
-			if in[1] != nil {
-				copy(mul8, in[1][y0*w:y0*w+n])
+			if p[1] != nil {
+				copy(mul8, p[1][y0*w:y0*w+n])
 				clear(mul8[n:])
 				m = mul8
 			}
@@ -181,39 +222,30 @@ func (r *Reference) fusedTerms(rows []float64, img1, mu1, vr1, img2 []float32, w
 		if avail == h {
 			limit = h
 		}
-		inputs := func(b, y int) (top, bot []float32) {
-			if t := y - N - 1; t >= 0 {
-				top = ringRow(b, t)
-			}
-			if t := y + N - 1; t < h {
-				bot = ringRow(b, t)
-			}
-			return top, bot
-		}
-		terms := func(y int, o0, o1, o2 []float32) {
-			if y >= 0 {
-				o := y * w
-				simdTerms.Row(rows[6*y:6*y+6], img1[o:o+w], mu1[o:o+w], vr1[o:o+w],
-					img2[o:o+w], o0[:w], o1[:w], o2[:w])
-			}
-		}
-		// Two rows per pass over the states where possible.
+		// Two rows per pass over the states where possible; rows before 0
+		// only warm the states up.
 		for ; next+1 < limit; next += 2 {
-			for b := range ring {
+			for b := 0; b < nb; b++ {
 				top0, bot0 := inputs(b, next)
 				top1, bot1 := inputs(b, next+1)
 				simdBlur.VRow2(top0, bot0, top1, bot1, out[b], out2[b], st[b], w8, set)
 			}
-			terms(next, out[0], out[1], out[2])
-			terms(next+1, out2[0], out2[1], out2[2])
+			if next >= 0 {
+				emit(next, &out)
+			}
+			if next+1 >= 0 {
+				emit(next+1, &out2)
+			}
 		}
 		for ; next < limit; next++ {
-			for b := range ring {
+			for b := 0; b < nb; b++ {
 				top, bot := inputs(b, next)
 				simdBlur.VRow(top, bot, out[b], st[b], w8, set)
 			}
 			set ^= 1
-			terms(next, out[0], out[1], out[2])
+			if next >= 0 {
+				emit(next, &out)
+			}
 		}
 	}
 }

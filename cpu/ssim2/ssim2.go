@@ -145,9 +145,15 @@ type scratch struct {
 	// then they alternate (each is large enough for every later scale).
 	// Scale 0 never exists as whole linear planes: it is converted row by
 	// row straight to XYB and to scale 1.
-	lin           [2][3][]float32
-	img           [3][]float32 // distorted positive XYB
-	tmp           []float32    // horizontal blur output
+	lin [2][3][]float32
+	img [3][]float32 // distorted positive XYB
+	// n is the pixel count of the largest scale. tmp (the horizontal blur
+	// output) and mu2, s22, s12 are allocated on first use (tmpPlane,
+	// statPlanes): the fused fast path never needs them, and planes that
+	// are allocated but never written still cost page faults when the
+	// allocator has to zero them.
+	n             int
+	tmp           []float32
 	mu2, s22, s12 []float32
 	rows          []float64   // per-row partial sums, 6 per row
 	rowbuf        [][]float32 // per worker: six rows (linear pairs, products)
@@ -155,7 +161,7 @@ type scratch struct {
 	// work buffer for them (simdWorkLen floats).
 	simd    bool
 	simdbuf [][]float32
-	// fused: with simd, each worker's buffers for fusedTerms (fusedLen
+	// fused: with simd, each worker's buffers for streamBlurs (fusedLen
 	// floats); rows then has room for three channels.
 	fused [][]float32
 }
@@ -181,8 +187,8 @@ func linSizes(w, h int) (n1, n2 int) {
 func newScratch(w, h, threads int, simd bool) *scratch {
 	n := w * h
 	n1, n2 := linSizes(w, h)
-	s := &scratch{}
-	big := make([]float32, 3*n1+3*n2+3*n+4*n)
+	s := &scratch{n: n}
+	big := make([]float32, 3*n1+3*n2+3*n)
 	take := func(k int) []float32 {
 		p := big[:k:k]
 		big = big[k:]
@@ -193,7 +199,6 @@ func newScratch(w, h, threads int, simd bool) *scratch {
 		s.lin[1][c] = take(n2)
 		s.img[c] = take(n)
 	}
-	s.tmp, s.mu2, s.s22, s.s12 = take(n), take(n), take(n), take(n)
 	rows := 6 * h
 	if simd {
 		rows *= 3
@@ -215,6 +220,24 @@ func newScratch(w, h, threads int, simd bool) *scratch {
 		}
 	}
 	return s
+}
+
+// tmpPlane is the horizontal blur's output plane, first k floats.
+func (s *scratch) tmpPlane(k int) []float32 {
+	if s.tmp == nil {
+		s.tmp = make([]float32, s.n)
+	}
+	return s.tmp[:k]
+}
+
+// statPlanes are the plane-by-plane path's blurred planes of the distorted
+// image, first k floats each.
+func (s *scratch) statPlanes(k int) (mu2, s22, s12 []float32) {
+	if s.mu2 == nil {
+		big := make([]float32, 3*s.n)
+		s.mu2, s.s22, s.s12 = big[:s.n:s.n], big[s.n:2*s.n:2*s.n], big[2*s.n:]
+	}
+	return s.mu2[:k], s.s22[:k], s.s12[:k]
 }
 
 // EstimateBytes is the heap a prepared reference of an opaque w×h image plus
@@ -442,7 +465,7 @@ func (r *Reference) blur(dst, a, b []float32, w, h int, sc *scratch) {
 		return
 	}
 	g := blurSigma15
-	tmp := sc.tmp[:w*h]
+	tmp := sc.tmpPlane(w * h)
 	r.hblur(tmp, a, b, w, h, sc)
 	// Columns are independent, so narrower blocks (down to one cache line)
 	// only change how the work is shared out, never the result.
@@ -500,6 +523,16 @@ func (r *Reference) buildPyramid(ctx context.Context, ref *zenmetrics.Image, ble
 		} else {
 			lin := [3][]float32{sc.lin[cur][0][:n], sc.lin[cur][1][:n], sc.lin[cur][2][:n]}
 			r.xyb(&lin, &rs.img, w, h, sc.simd)
+		}
+		if sc.fused != nil && fuseSIMD && r.threads <= 3 {
+			// Streamed, a channel per goroutine (so not with more
+			// threads: the plane-by-plane blurs below share out rows).
+			parallel.For(r.threads, 3, 1, func(worker, lo, hi int) {
+				for c := lo; c < hi; c++ {
+					r.fusedStats(rs.img[c], rs.mu[c], rs.vr[c], w, h, sc, worker)
+				}
+			})
+			continue
 		}
 		for c := 0; c < 3; c++ {
 			r.blur(rs.mu[c], rs.img[c], nil, w, h, sc)
@@ -561,7 +594,7 @@ func (r *Reference) scoreView(ctx context.Context, v view, dist *zenmetrics.Imag
 			}
 			rows := sc.rows[:6*h]
 			img1, mu1, vr1, im2 := rs.img[c], rs.mu[c], rs.vr[c], img2[c]
-			mu2, s22, s12 := sc.mu2[:n], sc.s22[:n], sc.s12[:n]
+			mu2, s22, s12 := sc.statPlanes(n)
 			r.blur(mu2, im2, nil, w, h, sc)
 			r.blur(s22, im2, im2, w, h, sc)
 			r.blur(s12, img1, im2, w, h, sc)
