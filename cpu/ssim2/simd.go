@@ -138,10 +138,10 @@ func (r *Reference) fusedStats(img, mu, vr []float32, w, h int, sc *scratch, wor
 	inputs := [][2][]float32{{img, nil}, {img, img}}
 	streamBlurs(inputs, w, h, sc, worker, func(y int, out *[3][]float32) {
 		o := y * w
-		m, s := mu[o:o+w], vr[o:o+w]
+		m, s, v := mu[o:o+w:o+w], vr[o:o+w:o+w], out[1][:w:w]
 		copy(m, out[0][:w])
-		for x, v := range out[1][:w] {
-			s[x] = v - float32(m[x]*m[x])
+		for x := range m {
+			s[x] = v[x] - float32(m[x]*m[x])
 		}
 	})
 }
