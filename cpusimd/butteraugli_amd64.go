@@ -126,3 +126,12 @@ func sep5Kernel(src, dst []float32, n8, step int, w *[3]float32) {
 		sep5AVX2(&src[0], &dst[0], n8, step, w)
 	}
 }
+
+//go:noescape
+func colSumAVX2(dst *float32, rows **float32, k *float32, nrows, n8 int, scale float32)
+
+// colSumKernel runs n8 blocks of BAColumnSum; it reports whether it did.
+func colSumKernel(dst []float32, rows *[baColRows]*float32, k []float32, nrows, n8 int, scale float32) bool {
+	colSumAVX2(&dst[0], &rows[0], &k[0], nrows, n8, scale)
+	return true
+}

@@ -2312,3 +2312,35 @@ sep5_done:
 	VZEROUPPER
 	RET
 
+// func colSumAVX2(dst *float32, rows **float32, k *float32, nrows, n8 int, scale float32)
+// Requires: AVX, AVX2
+TEXT ·colSumAVX2(SB), NOSPLIT, $0-44
+	MOVQ dst+0(FP), DI
+	MOVQ rows+8(FP), AX
+	MOVQ k+16(FP), DX
+	MOVQ nrows+24(FP), SI
+	MOVQ n8+32(FP), BX
+	VBROADCASTSS scale+40(FP), Y3
+	XORQ CX, CX
+	TESTQ BX, BX
+	JZ colSumAVX2_done
+colSumAVX2_loop:
+	VXORPS Y0, Y0, Y0
+	XORQ R8, R8
+colSumAVX2_row:
+	MOVQ (AX)(R8*8), R9
+	VBROADCASTSS (DX)(R8*4), Y2
+	VMULPS (R9)(CX*1), Y2, Y1
+	VADDPS Y1, Y0, Y0
+	INCQ R8
+	CMPQ R8, SI
+	JLT colSumAVX2_row
+	VMULPS Y3, Y0, Y0
+	VMOVUPS Y0, (DI)(CX*1)
+	ADDQ $32, CX
+	DECQ BX
+	JNZ colSumAVX2_loop
+colSumAVX2_done:
+	VZEROUPPER
+	RET
+

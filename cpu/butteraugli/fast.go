@@ -11,6 +11,9 @@ import "github.com/zenmetrics-go/zenmetrics/cpusimd"
 // ZENMETRICS_NOSIMD=1 or -tags noasm give the reference loops.
 var useFast = cpusimd.ButteraugliEnabled()
 
+// maxOff is the longest kernel's reach (kernLF's 16 taps each side).
+const maxOff = 16
+
 // colStrip is the width of the column strips of blurFast's vertical pass:
 // 33 rows of 64 floats (the longest kernel) are 8 KiB.
 const colStrip = 64
@@ -81,34 +84,20 @@ func blurFast(wk workers, k *kernel, in, out plane, sc *scratch) {
 				cpusimd.BAFIR(out.row(y)[x0:x1], a[(y-off)*st+x0:], st, k.simd)
 			}
 		}
-		var acc []float32
+		var rows [2*maxOff + 1][]float32
 		for y := y0; y < y1; y++ {
-			dst := out.row(y)
 			if y >= off && y < h-off {
 				continue
 			}
 			// Border row: cut-off kernel, renormalised (firColumns's
 			// arithmetic, whole rows at a time).
-			if acc == nil {
-				acc = make([]float32, w)
-			}
 			lo, hi := max(0, y-off), min(h-1, y+off)
 			var wsum float32
 			for j := lo; j <= hi; j++ {
 				wsum += k.full[j-y+off]
+				rows[j-lo] = arow(j)
 			}
-			scale := 1 / wsum
-			clear(acc)
-			for j := lo; j <= hi; j++ {
-				r := arow(j)
-				kw := k.full[j-y+off]
-				for x := range acc {
-					acc[x] += float32(r[x] * kw)
-				}
-			}
-			for x := range acc {
-				dst[x] = acc[x] * scale
-			}
+			cpusimd.BAColumnSum(out.row(y), rows[:hi-lo+1], k.full[lo-y+off:], 1/wsum)
 		}
 	})
 }
