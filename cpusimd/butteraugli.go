@@ -334,3 +334,32 @@ func colSumGo(dst []float32, rows [][]float32, k []float32, scale float32, x0 in
 		dst[x] = acc * scale
 	}
 }
+
+// BARowBorder computes eight outputs of a cut-off row kernel at a row's
+// ends: out[l] = (Σ_j src[j]·w[j][l])·s[l], each product rounded on its
+// own, the sum started at +0 and taken in j order. cpu/butteraugli gives
+// each lane the weights of one border column (zero outside its cut-off
+// kernel) and its renormalising scale. For finite samples a zero weight
+// changes nothing: its product is ±0, and a sum started at +0 is never
+// −0, so adding ±0 leaves it as it is; lane l is then the scalar loop
+// over that column's taps.
+func BARowBorder(out *[8]float32, src []float32, w [][8]float32, s *[8]float32) {
+	if len(src) < len(w) {
+		panic(fmt.Sprintf("cpusimd: BARowBorder of %d taps over %d samples", len(w), len(src)))
+	}
+	if baEnabled && len(w) > 0 && rowBorderKernel(out, src, w, s) {
+		return
+	}
+	rowBorderGo(out, src, w, s)
+}
+
+// rowBorderGo is BARowBorder's twin.
+func rowBorderGo(out *[8]float32, src []float32, w [][8]float32, s *[8]float32) {
+	for l := range out {
+		var acc float32
+		for j, wj := range w {
+			acc += float32(src[j] * wj[l])
+		}
+		out[l] = acc * s[l]
+	}
+}

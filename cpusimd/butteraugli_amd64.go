@@ -135,3 +135,13 @@ func colSumKernel(dst []float32, rows *[baColRows]*float32, k []float32, nrows, 
 	colSumAVX2(&dst[0], &rows[0], &k[0], nrows, n8, scale)
 	return true
 }
+
+//go:noescape
+func rowBorderAVX2(out *[8]float32, src *float32, w *[8]float32, n int, s *[8]float32)
+
+// rowBorderKernel runs BARowBorder (w not empty); it reports whether it
+// did.
+func rowBorderKernel(out *[8]float32, src []float32, w [][8]float32, s *[8]float32) bool {
+	rowBorderAVX2(out, &src[0], &w[0], len(w), s)
+	return true
+}

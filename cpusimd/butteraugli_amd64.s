@@ -2344,3 +2344,28 @@ colSumAVX2_done:
 	VZEROUPPER
 	RET
 
+// func rowBorderAVX2(out *[8]float32, src *float32, w *[8]float32, n int, s *[8]float32)
+// Requires: AVX, AVX2
+TEXT ·rowBorderAVX2(SB), NOSPLIT, $0-40
+	MOVQ out+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ w+16(FP), DX
+	MOVQ n+24(FP), BX
+	MOVQ s+32(FP), R8
+	VXORPS Y0, Y0, Y0
+	TESTQ BX, BX
+	JZ rowBorderAVX2_done
+rowBorderAVX2_loop:
+	VBROADCASTSS (SI), Y1
+	VMULPS (DX), Y1, Y1
+	VADDPS Y1, Y0, Y0
+	ADDQ $4, SI
+	ADDQ $32, DX
+	DECQ BX
+	JNZ rowBorderAVX2_loop
+rowBorderAVX2_done:
+	VMULPS (R8), Y0, Y0
+	VMOVUPS Y0, (DI)
+	VZEROUPPER
+	RET
+

@@ -114,3 +114,8 @@ func sep5Kernel(src, dst []float32, n8, step int, w *[3]float32) {
 func colSumKernel(dst []float32, rows *[baColRows]*float32, k []float32, nrows, n8 int, scale float32) bool {
 	return false
 }
+
+// rowBorderKernel: BARowBorder has no NEON kernel yet; its Go twin runs.
+func rowBorderKernel(out *[8]float32, src []float32, w [][8]float32, s *[8]float32) bool {
+	return false
+}

@@ -402,3 +402,39 @@ func TestBAColumnSum(t *testing.T) {
 		}
 	}
 }
+
+// TestBARowBorder: the kernel against the twin, and lane l against the
+// plain loop over only its nonzero weights (what cpu/butteraugli's
+// reference computes for a border column), for tap counts up to the
+// longest kernel's block and lanes with zero weights before, after and
+// between the taps, over samples with exact zeros and both signs.
+func TestBARowBorder(t *testing.T) {
+	r := rand.New(rand.NewPCG(33, 34))
+	for n := 0; n <= 8+2*16; n++ {
+		src := baRandPlane(r, n+3, 2)
+		w := make([][8]float32, n)
+		var s [8]float32
+		var lo, hi [8]int
+		for l := range s {
+			lo[l] = r.IntN(n + 1)
+			hi[l] = lo[l] + r.IntN(n-lo[l]+1)
+			for j := lo[l]; j < hi[l]; j++ {
+				w[j][l] = r.Float32() - 0.2
+			}
+			s[l] = 1 / (r.Float32() + 0.5)
+		}
+		var want [8]float32
+		for l := range want {
+			var acc float32
+			for j := lo[l]; j < hi[l]; j++ {
+				acc += float32(src[j] * w[j][l])
+			}
+			want[l] = acc * s[l]
+		}
+		baWithAsm(t, func(asm bool) {
+			var got [8]float32
+			BARowBorder(&got, src, w, &s)
+			baSameBits(t, fmt.Sprintf("n=%d asm=%v", n, asm), got[:], want[:])
+		})
+	}
+}

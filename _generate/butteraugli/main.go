@@ -168,6 +168,7 @@ func main() {
 	bandKernels()
 	sep5()
 	colSum()
+	rowBorder()
 	write(filepath.Join(*dir, "butteraugli_amd64.s"))
 }
 
@@ -1006,6 +1007,39 @@ func colSum() {
 	p("DECQ BX")
 	p("JNZ colSumAVX2_loop")
 	label("colSumAVX2_done")
+	p("VZEROUPPER")
+	p("RET")
+	out.WriteString("\n")
+}
+
+// rowBorder: eight outputs of a cut-off row kernel at a row's ends: the
+// sum, from +0, of each of the n samples at SI (broadcast) times its
+// eight lane weights (at DX, 32 bytes per sample), products rounded on
+// their own and added in sample order, then times the eight lane scales
+// at R8, into the eight floats at DI.
+//
+//	func rowBorderAVX2(out *[8]float32, src *float32, w *[8]float32, n int, s *[8]float32)
+func rowBorder() {
+	text("rowBorderAVX2", "func rowBorderAVX2(out *[8]float32, src *float32, w *[8]float32, n int, s *[8]float32)", 40)
+	p("MOVQ out+0(FP), DI")
+	p("MOVQ src+8(FP), SI")
+	p("MOVQ w+16(FP), DX")
+	p("MOVQ n+24(FP), BX")
+	p("MOVQ s+32(FP), R8")
+	p("VXORPS Y0, Y0, Y0")
+	p("TESTQ BX, BX")
+	p("JZ rowBorderAVX2_done")
+	label("rowBorderAVX2_loop")
+	p("VBROADCASTSS (SI), Y1")
+	p("VMULPS (DX), Y1, Y1")
+	p("VADDPS Y1, Y0, Y0")
+	p("ADDQ $4, SI")
+	p("ADDQ $32, DX")
+	p("DECQ BX")
+	p("JNZ rowBorderAVX2_loop")
+	label("rowBorderAVX2_done")
+	p("VMULPS (R8), Y0, Y0")
+	p("VMOVUPS Y0, (DI)")
 	p("VZEROUPPER")
 	p("RET")
 	out.WriteString("\n")

@@ -40,37 +40,26 @@ func blurFast(wk workers, k *kernel, in, out plane, sc *scratch) {
 	a := sc.plane(0, st, h).p
 	arow := func(y int) []float32 { return a[y*st : y*st+w : y*st+w] }
 	// The border columns: x < b1 and x ≥ b2 (all of them in a row
-	// narrower than the kernel), with borderTap's renormalisation computed
-	// once per column instead of once per pixel.
+	// narrower than the kernel), eight at a time through
+	// cpusimd.BARowBorder, with borderTap's renormalisation computed once
+	// per column instead of once per pixel.
 	b1, b2 := min(w, off), max(0, w-off)
-	var border []int
-	for x := 0; x < w; x++ {
-		if x < b1 || x >= b2 {
-			border = append(border, x)
-		}
-	}
-	scales := make([]float32, len(border))
-	for i, x := range border {
-		var wsum float32
-		for j := max(0, x-off); j <= min(w-1, x+off); j++ {
-			wsum += k.full[j-x+off]
-		}
-		scales[i] = 1 / wsum
-	}
+	blocks := rowBorders(k, w, b1, b2)
 	wk.rows(h, func(y0, y1 int) {
+		var o [8]float32
 		for y := y0; y < y1; y++ {
 			src, dst := in.row(y), arow(y)
 			if b1 < b2 {
 				cpusimd.BAFIR(dst[b1:b2], src[b1-off:], 1, k.simd)
 			}
-			for i, x := range border {
-				lo, hi := max(0, x-off), min(w-1, x+off)
-				kw := k.full[lo-x+off : hi-x+off+1]
-				var sum float32
-				for j, v := range src[lo : hi+1] {
-					sum += float32(v * kw[j])
+			for i := range blocks {
+				b := &blocks[i]
+				cpusimd.BARowBorder(&o, src[b.jb:], b.w, &b.s)
+				for l := 0; l < b.n; l++ {
+					if b.mask&(1<<l) != 0 {
+						dst[b.xb+l] = o[l]
+					}
 				}
-				dst[x] = sum * scales[i]
 			}
 		}
 	})
@@ -100,6 +89,55 @@ func blurFast(wk workers, k *kernel, in, out plane, sc *scratch) {
 			cpusimd.BAColumnSum(out.row(y), rows[:hi-lo+1], k.full[lo-y+off:], 1/wsum)
 		}
 	})
+}
+
+// rowBorder is eight consecutive columns x = xb…xb+7 of a row blur's
+// cut-off borders for cpusimd.BARowBorder: the taps over samples jb… of
+// each border column (zero weights where a column's kernel does not
+// reach, and for the lanes that are not border columns), the columns'
+// renormalising scales, and which of the n lanes inside the row are
+// border columns (mask).
+type rowBorder struct {
+	xb, jb, n int
+	mask      uint8
+	w         [][8]float32
+	s         [8]float32
+}
+
+// rowBorders covers the border columns of a w-wide row (x < b1, x ≥ b2)
+// with blocks of eight. Lane x sums its taps j = max(0, x−off) …
+// min(w−1, x+off) in order, times 1/Σ of those weights: firRow's
+// arithmetic at the borders (the zero weights of the other samples add
+// nothing; see cpusimd.BARowBorder).
+func rowBorders(k *kernel, w, b1, b2 int) []rowBorder {
+	off := k.off
+	var out []rowBorder
+	for x := 0; x < w; x++ {
+		if x >= b1 && x < b2 {
+			x = b2 - 1
+			continue
+		}
+		b := rowBorder{xb: x, jb: max(0, x-off), n: min(8, w-x)}
+		je := min(w-1, x+7+off)
+		b.w = make([][8]float32, je-b.jb+1)
+		for l := 0; l < b.n; l++ {
+			xl := x + l
+			if xl >= b1 && xl < b2 {
+				continue
+			}
+			b.mask |= 1 << l
+			lo, hi := max(0, xl-off), min(w-1, xl+off)
+			var wsum float32
+			for j := lo; j <= hi; j++ {
+				wsum += k.full[j-xl+off]
+				b.w[j-b.jb][l] = k.full[j-xl+off]
+			}
+			b.s[l] = 1 / wsum
+		}
+		out = append(out, b)
+		x += 7
+	}
+	return out
 }
 
 // The Malta difference constants of maltaUhf, maltaHfW and maltaMfW for
