@@ -2,7 +2,6 @@ package imageio
 
 import (
 	"encoding/binary"
-	"hash/adler32"
 	"math/bits"
 	"sync"
 )
@@ -52,7 +51,7 @@ func pngInflate(src chunkSource, out []byte) error {
 	if f.over*8 > int(f.nbits) {
 		return pngBad("not enough pixel data")
 	}
-	if bits.ReverseBytes32(sum) != adler32.Checksum(out) {
+	if bits.ReverseBytes32(sum) != adler32Sum(out) {
 		return pngBad("corrupt image data: zlib: invalid checksum")
 	}
 	return nil
