@@ -146,7 +146,11 @@ type scratch struct {
 	// Scale 0 never exists as whole linear planes: it is converted row by
 	// row straight to XYB and to scale 1.
 	lin [2][3][]float32
-	img [3][]float32 // distorted positive XYB
+	// img is the distorted image's positive XYB (imgPlanes): of scale 0,
+	// or only of scale 1 and up where scale 0 is streamed (scoreFirst).
+	img [3][]float32
+	// stream is scoreFirst's rings and blur buffers.
+	stream []float32
 	// n is the pixel count of the largest scale. tmp (the horizontal blur
 	// output) and mu2, s22, s12 are allocated on first use (tmpPlane,
 	// statPlanes): the fused fast path never needs them, and planes that
@@ -188,7 +192,7 @@ func newScratch(w, h, threads int, simd bool) *scratch {
 	n := w * h
 	n1, n2 := linSizes(w, h)
 	s := &scratch{n: n}
-	big := make([]float32, 3*n1+3*n2+3*n)
+	big := make([]float32, 3*n1+3*n2)
 	take := func(k int) []float32 {
 		p := big[:k:k]
 		big = big[k:]
@@ -197,7 +201,6 @@ func newScratch(w, h, threads int, simd bool) *scratch {
 	for c := 0; c < 3; c++ {
 		s.lin[0][c] = take(n1)
 		s.lin[1][c] = take(n2)
-		s.img[c] = take(n)
 	}
 	rows := 6 * h
 	if simd {
@@ -220,6 +223,17 @@ func newScratch(w, h, threads int, simd bool) *scratch {
 		}
 	}
 	return s
+}
+
+// imgPlanes are the distorted image's XYB planes, first k floats each;
+// the first call sizes them (scale 0's, or scale 1's when scale 0 is
+// streamed, and later scales are smaller).
+func (s *scratch) imgPlanes(k int) [3][]float32 {
+	if len(s.img[0]) < k {
+		big := make([]float32, 3*k)
+		s.img = [3][]float32{big[:k:k], big[k : 2*k : 2*k], big[2*k:]}
+	}
+	return [3][]float32{s.img[0][:k], s.img[1][:k], s.img[2][:k]}
 }
 
 // tmpPlane is the horizontal blur's output plane, first k floats.
@@ -558,14 +572,23 @@ func (r *Reference) scoreView(ctx context.Context, v view, dist *zenmetrics.Imag
 		if k >= 2 {
 			cur = r.nextScale(k, cur, sc)
 		}
-		img2 := [3][]float32{sc.img[0][:n], sc.img[1][:n], sc.img[2][:n]}
+		rs := &v.pyr[k]
+		if k == 0 && r.streamFirst(sc) {
+			if err := r.scoreFirst(ctx, rs, dist, blend, v.bg, sc); err != nil {
+				return 0, err
+			}
+			for c := 0; c < 3; c++ {
+				norms[k][c] = planeNorms(sc.rows[6*h*c:6*h*(c+1)], h, n)
+			}
+			continue
+		}
+		img2 := sc.imgPlanes(n)
 		if k == 0 {
 			r.firstScale(dist, blend, v.bg, &img2, sc)
 		} else {
 			lin := [3][]float32{sc.lin[cur][0][:n], sc.lin[cur][1][:n], sc.lin[cur][2][:n]}
 			r.xyb(&lin, &img2, w, h, sc.simd)
 		}
-		rs := &v.pyr[k]
 		if err := ctx.Err(); err != nil {
 			return 0, err
 		}
