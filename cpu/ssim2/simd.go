@@ -110,10 +110,18 @@ const ringRows = 24
 // fusedLen is the length of scratch.fused for planes of width w: per blur
 // a ring of ringRows horizontal-pass rows (plus the padding VRow reads past
 // the last one), the vertical states and two output rows.
-func fusedLen(w int) int {
+func fusedLen(w int) int { return 3 * streamLen(w) }
+
+// streamLen is what one blur of a blurStream takes of its buffer for
+// planes of width w.
+func streamLen(w int) int {
 	w8 := (w + 7) &^ 7
-	return 3 * (ringRows*w + w8 + cpusimd.VRowStateLen(w8) + 2*w8)
+	return ringRows*w + w8 + cpusimd.VRowStateLen(w8) + 2*w8
 }
+
+// maxBlurs is the most blurs one blurStream runs side by side: the five of
+// a pair scored in one pass (pair.go).
+const maxBlurs = 5
 
 // fusedTerms is the distorted image's half of one channel at one scale,
 // streamed on one goroutine with worker's buffers (streamBlurs): the three
@@ -124,7 +132,7 @@ func fusedLen(w int) int {
 // several goroutines run one channel each.
 func (r *Reference) fusedTerms(rows []float64, img1, mu1, vr1, img2 []float32, w, h int, sc *scratch, worker int) {
 	inputs := [][2][]float32{{img2, nil}, {img2, img2}, {img1, img2}}
-	streamBlurs(inputs, w, h, sc, worker, func(y int, out *[3][]float32) {
+	streamBlurs(inputs, w, h, sc, worker, func(y int, out *[maxBlurs][]float32) {
 		o := y * w
 		simdTerms.Row(rows[6*y:6*y+6], img1[o:o+w], mu1[o:o+w], vr1[o:o+w],
 			img2[o:o+w], out[0][:w], out[1][:w], out[2][:w])
@@ -139,7 +147,7 @@ func (r *Reference) fusedTerms(rows []float64, img1, mu1, vr1, img2 []float32, w
 // bits.
 func (r *Reference) fusedStats(img, mu, vr []float32, w, h int, sc *scratch, worker int) {
 	inputs := [][2][]float32{{img, nil}, {img, img}}
-	streamBlurs(inputs, w, h, sc, worker, func(y int, out *[3][]float32) {
+	streamBlurs(inputs, w, h, sc, worker, func(y int, out *[maxBlurs][]float32) {
 		o := y * w
 		m, s, v := mu[o:o+w:o+w], vr[o:o+w:o+w], out[1][:w:w]
 		copy(m, out[0][:w])
@@ -154,10 +162,10 @@ func (r *Reference) fusedStats(img, mu, vr []float32, w, h int, sc *scratch, wor
 // (scratch.fused and simdbuf), a blurStream fed eight rows at a time. emit
 // gets the output rows of row y (w8 floats each, the first w meaningful),
 // in row order, before they are overwritten.
-func streamBlurs(in [][2][]float32, w, h int, sc *scratch, worker int, emit func(y int, out *[3][]float32)) {
+func streamBlurs(in [][2][]float32, w, h int, sc *scratch, worker int, emit func(y int, out *[maxBlurs][]float32)) {
 	var bs blurStream
 	bs.init(len(in), w, h, sc.fused[worker], sc.simdbuf[worker])
-	var rows [3][2][]float32
+	var rows [maxBlurs][2][]float32
 	for y0 := 0; y0 < h; y0 += 8 {
 		y1 := min(y0+8, h)
 		for b, p := range in {
@@ -177,13 +185,13 @@ func streamBlurs(in [][2][]float32, w, h int, sc *scratch, worker int, emit func
 // its inputs exist (rows y−N−1 and y+N−1 of the horizontal pass).
 type blurStream struct {
 	nb, w, h, w8, N     int
-	ring, st, out, out2 [3][]float32
+	ring, st, out, out2 [maxBlurs][]float32
 	work, in8, mul8, o8 []float32
 	set, next           int
 }
 
-// init sets bs up for nb blurs of a w×h plane in fused (fusedLen(w)
-// floats; nb ≤ 3) and simdbuf (simdWorkLen(w) floats, only used during
+// init sets bs up for nb blurs of a w×h plane in fused (nb·streamLen(w)
+// floats; nb ≤ maxBlurs) and simdbuf (simdWorkLen(w) floats, only used during
 // group, so streams run one after the other may share it).
 func (bs *blurStream) init(nb, w, h int, fused, simdbuf []float32) {
 	*bs = blurStream{nb: nb, w: w, h: h, w8: (w + 7) &^ 7, N: simdBlur.Radius()}
@@ -229,7 +237,7 @@ func (bs *blurStream) vinputs(b, y int) (top, bot []float32) {
 // plane) of each blur's input and multiplier (rows[b][1], nil for none),
 // runs their horizontal pass, then emits every output row that can now be
 // computed: up to y0+8−N, or to the end after the last group.
-func (bs *blurStream) group(y0 int, rows [][2][]float32, emit func(y int, out *[3][]float32)) {
+func (bs *blurStream) group(y0 int, rows [][2][]float32, emit func(y int, out *[maxBlurs][]float32)) {
 	w, h, N := bs.w, bs.h, bs.N
 	slot := (y0 % ringRows) * w
 	for b, p := range rows {
@@ -345,7 +353,7 @@ func (r *Reference) scoreFirst(ctx context.Context, rs *refScale, dist *zenmetri
 			rows := sc.rows[6*h*c : 6*h*(c+1)]
 			im2 := img2[slot : slot+n]
 			in := [3][2][]float32{{im2, nil}, {im2, im2}, {img1[y0*w : y1*w], im2}}
-			bs[c].group(y0, in[:], func(y int, out *[3][]float32) {
+			bs[c].group(y0, in[:], func(y int, out *[maxBlurs][]float32) {
 				o, ro := y*w, (y%ringRows)*w
 				simdTerms.Row(rows[6*y:6*y+6], img1[o:o+w], mu1[o:o+w], vr1[o:o+w],
 					img2[ro:ro+w], out[0][:w], out[1][:w], out[2][:w])

@@ -76,6 +76,9 @@
 // twice that for a reference with real transparency, which needs both
 // backgrounds); one scoring needs about 32 bytes per pixel of scratch. A 4 MP
 // pair peaks near 320 MiB; EstimateBytes gives the exact figure.
+// ScorePair scores a single pair without the reference's planes: on one
+// thread on the fast path it streams both images through each scale in
+// one pass (pair.go), a few MiB beside the images and the scale-1 planes.
 package ssim2
 
 import (
