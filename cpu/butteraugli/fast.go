@@ -152,23 +152,74 @@ func simdWeights(m *maltaWeights) *cpusimd.BAMaltaWeights {
 	return cpusimd.NewBAMaltaWeights(m.norm1, m.norm2gt, m.norm2lt)
 }
 
-// maltaFast is the Malta part of diffmapLevel for channel c: the three
-// difference images, then per pixel maltaHF(UHF) + maltaLF(HF) +
-// maltaLF(MF) into out.
-func maltaFast(wk workers, c int, p0, p1 *psycho, dU, dH, dM padded, out plane) {
-	h := out.h
+// maltaBand is the height of the row bands of maltaDiffmap.
+const maltaBand = 32
+
+// maltaDiffmap is diffmapLevel's Malta terms and final error terms on the
+// fast path, in bands of maltaBand rows: per band and channel the three
+// difference images of the band's rows and the 4 rows above and below
+// (zero outside the image, as the padded planes are), the Malta sums of
+// the band's rows, then the band's rows of res. The per-pixel arithmetic is
+// the reference loops' (maltaDiffRow, the Malta filters, diffmapRowsRef)
+// as cpusimd computes them, so are the bits; what changes is that no
+// plane of differences or Malta sums exists whole: three padded planes and
+// two sums per level were fresh memory to fault in, written once and read
+// once (the halo rows cost a quarter more difference rows instead).
+func maltaDiffmap(wk workers, lv *level, p0, p1 *psycho, act1, res plane) {
+	w, h := res.w, res.h
+	s := w + 2*maltaPad
 	wk.rows(h, func(y0, y1 int) {
-		for y := y0; y < y1; y++ {
-			cpusimd.BAMaltaDiff(maltaUhfSIMD[c], p0.uhf[c].row(y), p1.uhf[c].row(y), dU.inner(y))
-			cpusimd.BAMaltaDiff(maltaHfSIMD[c], p0.hf[c].row(y), p1.hf[c].row(y), dH.inner(y))
-			cpusimd.BAMaltaDiff(maltaMfSIMD[c], p0.mf[c].row(y), p1.mf[c].row(y), dM.inner(y))
+		rows := min(maltaBand, y1-y0)
+		pads := make([]float32, 3*(rows+2*maltaPad)*s+2*rows*w)
+		var d [3]padded
+		for i := range d {
+			n := (rows + 2*maltaPad) * s
+			d[i] = padded{w: w, h: rows, stride: s, p: pads[i*n : (i+1)*n : (i+1)*n]}
 		}
-	})
-	s := dU.stride
-	wk.rows(h, func(y0, y1 int) {
-		for y := y0; y < y1; y++ {
-			i0 := dU.origin(y) - maltaPad*s - maltaPad
-			cpusimd.BAMalta(out.row(y), dU.p, dH.p, dM.p, i0, s)
+		accs := pads[3*(rows+2*maltaPad)*s:]
+		acc := [2]plane{{w: w, h: rows, p: accs[:rows*w]}, {w: w, h: rows, p: accs[rows*w:]}}
+		weights := [3]*[2]*cpusimd.BAMaltaWeights{&maltaUhfSIMD, &maltaHfSIMD, &maltaMfSIMD}
+		var out [cpusimd.BARowOut + 1][]float32
+		for b0 := y0; b0 < y1; b0 += rows {
+			b1 := min(b0+rows, y1)
+			for c := 0; c < 2; c++ {
+				for y := b0 - maltaPad; y < b1+maltaPad; y++ {
+					r := y - b0
+					for i := range d {
+						row := d[i].inner(r)
+						if y < 0 || y >= h {
+							clear(row)
+							continue
+						}
+						var a, b []float32
+						switch i {
+						case 0:
+							a, b = p0.uhf[c].row(y), p1.uhf[c].row(y)
+						case 1:
+							a, b = p0.hf[c].row(y), p1.hf[c].row(y)
+						default:
+							a, b = p0.mf[c].row(y), p1.mf[c].row(y)
+						}
+						cpusimd.BAMaltaDiff(weights[i][c], a, b, row)
+					}
+				}
+				for y := b0; y < b1; y++ {
+					r := y - b0
+					i0 := d[0].origin(r) - maltaPad*s - maltaPad
+					cpusimd.BAMalta(acc[c].row(r), d[0].p, d[1].p, d[2].p, i0, s)
+				}
+			}
+			for y := b0; y < b1; y++ {
+				r := y - b0
+				out = [...][]float32{
+					acc[0].row(r), acc[1].row(r),
+					p0.hf[0].row(y), p1.hf[0].row(y), p0.hf[1].row(y), p1.hf[1].row(y),
+					p0.mf[0].row(y), p1.mf[0].row(y), p0.mf[1].row(y), p1.mf[1].row(y), p0.mf[2].row(y), p1.mf[2].row(y),
+					p0.lf[0].row(y), p1.lf[0].row(y), p0.lf[1].row(y), p1.lf[1].row(y), p0.lf[2].row(y), p1.lf[2].row(y),
+					lv.activity.row(y), act1.row(y), lv.mAC.row(y), lv.mDC.row(y), res.row(y),
+				}
+				cpusimd.BADiffmapRow(&out, &diffmapSIMD)
+			}
 		}
 	})
 }
