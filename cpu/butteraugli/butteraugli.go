@@ -272,8 +272,8 @@ func (r *Reference) diffmap(v *variant, rgb1 image3, sc *scratch, consume bool) 
 	if v.sub != nil {
 		sub = subsample2x(wk, rgb1, sc)
 	}
-	xyb := sc.newImage3(r.w, r.h)
-	blurred := sc.newImage3(r.w, r.h)
+	xyb := sc.outImage3(r.w, r.h)
+	blurred := sc.outImage3(r.w, r.h)
 	opsinDynamics(wk, rgb1, r.intensity, xyb, blurred, sc)
 	sc.release(blurred[0].p, blurred[1].p, blurred[2].p)
 	if consume {
@@ -282,8 +282,8 @@ func (r *Reference) diffmap(v *variant, rgb1 image3, sc *scratch, consume bool) 
 	dm := diffmapLevel(wk, v.full, xyb, sc)
 	if v.sub != nil {
 		sw, sh := sub[0].w, sub[0].h
-		sxyb := sc.newImage3(sw, sh)
-		sblurred := sc.newImage3(sw, sh)
+		sxyb := sc.outImage3(sw, sh)
+		sblurred := sc.outImage3(sw, sh)
 		opsinDynamics(wk, sub, r.intensity, sxyb, sblurred, sc)
 		sc.release(sblurred[0].p, sblurred[1].p, sblurred[2].p, sub[0].p, sub[1].p, sub[2].p)
 		sdm := diffmapLevel(wk, v.sub, sxyb, sc)

@@ -73,8 +73,8 @@ type level struct {
 
 func prepareLevel(wk workers, rgb image3, intensity float32, sc *scratch) *level {
 	w, h := rgb[0].w, rgb[0].h
-	xyb := sc.newImage3(w, h)
-	blurred := sc.newImage3(w, h)
+	xyb := sc.outImage3(w, h)
+	blurred := sc.outImage3(w, h)
 	opsinDynamics(wk, rgb, intensity, xyb, blurred, sc)
 	sc.release(blurred[0].p, blurred[1].p, blurred[2].p)
 	lv := &level{w: w, h: h}
@@ -108,7 +108,7 @@ func diffmapLevel(wk workers, lv *level, xyb1 image3, sc *scratch) plane {
 	maskActivity(wk, &p1, act1, sc)
 	p0 := &lv.pi
 	if useFast {
-		res := sc.newPlane(w, h)
+		res := sc.outPlane(w, h)
 		maltaDiffmap(wk, lv, p0, &p1, act1, res)
 		sc.release(p1.lf[0].p, p1.lf[1].p, p1.lf[2].p, p1.mf[0].p, p1.mf[1].p, p1.mf[2].p,
 			p1.hf[0].p, p1.hf[1].p, p1.uhf[0].p, p1.uhf[1].p, xyb1[2].p, act1.p)
