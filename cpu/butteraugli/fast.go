@@ -14,9 +14,15 @@ var useFast = cpusimd.ButteraugliEnabled()
 // maxOff is the longest kernel's reach (kernLF's 16 taps each side).
 const maxOff = 16
 
-// colStrip is the width of the column strips of blurFast's vertical pass:
-// 33 rows of 64 floats (the longest kernel) are 8 KiB.
-const colStrip = 64
+// colStrip is the width of the column strips of blurFast's vertical pass
+// for a kernel reaching off rows each way: as wide as keeps the 2·off+1
+// input rows of a strip within 8 KiB of L1 cache, in whole multiples of 64
+// floats (33 rows of 64 for the longest kernel, 7 rows of 256 for the
+// shortest). Columns are independent, so the width changes no result;
+// wider strips only call the kernel fewer times per row.
+func colStrip(off int) int {
+	return max(64, (2048/(2*off+1))&^63)
+}
 
 // blurStride is the row stride of blurFast's intermediate plane: whole
 // cache lines, an odd number of them, so that the 2·off+1 rows a column
@@ -64,11 +70,12 @@ func blurFast(wk workers, k *kernel, in, out plane, sc *scratch) {
 		}
 	})
 	wk.rows(h, func(y0, y1 int) {
-		// Interior rows in strips of colStrip columns, top to bottom, so
+		// Interior rows in strips of colStrip(off) columns, top to bottom, so
 		// that the 2·off+1 input rows of a strip stay in the L1 cache.
 		i0, i1 := max(y0, off), min(y1, h-off)
-		for x0 := 0; x0 < w; x0 += colStrip {
-			x1 := min(x0+colStrip, w)
+		strip := colStrip(off)
+		for x0 := 0; x0 < w; x0 += strip {
+			x1 := min(x0+strip, w)
 			for y := i0; y < i1; y++ {
 				cpusimd.BAFIR(out.row(y)[x0:x1], a[(y-off)*st+x0:], st, k.simd)
 			}
