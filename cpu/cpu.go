@@ -9,6 +9,7 @@ package cpu
 import (
 	"context"
 	"fmt"
+	"sync"
 	"sync/atomic"
 
 	"github.com/zenmetrics-go/zenmetrics"
@@ -123,6 +124,86 @@ func (b *Backend) Prepare(ctx context.Context, m zenmetrics.Metric, ref *zenmetr
 		return cvvdp.PrepareBackend(ctx, ref, opt, b.cfg.Threads)
 	}
 	return nil, fmt.Errorf("%w: metric %v on the cpu backend", zenmetrics.ErrUnsupported, m)
+}
+
+// PrepareOnce is Prepare for a reference that scores one distorted image:
+// it checks ref as Prepare does (its errors are Prepare's), but for
+// SSIMULACRA2 within the memory budget it keeps only the image, and the
+// first Score computes both halves in one streamed pass
+// (ssim2.ScorePair), which on one thread touches a fraction of the memory
+// of a prepared pyramid; a later Score prepares the pyramid then. ref must
+// not change until the Reference is released. Other metrics: Prepare.
+// The scores are Prepare's bits.
+func (b *Backend) PrepareOnce(ctx context.Context, m zenmetrics.Metric, ref *zenmetrics.Image, opt zenmetrics.Options) (r zenmetrics.Reference, err error) {
+	defer zenmetrics.Recover(&err)
+	if m != zenmetrics.SSIMULACRA2 || b.closed.Load() {
+		return b.Prepare(ctx, m, ref, opt)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if err := ref.Validate(); err != nil {
+		return nil, err
+	}
+	band, err := b.checkMemory(m, ref, opt)
+	if err != nil {
+		return nil, err
+	}
+	if band > 0 {
+		return b.Prepare(ctx, m, ref, opt)
+	}
+	return &ssim2Once{b: b, ref: ref, opt: opt}, nil
+}
+
+// ssim2Once is PrepareOnce's SSIMULACRA2 reference.
+type ssim2Once struct {
+	b   *Backend
+	ref *zenmetrics.Image
+	opt zenmetrics.Options
+
+	mu       sync.Mutex
+	used     bool                 // the one-pass Score has been taken
+	full     zenmetrics.Reference // prepared for the Scores after it
+	released bool
+}
+
+func (s *ssim2Once) Score(ctx context.Context, dist *zenmetrics.Image) (sc zenmetrics.Score, err error) {
+	defer zenmetrics.Recover(&err)
+	s.mu.Lock()
+	if s.released {
+		s.mu.Unlock()
+		return zenmetrics.Score{}, zenmetrics.ErrReleased
+	}
+	if !s.used {
+		s.used = true
+		ref := s.ref
+		s.mu.Unlock()
+		v, err := ssim2.ScorePair(ctx, ref, dist, ssim2.Config{Threads: s.b.cfg.Threads})
+		if err != nil {
+			return zenmetrics.Score{}, err
+		}
+		return zenmetrics.Score{Metric: zenmetrics.SSIMULACRA2, Value: v}, nil
+	}
+	if s.full == nil {
+		if s.full, err = s.b.Prepare(ctx, zenmetrics.SSIMULACRA2, s.ref, s.opt); err != nil {
+			s.mu.Unlock()
+			return zenmetrics.Score{}, err
+		}
+	}
+	full := s.full
+	s.mu.Unlock()
+	return full.Score(ctx, dist)
+}
+
+func (s *ssim2Once) Release() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.released = true
+	if s.full != nil {
+		s.full.Release()
+		s.full = nil
+	}
+	s.ref = nil
 }
 
 // Close marks the backend closed; later Prepare calls fail. The CPU backend

@@ -50,6 +50,7 @@ func NewBATaps(k []float32) *BATaps {
 // BAFIR applies the kernel to len(dst) outputs: dst[i] reads src[i +
 // t·step] for t = 0..2·off. Pair j (taps t = j and 2·off−j) goes into
 // partial sum j mod 4, and dst[i] = centre·k[off] + s0 + s1 + s2 (+ s3).
+// dst must not overlap src.
 func BAFIR(dst, src []float32, step int, k *BATaps) {
 	off := len(k.half) - 1
 	n := len(dst)
@@ -66,6 +67,15 @@ func BAFIR(dst, src []float32, step int, k *BATaps) {
 	if baEnabled {
 		i = n &^ 7
 		firKernel(dst, src, step, k.tab, i/8)
+		if i < n && i >= 8 {
+			// The last outputs: one more block, ending at n, over outputs
+			// already written. Each output depends on src alone (dst must
+			// not overlap src), and a lane gives the twin's bits, so the
+			// rewritten ones are unchanged; the twin would cost more for
+			// these few than the kernel for the whole row.
+			firKernel(dst[n-8:], src[n-8:], step, k.tab, 1)
+			i = n
+		}
 	}
 	firGo(dst, src, step, k.half, i)
 }
@@ -96,7 +106,7 @@ func firGo(dst, src []float32, step int, k []float32, i0 int) {
 // BAMalta writes o[x] = maltaHF(u) + maltaLF(h) + maltaLF(m) for each x,
 // the filters reading the 9×9 block whose top-left sample is at index
 // i0 + x of each plane (rows stride samples apart). u, h and m are zero
-// outside the image (cpu/butteraugli pads them).
+// outside the image (cpu/butteraugli pads them). o must not overlap them.
 func BAMalta(o, u, h, m []float32, i0, stride int) {
 	n := len(o)
 	if n == 0 {
@@ -113,6 +123,12 @@ func BAMalta(o, u, h, m []float32, i0, stride int) {
 	if baEnabled {
 		x = n &^ 7
 		maltaKernel(o, u[i0:], h[i0:], m[i0:], x/8, stride)
+		if x < n && x >= 8 {
+			// The last outputs as one more block ending at n (see BAFIR).
+			j := i0 + n - 8
+			maltaKernel(o[n-8:], u[j:], h[j:], m[j:], 1, stride)
+			x = n
+		}
 	}
 	for ; x < n; x++ {
 		i := i0 + x
@@ -216,7 +232,8 @@ func NewBAMaltaWeights(norm1, norm2gt, norm2lt float32) *BAMaltaWeights {
 }
 
 // BAMaltaDiff writes the weighted, asymmetric difference of reference row
-// r0 and distorted row r1 into o (cpu/butteraugli's maltaDiffRow).
+// r0 and distorted row r1 into o (cpu/butteraugli's maltaDiffRow); o must
+// not overlap r0 or r1.
 func BAMaltaDiff(w *BAMaltaWeights, r0, r1, o []float32) {
 	n := len(o)
 	if len(r0) < n || len(r1) < n {
@@ -226,6 +243,12 @@ func BAMaltaDiff(w *BAMaltaWeights, r0, r1, o []float32) {
 	if baEnabled {
 		x = n &^ 7
 		maltaDiffKernel(r0, r1, o, x/8, w)
+		if x < n && x >= 8 {
+			// The last outputs as one more block ending at n (see BAFIR;
+			// o must not overlap r0 or r1).
+			maltaDiffKernel(r0[n-8:], r1[n-8:], o[n-8:], 1, w)
+			x = n
+		}
 	}
 	for ; x < n; x++ {
 		o[x] = maltaDiffGo(w, r0[x], r1[x])
@@ -258,3 +281,85 @@ func maltaDiffGo(w *BAMaltaWeights, v0, v1 float32) float32 {
 }
 
 func baAbs32(v float32) float32 { return math.Float32frombits(math.Float32bits(v) &^ (1 << 31)) }
+
+// baColRows is the most rows BAColumnSum takes: the longest kernel's
+// 2·16+1 taps.
+const baColRows = 33
+
+// BAColumnSum writes dst[x] = (Σ_j rows[j][x]·k[j])·scale for every x:
+// each product rounded on its own, the sum started at +0 and taken in j
+// order, then scaled. It is cpu/butteraugli's cut-off column kernel, the
+// top and bottom rows of a column blur (the taps inside the image,
+// renormalised), which would otherwise run as scalar Go over whole rows.
+// dst must not overlap the rows.
+func BAColumnSum(dst []float32, rows [][]float32, k []float32, scale float32) {
+	n := len(dst)
+	if len(rows) > baColRows || len(k) < len(rows) {
+		panic(fmt.Sprintf("cpusimd: BAColumnSum of %d rows with %d weights", len(rows), len(k)))
+	}
+	for _, r := range rows {
+		if len(r) < n {
+			panic("cpusimd: BAColumnSum rows too short")
+		}
+	}
+	x := 0
+	if baEnabled && n >= 8 && len(rows) > 0 {
+		var ptrs [baColRows]*float32
+		for j, r := range rows {
+			ptrs[j] = &r[0]
+		}
+		if colSumKernel(dst, &ptrs, k, len(rows), n/8, scale) {
+			x = n &^ 7
+			if x < n {
+				// The last outputs as one more block ending at n (see
+				// BAFIR).
+				for j, r := range rows {
+					ptrs[j] = &r[n-8]
+				}
+				colSumKernel(dst[n-8:], &ptrs, k, len(rows), 1, scale)
+				x = n
+			}
+		}
+	}
+	colSumGo(dst, rows, k, scale, x)
+}
+
+// colSumGo is BAColumnSum's twin from output x0 on.
+func colSumGo(dst []float32, rows [][]float32, k []float32, scale float32, x0 int) {
+	for x := x0; x < len(dst); x++ {
+		var acc float32
+		for j, r := range rows {
+			acc += float32(r[x] * k[j])
+		}
+		dst[x] = acc * scale
+	}
+}
+
+// BARowBorder computes eight outputs of a cut-off row kernel at a row's
+// ends: out[l] = (Σ_j src[j]·w[j][l])·s[l], each product rounded on its
+// own, the sum started at +0 and taken in j order. cpu/butteraugli gives
+// each lane the weights of one border column (zero outside its cut-off
+// kernel) and its renormalising scale. For finite samples a zero weight
+// changes nothing: its product is ±0, and a sum started at +0 is never
+// −0, so adding ±0 leaves it as it is; lane l is then the scalar loop
+// over that column's taps.
+func BARowBorder(out *[8]float32, src []float32, w [][8]float32, s *[8]float32) {
+	if len(src) < len(w) {
+		panic(fmt.Sprintf("cpusimd: BARowBorder of %d taps over %d samples", len(w), len(src)))
+	}
+	if baEnabled && len(w) > 0 && rowBorderKernel(out, src, w, s) {
+		return
+	}
+	rowBorderGo(out, src, w, s)
+}
+
+// rowBorderGo is BARowBorder's twin.
+func rowBorderGo(out *[8]float32, src []float32, w [][8]float32, s *[8]float32) {
+	for l := range out {
+		var acc float32
+		for j, wj := range w {
+			acc += float32(src[j] * wj[l])
+		}
+		out[l] = acc * s[l]
+	}
+}

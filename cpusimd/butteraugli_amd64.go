@@ -126,3 +126,22 @@ func sep5Kernel(src, dst []float32, n8, step int, w *[3]float32) {
 		sep5AVX2(&src[0], &dst[0], n8, step, w)
 	}
 }
+
+//go:noescape
+func colSumAVX2(dst *float32, rows **float32, k *float32, nrows, n8 int, scale float32)
+
+// colSumKernel runs n8 blocks of BAColumnSum; it reports whether it did.
+func colSumKernel(dst []float32, rows *[baColRows]*float32, k []float32, nrows, n8 int, scale float32) bool {
+	colSumAVX2(&dst[0], &rows[0], &k[0], nrows, n8, scale)
+	return true
+}
+
+//go:noescape
+func rowBorderAVX2(out *[8]float32, src *float32, w *[8]float32, n int, s *[8]float32)
+
+// rowBorderKernel runs BARowBorder (w not empty); it reports whether it
+// did.
+func rowBorderKernel(out *[8]float32, src []float32, w [][8]float32, s *[8]float32) bool {
+	rowBorderAVX2(out, &src[0], &w[0], len(w), s)
+	return true
+}

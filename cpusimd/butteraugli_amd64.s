@@ -2312,3 +2312,60 @@ sep5_done:
 	VZEROUPPER
 	RET
 
+// func colSumAVX2(dst *float32, rows **float32, k *float32, nrows, n8 int, scale float32)
+// Requires: AVX, AVX2
+TEXT ·colSumAVX2(SB), NOSPLIT, $0-44
+	MOVQ dst+0(FP), DI
+	MOVQ rows+8(FP), AX
+	MOVQ k+16(FP), DX
+	MOVQ nrows+24(FP), SI
+	MOVQ n8+32(FP), BX
+	VBROADCASTSS scale+40(FP), Y3
+	XORQ CX, CX
+	TESTQ BX, BX
+	JZ colSumAVX2_done
+colSumAVX2_loop:
+	VXORPS Y0, Y0, Y0
+	XORQ R8, R8
+colSumAVX2_row:
+	MOVQ (AX)(R8*8), R9
+	VBROADCASTSS (DX)(R8*4), Y2
+	VMULPS (R9)(CX*1), Y2, Y1
+	VADDPS Y1, Y0, Y0
+	INCQ R8
+	CMPQ R8, SI
+	JLT colSumAVX2_row
+	VMULPS Y3, Y0, Y0
+	VMOVUPS Y0, (DI)(CX*1)
+	ADDQ $32, CX
+	DECQ BX
+	JNZ colSumAVX2_loop
+colSumAVX2_done:
+	VZEROUPPER
+	RET
+
+// func rowBorderAVX2(out *[8]float32, src *float32, w *[8]float32, n int, s *[8]float32)
+// Requires: AVX, AVX2
+TEXT ·rowBorderAVX2(SB), NOSPLIT, $0-40
+	MOVQ out+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ w+16(FP), DX
+	MOVQ n+24(FP), BX
+	MOVQ s+32(FP), R8
+	VXORPS Y0, Y0, Y0
+	TESTQ BX, BX
+	JZ rowBorderAVX2_done
+rowBorderAVX2_loop:
+	VBROADCASTSS (SI), Y1
+	VMULPS (DX), Y1, Y1
+	VADDPS Y1, Y0, Y0
+	ADDQ $4, SI
+	ADDQ $32, DX
+	DECQ BX
+	JNZ rowBorderAVX2_loop
+rowBorderAVX2_done:
+	VMULPS (R8), Y0, Y0
+	VMOVUPS Y0, (DI)
+	VZEROUPPER
+	RET
+

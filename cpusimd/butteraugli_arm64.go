@@ -108,3 +108,14 @@ func sep5Kernel(src, dst []float32, n8, step int, w *[3]float32) {
 		sep5NEON(&src[0], &dst[0], n8, step, w)
 	}
 }
+
+// colSumKernel: BAColumnSum has no NEON kernel yet; its Go twin runs (the
+// border rows it serves are a small part of a blur).
+func colSumKernel(dst []float32, rows *[baColRows]*float32, k []float32, nrows, n8 int, scale float32) bool {
+	return false
+}
+
+// rowBorderKernel: BARowBorder has no NEON kernel yet; its Go twin runs.
+func rowBorderKernel(out *[8]float32, src []float32, w [][8]float32, s *[8]float32) bool {
+	return false
+}

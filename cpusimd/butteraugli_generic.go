@@ -31,3 +31,11 @@ func uhfSplitYKernel(rows *[2]*float32, n8 int, k *[6]float32) {}
 func maskPreKernel(rows *[5]*float32, n8 int, k *[6]float32) {}
 
 func sep5Kernel(src, dst []float32, n8, step int, w *[3]float32) {}
+
+func colSumKernel(dst []float32, rows *[baColRows]*float32, k []float32, nrows, n8 int, scale float32) bool {
+	return false
+}
+
+func rowBorderKernel(out *[8]float32, src []float32, w [][8]float32, s *[8]float32) bool {
+	return false
+}

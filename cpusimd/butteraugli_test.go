@@ -366,3 +366,75 @@ func TestBABandKernels(t *testing.T) {
 		})
 	}
 }
+
+// TestBAColumnSum: the kernel against the twin and the twin against the
+// plain formula, for every row count up to the longest kernel's and widths
+// that end in a partial block (the overlapping last block) or a whole one.
+// Rows with exact zeros and negative weights make −0 products, which the
+// sum from +0 must turn into +0 as the reference's zeroed accumulator does.
+func TestBAColumnSum(t *testing.T) {
+	r := rand.New(rand.NewPCG(31, 32))
+	for _, n := range []int{1, 7, 8, 9, 15, 16, 21, 64, 1333} {
+		for nrows := 1; nrows <= baColRows; nrows += 1 + nrows/8 {
+			rows := make([][]float32, nrows)
+			k := make([]float32, nrows)
+			for j := range rows {
+				rows[j] = baRandPlane(r, n, 2)
+				k[j] = r.Float32() - 0.25
+			}
+			if nrows == 1 {
+				k[0] = -1
+			}
+			scale := 1 / (r.Float32() + 0.5)
+			want := make([]float32, n)
+			for x := range want {
+				var acc float32
+				for j := range rows {
+					p := float32(rows[j][x] * k[j])
+					acc += p
+				}
+				want[x] = acc * scale
+			}
+			baWithAsm(t, func(asm bool) {
+				got := baGuarded(t, n, func(dst []float32) { BAColumnSum(dst, rows, k, scale) })
+				baSameBits(t, fmt.Sprintf("n=%d rows=%d asm=%v", n, nrows, asm), got, want)
+			})
+		}
+	}
+}
+
+// TestBARowBorder: the kernel against the twin, and lane l against the
+// plain loop over only its nonzero weights (what cpu/butteraugli's
+// reference computes for a border column), for tap counts up to the
+// longest kernel's block and lanes with zero weights before, after and
+// between the taps, over samples with exact zeros and both signs.
+func TestBARowBorder(t *testing.T) {
+	r := rand.New(rand.NewPCG(33, 34))
+	for n := 0; n <= 8+2*16; n++ {
+		src := baRandPlane(r, n+3, 2)
+		w := make([][8]float32, n)
+		var s [8]float32
+		var lo, hi [8]int
+		for l := range s {
+			lo[l] = r.IntN(n + 1)
+			hi[l] = lo[l] + r.IntN(n-lo[l]+1)
+			for j := lo[l]; j < hi[l]; j++ {
+				w[j][l] = r.Float32() - 0.2
+			}
+			s[l] = 1 / (r.Float32() + 0.5)
+		}
+		var want [8]float32
+		for l := range want {
+			var acc float32
+			for j := lo[l]; j < hi[l]; j++ {
+				acc += float32(src[j] * w[j][l])
+			}
+			want[l] = acc * s[l]
+		}
+		baWithAsm(t, func(asm bool) {
+			var got [8]float32
+			BARowBorder(&got, src, w, &s)
+			baSameBits(t, fmt.Sprintf("n=%d asm=%v", n, asm), got[:], want[:])
+		})
+	}
+}

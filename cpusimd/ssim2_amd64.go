@@ -131,14 +131,28 @@ func xybAVX2(r, g, b, dx, dy, db []float32, n int, tab *[xybTabLen][8]float32)
 func rowTermsAVX2(img1, mu1, vr1, img2, mu2, s22, s12 []float32, n int, acc *[6][4]float64, tab *[termsTabLen][8]float32)
 
 // xybKernel converts a row (all slices of one length), eight pixels at a
-// time in assembly, the rest with the Go twin.
+// time in assembly. The last few pixels (fewer than eight) go through the
+// assembly too, copied into eight padded with zeros: pixels are
+// independent and the kernel gives the twin's bits, and the twin's FMAs,
+// emulated in float64, cost about as much for those few pixels as the
+// kernel for a row of a thousand.
 func xybKernel(r, g, b, dx, dy, db []float32, t *XYB) {
-	n := 0
-	if useAsm {
-		n = len(r) &^ 7
-		xybAVX2(r, g, b, dx, dy, db, n, &t.tab)
+	if !useAsm {
+		xybGo(r, g, b, dx, dy, db, 0, t)
+		return
 	}
-	xybGo(r, g, b, dx, dy, db, n, t)
+	n := len(r) &^ 7
+	xybAVX2(r, g, b, dx, dy, db, n, &t.tab)
+	if k := len(r) - n; k > 0 {
+		var in, out [3][8]float32
+		copy(in[0][:], r[n:])
+		copy(in[1][:], g[n:])
+		copy(in[2][:], b[n:])
+		xybAVX2(in[0][:], in[1][:], in[2][:], out[0][:], out[1][:], out[2][:], 8, &t.tab)
+		copy(dx[n:], out[0][:k])
+		copy(dy[n:], out[1][:k])
+		copy(db[n:], out[2][:k])
+	}
 }
 
 // termsKernel sums the terms of the first n pixels (n a multiple of 8, all

@@ -2,7 +2,6 @@ package imageio
 
 import (
 	"encoding/binary"
-	"hash/adler32"
 	"math/bits"
 	"sync"
 )
@@ -52,7 +51,7 @@ func pngInflate(src chunkSource, out []byte) error {
 	if f.over*8 > int(f.nbits) {
 		return pngBad("not enough pixel data")
 	}
-	if bits.ReverseBytes32(sum) != adler32.Checksum(out) {
+	if bits.ReverseBytes32(sum) != adler32Sum(out) {
 		return pngBad("corrupt image data: zlib: invalid checksum")
 	}
 	return nil
@@ -493,27 +492,33 @@ func (f *inflater) dynamicTables() error {
 	return nil
 }
 
-// huffman decodes the symbols of one compressed block. The bit buffer is
-// kept in locals (the struct fields are written back around the rare slow
-// refill) so that the compiler keeps it in registers. A refill to 56 bits
-// covers the longest length/distance pair: 15 + 5 + 15 + 13 = 48 bits.
+// huffman decodes the symbols of one compressed block. The bit buffer and
+// the read position in the current payload are kept in locals (the struct
+// fields are written back around the rare slow refill and at the block's
+// end) so that the compiler keeps them in registers; storing the payload
+// slice into the struct on every fast refill would also take a GC write
+// barrier each time while a collection is marking, which the decoder
+// usually runs into, as its output is the first big allocation.
+// A refill to 56 bits covers the longest length/distance pair:
+// 15 + 5 + 15 + 13 = 48 bits.
 func (f *inflater) huffman(lit, dist []uint32) error {
 	const litMask = 1<<litRootBits - 1
 	const distMask = 1<<distRootBits - 1
 	b, nb := f.bits, f.nbits
 	out, pos := f.out, f.pos
+	cur := f.cur
 	for {
 		if nb < 48 {
-			if len(f.cur) >= 8 {
-				b |= binary.LittleEndian.Uint64(f.cur) << nb
-				f.cur = f.cur[(63-nb)>>3:]
+			if len(cur) >= 8 {
+				b |= binary.LittleEndian.Uint64(cur) << nb
+				cur = cur[(63-nb)>>3:]
 				nb |= 56
 			} else {
-				f.bits, f.nbits = b, nb
+				f.bits, f.nbits, f.cur = b, nb, cur
 				f.refill()
-				b, nb = f.bits, f.nbits
+				b, nb, cur = f.bits, f.nbits, f.cur
 				if f.over > 16 {
-					f.pos = pos
+					f.pos, f.cur = pos, cur
 					return pngBad("not enough pixel data")
 				}
 			}
@@ -540,7 +545,7 @@ func (f *inflater) huffman(lit, dist []uint32) error {
 		case kindLit:
 			n := 1 + int(e>>8&1)
 			if n > len(out)-pos {
-				f.pos = pos
+				f.pos, f.cur = pos, cur
 				return pngBad("too much pixel data")
 			}
 			out[pos] = byte(e >> 16)
@@ -550,10 +555,10 @@ func (f *inflater) huffman(lit, dist []uint32) error {
 			pos += n
 			continue
 		case kindEOB:
-			f.bits, f.nbits, f.pos = b, nb, pos
+			f.bits, f.nbits, f.pos, f.cur = b, nb, pos, cur
 			return nil
 		case kindBad:
-			f.pos = pos
+			f.pos, f.cur = pos, cur
 			return pngBad("corrupt image data: invalid literal/length code")
 		}
 		x := (e >> 8) & 31
@@ -567,7 +572,7 @@ func (f *inflater) huffman(lit, dist []uint32) error {
 			d = dist[int(d>>16)+int(b&(1<<((d>>8)&31)-1))]
 		}
 		if (d>>4)&7 != kindLen {
-			f.pos = pos
+			f.pos, f.cur = pos, cur
 			return pngBad("corrupt image data: invalid distance code")
 		}
 		b >>= d & 15
@@ -577,11 +582,11 @@ func (f *inflater) huffman(lit, dist []uint32) error {
 		b >>= x
 		nb -= uint(x)
 		if distance > pos {
-			f.pos = pos
+			f.pos, f.cur = pos, cur
 			return pngBad("corrupt image data: distance too far back")
 		}
 		if length > len(out)-pos {
-			f.pos = pos
+			f.pos, f.cur = pos, cur
 			return pngBad("too much pixel data")
 		}
 		if src := pos - distance; distance >= 8 && length <= len(out)-pos-8 {

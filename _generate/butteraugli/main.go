@@ -167,6 +167,8 @@ func main() {
 	erosion()
 	bandKernels()
 	sep5()
+	colSum()
+	rowBorder()
 	write(filepath.Join(*dir, "butteraugli_amd64.s"))
 }
 
@@ -965,6 +967,79 @@ func sep5() {
 	p("DECQ CX")
 	p("JNZ sep5_loop")
 	label("sep5_done")
+	p("VZEROUPPER")
+	p("RET")
+	out.WriteString("\n")
+}
+
+// colSum: n8 blocks of eight samples of a cut-off column kernel, the top
+// and bottom rows of cpu/butteraugli's column blurs: per block the sum,
+// from +0, of each of the nrows rows (pointers at AX) times its weight
+// (floats at DX), products rounded on their own and added in row order,
+// then times scale.
+//
+//	func colSumAVX2(dst *float32, rows **float32, k *float32, nrows, n8 int, scale float32)
+func colSum() {
+	text("colSumAVX2", "func colSumAVX2(dst *float32, rows **float32, k *float32, nrows, n8 int, scale float32)", 44)
+	p("MOVQ dst+0(FP), DI")
+	p("MOVQ rows+8(FP), AX")
+	p("MOVQ k+16(FP), DX")
+	p("MOVQ nrows+24(FP), SI")
+	p("MOVQ n8+32(FP), BX")
+	p("VBROADCASTSS scale+40(FP), Y3")
+	p("XORQ CX, CX")
+	p("TESTQ BX, BX")
+	p("JZ colSumAVX2_done")
+	label("colSumAVX2_loop")
+	p("VXORPS Y0, Y0, Y0")
+	p("XORQ R8, R8")
+	label("colSumAVX2_row")
+	p("MOVQ (AX)(R8*8), R9")
+	p("VBROADCASTSS (DX)(R8*4), Y2")
+	p("VMULPS (R9)(CX*1), Y2, Y1")
+	p("VADDPS Y1, Y0, Y0")
+	p("INCQ R8")
+	p("CMPQ R8, SI")
+	p("JLT colSumAVX2_row")
+	p("VMULPS Y3, Y0, Y0")
+	p("VMOVUPS Y0, (DI)(CX*1)")
+	p("ADDQ $32, CX")
+	p("DECQ BX")
+	p("JNZ colSumAVX2_loop")
+	label("colSumAVX2_done")
+	p("VZEROUPPER")
+	p("RET")
+	out.WriteString("\n")
+}
+
+// rowBorder: eight outputs of a cut-off row kernel at a row's ends: the
+// sum, from +0, of each of the n samples at SI (broadcast) times its
+// eight lane weights (at DX, 32 bytes per sample), products rounded on
+// their own and added in sample order, then times the eight lane scales
+// at R8, into the eight floats at DI.
+//
+//	func rowBorderAVX2(out *[8]float32, src *float32, w *[8]float32, n int, s *[8]float32)
+func rowBorder() {
+	text("rowBorderAVX2", "func rowBorderAVX2(out *[8]float32, src *float32, w *[8]float32, n int, s *[8]float32)", 40)
+	p("MOVQ out+0(FP), DI")
+	p("MOVQ src+8(FP), SI")
+	p("MOVQ w+16(FP), DX")
+	p("MOVQ n+24(FP), BX")
+	p("MOVQ s+32(FP), R8")
+	p("VXORPS Y0, Y0, Y0")
+	p("TESTQ BX, BX")
+	p("JZ rowBorderAVX2_done")
+	label("rowBorderAVX2_loop")
+	p("VBROADCASTSS (SI), Y1")
+	p("VMULPS (DX), Y1, Y1")
+	p("VADDPS Y1, Y0, Y0")
+	p("ADDQ $4, SI")
+	p("ADDQ $32, DX")
+	p("DECQ BX")
+	p("JNZ rowBorderAVX2_loop")
+	label("rowBorderAVX2_done")
+	p("VMULPS (R8), Y0, Y0")
+	p("VMOVUPS Y0, (DI)")
 	p("VZEROUPPER")
 	p("RET")
 	out.WriteString("\n")

@@ -444,7 +444,7 @@ func runContext(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	var prepareTime time.Duration
 	if err == nil && !noneFits {
 		t0 := time.Now()
-		prepared, err = backend.Prepare(ctx, opt.metric, ref, opt.metricOptions())
+		prepared, err = prepareRef(ctx, backend, &opt, ref)
 		prepareTime = time.Since(t0)
 	}
 	if err != nil {
@@ -518,6 +518,22 @@ func runContext(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		return 1
 	}
 	return 0
+}
+
+// oncePreparer is a backend that can prepare a reference for exactly one
+// distorted image more cheaply than for many (cpu.Backend: SSIMULACRA2
+// then scores the pair in one pass, without the reference's pyramid).
+type oncePreparer interface {
+	PrepareOnce(ctx context.Context, m zenmetrics.Metric, ref *zenmetrics.Image, opt zenmetrics.Options) (zenmetrics.Reference, error)
+}
+
+// prepareRef prepares the reference, with PrepareOnce when there is one
+// DIST and the backend has it; the scores are the same either way.
+func prepareRef(ctx context.Context, backend zenmetrics.Backend, opt *options, ref *zenmetrics.Image) (zenmetrics.Reference, error) {
+	if po, ok := backend.(oncePreparer); ok && len(opt.dists) == 1 {
+		return po.PrepareOnce(ctx, opt.metric, ref, opt.metricOptions())
+	}
+	return backend.Prepare(ctx, opt.metric, ref, opt.metricOptions())
 }
 
 // scoreSafely keeps a backend panic from taking the other DISTs down.

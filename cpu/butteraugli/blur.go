@@ -78,6 +78,24 @@ type scratch struct {
 // newPlane is a zeroed w×h plane, from the free list when a buffer there is
 // large enough (the smallest such), else newly allocated.
 func (s *scratch) newPlane(w, h int) plane {
+	p, reused := s.takePlane(w, h)
+	if reused {
+		clear(p.p)
+	}
+	return p
+}
+
+// outPlane is newPlane without the zeroing, for a stage that writes every
+// sample before anything reads it (a blur's or a row kernel's output):
+// clearing a reused 4 MB plane costs a pass over memory for nothing.
+func (s *scratch) outPlane(w, h int) plane {
+	p, _ := s.takePlane(w, h)
+	return p
+}
+
+// takePlane is a w×h plane from the free list (reused) or newly allocated
+// (zero).
+func (s *scratch) takePlane(w, h int) (p plane, reused bool) {
 	n := w * h
 	best := -1
 	for i, b := range s.free {
@@ -86,19 +104,23 @@ func (s *scratch) newPlane(w, h int) plane {
 		}
 	}
 	if best < 0 {
-		return newPlane(w, h)
+		return newPlane(w, h), false
 	}
 	b := s.free[best][:n]
 	last := len(s.free) - 1
 	s.free[best] = s.free[last]
 	s.free[last] = nil
 	s.free = s.free[:last]
-	clear(b)
-	return plane{w: w, h: h, p: b}
+	return plane{w: w, h: h, p: b}, true
 }
 
 func (s *scratch) newImage3(w, h int) image3 {
 	return image3{s.newPlane(w, h), s.newPlane(w, h), s.newPlane(w, h)}
+}
+
+// outImage3 is three outPlanes.
+func (s *scratch) outImage3(w, h int) image3 {
+	return image3{s.outPlane(w, h), s.outPlane(w, h), s.outPlane(w, h)}
 }
 
 // release puts buffers that nothing reads any more on the free list. Each

@@ -209,18 +209,20 @@ func (r *Reference) Score(dist *zenmetrics.Image) (res Result, err error) {
 	}
 	li := toLinear(wk, dist, sc)
 	var dm plane
+	rgbLive := true
 	if len(r.variants) == 1 && li.alpha == nil {
-		dm = r.diffmap(r.variants[0], li.rgb, sc)
+		// The linear planes are needed once: diffmap hands them back as
+		// soon as it is done with them, so its later planes reuse them
+		// instead of fresh memory.
+		dm = r.diffmap(r.variants[0], li.rgb, sc, true)
+		rgbLive = false
 	} else {
 		var maps [2]plane
 		for i, bg := range [2]float32{0, 1} {
 			v := r.variants[min(i, len(r.variants)-1)]
 			rgb := blendOnto(wk, li, bg, sc)
-			maps[i] = r.diffmap(v, rgb, sc)
-			if li.alpha != nil {
-				// A blended copy, not li.rgb itself.
-				sc.release(rgb[0].p, rgb[1].p, rgb[2].p)
-			}
+			// A blended copy (not li.rgb itself) is diffmap's to release.
+			maps[i] = r.diffmap(v, rgb, sc, li.alpha != nil)
 		}
 		dm = maps[0]
 		for i, v := range maps[1].p {
@@ -231,7 +233,9 @@ func (r *Reference) Score(dist *zenmetrics.Image) (res Result, err error) {
 	if li.alpha != nil {
 		sc.release(li.alpha.p)
 	}
-	sc.release(li.rgb[0].p, li.rgb[1].p, li.rgb[2].p)
+	if rgbLive {
+		sc.release(li.rgb[0].p, li.rgb[1].p, li.rgb[2].p)
+	}
 	// dm is never released: it may be handed out as Result.DistMap.
 	r.scratches.Put(sc)
 	res = Result{Width: r.w, Height: r.h}
@@ -253,9 +257,14 @@ func (r *Reference) Score(dist *zenmetrics.Image) (res Result, err error) {
 // diffmap is the distance map of rgb1 against one prepared reference
 // variant: the full-resolution map blended with the half-resolution one.
 //
-// Its work planes come from and go back to sc; rgb1 is left alone.
-func (r *Reference) diffmap(v *variant, rgb1 image3, sc *scratch) plane {
+// Its work planes come from and go back to sc; so does rgb1 when consume
+// is set (as soon as the opsin dynamics have read it), otherwise rgb1 is
+// left alone.
+func (r *Reference) diffmap(v *variant, rgb1 image3, sc *scratch, consume bool) plane {
 	if v.full == nil {
+		if consume {
+			sc.release(rgb1[0].p, rgb1[1].p, rgb1[2].p)
+		}
 		return newPlane(r.w, r.h)
 	}
 	wk := r.wk
@@ -263,15 +272,18 @@ func (r *Reference) diffmap(v *variant, rgb1 image3, sc *scratch) plane {
 	if v.sub != nil {
 		sub = subsample2x(wk, rgb1, sc)
 	}
-	xyb := sc.newImage3(r.w, r.h)
-	blurred := sc.newImage3(r.w, r.h)
+	xyb := sc.outImage3(r.w, r.h)
+	blurred := sc.outImage3(r.w, r.h)
 	opsinDynamics(wk, rgb1, r.intensity, xyb, blurred, sc)
 	sc.release(blurred[0].p, blurred[1].p, blurred[2].p)
+	if consume {
+		sc.release(rgb1[0].p, rgb1[1].p, rgb1[2].p)
+	}
 	dm := diffmapLevel(wk, v.full, xyb, sc)
 	if v.sub != nil {
 		sw, sh := sub[0].w, sub[0].h
-		sxyb := sc.newImage3(sw, sh)
-		sblurred := sc.newImage3(sw, sh)
+		sxyb := sc.outImage3(sw, sh)
+		sblurred := sc.outImage3(sw, sh)
 		opsinDynamics(wk, sub, r.intensity, sxyb, sblurred, sc)
 		sc.release(sblurred[0].p, sblurred[1].p, sblurred[2].p, sub[0].p, sub[1].p, sub[2].p)
 		sdm := diffmapLevel(wk, v.sub, sxyb, sc)

@@ -73,8 +73,8 @@ type level struct {
 
 func prepareLevel(wk workers, rgb image3, intensity float32, sc *scratch) *level {
 	w, h := rgb[0].w, rgb[0].h
-	xyb := sc.newImage3(w, h)
-	blurred := sc.newImage3(w, h)
+	xyb := sc.outImage3(w, h)
+	blurred := sc.outImage3(w, h)
 	opsinDynamics(wk, rgb, intensity, xyb, blurred, sc)
 	sc.release(blurred[0].p, blurred[1].p, blurred[2].p)
 	lv := &level{w: w, h: h}
@@ -107,17 +107,19 @@ func diffmapLevel(wk workers, lv *level, xyb1 image3, sc *scratch) plane {
 	act1 := sc.newPlane(w, h)
 	maskActivity(wk, &p1, act1, sc)
 	p0 := &lv.pi
+	if useFast {
+		res := sc.outPlane(w, h)
+		maltaDiffmap(wk, lv, p0, &p1, act1, res)
+		sc.release(p1.lf[0].p, p1.lf[1].p, p1.lf[2].p, p1.mf[0].p, p1.mf[1].p, p1.mf[2].p,
+			p1.hf[0].p, p1.hf[1].p, p1.uhf[0].p, p1.uhf[1].p, xyb1[2].p, act1.p)
+		return res
+	}
 
-	// Malta terms of X (c=0) and Y (c=1): UHF, then HF, then MF, summed in
-	// that order per pixel.
+	// The reference loops. Malta terms of X (c=0) and Y (c=1): UHF, then
+	// HF, then MF, summed in that order per pixel.
 	var acc [2]plane
 	dU, dH, dM := sc.newPadded(w, h), sc.newPadded(w, h), sc.newPadded(w, h)
 	for c := 0; c < 2; c++ {
-		if useFast {
-			acc[c] = sc.newPlane(w, h)
-			maltaFast(wk, c, p0, &p1, dU, dH, dM, acc[c])
-			continue
-		}
 		wk.rows(h, func(y0, y1 int) {
 			for y := y0; y < y1; y++ {
 				maltaDiffRow(&maltaUhf[c], p0.uhf[c].row(y), p1.uhf[c].row(y), dU.inner(y))
@@ -147,23 +149,7 @@ func diffmapLevel(wk workers, lv *level, xyb1 image3, sc *scratch) plane {
 	}
 
 	res := sc.newPlane(w, h)
-	if useFast {
-		wk.rows(h, func(y0, y1 int) {
-			var rows [cpusimd.BARowOut + 1][]float32
-			for y := y0; y < y1; y++ {
-				rows = [...][]float32{
-					acc[0].row(y), acc[1].row(y),
-					p0.hf[0].row(y), p1.hf[0].row(y), p0.hf[1].row(y), p1.hf[1].row(y),
-					p0.mf[0].row(y), p1.mf[0].row(y), p0.mf[1].row(y), p1.mf[1].row(y), p0.mf[2].row(y), p1.mf[2].row(y),
-					p0.lf[0].row(y), p1.lf[0].row(y), p0.lf[1].row(y), p1.lf[1].row(y), p0.lf[2].row(y), p1.lf[2].row(y),
-					lv.activity.row(y), act1.row(y), lv.mAC.row(y), lv.mDC.row(y), res.row(y),
-				}
-				cpusimd.BADiffmapRow(&rows, &diffmapSIMD)
-			}
-		})
-	} else {
-		diffmapRowsRef(wk, lv, p0, &p1, acc, act1, res)
-	}
+	diffmapRowsRef(wk, lv, p0, &p1, acc, act1, res)
 	// Everything but res goes back to the free list: the distorted bands
 	// (xyb1[0] and xyb1[1] are p1.uhf; xyb1[2] is in none of them), the
 	// activity, the Malta inputs and sums.
@@ -212,12 +198,29 @@ func subsample2x(wk workers, in image3, sc *scratch) image3 {
 		wk.rows(sh, func(y0, y1 int) {
 			for oy := y0; oy < y1; oy++ {
 				o := dst.row(oy)
-				for _, sy := range [2]int{2 * oy, 2*oy + 1} {
-					if sy >= h {
-						continue
+				if 2*oy+1 < h {
+					// Both rows at once, adding to each output the same
+					// four rounded quarters in the same order as the loop
+					// below (o starts at zero).
+					r0, r1 := src.row(2*oy), src.row(2*oy+1)
+					pairs := o[:w/2]
+					for ox := range pairs {
+						a, b := r0[2*ox:2*ox+2:2*ox+2], r1[2*ox:2*ox+2:2*ox+2]
+						v := pairs[ox]
+						v += float32(0.25 * a[0])
+						v += float32(0.25 * a[1])
+						v += float32(0.25 * b[0])
+						v += float32(0.25 * b[1])
+						pairs[ox] = v
 					}
-					r := src.row(sy)
-					for x, v := range r {
+					if w&1 != 0 {
+						v := o[sw-1]
+						v += float32(0.25 * r0[w-1])
+						v += float32(0.25 * r1[w-1])
+						o[sw-1] = v
+					}
+				} else {
+					for x, v := range src.row(2 * oy) {
 						o[x/2] += float32(0.25 * v)
 					}
 				}

@@ -11,9 +11,18 @@ import "github.com/zenmetrics-go/zenmetrics/cpusimd"
 // ZENMETRICS_NOSIMD=1 or -tags noasm give the reference loops.
 var useFast = cpusimd.ButteraugliEnabled()
 
-// colStrip is the width of the column strips of blurFast's vertical pass:
-// 33 rows of 64 floats (the longest kernel) are 8 KiB.
-const colStrip = 64
+// maxOff is the longest kernel's reach (kernLF's 16 taps each side).
+const maxOff = 16
+
+// colStrip is the width of the column strips of blurFast's vertical pass
+// for a kernel reaching off rows each way: as wide as keeps the 2·off+1
+// input rows of a strip within 8 KiB of L1 cache, in whole multiples of 64
+// floats (33 rows of 64 for the longest kernel, 7 rows of 256 for the
+// shortest). Columns are independent, so the width changes no result;
+// wider strips only call the kernel fewer times per row.
+func colStrip(off int) int {
+	return max(64, (2048/(2*off+1))&^63)
+}
 
 // blurStride is the row stride of blurFast's intermediate plane: whole
 // cache lines, an odd number of them, so that the 2·off+1 rows a column
@@ -37,80 +46,105 @@ func blurFast(wk workers, k *kernel, in, out plane, sc *scratch) {
 	a := sc.plane(0, st, h).p
 	arow := func(y int) []float32 { return a[y*st : y*st+w : y*st+w] }
 	// The border columns: x < b1 and x ≥ b2 (all of them in a row
-	// narrower than the kernel), with borderTap's renormalisation computed
-	// once per column instead of once per pixel.
+	// narrower than the kernel), eight at a time through
+	// cpusimd.BARowBorder, with borderTap's renormalisation computed once
+	// per column instead of once per pixel.
 	b1, b2 := min(w, off), max(0, w-off)
-	var border []int
-	for x := 0; x < w; x++ {
-		if x < b1 || x >= b2 {
-			border = append(border, x)
-		}
-	}
-	scales := make([]float32, len(border))
-	for i, x := range border {
-		var wsum float32
-		for j := max(0, x-off); j <= min(w-1, x+off); j++ {
-			wsum += k.full[j-x+off]
-		}
-		scales[i] = 1 / wsum
-	}
+	blocks := rowBorders(k, w, b1, b2)
 	wk.rows(h, func(y0, y1 int) {
+		var o [8]float32
 		for y := y0; y < y1; y++ {
 			src, dst := in.row(y), arow(y)
 			if b1 < b2 {
 				cpusimd.BAFIR(dst[b1:b2], src[b1-off:], 1, k.simd)
 			}
-			for i, x := range border {
-				lo, hi := max(0, x-off), min(w-1, x+off)
-				kw := k.full[lo-x+off : hi-x+off+1]
-				var sum float32
-				for j, v := range src[lo : hi+1] {
-					sum += float32(v * kw[j])
+			for i := range blocks {
+				b := &blocks[i]
+				cpusimd.BARowBorder(&o, src[b.jb:], b.w, &b.s)
+				for l := 0; l < b.n; l++ {
+					if b.mask&(1<<l) != 0 {
+						dst[b.xb+l] = o[l]
+					}
 				}
-				dst[x] = sum * scales[i]
 			}
 		}
 	})
 	wk.rows(h, func(y0, y1 int) {
-		// Interior rows in strips of colStrip columns, top to bottom, so
+		// Interior rows in strips of colStrip(off) columns, top to bottom, so
 		// that the 2·off+1 input rows of a strip stay in the L1 cache.
 		i0, i1 := max(y0, off), min(y1, h-off)
-		for x0 := 0; x0 < w; x0 += colStrip {
-			x1 := min(x0+colStrip, w)
+		strip := colStrip(off)
+		for x0 := 0; x0 < w; x0 += strip {
+			x1 := min(x0+strip, w)
 			for y := i0; y < i1; y++ {
 				cpusimd.BAFIR(out.row(y)[x0:x1], a[(y-off)*st+x0:], st, k.simd)
 			}
 		}
-		var acc []float32
+		var rows [2*maxOff + 1][]float32
 		for y := y0; y < y1; y++ {
-			dst := out.row(y)
 			if y >= off && y < h-off {
 				continue
 			}
 			// Border row: cut-off kernel, renormalised (firColumns's
 			// arithmetic, whole rows at a time).
-			if acc == nil {
-				acc = make([]float32, w)
-			}
 			lo, hi := max(0, y-off), min(h-1, y+off)
 			var wsum float32
 			for j := lo; j <= hi; j++ {
 				wsum += k.full[j-y+off]
+				rows[j-lo] = arow(j)
 			}
-			scale := 1 / wsum
-			clear(acc)
-			for j := lo; j <= hi; j++ {
-				r := arow(j)
-				kw := k.full[j-y+off]
-				for x := range acc {
-					acc[x] += float32(r[x] * kw)
-				}
-			}
-			for x := range acc {
-				dst[x] = acc[x] * scale
-			}
+			cpusimd.BAColumnSum(out.row(y), rows[:hi-lo+1], k.full[lo-y+off:], 1/wsum)
 		}
 	})
+}
+
+// rowBorder is eight consecutive columns x = xb…xb+7 of a row blur's
+// cut-off borders for cpusimd.BARowBorder: the taps over samples jb… of
+// each border column (zero weights where a column's kernel does not
+// reach, and for the lanes that are not border columns), the columns'
+// renormalising scales, and which of the n lanes inside the row are
+// border columns (mask).
+type rowBorder struct {
+	xb, jb, n int
+	mask      uint8
+	w         [][8]float32
+	s         [8]float32
+}
+
+// rowBorders covers the border columns of a w-wide row (x < b1, x ≥ b2)
+// with blocks of eight. Lane x sums its taps j = max(0, x−off) …
+// min(w−1, x+off) in order, times 1/Σ of those weights: firRow's
+// arithmetic at the borders (the zero weights of the other samples add
+// nothing; see cpusimd.BARowBorder).
+func rowBorders(k *kernel, w, b1, b2 int) []rowBorder {
+	off := k.off
+	var out []rowBorder
+	for x := 0; x < w; x++ {
+		if x >= b1 && x < b2 {
+			x = b2 - 1
+			continue
+		}
+		b := rowBorder{xb: x, jb: max(0, x-off), n: min(8, w-x)}
+		je := min(w-1, x+7+off)
+		b.w = make([][8]float32, je-b.jb+1)
+		for l := 0; l < b.n; l++ {
+			xl := x + l
+			if xl >= b1 && xl < b2 {
+				continue
+			}
+			b.mask |= 1 << l
+			lo, hi := max(0, xl-off), min(w-1, xl+off)
+			var wsum float32
+			for j := lo; j <= hi; j++ {
+				wsum += k.full[j-xl+off]
+				b.w[j-b.jb][l] = k.full[j-xl+off]
+			}
+			b.s[l] = 1 / wsum
+		}
+		out = append(out, b)
+		x += 7
+	}
+	return out
 }
 
 // The Malta difference constants of maltaUhf, maltaHfW and maltaMfW for
@@ -125,23 +159,74 @@ func simdWeights(m *maltaWeights) *cpusimd.BAMaltaWeights {
 	return cpusimd.NewBAMaltaWeights(m.norm1, m.norm2gt, m.norm2lt)
 }
 
-// maltaFast is the Malta part of diffmapLevel for channel c: the three
-// difference images, then per pixel maltaHF(UHF) + maltaLF(HF) +
-// maltaLF(MF) into out.
-func maltaFast(wk workers, c int, p0, p1 *psycho, dU, dH, dM padded, out plane) {
-	h := out.h
+// maltaBand is the height of the row bands of maltaDiffmap.
+const maltaBand = 32
+
+// maltaDiffmap is diffmapLevel's Malta terms and final error terms on the
+// fast path, in bands of maltaBand rows: per band and channel the three
+// difference images of the band's rows and the 4 rows above and below
+// (zero outside the image, as the padded planes are), the Malta sums of
+// the band's rows, then the band's rows of res. The per-pixel arithmetic is
+// the reference loops' (maltaDiffRow, the Malta filters, diffmapRowsRef)
+// as cpusimd computes them, so are the bits; what changes is that no
+// plane of differences or Malta sums exists whole: three padded planes and
+// two sums per level were fresh memory to fault in, written once and read
+// once (the halo rows cost a quarter more difference rows instead).
+func maltaDiffmap(wk workers, lv *level, p0, p1 *psycho, act1, res plane) {
+	w, h := res.w, res.h
+	s := w + 2*maltaPad
 	wk.rows(h, func(y0, y1 int) {
-		for y := y0; y < y1; y++ {
-			cpusimd.BAMaltaDiff(maltaUhfSIMD[c], p0.uhf[c].row(y), p1.uhf[c].row(y), dU.inner(y))
-			cpusimd.BAMaltaDiff(maltaHfSIMD[c], p0.hf[c].row(y), p1.hf[c].row(y), dH.inner(y))
-			cpusimd.BAMaltaDiff(maltaMfSIMD[c], p0.mf[c].row(y), p1.mf[c].row(y), dM.inner(y))
+		rows := min(maltaBand, y1-y0)
+		pads := make([]float32, 3*(rows+2*maltaPad)*s+2*rows*w)
+		var d [3]padded
+		for i := range d {
+			n := (rows + 2*maltaPad) * s
+			d[i] = padded{w: w, h: rows, stride: s, p: pads[i*n : (i+1)*n : (i+1)*n]}
 		}
-	})
-	s := dU.stride
-	wk.rows(h, func(y0, y1 int) {
-		for y := y0; y < y1; y++ {
-			i0 := dU.origin(y) - maltaPad*s - maltaPad
-			cpusimd.BAMalta(out.row(y), dU.p, dH.p, dM.p, i0, s)
+		accs := pads[3*(rows+2*maltaPad)*s:]
+		acc := [2]plane{{w: w, h: rows, p: accs[:rows*w]}, {w: w, h: rows, p: accs[rows*w:]}}
+		weights := [3]*[2]*cpusimd.BAMaltaWeights{&maltaUhfSIMD, &maltaHfSIMD, &maltaMfSIMD}
+		var out [cpusimd.BARowOut + 1][]float32
+		for b0 := y0; b0 < y1; b0 += rows {
+			b1 := min(b0+rows, y1)
+			for c := 0; c < 2; c++ {
+				for y := b0 - maltaPad; y < b1+maltaPad; y++ {
+					r := y - b0
+					for i := range d {
+						row := d[i].inner(r)
+						if y < 0 || y >= h {
+							clear(row)
+							continue
+						}
+						var a, b []float32
+						switch i {
+						case 0:
+							a, b = p0.uhf[c].row(y), p1.uhf[c].row(y)
+						case 1:
+							a, b = p0.hf[c].row(y), p1.hf[c].row(y)
+						default:
+							a, b = p0.mf[c].row(y), p1.mf[c].row(y)
+						}
+						cpusimd.BAMaltaDiff(weights[i][c], a, b, row)
+					}
+				}
+				for y := b0; y < b1; y++ {
+					r := y - b0
+					i0 := d[0].origin(r) - maltaPad*s - maltaPad
+					cpusimd.BAMalta(acc[c].row(r), d[0].p, d[1].p, d[2].p, i0, s)
+				}
+			}
+			for y := b0; y < b1; y++ {
+				r := y - b0
+				out = [...][]float32{
+					acc[0].row(r), acc[1].row(r),
+					p0.hf[0].row(y), p1.hf[0].row(y), p0.hf[1].row(y), p1.hf[1].row(y),
+					p0.mf[0].row(y), p1.mf[0].row(y), p0.mf[1].row(y), p1.mf[1].row(y), p0.mf[2].row(y), p1.mf[2].row(y),
+					p0.lf[0].row(y), p1.lf[0].row(y), p0.lf[1].row(y), p1.lf[1].row(y), p0.lf[2].row(y), p1.lf[2].row(y),
+					lv.activity.row(y), act1.row(y), lv.mAC.row(y), lv.mDC.row(y), res.row(y),
+				}
+				cpusimd.BADiffmapRow(&out, &diffmapSIMD)
+			}
 		}
 	})
 }

@@ -69,7 +69,12 @@ func toLinear(wk workers, im *zenmetrics.Image, sc *scratch) linearImage {
 	bps := f.BytesPerSample()
 	lut := linearLUT(8 * bps)
 	var li linearImage
-	li.rgb = sc.newImage3(w, h)
+	if f == zenmetrics.RGB8 {
+		// Every sample is written below: no need to clear reused planes.
+		li.rgb = sc.outImage3(w, h)
+	} else {
+		li.rgb = sc.newImage3(w, h)
+	}
 	if f.HasAlpha() {
 		a := sc.newPlane(w, h)
 		li.alpha = &a

@@ -88,7 +88,7 @@ func separateFrequencies(wk workers, xyb image3, sc *scratch) psycho {
 	var ps psycho
 	// LF: the blurred image; MF for now: the rest (reusing xyb).
 	for c := 0; c < 3; c++ {
-		ps.lf[c] = sc.newPlane(w, h)
+		ps.lf[c] = sc.outPlane(w, h)
 		blur(wk, kernLF, xyb[c], ps.lf[c], sc)
 	}
 	wk.rows(h, func(y0, y1 int) {
@@ -117,7 +117,7 @@ func separateFrequencies(wk workers, xyb image3, sc *scratch) psycho {
 	})
 	// MF/HF: HF is the residual of MF after another blur.
 	for c := 0; c < 3; c++ {
-		bl := sc.newPlane(w, h)
+		bl := sc.outPlane(w, h)
 		blur(wk, kernHF, xyb[c], bl, sc)
 		if c == 2 {
 			ps.mf[2] = bl
@@ -170,7 +170,7 @@ func separateFrequencies(wk workers, xyb image3, sc *scratch) psycho {
 	})
 	// HF/UHF.
 	for c := 0; c < 2; c++ {
-		bl := sc.newPlane(w, h)
+		bl := sc.outPlane(w, h)
 		blur(wk, kernUHF, ps.hf[c], bl, sc)
 		uhf := ps.hf[c]
 		wk.rows(h, func(y0, y1 int) {

@@ -122,6 +122,18 @@ func toLinearRow(im *zenmetrics.Image, y int, blend bool, bg float32, r, g, b []
 	r, g, b = r[:w], g[:w], b[:w]
 	if f.BytesPerSample() == 1 {
 		lut := linearLUT8()
+		if !blend && !gray && ch == 3 {
+			// The common case, without the per-pixel slicing and
+			// branches below: a byte indexes a 256-entry table with no
+			// bounds check.
+			t := (*[256]float32)(lut)
+			row = row[:3*w]
+			for x := range r {
+				p := row[3*x : 3*x+3 : 3*x+3]
+				r[x], g[x], b[x] = t[p[0]], t[p[1]], t[p[2]]
+			}
+			return
+		}
 		for x := 0; x < w; x++ {
 			p := row[x*ch : x*ch+ch]
 			if blend {
@@ -290,7 +302,18 @@ func toXYBRow(r, g, b, dx, dy, db []float32) {
 func downsample2Row(r0, r1, out []float32) {
 	w := len(r0)
 	r1 = r1[:w]
-	for ox := range out {
+	// Whole pairs first (one bounds check per pair), then an odd last
+	// column, which is its own pair; the same sums in the same order.
+	pairs := min(len(out), w/2)
+	head := out[:pairs]
+	for ox := range head {
+		a, b := r0[2*ox:2*ox+2:2*ox+2], r1[2*ox:2*ox+2:2*ox+2]
+		sum := a[0] + a[1]
+		sum += b[0]
+		sum += b[1]
+		head[ox] = sum * 0.25
+	}
+	for ox := pairs; ox < len(out); ox++ {
 		x0 := 2 * ox
 		x1 := min(x0+1, w-1)
 		sum := r0[x0] + r0[x1]

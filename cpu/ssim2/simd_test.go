@@ -342,3 +342,43 @@ func TestSIMDVsReferencePath(t *testing.T) {
 		})
 	}
 }
+
+// TestFusedStatsBitIdentical: the reference's streamed statistics
+// (fusedStats: mu and blur(img²) − mu² row by row) equal the plane-by-plane
+// blurs' planes bit for bit at every scale, on one goroutine, on two and on
+// four (which takes the plane-by-plane path again), for every channel.
+func TestFusedStatsBitIdentical(t *testing.T) {
+	if !useSIMD {
+		t.Skip("fast path not available")
+	}
+	sizes := [][2]int{{8, 8}, {9, 13}, {15, 9}, {17, 31}, {37, 23}, {100, 131}, {203, 157}}
+	for i, s := range sizes {
+		ref, _ := metrictest.Synthetic(s[0], s[1], int64(70+i), zenmetrics.RGB8)
+		prep := func(fuse bool, threads int) *Reference {
+			fuseSIMD = fuse
+			defer func() { fuseSIMD = true }()
+			r, err := Prepare(ref, Config{Threads: threads})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return r
+		}
+		want := prep(false, 1)
+		for _, threads := range []int{1, 2, 4} {
+			got := prep(true, threads)
+			for k := range want.views[0].pyr {
+				a, b := &want.views[0].pyr[k], &got.views[0].pyr[k]
+				for c := 0; c < 3; c++ {
+					for name, p := range map[string][2][]float32{"img": {a.img[c], b.img[c]}, "mu": {a.mu[c], b.mu[c]}, "vr": {a.vr[c], b.vr[c]}} {
+						for j := range p[0] {
+							if math.Float32bits(p[0][j]) != math.Float32bits(p[1][j]) {
+								t.Fatalf("%dx%d threads %d scale %d channel %d %s[%d]: streamed %v, plane by plane %v",
+									s[0], s[1], threads, k, c, name, j, p[1][j], p[0][j])
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+}

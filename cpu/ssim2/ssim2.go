@@ -76,6 +76,9 @@
 // twice that for a reference with real transparency, which needs both
 // backgrounds); one scoring needs about 32 bytes per pixel of scratch. A 4 MP
 // pair peaks near 320 MiB; EstimateBytes gives the exact figure.
+// ScorePair scores a single pair without the reference's planes: on one
+// thread on the fast path it streams both images through each scale in
+// one pass (pair.go), a few MiB beside the images and the scale-1 planes.
 package ssim2
 
 import (
@@ -145,9 +148,19 @@ type scratch struct {
 	// then they alternate (each is large enough for every later scale).
 	// Scale 0 never exists as whole linear planes: it is converted row by
 	// row straight to XYB and to scale 1.
-	lin           [2][3][]float32
-	img           [3][]float32 // distorted positive XYB
-	tmp           []float32    // horizontal blur output
+	lin [2][3][]float32
+	// img is the distorted image's positive XYB (imgPlanes): of scale 0,
+	// or only of scale 1 and up where scale 0 is streamed (scoreFirst).
+	img [3][]float32
+	// stream is scoreFirst's rings and blur buffers.
+	stream []float32
+	// n is the pixel count of the largest scale. tmp (the horizontal blur
+	// output) and mu2, s22, s12 are allocated on first use (tmpPlane,
+	// statPlanes): the fused fast path never needs them, and planes that
+	// are allocated but never written still cost page faults when the
+	// allocator has to zero them.
+	n             int
+	tmp           []float32
 	mu2, s22, s12 []float32
 	rows          []float64   // per-row partial sums, 6 per row
 	rowbuf        [][]float32 // per worker: six rows (linear pairs, products)
@@ -155,7 +168,7 @@ type scratch struct {
 	// work buffer for them (simdWorkLen floats).
 	simd    bool
 	simdbuf [][]float32
-	// fused: with simd, each worker's buffers for fusedTerms (fusedLen
+	// fused: with simd, each worker's buffers for streamBlurs (fusedLen
 	// floats); rows then has room for three channels.
 	fused [][]float32
 }
@@ -181,8 +194,8 @@ func linSizes(w, h int) (n1, n2 int) {
 func newScratch(w, h, threads int, simd bool) *scratch {
 	n := w * h
 	n1, n2 := linSizes(w, h)
-	s := &scratch{}
-	big := make([]float32, 3*n1+3*n2+3*n+4*n)
+	s := &scratch{n: n}
+	big := make([]float32, 3*n1+3*n2)
 	take := func(k int) []float32 {
 		p := big[:k:k]
 		big = big[k:]
@@ -191,9 +204,7 @@ func newScratch(w, h, threads int, simd bool) *scratch {
 	for c := 0; c < 3; c++ {
 		s.lin[0][c] = take(n1)
 		s.lin[1][c] = take(n2)
-		s.img[c] = take(n)
 	}
-	s.tmp, s.mu2, s.s22, s.s12 = take(n), take(n), take(n), take(n)
 	rows := 6 * h
 	if simd {
 		rows *= 3
@@ -215,6 +226,35 @@ func newScratch(w, h, threads int, simd bool) *scratch {
 		}
 	}
 	return s
+}
+
+// imgPlanes are the distorted image's XYB planes, first k floats each;
+// the first call sizes them (scale 0's, or scale 1's when scale 0 is
+// streamed, and later scales are smaller).
+func (s *scratch) imgPlanes(k int) [3][]float32 {
+	if len(s.img[0]) < k {
+		big := make([]float32, 3*k)
+		s.img = [3][]float32{big[:k:k], big[k : 2*k : 2*k], big[2*k:]}
+	}
+	return [3][]float32{s.img[0][:k], s.img[1][:k], s.img[2][:k]}
+}
+
+// tmpPlane is the horizontal blur's output plane, first k floats.
+func (s *scratch) tmpPlane(k int) []float32 {
+	if s.tmp == nil {
+		s.tmp = make([]float32, s.n)
+	}
+	return s.tmp[:k]
+}
+
+// statPlanes are the plane-by-plane path's blurred planes of the distorted
+// image, first k floats each.
+func (s *scratch) statPlanes(k int) (mu2, s22, s12 []float32) {
+	if s.mu2 == nil {
+		big := make([]float32, 3*s.n)
+		s.mu2, s.s22, s.s12 = big[:s.n:s.n], big[s.n:2*s.n:2*s.n], big[2*s.n:]
+	}
+	return s.mu2[:k], s.s22[:k], s.s12[:k]
 }
 
 // EstimateBytes is the heap a prepared reference of an opaque w×h image plus
@@ -442,7 +482,7 @@ func (r *Reference) blur(dst, a, b []float32, w, h int, sc *scratch) {
 		return
 	}
 	g := blurSigma15
-	tmp := sc.tmp[:w*h]
+	tmp := sc.tmpPlane(w * h)
 	r.hblur(tmp, a, b, w, h, sc)
 	// Columns are independent, so narrower blocks (down to one cache line)
 	// only change how the work is shared out, never the result.
@@ -501,6 +541,16 @@ func (r *Reference) buildPyramid(ctx context.Context, ref *zenmetrics.Image, ble
 			lin := [3][]float32{sc.lin[cur][0][:n], sc.lin[cur][1][:n], sc.lin[cur][2][:n]}
 			r.xyb(&lin, &rs.img, w, h, sc.simd)
 		}
+		if sc.fused != nil && fuseSIMD && r.threads <= 3 {
+			// Streamed, a channel per goroutine (so not with more
+			// threads: the plane-by-plane blurs below share out rows).
+			parallel.For(r.threads, 3, 1, func(worker, lo, hi int) {
+				for c := lo; c < hi; c++ {
+					r.fusedStats(rs.img[c], rs.mu[c], rs.vr[c], w, h, sc, worker)
+				}
+			})
+			continue
+		}
 		for c := 0; c < 3; c++ {
 			r.blur(rs.mu[c], rs.img[c], nil, w, h, sc)
 			r.blur(rs.vr[c], rs.img[c], rs.img[c], w, h, sc)
@@ -525,14 +575,23 @@ func (r *Reference) scoreView(ctx context.Context, v view, dist *zenmetrics.Imag
 		if k >= 2 {
 			cur = r.nextScale(k, cur, sc)
 		}
-		img2 := [3][]float32{sc.img[0][:n], sc.img[1][:n], sc.img[2][:n]}
+		rs := &v.pyr[k]
+		if k == 0 && r.streamFirst(sc) {
+			if err := r.scoreFirst(ctx, rs, dist, blend, v.bg, sc); err != nil {
+				return 0, err
+			}
+			for c := 0; c < 3; c++ {
+				norms[k][c] = planeNorms(sc.rows[6*h*c:6*h*(c+1)], h, n)
+			}
+			continue
+		}
+		img2 := sc.imgPlanes(n)
 		if k == 0 {
 			r.firstScale(dist, blend, v.bg, &img2, sc)
 		} else {
 			lin := [3][]float32{sc.lin[cur][0][:n], sc.lin[cur][1][:n], sc.lin[cur][2][:n]}
 			r.xyb(&lin, &img2, w, h, sc.simd)
 		}
-		rs := &v.pyr[k]
 		if err := ctx.Err(); err != nil {
 			return 0, err
 		}
@@ -561,7 +620,7 @@ func (r *Reference) scoreView(ctx context.Context, v view, dist *zenmetrics.Imag
 			}
 			rows := sc.rows[:6*h]
 			img1, mu1, vr1, im2 := rs.img[c], rs.mu[c], rs.vr[c], img2[c]
-			mu2, s22, s12 := sc.mu2[:n], sc.s22[:n], sc.s12[:n]
+			mu2, s22, s12 := sc.statPlanes(n)
 			r.blur(mu2, im2, nil, w, h, sc)
 			r.blur(s22, im2, im2, w, h, sc)
 			r.blur(s12, img1, im2, w, h, sc)
