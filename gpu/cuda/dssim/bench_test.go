@@ -146,11 +146,11 @@ func TestKernelTimes(t *testing.T) {
 	}
 	defer rr.Release()
 	r := rr.(*reference)
-	s, err := r.getSlot(context.Background(), cuda.RawBytes(dist))
+	s, err := r.slots.Get(context.Background(), cuda.RawBytes(dist))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer r.putSlot(s)
+	defer r.slots.Put(s)
 	if err := r.upload(s, dist); err != nil {
 		t.Fatal(err)
 	}
