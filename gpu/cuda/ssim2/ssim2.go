@@ -42,15 +42,9 @@ const (
 // tiles is the grid of a tiled blur over n rows (or columns) × 3 channels.
 func tiles(n int) cuda.Dim3 { return cuda.Dim3{X: cuda.Groups(n, 32), Y: 3, Z: 1} }
 
-var (
-	srcOnce sync.Once
-	src     string
-)
-
-func source() string {
-	srcOnce.Do(func() { src = header() + kernelSource })
-	return src
-}
+// source is the compiled text: the generated constants, then the kernels
+// (built once per process).
+var source = sync.OnceValue(func() string { return header() + kernelSource })
 
 type kernels struct {
 	first, xyb, down, hRef, hDist, vRef, vTerms, reduce *cuda.Function
