@@ -467,7 +467,7 @@ func (r *Reference) score(ctx context.Context, dist *zenmetrics.Image, map0, all
 		return nil, err
 	}
 	d.SSIM = sum / wsum
-	d.Value = 1/math.Max(d.SSIM, 0x1p-52) - 1
+	d.Value = 1/math.Max(d.SSIM, Epsilon) - 1
 	return d, nil
 }
 

@@ -117,10 +117,7 @@ type reference struct {
 
 	mu       sync.RWMutex
 	released bool
-	smu      sync.Mutex
-	free     []*slot
-	slots    []*slot
-	sem      chan struct{} // bounds the slots (maxSlots)
+	slots    *cuda.SlotPool[*slot]
 }
 
 // outBytes is the page-locked read-back a slot needs: the 8 sums, and the
@@ -132,35 +129,15 @@ func (r *reference) outBytes() int64 {
 	return 64
 }
 
-// alloc allocates size bytes, appending the buffer to *list; after the
-// first error it does nothing, so a run of allocations is checked once.
-func (r *reference) alloc(list *[]*cuda.Buffer, err *error, size int64) *cuda.Buffer {
-	if *err != nil {
-		return nil
-	}
-	b, e := r.dev.Alloc(size)
-	if e != nil {
-		*err = e
-		return nil
-	}
-	*list = append(*list, b)
-	return b
-}
-
 // newSlot allocates a scorer's scratch for images of up to raw bytes.
-func (r *reference) newSlot(raw int64) (s *slot, err error) {
-	s = &slot{}
-	var bufs []*cuda.Buffer
-	defer func() {
-		if err != nil {
-			r.freeSlot(s)
-		}
-	}()
-	if s.wk, err = r.dev.TakeWorker(raw, r.outBytes()); err != nil {
+func (r *reference) newSlot(raw int64) (*slot, error) {
+	s := &slot{}
+	var err error
+	s.wk, err = r.dev.NewScratch(raw, r.outBytes(), func(alloc func(int64) *cuda.Buffer) { fillSlot(s, r.sz, raw, alloc) })
+	if err != nil {
 		return nil, err
 	}
-	fillSlot(s, r.sz, raw, func(n int64) *cuda.Buffer { return r.alloc(&bufs, &err, n) })
-	return s, err
+	return s, nil
 }
 
 // fillSlot allocates a slot's device buffers with alloc (the device, or
@@ -201,79 +178,21 @@ func (s *slot) buffers() []*cuda.Buffer {
 	return out
 }
 
-// freeSlot waits for the slot's stream (freed buffers may be handed out
-// again at once), then gives its buffers and worker back to the device.
+// freeSlot gives a slot's buffers and worker back to the device.
 func (r *reference) freeSlot(s *slot) {
-	if s.wk != nil {
-		_ = s.wk.Stream.Sync()
-	}
-	r.dev.Free(s.buffers()...)
-	r.dev.ReturnWorker(s.wk)
+	r.dev.FreeScratch(s.wk, s.buffers()...)
 	s.wk = nil
 }
 
-// getSlot takes a free slot or makes one; its raw buffer is grown to raw.
-func (r *reference) getSlot(ctx context.Context, raw int64) (*slot, error) {
-	select {
-	case r.sem <- struct{}{}:
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
-	s, err := r.takeSlot(raw)
-	if err != nil {
-		<-r.sem
-	}
-	return s, err
-}
-
-func (r *reference) takeSlot(raw int64) (*slot, error) {
-	r.smu.Lock()
-	var s *slot
-	if n := len(r.free); n > 0 {
-		s = r.free[n-1]
-		r.free = r.free[:n-1]
-	}
-	nslots := len(r.slots)
-	r.smu.Unlock()
-	if s == nil {
-		// The first slot is in the estimate Prepare checked; another one
-		// is checked on its own before anything is allocated.
-		if nslots > 0 {
-			if err := r.b.CheckMemory(slotBytes(r.w, r.h, raw)); err != nil {
-				return nil, err
-			}
-		}
-		var err error
-		if s, err = r.newSlot(raw); err != nil {
-			return nil, err
-		}
-		r.smu.Lock()
-		r.slots = append(r.slots, s)
-		r.smu.Unlock()
-		return s, nil
-	}
-	if s.raw.Size < raw {
-		r.dev.Free(s.raw)
-		nb, err := r.dev.Alloc(raw)
-		if err != nil {
-			s.raw = &cuda.Buffer{} // size 0: reallocated next time
-			r.putBack(s)
-			return nil, err
-		}
-		s.raw = nb
-	}
-	return s, nil
-}
-
-func (r *reference) putBack(s *slot) {
-	r.smu.Lock()
-	r.free = append(r.free, s)
-	r.smu.Unlock()
-}
-
-func (r *reference) putSlot(s *slot) {
-	r.putBack(s)
-	<-r.sem
+// newPool is the reference's slot pool: a slot beyond the first is
+// checked against the free memory before it is allocated.
+func (r *reference) newPool() *cuda.SlotPool[*slot] {
+	return cuda.NewSlotPool(r.dev, maxSlots, cuda.SlotFuncs[*slot]{
+		New:   r.newSlot,
+		Free:  r.freeSlot,
+		Raw:   func(s *slot) **cuda.Buffer { return &s.raw },
+		Check: func(raw int64) error { return r.b.CheckMemory(slotBytes(r.w, r.h, raw)) },
+	})
 }
 
 // layoutOf is how im's samples sit in the upload buffer.
@@ -295,7 +214,8 @@ func prepare(ctx context.Context, b *cuda.Backend, ref *zenmetrics.Image, opt ze
 	}
 	d := b.Device()
 	r := &reference{b: b, dev: d, w: ref.Width, h: ref.Height, sz: levels(ref.Width, ref.Height),
-		intensity: float32(it), pnorm: opt.PNorm, distMap: opt.DistMap, sem: make(chan struct{}, maxSlots)}
+		intensity: float32(it), pnorm: opt.PNorm, distMap: opt.DistMap}
+	r.slots = r.newPool()
 	if len(r.sz) == 0 {
 		return r, nil // the map is all zeros: nothing to keep
 	}
@@ -316,7 +236,7 @@ func prepare(ctx context.Context, b *cuda.Backend, ref *zenmetrics.Image, opt ze
 		}
 	}()
 	for _, bps := range []int{1, 2} {
-		if r.lut[bps] = r.alloc(&r.bufs, &err, int64(len(lutTable(bps)))); err != nil {
+		if r.lut[bps] = r.dev.AllocInto(&r.bufs, &err, int64(len(lutTable(bps)))); err != nil {
 			return nil, err
 		}
 	}
@@ -324,18 +244,18 @@ func prepare(ctx context.Context, b *cuda.Backend, ref *zenmetrics.Image, opt ze
 		var sets []planeSet
 		for _, l := range r.sz {
 			n := 4 * int64(l.w) * int64(l.h)
-			sets = append(sets, newSet(func() *cuda.Buffer { return r.alloc(&r.bufs, &err, n) }, true))
+			sets = append(sets, newSet(func() *cuda.Buffer { return r.dev.AllocInto(&r.bufs, &err, n) }, true))
 		}
 		r.sets = append(r.sets, sets)
 	}
 	if err != nil {
 		return nil, err
 	}
-	s, err := r.getSlot(ctx, raw)
+	s, err := r.slots.Get(ctx, raw)
 	if err != nil {
 		return nil, err
 	}
-	defer r.putSlot(s)
+	defer r.slots.Put(s)
 	for _, bps := range []int{1, 2} {
 		if err := s.wk.Upload(r.lut[bps], lutTable(bps)); err != nil {
 			return nil, err
@@ -380,13 +300,7 @@ func (r *reference) Score(ctx context.Context, dist *zenmetrics.Image) (sc zenme
 	if r.released {
 		return sc, zenmetrics.ErrReleased
 	}
-	if err := dist.Validate(); err != nil {
-		return sc, err
-	}
-	if dist.Width != r.w || dist.Height != r.h {
-		return sc, &zenmetrics.SizeMismatchError{RefWidth: r.w, RefHeight: r.h, DistWidth: dist.Width, DistHeight: dist.Height}
-	}
-	if err := ctx.Err(); err != nil {
+	if err := cuda.CheckScored(ctx, dist, r.w, r.h); err != nil {
 		return sc, err
 	}
 	sums, dm, err := r.run(ctx, dist)
@@ -421,11 +335,11 @@ func (r *reference) run(ctx context.Context, dist *zenmetrics.Image) (sums [8]fl
 		return sums, dm, nil // below 8 px: libjxl's map is all zeros
 	}
 	raw := cuda.RawBytes(dist)
-	s, err := r.getSlot(ctx, raw)
+	s, err := r.slots.Get(ctx, raw)
 	if err != nil {
 		return sums, nil, err
 	}
-	defer r.putSlot(s)
+	defer r.slots.Put(s)
 	if err := s.wk.Upload(s.raw, dist.Pix[:raw]); err != nil {
 		return sums, nil, err
 	}
@@ -474,13 +388,7 @@ func (r *reference) Release() {
 		return
 	}
 	r.released = true
-	r.smu.Lock()
-	slots := r.slots
-	r.slots, r.free = nil, nil
-	r.smu.Unlock()
-	for _, s := range slots {
-		r.freeSlot(s)
-	}
+	r.slots.Close()
 	r.dev.Free(r.bufs...)
 	r.bufs, r.sets = nil, nil
 }

@@ -369,89 +369,17 @@ func TestEstimateMatchesHeld(t *testing.T) {
 	}
 }
 
-func mp(n int) (w, h int) {
-	switch n {
-	case 1:
-		return 1024, 1024
-	case 4:
-		return 2048, 2048
-	}
-	return 4096, 4096
-}
+// bench is the standard benchmarks (cudatest.Bench): their names and
+// sub-benchmarks are what the device scripts select.
+var bench = cudatest.Bench{Metric: zenmetrics.Butteraugli}
 
 // BenchmarkCached is one score against a prepared reference (the
 // distorted RGB8 image uploaded each time), at 1, 4 and 16 MP.
-func BenchmarkCached(b *testing.B) {
-	for _, n := range []int{1, 4, 16} {
-		b.Run(fmt.Sprintf("%dMP", n), func(b *testing.B) {
-			be := backend(b)
-			w, h := mp(n)
-			ref, dist := metrictest.SyntheticPair(w, h, 5)
-			r, err := be.Prepare(context.Background(), zenmetrics.Butteraugli, ref, zenmetrics.Options{})
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer r.Release()
-			metrictest.WarmGPU(b, func() error { _, err := r.Score(context.Background(), dist); return err })
-			b.ResetTimer()
-			for i := 0; i < b.N; i++ {
-				if _, err := r.Score(context.Background(), dist); err != nil {
-					b.Fatal(err)
-				}
-			}
-			b.ReportMetric(float64(w*h)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GP/s")
-		})
-	}
-}
+func BenchmarkCached(b *testing.B) { bench.Cached(b) }
 
-// BenchmarkCached2 is the same with two callers on one reference (each
-// has its own stream: one's upload overlaps the other's kernels); ns/op is
-// per score.
-func BenchmarkCached2(b *testing.B) {
-	for _, n := range []int{1, 16} {
-		b.Run(fmt.Sprintf("%dMP", n), func(b *testing.B) {
-			be := backend(b)
-			w, h := mp(n)
-			ref, dist := metrictest.SyntheticPair(w, h, 5)
-			r, err := be.Prepare(context.Background(), zenmetrics.Butteraugli, ref, zenmetrics.Options{})
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer r.Release()
-			b.ResetTimer()
-			var wg sync.WaitGroup
-			per := b.N / 2
-			for g := 0; g < 2; g++ {
-				wg.Add(1)
-				go func(k int) {
-					defer wg.Done()
-					for i := 0; i < k; i++ {
-						if _, err := r.Score(context.Background(), dist); err != nil {
-							b.Error(err)
-							return
-						}
-					}
-				}(per + g*(b.N%2))
-			}
-			wg.Wait()
-		})
-	}
-}
+// BenchmarkCached2 is the same with two callers on one reference; ns/op
+// is per score.
+func BenchmarkCached2(b *testing.B) { bench.Cached2(b) }
 
 // BenchmarkOneShot prepares, scores and releases (with the kernels loaded).
-func BenchmarkOneShot(b *testing.B) {
-	for _, n := range []int{1, 4, 16} {
-		b.Run(fmt.Sprintf("%dMP", n), func(b *testing.B) {
-			be := backend(b)
-			w, h := mp(n)
-			ref, dist := metrictest.SyntheticPair(w, h, 5)
-			scoreGPU(b, be, ref, dist, zenmetrics.Options{})
-			b.ResetTimer()
-			for i := 0; i < b.N; i++ {
-				if _, err := zenmetrics.ScoreOnce(context.Background(), be, zenmetrics.Butteraugli, ref, dist, zenmetrics.Options{}); err != nil {
-					b.Fatal(err)
-				}
-			}
-		})
-	}
-}
+func BenchmarkOneShot(b *testing.B) { bench.OneShot(b) }

@@ -11,16 +11,9 @@ import (
 //go:embed butteraugli.cu
 var kernelSource string
 
-var (
-	srcOnce sync.Once
-	src     string
-)
-
-// source is the compiled text: the generated constants, then the kernels.
-func source() string {
-	srcOnce.Do(func() { src = header() + kernelSource })
-	return src
-}
+// source is the compiled text: the generated constants, then the kernels
+// (built once per process).
+var source = sync.OnceValue(func() string { return header() + kernelSource })
 
 // Launch geometry, the same numbers as butteraugli.cu's PX, RTX/RTY,
 // CTX/CTY and RB.
@@ -81,26 +74,12 @@ func newKernels() *kernels {
 	}
 }
 
-var (
-	kmu   sync.Mutex
-	kByDv = map[*cuda.Device]*kernels{}
-)
+// module loads the kernels once per device.
+var module = launch.Module[kernels]{Name: "butteraugli", Source: source, Table: newKernels, List: (*kernels).list}
 
 // load compiles (or takes from the disk cache) and loads the kernels,
 // once per device.
-func load(d *cuda.Device) (*kernels, error) {
-	kmu.Lock()
-	defer kmu.Unlock()
-	if k := kByDv[d]; k != nil {
-		return k, nil
-	}
-	k := newKernels()
-	if err := launch.Load(d, "butteraugli", source(), k.list()); err != nil {
-		return nil, err
-	}
-	kByDv[d] = k
-	return k, nil
-}
+func load(d *cuda.Device) (*kernels, error) { return module.Load(d) }
 
 // pxGrid is the 16×16-block launch over a w×h level.
 func pxGrid(w, h int) (cuda.Dim3, cuda.Dim3) {

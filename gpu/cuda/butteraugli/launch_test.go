@@ -8,6 +8,7 @@ import (
 	zenmetrics "github.com/zenmetrics-go/zenmetrics"
 	"github.com/zenmetrics-go/zenmetrics/gpu/cuda"
 	"github.com/zenmetrics-go/zenmetrics/gpu/cuda/internal/cudaemu"
+	"github.com/zenmetrics-go/zenmetrics/gpu/cuda/internal/cudatest"
 	"github.com/zenmetrics-go/zenmetrics/gpu/cuda/internal/launch"
 )
 
@@ -35,32 +36,34 @@ func blockOf(name string) cuda.Dim3 {
 	return cuda.Dim3{X: pxBlock, Y: pxBlock, Z: 1}
 }
 
-// checker follows the launches of one scenario.
+// checker follows the launches of one scenario: the common checks
+// (cudatest.Launches), then butteraugli's own.
 type checker struct {
-	t       *testing.T
-	sigs    map[string][]cudaemu.Param
-	written map[cuda.DevPtr]bool
-	lay     layout
-	w, h    int
-	groups  int // the last reduce_map's grid
+	cudatest.Launches
+	lay    layout
+	w, h   int
+	groups int // the last reduce_map's grid
+}
+
+func newChecker(t *testing.T, sigs map[string][]cudaemu.Param, w, h int) *checker {
+	c := &checker{w: w, h: h}
+	c.Launches = cudatest.Launches{T: t, Sigs: sigs, Written: map[cuda.DevPtr]bool{}, Block: blockOf, Needs: c.needs,
+		Unread: func(kname, pname string, ints map[string]int) bool {
+			return kname == "combine" && pname == "sub" && ints["mode"]&modeAddSub == 0
+		},
+		ReadsOut: func(kname, pname string, ints map[string]int) bool {
+			return (kname == "cols_lf" && strings.HasPrefix(pname, "xyb")) ||
+				(kname == "cols_mf" && strings.HasPrefix(pname, "res")) ||
+				(kname == "cols_uhf" && (pname == "hf0" || pname == "hf1")) ||
+				(kname == "combine" && pname == "dm" && ints["mode"]&modeMax != 0)
+		}}
+	return c
 }
 
 func (c *checker) check(i int, l cudaemu.Launch) {
-	t := c.t
-	ps := c.sigs[l.K.Name]
-	name := fmt.Sprintf("launch %d (%s)", i, l.K.Name)
-	if len(ps) != len(l.Args) {
-		t.Fatalf("%s: %d arguments for %d parameters", name, len(l.Args), len(ps))
-	}
-	ints := map[string]int{}
-	for j, pr := range ps {
-		if v, ok := l.Args[j].(int); ok {
-			ints[pr.Name] = v
-		}
-	}
-	if l.Block != blockOf(l.K.Name) {
-		t.Errorf("%s: block %+v, the kernel is written for %+v", name, l.Block, blockOf(l.K.Name))
-	}
+	t := c.T
+	a := c.Begin(i, l)
+	name, ints := a.Name, a.Ints
 	w, h := ints["w"], ints["h"]
 	switch l.K.Name {
 	case "reduce_map":
@@ -80,43 +83,9 @@ func (c *checker) check(i int, l cudaemu.Launch) {
 		if w < minSize || h < minSize {
 			t.Fatalf("%s: level %d×%d", name, w, h)
 		}
-		if gx, gy := int(l.Grid.X*l.Block.X), int(l.Grid.Y*l.Block.Y); gx < w || gy < h || gx-w >= int(l.Block.X) || gy-h >= int(l.Block.Y) || l.Grid.Z != 1 {
-			t.Errorf("%s: grid %+v × block %+v does not fit %d×%d", name, l.Grid, l.Block, w, h)
-		}
+		c.Cover(a, w, h)
 	}
-	seen := map[cuda.DevPtr]string{}
-	for j, pr := range ps {
-		if pr.Kind != 'p' {
-			continue
-		}
-		buf, _ := l.Args[j].(*cuda.Buffer)
-		if buf == nil {
-			if l.K.Name == "combine" && pr.Name == "sub" && ints["mode"]&modeAddSub == 0 {
-				continue // unread
-			}
-			t.Errorf("%s: %s is nil", name, pr.Name)
-			continue
-		}
-		if o, dup := seen[buf.Ptr]; dup {
-			t.Errorf("%s: the same buffer as %s and %s", name, o, pr.Name)
-		}
-		seen[buf.Ptr] = pr.Name
-		if need := c.needs(l.K.Name, pr.Name, ints); buf.Size < need {
-			t.Errorf("%s: %s holds %d bytes, the kernel reads up to %d", name, pr.Name, buf.Size, need)
-		}
-		readsOut := (l.K.Name == "cols_lf" && strings.HasPrefix(pr.Name, "xyb")) ||
-			(l.K.Name == "cols_mf" && strings.HasPrefix(pr.Name, "res")) ||
-			(l.K.Name == "cols_uhf" && (pr.Name == "hf0" || pr.Name == "hf1")) ||
-			(l.K.Name == "combine" && pr.Name == "dm" && ints["mode"]&modeMax != 0)
-		if (!pr.Out || readsOut) && !c.written[buf.Ptr] {
-			t.Errorf("%s: %s is read before anything wrote it", name, pr.Name)
-		}
-	}
-	for j, pr := range ps {
-		if buf, _ := l.Args[j].(*cuda.Buffer); buf != nil && pr.Out {
-			c.written[buf.Ptr] = true
-		}
-	}
+	c.Buffers(a)
 }
 
 // needs is the bytes a kernel may touch through one pointer parameter.
@@ -144,7 +113,7 @@ func (c *checker) needs(kname, pname string, ints map[string]int) int64 {
 }
 
 func TestLaunchPlan(t *testing.T) {
-	sigs := signatures(t)
+	sigs := cudatest.Signatures(t, kernelSource)
 	k := newKernels()
 	formats := []zenmetrics.PixelFormat{zenmetrics.RGB8, zenmetrics.RGBA8, zenmetrics.GrayA16, zenmetrics.Gray8}
 	for _, sz := range [][2]int{{8, 8}, {9, 30}, {15, 17}, {37, 29}, {64, 48}, {200, 131}, {1023, 517}} {
@@ -175,9 +144,9 @@ func TestLaunchPlan(t *testing.T) {
 				raw := max(int64(rl.stride)*int64(h), int64(dl.stride)*int64(h))
 				s := &slot{}
 				fillSlot(s, lv, raw, fa.Alloc)
-				c := &checker{t: t, sigs: sigs, written: map[cuda.DevPtr]bool{}, w: w, h: h}
+				c := newChecker(t, sigs, w, h)
 				for _, b := range []*cuda.Buffer{s.raw, luts[1], luts[2]} {
-					c.written[b.Ptr] = true
+					c.Written[b.Ptr] = true
 				}
 				var r cudaemu.Recorder
 				if err := queuePrepare(&r, k, lv, 80, s, luts[rl.bps], rl, sets); err != nil {
@@ -189,12 +158,12 @@ func TestLaunchPlan(t *testing.T) {
 				}
 				// Scoring reads only the reference planes, uploads and
 				// its own writes: forget the prepare's scratch writes.
-				c.written = map[cuda.DevPtr]bool{s.raw.Ptr: true, luts[1].Ptr: true, luts[2].Ptr: true}
+				c.Written = map[cuda.DevPtr]bool{s.raw.Ptr: true, luts[1].Ptr: true, luts[2].Ptr: true}
 				for _, vs := range sets {
 					for _, st := range vs {
 						for _, b := range []*cuda.Buffer{st.lf[0], st.lf[1], st.lf[2], st.mf[0], st.mf[1], st.mf[2],
 							st.hf[0], st.hf[1], st.uhf[0], st.uhf[1], st.act, st.mac, st.mdc} {
-							c.written[b.Ptr] = true
+							c.Written[b.Ptr] = true
 						}
 					}
 				}
@@ -206,7 +175,7 @@ func TestLaunchPlan(t *testing.T) {
 				for i, l := range r.L {
 					c.check(i, l)
 				}
-				if !c.written[s.tot.Ptr] || !c.written[s.ws[0].dm.Ptr] {
+				if !c.Written[s.tot.Ptr] || !c.Written[s.ws[0].dm.Ptr] {
 					t.Errorf("%s: the sums or the map are never written", name)
 				}
 				wantV := variants

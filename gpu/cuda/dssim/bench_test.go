@@ -2,112 +2,30 @@ package dssim
 
 import (
 	"context"
-	"fmt"
 	"sort"
-	"sync"
 	"testing"
 
 	zenmetrics "github.com/zenmetrics-go/zenmetrics"
 	"github.com/zenmetrics-go/zenmetrics/gpu/cuda"
+	"github.com/zenmetrics-go/zenmetrics/gpu/cuda/internal/cudatest"
 	"github.com/zenmetrics-go/zenmetrics/gpu/cuda/internal/launch"
 	"github.com/zenmetrics-go/zenmetrics/internal/metrictest"
 )
 
-func mp(n int) (w, h int) {
-	switch n {
-	case 1:
-		return 1024, 1024
-	case 4:
-		return 2048, 2048
-	}
-	return 4096, 4096
-}
+// bench is the standard benchmarks (cudatest.Bench): their names and
+// sub-benchmarks are what the device scripts select.
+var bench = cudatest.Bench{Metric: zenmetrics.DSSIM, MsPerScore: true, Cached2Warm: 2}
 
 // BenchmarkCached is one score against a prepared reference (the
-// distorted RGB8 image uploaded each time, the result read back), at 1, 4
-// and 16 MP.
-func BenchmarkCached(b *testing.B) {
-	for _, n := range []int{1, 4, 16} {
-		b.Run(fmt.Sprintf("%dMP", n), func(b *testing.B) {
-			be := backend(b)
-			w, h := mp(n)
-			ref, dist := metrictest.SyntheticPair(w, h, 5)
-			r, err := be.Prepare(context.Background(), zenmetrics.DSSIM, ref, zenmetrics.Options{})
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer r.Release()
-			metrictest.WarmGPU(b, func() error { _, err := r.Score(context.Background(), dist); return err })
-			b.ResetTimer()
-			for i := 0; i < b.N; i++ {
-				if _, err := r.Score(context.Background(), dist); err != nil {
-					b.Fatal(err)
-				}
-			}
-			b.ReportMetric(b.Elapsed().Seconds()*1e3/float64(b.N), "ms/score")
-			b.ReportMetric(float64(w*h)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GP/s")
-		})
-	}
-}
+// distorted RGB8 image uploaded each time), at 1, 4 and 16 MP.
+func BenchmarkCached(b *testing.B) { bench.Cached(b) }
 
-// BenchmarkCached2 is the same with two callers on one reference (each
-// has its own stream: one's upload overlaps the other's kernels); ns/op is
-// per score.
-func BenchmarkCached2(b *testing.B) {
-	for _, n := range []int{1, 16} {
-		b.Run(fmt.Sprintf("%dMP", n), func(b *testing.B) {
-			be := backend(b)
-			w, h := mp(n)
-			ref, dist := metrictest.SyntheticPair(w, h, 5)
-			r, err := be.Prepare(context.Background(), zenmetrics.DSSIM, ref, zenmetrics.Options{})
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer r.Release()
-			for i := 0; i < 2; i++ {
-				if _, err := r.Score(context.Background(), dist); err != nil {
-					b.Fatal(err)
-				}
-			}
-			b.ResetTimer()
-			var wg sync.WaitGroup
-			per := b.N / 2
-			for g := 0; g < 2; g++ {
-				wg.Add(1)
-				go func(k int) {
-					defer wg.Done()
-					for i := 0; i < k; i++ {
-						if _, err := r.Score(context.Background(), dist); err != nil {
-							b.Error(err)
-							return
-						}
-					}
-				}(per + g*(b.N%2))
-			}
-			wg.Wait()
-			b.ReportMetric(b.Elapsed().Seconds()*1e3/float64(b.N), "ms/score")
-		})
-	}
-}
+// BenchmarkCached2 is the same with two callers on one reference; ns/op
+// is per score.
+func BenchmarkCached2(b *testing.B) { bench.Cached2(b) }
 
 // BenchmarkOneShot prepares, scores and releases (with the kernels loaded).
-func BenchmarkOneShot(b *testing.B) {
-	for _, n := range []int{1, 4, 16} {
-		b.Run(fmt.Sprintf("%dMP", n), func(b *testing.B) {
-			be := backend(b)
-			w, h := mp(n)
-			ref, dist := metrictest.SyntheticPair(w, h, 5)
-			scoreGPU(b, be, ref, dist, zenmetrics.Options{})
-			b.ResetTimer()
-			for i := 0; i < b.N; i++ {
-				if _, err := zenmetrics.ScoreOnce(context.Background(), be, zenmetrics.DSSIM, ref, dist, zenmetrics.Options{}); err != nil {
-					b.Fatal(err)
-				}
-			}
-			b.ReportMetric(b.Elapsed().Seconds()*1e3/float64(b.N), "ms/score")
-		})
-	}
-}
+func BenchmarkOneShot(b *testing.B) { bench.OneShot(b) }
 
 // timed is a launcher that records an event after every launch, for the
 // GPU time of each kernel.
@@ -138,7 +56,7 @@ func TestKernelTimes(t *testing.T) {
 		t.Skip("16 MP")
 	}
 	be := backend(t)
-	w, h := mp(16)
+	w, h := cudatest.MP(16)
 	ref, dist := metrictest.SyntheticPair(w, h, 5)
 	rr, err := be.Prepare(context.Background(), zenmetrics.DSSIM, ref, zenmetrics.Options{})
 	if err != nil {
@@ -146,11 +64,11 @@ func TestKernelTimes(t *testing.T) {
 	}
 	defer rr.Release()
 	r := rr.(*reference)
-	s, err := r.getSlot(context.Background(), cuda.RawBytes(dist))
+	s, err := r.slots.Get(context.Background(), cuda.RawBytes(dist))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer r.putSlot(s)
+	defer r.slots.Put(s)
 	if err := r.upload(s, dist); err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 	zenmetrics "github.com/zenmetrics-go/zenmetrics"
 	"github.com/zenmetrics-go/zenmetrics/gpu/cuda"
 	"github.com/zenmetrics-go/zenmetrics/gpu/cuda/internal/cudaemu"
+	"github.com/zenmetrics-go/zenmetrics/gpu/cuda/internal/cudatest"
 	"github.com/zenmetrics-go/zenmetrics/gpu/cuda/internal/launch"
 )
 
@@ -47,44 +48,29 @@ func fakeRef(fa *cudaemu.FakeAlloc, w, h int) (lut *cuda.Buffer, ref planes) {
 	return lut, ref
 }
 
-// checker follows the launches of one scenario.
+// checker follows the launches of one scenario: the common checks
+// (cudatest.Launches), then dssim's own.
 type checker struct {
-	t       *testing.T
-	sigs    map[string][]cudaemu.Param
-	written map[cuda.DevPtr]bool
-	lay     layout
-	w, h    int
-	dims    [][2]int
-	rows    int // rows unpacked so far
-	scale   int // the scale of the last mean
+	cudatest.Launches
+	lay   layout
+	w, h  int
+	dims  [][2]int
+	rows  int // rows unpacked so far
+	scale int // the scale of the last mean
+}
+
+func newChecker(t *testing.T, sigs map[string][]cudaemu.Param, l layout, w, h int, dims [][2]int) *checker {
+	c := &checker{lay: l, w: w, h: h, dims: dims}
+	c.Launches = cudatest.Launches{T: t, Sigs: sigs, Written: map[cuda.DevPtr]bool{}, Block: blockOf, Needs: c.needs}
+	return c
 }
 
 func (c *checker) check(i int, l cudaemu.Launch) {
-	t := c.t
-	ps := c.sigs[l.K.Name]
-	name := fmt.Sprintf("launch %d (%s)", i, l.K.Name)
-	if len(ps) != len(l.Args) {
-		t.Fatalf("%s: %d arguments for %d parameters", name, len(l.Args), len(ps))
-	}
-	ints := map[string]int{}
-	dbl := map[string]float64{}
-	for j, pr := range ps {
-		switch v := l.Args[j].(type) {
-		case int:
-			ints[pr.Name] = v
-		case float64:
-			dbl[pr.Name] = v
-		}
-	}
-	if l.Block != blockOf(l.K.Name) {
-		t.Errorf("%s: block %+v, the kernel is written for %+v", name, l.Block, blockOf(l.K.Name))
-	}
+	t := c.T
+	a := c.Begin(i, l)
+	name, ints, dbl := a.Name, a.Ints, a.Dbl
 	w, h := ints["w"], ints["h"]
-	cover := func(w, h int) {
-		if gx, gy := int(l.Grid.X*l.Block.X), int(l.Grid.Y*l.Block.Y); gx < w || gy < h || gx-w >= int(l.Block.X) || gy-h >= int(l.Block.Y) || l.Grid.Z != 1 {
-			t.Errorf("%s: grid %+v × block %+v does not fit %d×%d", name, l.Grid, l.Block, w, h)
-		}
-	}
+	cover := func(w, h int) { c.Cover(a, w, h) }
 	isScale := func(w, h int) int {
 		for sc, d := range c.dims {
 			if d[0] == w && d[1] == h {
@@ -142,32 +128,7 @@ func (c *checker) check(i int, l cudaemu.Launch) {
 			t.Errorf("%s: scale %d after mean of scale %d", name, sc, c.scale)
 		}
 	}
-	seen := map[cuda.DevPtr]string{}
-	for j, pr := range ps {
-		if pr.Kind != 'p' {
-			continue
-		}
-		buf, _ := l.Args[j].(*cuda.Buffer)
-		if buf == nil {
-			t.Errorf("%s: %s is nil", name, pr.Name)
-			continue
-		}
-		if o, dup := seen[buf.Ptr]; dup {
-			t.Errorf("%s: the same buffer as %s and %s", name, o, pr.Name)
-		}
-		seen[buf.Ptr] = pr.Name
-		if need := c.needs(l.K.Name, pr.Name, ints); buf.Size < need {
-			t.Errorf("%s: %s holds %d bytes, the kernel reaches %d", name, pr.Name, buf.Size, need)
-		}
-		if !pr.Out && !c.written[buf.Ptr] {
-			t.Errorf("%s: %s is read before anything wrote it", name, pr.Name)
-		}
-	}
-	for j, pr := range ps {
-		if buf, _ := l.Args[j].(*cuda.Buffer); buf != nil && pr.Out {
-			c.written[buf.Ptr] = true
-		}
-	}
+	c.Buffers(a)
 }
 
 // needs is the bytes a kernel may touch through one pointer parameter.
@@ -207,7 +168,7 @@ func (c *checker) needs(kname, pname string, ints map[string]int) int64 {
 		}
 		return rows
 	}
-	c.t.Fatalf("no size rule for %s.%s", kname, pname)
+	c.T.Fatalf("no size rule for %s.%s", kname, pname)
 	return 0
 }
 
@@ -222,7 +183,7 @@ func chunkEnds(total, chunk int64) []int64 {
 }
 
 func TestLaunchPlan(t *testing.T) {
-	sigs := signatures(t)
+	sigs := cudatest.Signatures(t, kernelSource)
 	k := newKernels()
 	formats := []zenmetrics.PixelFormat{zenmetrics.RGB8, zenmetrics.RGBA8, zenmetrics.GrayA16, zenmetrics.Gray8}
 	sizes := [][2]int{{1, 1}, {1, 100}, {100, 1}, {7, 40}, {8, 8}, {17, 8}, {15, 17}, {37, 29}, {64, 48}, {200, 131}, {1023, 517}}
@@ -250,9 +211,9 @@ func TestLaunchPlan(t *testing.T) {
 				// what holds data before (the uploads, and the reference
 				// planes when scoring).
 				side := func(l layout, chunk int64, written []*cuda.Buffer, tail func(q launch.Launcher) error) *checker {
-					c := &checker{t: t, sigs: sigs, written: map[cuda.DevPtr]bool{}, lay: l, w: w, h: h, dims: dims}
+					c := newChecker(t, sigs, l, w, h, dims)
 					for _, b := range append([]*cuda.Buffer{s.raw, lut}, written...) {
-						c.written[b.Ptr] = true
+						c.Written[b.Ptr] = true
 					}
 					var r cudaemu.Recorder
 					ready := unpacker(&r, k, w, h, rawOf(l), l, lut, s)
@@ -284,7 +245,7 @@ func TestLaunchPlan(t *testing.T) {
 					return queueReference(q, k, dims, rl.alpha, s, &ref)
 				})
 				for _, b := range append(ref.img, ref.mu...) {
-					if !c.written[b.Ptr] {
+					if !c.Written[b.Ptr] {
 						t.Errorf("%s: a reference plane is never written", name)
 					}
 				}
@@ -295,7 +256,7 @@ func TestLaunchPlan(t *testing.T) {
 					c := side(dl, chunk, append(ref.img, ref.mu...), func(q launch.Launcher) error {
 						return queueDistorted(q, k, dims, dl.alpha, s, &ref)
 					})
-					if !c.written[s.res.Ptr] || !c.written[s.maps[0].Ptr] {
+					if !c.Written[s.res.Ptr] || !c.Written[s.maps[0].Ptr] {
 						t.Errorf("%s: the results or the map are never written", name)
 					}
 					var r cudaemu.Recorder

@@ -42,15 +42,9 @@ const (
 // tiles is the grid of a tiled blur over n rows (or columns) × 3 channels.
 func tiles(n int) cuda.Dim3 { return cuda.Dim3{X: cuda.Groups(n, 32), Y: 3, Z: 1} }
 
-var (
-	srcOnce sync.Once
-	src     string
-)
-
-func source() string {
-	srcOnce.Do(func() { src = header() + kernelSource })
-	return src
-}
+// source is the compiled text: the generated constants, then the kernels
+// (built once per process).
+var source = sync.OnceValue(func() string { return header() + kernelSource })
 
 type kernels struct {
 	first, xyb, down, hRef, hDist, vRef, vTerms, reduce *cuda.Function
@@ -140,10 +134,7 @@ type reference struct {
 
 	mu       sync.RWMutex
 	released bool
-	smu      sync.Mutex
-	free     []*slot
-	slots    []*slot
-	sem      chan struct{} // bounds the slots (maxSlots)
+	slots    *cuda.SlotPool[*slot]
 }
 
 // bandsOn enables uploadBands (ZENMETRICS_CUDA_BANDS=on). Off by default:
@@ -193,95 +184,40 @@ func slotBytes(w, h int, raw int64) int64 {
 }
 
 // newSlot allocates a scorer's scratch for images of up to raw bytes.
-func (r *reference) newSlot(raw int64) (s *slot, err error) {
+func (r *reference) newSlot(raw int64) (*slot, error) {
 	p := r.plan
 	n := p[0].n()
-	s = &slot{sumStep: 3 * int64(r.w) * numTerms}
-	defer func() {
-		if err != nil {
-			r.freeSlot(s)
-		}
-	}()
-	if s.wk, err = r.dev.TakeWorker(raw, 8*2*numScales*3*numTerms); err != nil {
-		return nil, err
-	}
-	alloc := func(dst **cuda.Buffer, size int64) {
-		if err == nil {
-			*dst, err = r.dev.Alloc(size)
-		}
-	}
-	alloc(&s.raw, raw)
-	alloc(&s.lin[0], 4*3*p[min(1, len(p)-1)].n())
-	alloc(&s.lin[1], 4*3*p[min(2, len(p)-1)].n())
-	alloc(&s.img2, 4*3*n)
-	alloc(&s.hb, 4*9*n)
-	alloc(&s.sums, 8*numScales*s.sumStep)
-	alloc(&s.tot, 8*2*numScales*3*numTerms)
-	return s, err
-}
-
-// freeSlot waits for the slot's stream (freed buffers may be handed out
-// again at once), then gives its buffers and worker back to the device.
-func (r *reference) freeSlot(s *slot) {
-	if s.wk != nil {
-		_ = s.wk.Stream.Sync()
-	}
-	r.dev.Free(s.raw, s.lin[0], s.lin[1], s.img2, s.hb, s.sums, s.tot)
-	r.dev.ReturnWorker(s.wk)
-}
-
-// getSlot takes a free slot or makes one; its raw buffer is grown to raw.
-func (r *reference) getSlot(ctx context.Context, raw int64) (*slot, error) {
-	select {
-	case r.sem <- struct{}{}:
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
-	s, err := r.takeSlot(raw)
+	s := &slot{sumStep: 3 * int64(r.w) * numTerms}
+	var err error
+	s.wk, err = r.dev.NewScratch(raw, 8*2*numScales*3*numTerms, func(alloc func(int64) *cuda.Buffer) {
+		s.raw = alloc(raw)
+		s.lin[0] = alloc(4 * 3 * p[min(1, len(p)-1)].n())
+		s.lin[1] = alloc(4 * 3 * p[min(2, len(p)-1)].n())
+		s.img2 = alloc(4 * 3 * n)
+		s.hb = alloc(4 * 9 * n)
+		s.sums = alloc(8 * numScales * s.sumStep)
+		s.tot = alloc(8 * 2 * numScales * 3 * numTerms)
+	})
 	if err != nil {
-		<-r.sem
-	}
-	return s, err
-}
-
-func (r *reference) takeSlot(raw int64) (*slot, error) {
-	r.smu.Lock()
-	var s *slot
-	if n := len(r.free); n > 0 {
-		s = r.free[n-1]
-		r.free = r.free[:n-1]
-	}
-	r.smu.Unlock()
-	if s == nil {
-		var err error
-		if s, err = r.newSlot(raw); err != nil {
-			return nil, err
-		}
-		r.smu.Lock()
-		r.slots = append(r.slots, s)
-		r.smu.Unlock()
-		return s, nil
-	}
-	if s.raw.Size < raw {
-		r.dev.Free(s.raw)
-		nb, err := r.dev.Alloc(raw)
-		if err != nil {
-			s.raw = &cuda.Buffer{} // size 0: reallocated next time
-			r.smu.Lock()
-			r.free = append(r.free, s)
-			r.smu.Unlock()
-			return nil, err
-		}
-		s.raw = nb
+		return nil, err
 	}
 	return s, nil
 }
 
-func (r *reference) putSlot(s *slot) {
-	r.smu.Lock()
-	r.free = append(r.free, s)
-	r.smu.Unlock()
-	<-r.sem
+// freeSlot gives a slot's buffers and worker back to the device.
+func (r *reference) freeSlot(s *slot) {
+	r.dev.FreeScratch(s.wk, s.raw, s.lin[0], s.lin[1], s.img2, s.hb, s.sums, s.tot)
+}
+
+// newPool is the reference's slot pool. A slot beyond the first is not
+// checked against the free memory here (as before the pool was shared):
+// its allocation fails instead.
+func (r *reference) newPool() *cuda.SlotPool[*slot] {
+	return cuda.NewSlotPool(r.dev, maxSlots, cuda.SlotFuncs[*slot]{
+		New:  r.newSlot,
+		Free: r.freeSlot,
+		Raw:  func(s *slot) **cuda.Buffer { return &s.raw },
+	})
 }
 
 func groups2(w, h int) (cuda.Dim3, cuda.Dim3) {
@@ -430,18 +366,18 @@ func prepare(ctx context.Context, b *cuda.Backend, ref *zenmetrics.Image) (_ *re
 	if err != nil {
 		return nil, err
 	}
-	r := &reference{b: b, dev: d, k: k, w: ref.Width, h: ref.Height, plan: plan(ref.Width, ref.Height), alpha: alpha,
-		sem: make(chan struct{}, maxSlots)}
+	r := &reference{b: b, dev: d, k: k, w: ref.Width, h: ref.Height, plan: plan(ref.Width, ref.Height), alpha: alpha}
+	r.slots = r.newPool()
 	defer func() {
 		if err != nil {
 			r.Release()
 		}
 	}()
-	s, err := r.getSlot(ctx, raw)
+	s, err := r.slots.Get(ctx, raw)
 	if err != nil {
 		return nil, err
 	}
-	defer r.putSlot(s)
+	defer r.slots.Put(s)
 	if err := upload(s, ref); err != nil {
 		return nil, err
 	}
@@ -485,20 +421,14 @@ func (r *reference) Score(ctx context.Context, dist *zenmetrics.Image) (sc zenme
 	if r.released {
 		return sc, zenmetrics.ErrReleased
 	}
-	if err := dist.Validate(); err != nil {
+	if err := cuda.CheckScored(ctx, dist, r.w, r.h); err != nil {
 		return sc, err
 	}
-	if dist.Width != r.w || dist.Height != r.h {
-		return sc, &zenmetrics.SizeMismatchError{RefWidth: r.w, RefHeight: r.h, DistWidth: dist.Width, DistHeight: dist.Height}
-	}
-	if err := ctx.Err(); err != nil {
-		return sc, err
-	}
-	s, err := r.getSlot(ctx, cuda.RawBytes(dist))
+	s, err := r.slots.Get(ctx, cuda.RawBytes(dist))
 	if err != nil {
 		return sc, err
 	}
-	defer r.putSlot(s)
+	defer r.slots.Put(s)
 	blendDist := dist.Format.HasAlpha() && !opaque(dist)
 	// Views that give the same score are run once: an opaque reference's
 	// two views share a pyramid, and then only a distorted image with
@@ -632,13 +562,7 @@ func (r *reference) Release() {
 		return
 	}
 	r.released = true
-	r.smu.Lock()
-	slots := r.slots
-	r.slots, r.free = nil, nil
-	r.smu.Unlock()
-	for _, s := range slots {
-		r.freeSlot(s)
-	}
+	r.slots.Close()
 	r.dev.Free(r.bufs...)
 	r.bufs, r.views = nil, nil
 }

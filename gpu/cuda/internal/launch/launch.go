@@ -11,6 +11,7 @@ package launch
 
 import (
 	"fmt"
+	"sync"
 
 	zenmetrics "github.com/zenmetrics-go/zenmetrics"
 	"github.com/zenmetrics-go/zenmetrics/gpu/cuda"
@@ -86,4 +87,35 @@ func Load(d *cuda.Device, name, src string, ks []*Kernel) error {
 		}
 	}
 	return nil
+}
+
+// Module is a metric's kernel table, compiled and loaded once per device
+// (a process may drive several GPUs, each with its own functions).
+type Module[T any] struct {
+	Name   string             // the module's name (NVRTC's, the disk cache's)
+	Source func() string      // the complete CUDA source
+	Table  func() *T          // a table without functions
+	List   func(*T) []*Kernel // every kernel of a table, for Load
+
+	mu sync.Mutex
+	by map[*cuda.Device]*T
+}
+
+// Load returns d's table, compiling (or taking from the disk cache) and
+// loading the module the first time.
+func (m *Module[T]) Load(d *cuda.Device) (*T, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if t := m.by[d]; t != nil {
+		return t, nil
+	}
+	t := m.Table()
+	if err := Load(d, m.Name, m.Source(), m.List(t)); err != nil {
+		return nil, err
+	}
+	if m.by == nil {
+		m.by = map[*cuda.Device]*T{}
+	}
+	m.by[d] = t
+	return t, nil
 }

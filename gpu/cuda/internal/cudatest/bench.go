@@ -1,0 +1,142 @@
+package cudatest
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+
+	zenmetrics "github.com/zenmetrics-go/zenmetrics"
+	"github.com/zenmetrics-go/zenmetrics/gpu/cuda"
+	"github.com/zenmetrics-go/zenmetrics/internal/metrictest"
+)
+
+// Backend is a cuda.Backend on the test binary's device (Device: it
+// skips, or fails under ZENMETRICS_REQUIRE_CUDA=1, without one).
+func Backend(t testing.TB) *cuda.Backend {
+	t.Helper()
+	return cuda.NewBackendOn(Device(t))
+}
+
+// MP is the square image of about n megapixels the benchmarks use (1, 4
+// or 16; anything else is 16).
+func MP(n int) (w, h int) {
+	switch n {
+	case 1:
+		return 1024, 1024
+	case 4:
+		return 2048, 2048
+	}
+	return 4096, 4096
+}
+
+// Bench is the benchmarks every CUDA metric package runs, on the same
+// synthetic RGB8 pairs (metrictest.SyntheticPair, seed 5), so that their
+// numbers compare across metrics. The device scripts select them by name
+// (Benchmark(Cached|Cached2|OneShot)$, BenchmarkCached2$/16MP), so each
+// package keeps its own BenchmarkCached, BenchmarkCached2 and
+// BenchmarkOneShot that call these; the sub-benchmarks are named 1MP, 4MP
+// and 16MP.
+type Bench struct {
+	Metric zenmetrics.Metric
+	// MsPerScore adds an ms/score metric to the three benchmarks.
+	MsPerScore bool
+	// Cached2Warm is the scores run one after another before Cached2's
+	// timer starts.
+	Cached2Warm int
+}
+
+// prepare is a prepared reference of n MP and its distorted image.
+func (c Bench) prepare(b *testing.B, n int) (r zenmetrics.Reference, dist *zenmetrics.Image, w, h int) {
+	be := Backend(b)
+	w, h = MP(n)
+	ref, dist := metrictest.SyntheticPair(w, h, 5)
+	r, err := be.Prepare(context.Background(), c.Metric, ref, zenmetrics.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return r, dist, w, h
+}
+
+func (c Bench) msPerScore(b *testing.B) {
+	if c.MsPerScore {
+		b.ReportMetric(b.Elapsed().Seconds()*1e3/float64(b.N), "ms/score")
+	}
+}
+
+// Cached is one score against a prepared reference (the distorted image
+// uploaded each time, the result read back), at 1, 4 and 16 MP, after
+// metrictest.WarmGPU has brought the GPU's clocks up; it reports GP/s.
+func (c Bench) Cached(b *testing.B) {
+	for _, n := range []int{1, 4, 16} {
+		b.Run(fmt.Sprintf("%dMP", n), func(b *testing.B) {
+			r, dist, w, h := c.prepare(b, n)
+			defer r.Release()
+			metrictest.WarmGPU(b, func() error { _, err := r.Score(context.Background(), dist); return err })
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				if _, err := r.Score(context.Background(), dist); err != nil {
+					b.Fatal(err)
+				}
+			}
+			c.msPerScore(b)
+			b.ReportMetric(float64(w*h)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GP/s")
+		})
+	}
+}
+
+// Cached2 is Cached with two callers on one reference at 1 and 16 MP
+// (each has its own stream: one's upload overlaps the other's kernels);
+// ns/op is per score.
+func (c Bench) Cached2(b *testing.B) {
+	for _, n := range []int{1, 16} {
+		b.Run(fmt.Sprintf("%dMP", n), func(b *testing.B) {
+			r, dist, _, _ := c.prepare(b, n)
+			defer r.Release()
+			for i := 0; i < c.Cached2Warm; i++ {
+				if _, err := r.Score(context.Background(), dist); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ResetTimer()
+			var wg sync.WaitGroup
+			per := b.N / 2
+			for g := 0; g < 2; g++ {
+				wg.Add(1)
+				go func(k int) {
+					defer wg.Done()
+					for i := 0; i < k; i++ {
+						if _, err := r.Score(context.Background(), dist); err != nil {
+							b.Error(err)
+							return
+						}
+					}
+				}(per + g*(b.N%2))
+			}
+			wg.Wait()
+			c.msPerScore(b)
+		})
+	}
+}
+
+// OneShot prepares, scores and releases at 1, 4 and 16 MP, after one such
+// score outside the timer (which loads the kernels).
+func (c Bench) OneShot(b *testing.B) {
+	for _, n := range []int{1, 4, 16} {
+		b.Run(fmt.Sprintf("%dMP", n), func(b *testing.B) {
+			be := Backend(b)
+			w, h := MP(n)
+			ref, dist := metrictest.SyntheticPair(w, h, 5)
+			if _, err := zenmetrics.ScoreOnce(context.Background(), be, c.Metric, ref, dist, zenmetrics.Options{}); err != nil {
+				b.Fatalf("cuda score: %v", err)
+			}
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				if _, err := zenmetrics.ScoreOnce(context.Background(), be, c.Metric, ref, dist, zenmetrics.Options{}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			c.msPerScore(b)
+		})
+	}
+}
