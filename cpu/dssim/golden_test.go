@@ -1,10 +1,6 @@
 package dssim
 
 import (
-	"fmt"
-	"math"
-	"os"
-	"strings"
 	"testing"
 
 	"github.com/zenmetrics-go/zenmetrics"
@@ -17,20 +13,16 @@ import (
 // when it matched dssim-core 3.4.0 on the corpus to the printed 8
 // decimals, so that any change in the arithmetic, even one ulp anywhere,
 // shows up here (the speed-ups must keep dssim-core's float32 operations).
-var goldenCases = []struct {
-	w, h int
-	seed int64
-	f    zenmetrics.PixelFormat
-}{
-	{1, 1, 1, zenmetrics.RGB8},
-	{7, 9, 2, zenmetrics.RGBA8},
-	{8, 8, 3, zenmetrics.Gray8},
-	{37, 23, 4, zenmetrics.GrayA8},
-	{129, 77, 5, zenmetrics.RGB16},
-	{100, 131, 6, zenmetrics.RGBA16},
-	{203, 157, 7, zenmetrics.Gray16},
-	{256, 256, 8, zenmetrics.GrayA16},
-	{517, 389, 9, zenmetrics.RGB8},
+var goldenCases = []metrictest.GoldenCase{
+	{W: 1, H: 1, Seed: 1, F: zenmetrics.RGB8},
+	{W: 7, H: 9, Seed: 2, F: zenmetrics.RGBA8},
+	{W: 8, H: 8, Seed: 3, F: zenmetrics.Gray8},
+	{W: 37, H: 23, Seed: 4, F: zenmetrics.GrayA8},
+	{W: 129, H: 77, Seed: 5, F: zenmetrics.RGB16},
+	{W: 100, H: 131, Seed: 6, F: zenmetrics.RGBA16},
+	{W: 203, H: 157, Seed: 7, F: zenmetrics.Gray16},
+	{W: 256, H: 256, Seed: 8, F: zenmetrics.GrayA16},
+	{W: 517, H: 389, Seed: 9, F: zenmetrics.RGB8},
 }
 
 var goldenValues = []string{
@@ -45,38 +37,16 @@ var goldenValues = []string{
 	"0.0039813247061215584",
 }
 
-func goldenValue(t *testing.T, i int) float64 {
-	c := goldenCases[i]
-	ref, dist := metrictest.Synthetic(c.w, c.h, c.seed, c.f)
-	v, _, err := Compare(ref, dist, Config{Threads: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return v
-}
-
 // TestGoldenBitIdentical checks every case against its recorded value bit
-// for bit. DSSIM_GOLDEN=print prints the table instead.
+// for bit, on every architecture. DSSIM_GOLDEN=print prints the table
+// instead.
 func TestGoldenBitIdentical(t *testing.T) {
-	if os.Getenv("DSSIM_GOLDEN") == "print" {
-		var b strings.Builder
-		for i := range goldenCases {
-			fmt.Fprintf(&b, "\t%q,\n", fmt.Sprintf("%.17g", goldenValue(t, i)))
-		}
-		t.Log("\n" + b.String())
-		return
-	}
-	if len(goldenValues) != len(goldenCases) {
-		t.Fatalf("%d recorded values for %d cases", len(goldenValues), len(goldenCases))
-	}
-	for i, c := range goldenCases {
-		got := goldenValue(t, i)
-		var want float64
-		if _, err := fmt.Sscan(goldenValues[i], &want); err != nil {
+	metrictest.CheckGolden(t, "DSSIM_GOLDEN", goldenCases, goldenValues, 0, func(c metrictest.GoldenCase) float64 {
+		ref, dist := c.Pair()
+		v, _, err := Compare(ref, dist, Config{Threads: 2})
+		if err != nil {
 			t.Fatal(err)
 		}
-		if math.Float64bits(got) != math.Float64bits(want) {
-			t.Errorf("%dx%d %v seed %d: got %.17g, recorded %s", c.w, c.h, c.f, c.seed, got, goldenValues[i])
-		}
-	}
+		return v
+	})
 }

@@ -1,11 +1,6 @@
 package iwssim
 
 import (
-	"fmt"
-	"math"
-	"os"
-	"runtime"
-	"strings"
 	"testing"
 
 	"github.com/zenmetrics-go/zenmetrics"
@@ -17,19 +12,15 @@ import (
 // scale. Their scores were recorded with %.17g on amd64 from this
 // implementation while it matched piq 0.8.0 on the corpus to 4.7e-11, so
 // that any change in the arithmetic, even one ulp anywhere, shows up here.
-var goldenCases = []struct {
-	w, h int
-	seed int64
-	f    zenmetrics.PixelFormat
-}{
-	{minSide, minSide, 1, zenmetrics.RGB8},
-	{minSide + 1, minSide + 7, 2, zenmetrics.RGBA8},
-	{200, 181, 3, zenmetrics.Gray8},
-	{181, 200, 4, zenmetrics.GrayA8},
-	{211, 197, 5, zenmetrics.RGB16},
-	{256, 256, 6, zenmetrics.RGBA16},
-	{301, 223, 7, zenmetrics.Gray16},
-	{333, 257, 8, zenmetrics.GrayA16},
+var goldenCases = []metrictest.GoldenCase{
+	{W: minSide, H: minSide, Seed: 1, F: zenmetrics.RGB8},
+	{W: minSide + 1, H: minSide + 7, Seed: 2, F: zenmetrics.RGBA8},
+	{W: 200, H: 181, Seed: 3, F: zenmetrics.Gray8},
+	{W: 181, H: 200, Seed: 4, F: zenmetrics.GrayA8},
+	{W: 211, H: 197, Seed: 5, F: zenmetrics.RGB16},
+	{W: 256, H: 256, Seed: 6, F: zenmetrics.RGBA16},
+	{W: 301, H: 223, Seed: 7, F: zenmetrics.Gray16},
+	{W: 333, H: 257, Seed: 8, F: zenmetrics.GrayA16},
 }
 
 var goldenValues = []string{
@@ -41,16 +32,6 @@ var goldenValues = []string{
 	"0.9843612663232103",
 	"0.97947775064215292",
 	"0.97889232111967284",
-}
-
-func goldenValue(t *testing.T, i int) float64 {
-	c := goldenCases[i]
-	ref, dist := metrictest.Synthetic(c.w, c.h, c.seed, c.f)
-	v, err := Score(ref, dist, Config{Threads: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return v
 }
 
 // goldenOtherArchTol: on amd64 the recorded scores must come back bit for
@@ -65,33 +46,16 @@ func goldenValue(t *testing.T, i int) float64 {
 // other inputs and still far below the 1e-8 that anyone could notice.
 const goldenOtherArchTol = 1e-13
 
-// TestGoldenBitIdentical checks every case against its recorded value.
-// IWSSIM_GOLDEN=print prints the table instead.
+// TestGoldenBitIdentical checks every case against its recorded value
+// (goldenOtherArchTol off amd64). IWSSIM_GOLDEN=print prints the table
+// instead.
 func TestGoldenBitIdentical(t *testing.T) {
-	if os.Getenv("IWSSIM_GOLDEN") == "print" {
-		var b strings.Builder
-		for i := range goldenCases {
-			fmt.Fprintf(&b, "\t%q,\n", fmt.Sprintf("%.17g", goldenValue(t, i)))
-		}
-		t.Log("\n" + b.String())
-		return
-	}
-	if len(goldenValues) != len(goldenCases) {
-		t.Fatalf("%d recorded values for %d cases", len(goldenValues), len(goldenCases))
-	}
-	var worst float64
-	for i, c := range goldenCases {
-		got := goldenValue(t, i)
-		var want float64
-		if _, err := fmt.Sscan(goldenValues[i], &want); err != nil {
+	metrictest.CheckGolden(t, "IWSSIM_GOLDEN", goldenCases, goldenValues, goldenOtherArchTol, func(c metrictest.GoldenCase) float64 {
+		ref, dist := c.Pair()
+		v, err := Score(ref, dist, Config{Threads: 2})
+		if err != nil {
 			t.Fatal(err)
 		}
-		d := math.Abs(got - want)
-		worst = max(worst, d)
-		if runtime.GOARCH == "amd64" && math.Float64bits(got) != math.Float64bits(want) ||
-			runtime.GOARCH != "amd64" && !(d <= goldenOtherArchTol) {
-			t.Errorf("%dx%d %v seed %d: got %.17g, recorded %s (|Δ| %.3g)", c.w, c.h, c.f, c.seed, got, goldenValues[i], d)
-		}
-	}
-	t.Logf("%s: max |Δ| from the recorded amd64 scores %.3g", runtime.GOARCH, worst)
+		return v
+	})
 }

@@ -1,11 +1,6 @@
 package ssim2
 
 import (
-	"fmt"
-	"math"
-	"os"
-	"runtime"
-	"strings"
 	"testing"
 
 	"github.com/zenmetrics-go/zenmetrics"
@@ -16,22 +11,18 @@ import (
 // every scale count) and every pixel format. Their scores were recorded
 // with %.17g from the implementation before its speed-ups, so any change in
 // the arithmetic, even of one ulp anywhere, shows up as a mismatch.
-var goldenCases = []struct {
-	w, h int
-	seed int64
-	f    zenmetrics.PixelFormat
-}{
-	{8, 8, 1, zenmetrics.RGB8},
-	{9, 13, 2, zenmetrics.RGB8},
-	{37, 23, 3, zenmetrics.RGBA8},
-	{64, 64, 4, zenmetrics.Gray8},
-	{129, 77, 5, zenmetrics.RGB16},
-	{100, 131, 6, zenmetrics.GrayA8},
-	{203, 157, 7, zenmetrics.RGB8},
-	{256, 256, 8, zenmetrics.RGBA16},
-	{301, 299, 9, zenmetrics.Gray16},
-	{333, 211, 10, zenmetrics.GrayA16},
-	{517, 389, 11, zenmetrics.RGB8},
+var goldenCases = []metrictest.GoldenCase{
+	{W: 8, H: 8, Seed: 1, F: zenmetrics.RGB8},
+	{W: 9, H: 13, Seed: 2, F: zenmetrics.RGB8},
+	{W: 37, H: 23, Seed: 3, F: zenmetrics.RGBA8},
+	{W: 64, H: 64, Seed: 4, F: zenmetrics.Gray8},
+	{W: 129, H: 77, Seed: 5, F: zenmetrics.RGB16},
+	{W: 100, H: 131, Seed: 6, F: zenmetrics.GrayA8},
+	{W: 203, H: 157, Seed: 7, F: zenmetrics.RGB8},
+	{W: 256, H: 256, Seed: 8, F: zenmetrics.RGBA16},
+	{W: 301, H: 299, Seed: 9, F: zenmetrics.Gray16},
+	{W: 333, H: 211, Seed: 10, F: zenmetrics.GrayA16},
+	{W: 517, H: 389, Seed: 11, F: zenmetrics.RGB8},
 }
 
 // goldenScores holds the recorded scores, one per case, in order.
@@ -49,45 +40,25 @@ var goldenScores = []string{
 	"52.247196769353515",
 }
 
-func goldenScore(t *testing.T, i int) float64 {
-	c := goldenCases[i]
-	ref, dist := metrictest.Synthetic(c.w, c.h, c.seed, c.f)
-	v, err := Score(ref, dist, Config{Threads: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return v
-}
-
-// TestGoldenBitIdentical checks every case against its recorded score bit
-// for bit, on the reference path (the fast path is compared with it in
-// simd_test.go). SSIM2_GOLDEN=print prints the table instead.
+// TestGoldenBitIdentical checks every case against its recorded score
+// (goldenOtherArchTol off amd64), on the reference path (the fast path is
+// compared with it in simd_test.go). SSIM2_GOLDEN=print prints the table
+// instead.
 func TestGoldenBitIdentical(t *testing.T) {
 	defer setSIMD(false)()
-	if os.Getenv("SSIM2_GOLDEN") == "print" {
-		var b strings.Builder
-		for i := range goldenCases {
-			fmt.Fprintf(&b, "\t%q,\n", fmt.Sprintf("%.17g", goldenScore(t, i)))
-		}
-		t.Log("\n" + b.String())
-		return
-	}
-	if len(goldenScores) != len(goldenCases) {
-		t.Fatalf("%d recorded scores for %d cases", len(goldenScores), len(goldenCases))
-	}
-	var worst float64
-	for i, c := range goldenCases {
-		got := goldenScore(t, i)
-		var want float64
-		if _, err := fmt.Sscan(goldenScores[i], &want); err != nil {
+	metrictest.CheckGolden(t, "SSIM2_GOLDEN", goldenCases, goldenScores, goldenOtherArchTol, goldenScore(t))
+}
+
+// goldenScore scores a case on one thread, on whichever path setSIMD chose.
+func goldenScore(t *testing.T) func(metrictest.GoldenCase) float64 {
+	return func(c metrictest.GoldenCase) float64 {
+		ref, dist := c.Pair()
+		v, err := Score(ref, dist, Config{Threads: 1})
+		if err != nil {
 			t.Fatal(err)
 		}
-		worst = max(worst, math.Abs(got-want))
-		if math.Float64bits(got) != math.Float64bits(want) && (runtime.GOARCH == "amd64" || math.Abs(got-want) > goldenOtherArchTol) {
-			t.Errorf("%dx%d %v seed %d: got %.17g, recorded %s", c.w, c.h, c.f, c.seed, got, goldenScores[i])
-		}
+		return v
 	}
-	t.Logf("reference path on %s: max |Δ| from the recorded amd64 scores %.3g", runtime.GOARCH, worst)
 }
 
 // goldenOtherArchTol: the scores were recorded on amd64, where they must

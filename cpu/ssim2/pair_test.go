@@ -18,7 +18,7 @@ import (
 func TestScorePairGolden(t *testing.T) {
 	defer setSIMD(true)()
 	for i, c := range goldenCases {
-		ref, dist := metrictest.Synthetic(c.w, c.h, c.seed, c.f)
+		ref, dist := c.Pair()
 		got, err := ScorePair(context.Background(), ref, dist, Config{Threads: 1})
 		if err != nil {
 			t.Fatal(err)
@@ -28,7 +28,7 @@ func TestScorePairGolden(t *testing.T) {
 			t.Fatal(err)
 		}
 		if math.Float64bits(got) != math.Float64bits(want) && (runtime.GOARCH == "amd64" || math.Abs(got-want) > goldenOtherArchTol) {
-			t.Errorf("%dx%d %v seed %d (streamed %v): %.17g, recorded %s", c.w, c.h, c.f, c.seed, pairStreams(ref, Config{Threads: 1}), got, goldenScores[i])
+			t.Errorf("%dx%d %v seed %d (streamed %v): %.17g, recorded %s", c.W, c.H, c.F, c.Seed, pairStreams(ref, Config{Threads: 1}), got, goldenScores[i])
 		}
 	}
 }

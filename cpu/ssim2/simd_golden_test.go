@@ -1,10 +1,9 @@
 package ssim2
 
 import (
-	"fmt"
-	"math"
-	"runtime"
 	"testing"
+
+	"github.com/zenmetrics-go/zenmetrics/internal/metrictest"
 )
 
 // TestSIMDGoldenScores runs goldenCases on the fast path, forced on so
@@ -19,20 +18,5 @@ import (
 // golden_test.go). Run under qemu-aarch64 by .ci/run.
 func TestSIMDGoldenScores(t *testing.T) {
 	defer setSIMD(true)()
-	if len(goldenScores) != len(goldenCases) {
-		t.Fatalf("%d recorded scores for %d cases", len(goldenScores), len(goldenCases))
-	}
-	var worst float64
-	for i, c := range goldenCases {
-		got := goldenScore(t, i)
-		var want float64
-		if _, err := fmt.Sscan(goldenScores[i], &want); err != nil {
-			t.Fatal(err)
-		}
-		worst = max(worst, math.Abs(got-want))
-		if math.Float64bits(got) != math.Float64bits(want) && (runtime.GOARCH == "amd64" || math.Abs(got-want) > goldenOtherArchTol) {
-			t.Errorf("%dx%d %v seed %d: fast path %.17g, recorded %s", c.w, c.h, c.f, c.seed, got, goldenScores[i])
-		}
-	}
-	t.Logf("fast path on %s: max |Δ| from the recorded amd64 scores %.3g", runtime.GOARCH, worst)
+	metrictest.CheckGolden(t, "", goldenCases, goldenScores, goldenOtherArchTol, goldenScore(t))
 }

@@ -238,8 +238,8 @@ func TestSIMDScoresVsReference(t *testing.T) {
 	}
 	var pairs []pair
 	for _, c := range goldenCases {
-		ref, dist := metrictest.Synthetic(c.w, c.h, c.seed, c.f)
-		pairs = append(pairs, pair{fmt.Sprintf("%dx%d %v", c.w, c.h, c.f), ref, dist})
+		ref, dist := c.Pair()
+		pairs = append(pairs, pair{fmt.Sprintf("%dx%d %v", c.W, c.H, c.F), ref, dist})
 	}
 	for i, s := range [][2]int{{1024, 768}, {999, 1001}, {1500, 260}} {
 		ref, dist := metrictest.SyntheticPair(s[0], s[1], int64(100+i))
