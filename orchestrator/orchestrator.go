@@ -164,6 +164,13 @@ type Config struct {
 	// BenchSides are the square sizes Warm measures (nil: 512, 1024,
 	// 2048, 4096; the CPU stops at 2048).
 	BenchSides []int
+	// BenchRuns and BenchRunBudget override the bench's timed runs per
+	// cell and the time after which a cell stops repeating (0: the
+	// capability defaults, 3 runs and 250 ms). A slow, thorough bench
+	// (more runs, a longer budget) is the yardstick zmwarm's
+	// --compare-routing checks the quick bench's routing against.
+	BenchRuns      int
+	BenchRunBudget time.Duration
 	// Pool is the initial pool configuration.
 	Pool PoolConfig
 	// Balance shares tasks among GPU slots (default BalanceAdaptive).

@@ -68,6 +68,8 @@ func (o *Orchestrator) warm(ctx context.Context, force bool) (res *capability.Wa
 			Targets:   targets,
 			Sides:     o.cfg.BenchSides,
 			TimeLimit: o.cfg.BenchTimeLimit,
+			Runs:      o.cfg.BenchRuns,
+			RunBudget: o.cfg.BenchRunBudget,
 			Seed:      1,
 		},
 	}

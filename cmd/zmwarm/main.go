@@ -5,7 +5,15 @@
 //
 //	zmwarm [--force] [--json] [--print] [--cache-dir DIR] [--cpu-only]
 //	       [--metrics ssim2,...] [--sizes 512,1024,2048,4096] [--time-limit 15s]
-//	       [--validity 168h] [-v] [--version] [--help]
+//	       [--validity 168h] [--runs N] [--run-budget 250ms]
+//	       [--compare-routing PROFILE] [-v] [--version] [--help]
+//
+// --compare-routing checks the routing this machine's profile leads to
+// against another profile of it, usually a slow, thorough bench
+// (`zmwarm --force --cache-dir DIR --time-limit 5m --runs 9 --run-budget 2s`):
+// for every metric and square size from 256² to 8192², the class the
+// chooser would prefer by each profile, and where they differ how much
+// slower the thorough profile measured the quick one's pick.
 //
 // With an NVIDIA driver it benches the first CUDA device too, after the
 // WebGPU adapter in the same lane (usually the same GPU): its rows say
@@ -65,6 +73,9 @@ type options struct {
 	metrics                                       []zenmetrics.Metric
 	sides                                         []int
 	timeLimit, validity                           time.Duration
+	runs                                          int
+	runBudget                                     time.Duration
+	compareRouting                                string
 }
 
 func parse(args []string, stderr io.Writer) (*options, int, bool) {
@@ -83,6 +94,9 @@ func parse(args []string, stderr io.Writer) (*options, int, bool) {
 	maxPixels := fs.Int64("max-pixels", imageio.DefaultMaxPixels, "refuse bench sizes of more pixels (side²) than this, as zmscore refuses larger images")
 	fs.DurationVar(&o.timeLimit, "time-limit", capability.DefaultBenchTimeLimit, "soft limit of the bench: larger sizes are skipped past it")
 	fs.DurationVar(&o.validity, "validity", capability.DefaultCacheValidity, "re-bench a profile older than this")
+	fs.IntVar(&o.runs, "runs", 0, "most timed runs per cell (0: the default, 3)")
+	fs.DurationVar(&o.runBudget, "run-budget", 0, "a cell stops repeating after this much timed work (0: the default, 250ms)")
+	fs.StringVar(&o.compareRouting, "compare-routing", "", "compare the routing of this machine's profile with that of another profile `file` of it (e.g. a thorough bench's)")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "Usage: zmwarm [flags]\n\n"+
 			"Benches this machine once (when its capability profile is missing or stale)\n"+
@@ -127,6 +141,10 @@ func parse(args []string, stderr io.Writer) (*options, int, bool) {
 		fmt.Fprintln(stderr, "zmwarm: --time-limit and --validity must be positive")
 		return nil, exitUsage, false
 	}
+	if o.runs < 0 || o.runBudget < 0 {
+		fmt.Fprintln(stderr, "zmwarm: --runs and --run-budget must not be negative")
+		return nil, exitUsage, false
+	}
 	return o, 0, true
 }
 
@@ -166,6 +184,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (code int
 		BenchTimeLimit: opt.timeLimit,
 		BenchMetrics:   opt.metrics,
 		BenchSides:     opt.sides,
+		BenchRuns:      opt.runs,
+		BenchRunBudget: opt.runBudget,
 	}
 	o, err := orchestrator.New(ctx, cfg)
 	if err != nil {
@@ -193,6 +213,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (code int
 		}
 	} else {
 		writeTable(stdout, o, res)
+	}
+	if opt.compareRouting != "" {
+		if cerr := compareRouting(stdout, res.Profile, opt.compareRouting); cerr != nil {
+			fmt.Fprintln(stderr, "zmwarm:", cerr)
+			return exitError
+		}
 	}
 	if opt.print {
 		data, rerr := os.ReadFile(res.Path)

@@ -1,0 +1,73 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/zenmetrics-go/zenmetrics"
+	"github.com/zenmetrics-go/zenmetrics/capability"
+	"github.com/zenmetrics-go/zenmetrics/internal/safeio"
+	"github.com/zenmetrics-go/zenmetrics/orchestrator"
+)
+
+// maxProfileBytes bounds a profile file read for --compare-routing: a real
+// one is a few KiB.
+const maxProfileBytes = 16 << 20
+
+// compareRouting prints, for every metric and size, the class p makes the
+// chooser prefer next to the one the profile in path prefers, and a
+// summary line: how many agree, and the worst regret where they differ.
+func compareRouting(w io.Writer, p *capability.Profile, path string) error {
+	f, st, err := safeio.Open(path)
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	defer f.Close()
+	data, err := safeio.ReadAll(f, st.Size(), maxProfileBytes)
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	ref, err := capability.Unmarshal(data)
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	if ref.MachineHash != p.MachineHash {
+		fmt.Fprintf(w, "note: %s was measured on other hardware (machine hash %s, this machine %s)\n", path, ref.MachineHash, p.MachineHash)
+	}
+	rows := orchestrator.CompareRouting(p, ref, zenmetrics.AllMetrics(), orchestrator.RoutingPixels())
+	fmt.Fprintf(w, "\nrouting: this profile vs %s (fastest class for one task; ns/px this / that)\n", path)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "metric\tside\tpick\tthat pick\tregret\tGPU pick\tthat GPU pick\tns/px")
+	for _, r := range rows {
+		var ns []string
+		for c, v := range r.NsPerPx {
+			ns = append(ns, fmt.Sprintf("%s %.3g/%.3g", c, v[0], v[1]))
+		}
+		slices.Sort(ns)
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Metric, isqrt(r.Pixels), r.Chosen, r.Best,
+			pct(r.Regret), dash(r.GPUChosen), dash(r.GPUBest), strings.Join(ns, ", "))
+	}
+	tw.Flush()
+	s := orchestrator.SummarizeRouting(rows)
+	fmt.Fprintf(w, "routing agrees on %d of %d cells (GPU runtime: %d of %d)", s.Agree, s.Rows, s.GPUAgree, s.GPURows)
+	if s.Worst != nil {
+		fmt.Fprintf(w, "; worst regret %s (%s %d², %s instead of %s)", pct(s.WorstRegret), s.Worst.Metric, isqrt(s.Worst.Pixels), s.Worst.Chosen, s.Worst.Best)
+	}
+	if s.WorstGPU != nil {
+		fmt.Fprintf(w, "; worst GPU regret %s (%s %d²)", pct(s.WorstGPURegret), s.WorstGPU.Metric, isqrt(s.WorstGPU.Pixels))
+	}
+	fmt.Fprintln(w)
+	return nil
+}
+
+func pct(x float64) string { return fmt.Sprintf("%.1f%%", 100*x) }
+
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
