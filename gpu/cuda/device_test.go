@@ -224,3 +224,104 @@ func BenchmarkH2DStaged(b *testing.B) {
 		})
 	}
 }
+
+// A PinnedImage's pixels upload in place (Worker.Upload and
+// UploadOverlapped) and arrive intact; bad sizes are refused; release is
+// idempotent.
+func TestPinnedImage(t *testing.T) {
+	be := cudatest.Backend(t)
+	d := be.Device()
+	const w, h = 1000, 777 // 2.3 MB: several chunks of a 1 MiB worker
+	im, release, err := be.PinnedImage(w, h, zenmetrics.RGB8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer release()
+	if im.Stride != 3*w || len(im.Pix) != 3*w*h || im.Validate() != nil {
+		t.Fatalf("image %dx%d stride %d len %d: %v", im.Width, im.Height, im.Stride, len(im.Pix), im.Validate())
+	}
+	for i := range im.Pix {
+		im.Pix[i] = byte(i*31 + i>>9)
+	}
+	wk, err := cuda.NewWorker(d, 1<<20, int64(len(im.Pix)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer wk.Close()
+	buf, err := d.Alloc(int64(len(im.Pix)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Free(buf)
+	for _, overlapped := range []bool{false, true} {
+		if err := wk.Stream.Zero(buf, 0, buf.Size); err != nil {
+			t.Fatal(err)
+		}
+		calls := 0
+		if overlapped {
+			err = wk.UploadOverlapped(buf, im.Pix, func(int64) error { calls++; return nil })
+		} else {
+			err = wk.Upload(buf, im.Pix)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := wk.Stream.Download(wk.Out, 0, buf, 0, buf.Size); err != nil {
+			t.Fatal(err)
+		}
+		if err := wk.Stream.Sync(); err != nil {
+			t.Fatal(err)
+		}
+		for i, v := range wk.Out.Bytes[:len(im.Pix)] {
+			if v != im.Pix[i] {
+				t.Fatalf("overlapped %v: byte %d is %d, want %d", overlapped, i, v, im.Pix[i])
+			}
+		}
+		if overlapped && calls != 3 {
+			t.Errorf("overlapped upload of %d bytes in 1 MiB chunks: %d ready calls, want 3", len(im.Pix), calls)
+		}
+	}
+	for _, bad := range [][2]int{{0, 5}, {5, -1}, {1 << 30, 1 << 30}} {
+		if _, _, err := be.PinnedImage(bad[0], bad[1], zenmetrics.RGB8); !errors.Is(err, zenmetrics.ErrBadInput) {
+			t.Errorf("PinnedImage(%d, %d): %v, want ErrBadInput", bad[0], bad[1], err)
+		}
+	}
+	release()
+	release()
+}
+
+// BenchmarkH2DPinnedImage is Worker.Upload from a PinnedImage (in place,
+// no staging), beside BenchmarkH2DStaged's ordinary memory.
+func BenchmarkH2DPinnedImage(b *testing.B) {
+	for _, mp := range []int{1, 16} {
+		b.Run(fmt.Sprintf("%dMP", mp), func(b *testing.B) {
+			be := cudatest.Backend(b)
+			w, h := cudatest.MP(mp)
+			im, release, err := be.PinnedImage(w, h, zenmetrics.RGB8)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer release()
+			wk, err := cuda.NewWorker(be.Device(), int64(len(im.Pix)), 8)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer wk.Close()
+			buf, err := be.Device().Alloc(int64(len(im.Pix)))
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer be.Device().Free(buf)
+			b.SetBytes(int64(len(im.Pix)))
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				if err := wk.Upload(buf, im.Pix); err != nil {
+					b.Fatal(err)
+				}
+				if err := wk.Stream.Sync(); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

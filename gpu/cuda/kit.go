@@ -3,6 +3,7 @@ package cuda
 import (
 	"fmt"
 	"sync"
+	"unsafe"
 
 	zenmetrics "github.com/zenmetrics-go/zenmetrics"
 )
@@ -88,10 +89,17 @@ func (w *Worker) Close() {
 // Upload queues the copy of src into dst (from offset 0) through the two
 // staging chunks. It returns once the last chunk is queued: the caller's
 // src may be reused then, and the stream's later work sees the data.
+// Pixels of a PinnedImage are copied in place instead, without staging:
+// those must stay untouched until the stream has passed the copy (a
+// Score returns after that).
 func (w *Worker) Upload(dst *Buffer, src []byte) error {
 	n := int64(len(src))
 	if n > dst.Size {
 		return fmt.Errorf("%w: cuda: upload of %d bytes into %d", zenmetrics.ErrBadInput, n, dst.Size)
+	}
+	if p, ok := pinnedPtr(src); ok {
+		// A PinnedImage's pixels: the DMA engine reads them in place.
+		return w.Stream.uploadPtr(dst, 0, p, n)
 	}
 	for off, i := int64(0), 0; off < n; off, i = off+w.chunk, i+1 {
 		k := i & 1
@@ -123,17 +131,26 @@ func (w *Worker) UploadOverlapped(dst *Buffer, src []byte, ready func(end int64)
 	if n > dst.Size {
 		return fmt.Errorf("%w: cuda: upload of %d bytes into %d", zenmetrics.ErrBadInput, n, dst.Size)
 	}
+	p, direct := pinnedPtr(src)
 	for off, i := int64(0), 0; off < n; off, i = off+w.chunk, i+1 {
 		k := i & 1
-		if w.used[k] {
-			if err := w.done[k].Sync(); err != nil {
+		m := min(w.chunk, n-off)
+		if direct {
+			// A PinnedImage: chunks go straight from its pixels, with
+			// no host copy and so no wait for a staging chunk.
+			if err := w.Copy.uploadPtr(dst, off, unsafe.Add(p, off), m); err != nil {
 				return err
 			}
-		}
-		m := min(w.chunk, n-off)
-		parallelCopy(w.stage[k].Bytes[:m], src[off:off+m])
-		if err := w.Copy.Upload(dst, off, w.stage[k], 0, m); err != nil {
-			return err
+		} else {
+			if w.used[k] {
+				if err := w.done[k].Sync(); err != nil {
+					return err
+				}
+			}
+			parallelCopy(w.stage[k].Bytes[:m], src[off:off+m])
+			if err := w.Copy.Upload(dst, off, w.stage[k], 0, m); err != nil {
+				return err
+			}
 		}
 		if err := w.done[k].Record(w.Copy); err != nil {
 			return err

@@ -20,6 +20,10 @@ var bench = cudatest.Bench{Metric: zenmetrics.DSSIM, MsPerScore: true, Cached2Wa
 // distorted RGB8 image uploaded each time), at 1, 4 and 16 MP.
 func BenchmarkCached(b *testing.B) { bench.Cached(b) }
 
+// BenchmarkCachedPinned is BenchmarkCached with the distorted image in
+// page-locked memory (cuda.Backend.PinnedImage), uploaded in place.
+func BenchmarkCachedPinned(b *testing.B) { bench.CachedPinned(b) }
+
 // BenchmarkCached2 is the same with two callers on one reference; ns/op
 // is per score.
 func BenchmarkCached2(b *testing.B) { bench.Cached2(b) }

@@ -175,6 +175,10 @@ var bench = cudatest.Bench{Metric: zenmetrics.SSIMULACRA2}
 // distorted RGB8 image uploaded each time), at 1, 4 and 16 MP.
 func BenchmarkCached(b *testing.B) { bench.Cached(b) }
 
+// BenchmarkCachedPinned is BenchmarkCached with the distorted image in
+// page-locked memory (cuda.Backend.PinnedImage), uploaded in place.
+func BenchmarkCachedPinned(b *testing.B) { bench.CachedPinned(b) }
+
 // BenchmarkCached2 is the same with two callers on one reference; ns/op
 // is per score.
 func BenchmarkCached2(b *testing.B) { bench.Cached2(b) }
@@ -199,6 +203,29 @@ func BenchmarkCachedBands(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		if _, err := r.Score(context.Background(), dist); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkCachedPinnedBands is BenchmarkCachedBands with the distorted
+// image in page-locked memory: with no host copy in the way, the banded
+// upload can overlap the DMA with scale 0's first kernels.
+func BenchmarkCachedPinnedBands(b *testing.B) {
+	defer func(on bool) { bandsOn = on }(bandsOn)
+	bandsOn = true
+	be := backend(b)
+	ref, dist := metrictest.SyntheticPair(4096, 4096, 5)
+	r, err := be.Prepare(context.Background(), zenmetrics.SSIMULACRA2, ref, zenmetrics.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer r.Release()
+	pin := cudatest.PinnedCopy(b, dist)
+	metrictest.WarmGPU(b, func() error { _, err := r.Score(context.Background(), pin); return err })
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, err := r.Score(context.Background(), pin); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -235,6 +262,20 @@ func TestProfile(t *testing.T) {
 	if banded.Value != plain.Value {
 		t.Errorf("16 MP: banded upload %.12f, plain %.12f", banded.Value, plain.Value)
 	}
+	// From page-locked memory (uploaded in place), banded or not: the
+	// same bits again.
+	pin := cudatest.PinnedCopy(t, dist)
+	for _, on := range []bool{false, true} {
+		bandsOn = on
+		got, err := r.Score(context.Background(), pin)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Value != plain.Value {
+			t.Errorf("16 MP pinned (bands %v): %.12f, plain %.12f", on, got.Value, plain.Value)
+		}
+	}
+	bandsOn = false
 	type ev struct {
 		label string
 		e     *cuda.Event

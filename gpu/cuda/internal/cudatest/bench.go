@@ -85,6 +85,52 @@ func (c Bench) Cached(b *testing.B) {
 	}
 }
 
+// CachedPinned is Cached with the distorted image in page-locked memory
+// (cuda.Backend.PinnedImage): uploaded in place, without the staging
+// copy, as GPU tools that feed pinned buffers (Vship's harnesses) do.
+func (c Bench) CachedPinned(b *testing.B) {
+	for _, n := range []int{1, 4, 16} {
+		b.Run(fmt.Sprintf("%dMP", n), func(b *testing.B) {
+			r, dist, w, h := c.prepare(b, n)
+			defer r.Release()
+			pin := PinnedCopy(b, dist)
+			// The same pixels give the same bits whichever way they travel.
+			want, err := r.Score(context.Background(), dist)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if got, err := r.Score(context.Background(), pin); err != nil || got.Value != want.Value {
+				b.Fatalf("pinned upload scored %v (%v), ordinary memory %v", got.Value, err, want.Value)
+			}
+			metrictest.WarmGPU(b, func() error { _, err := r.Score(context.Background(), pin); return err })
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				if _, err := r.Score(context.Background(), pin); err != nil {
+					b.Fatal(err)
+				}
+			}
+			c.msPerScore(b)
+			b.ReportMetric(float64(w*h)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GP/s")
+		})
+	}
+}
+
+// PinnedCopy is im copied into a PinnedImage on the test device, freed at
+// the end of the test.
+func PinnedCopy(t testing.TB, im *zenmetrics.Image) *zenmetrics.Image {
+	t.Helper()
+	pin, release, err := Backend(t).PinnedImage(im.Width, im.Height, im.Format)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(release)
+	rowBytes := im.Width * im.Format.BytesPerPixel()
+	for y := 0; y < im.Height; y++ {
+		copy(pin.Pix[y*pin.Stride:y*pin.Stride+rowBytes], im.Pix[y*im.Stride:])
+	}
+	return pin
+}
+
 // Cached2 is Cached with two callers on one reference at 1 and 16 MP
 // (each has its own stream: one's upload overlaps the other's kernels);
 // ns/op is per score.
