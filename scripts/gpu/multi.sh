@@ -25,7 +25,9 @@
 # unpacked the binaries); BATCH_LIMIT=S stops any one batch after S seconds
 # (default 60) so the whole call stays inside the device's command limit;
 # MULTI_SIZES="4 16" picks the sizes; LOADERS=n processes load GPU 1 in
-# step 3 (default 4), LOADED_SETS its metric lists (default ssim2).
+# step 3 (default 4), LOADED_SETS its metric lists (default ssim2);
+# MKPAIRS_ARGS passes flags to mkpairs (-ppm: binary PPM inputs, which
+# decode in one read, for batches that stored PNGs leave decode-bound).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 root=$PWD
@@ -56,7 +58,7 @@ batch() {
 
 sizes=${MULTI_SIZES:-4 16}
 for mp in $sizes; do
-  $B/mkpairs -scores "$scores" -mp $mp -limit 12 -repeat "$rep" -out "$M/img$mp" > "$M/man$mp.tsv" 2> "$M/mkpairs$mp.err"
+  $B/mkpairs -scores "$scores" -mp $mp -limit 12 -repeat "$rep" ${MKPAIRS_ARGS:-} -out "$M/img$mp" > "$M/man$mp.tsv" 2> "$M/mkpairs$mp.err"
   say "pairs ${mp} MP: $(($(wc -l < "$M/man$mp.tsv") - 1)) rows (mkpairs rc=$?)"
   if [ "$mp" = "${sizes%% *}" ]; then
     # Step 0: which GPU is the WebGPU adapter? GPU memory in use, sampled
