@@ -26,6 +26,7 @@
 # (default 60) so the whole call stays inside the device's command limit;
 # MULTI_SIZES="4 16" picks the sizes; LOADERS=n processes load GPU 1 in
 # step 3 (default 4), LOADED_SETS its metric lists (default ssim2);
+# MULTI_SKIP_WEBGPU=1 skips step 0 (which GPU is WebGPU's) when known;
 # MKPAIRS_ARGS passes flags to mkpairs (-ppm: binary PPM inputs, which
 # decode in one read, for batches that stored PNGs leave decode-bound).
 set -uo pipefail
@@ -60,7 +61,7 @@ sizes=${MULTI_SIZES:-4 16}
 for mp in $sizes; do
   $B/mkpairs -scores "$scores" -mp $mp -limit 12 -repeat "$rep" ${MKPAIRS_ARGS:-} -out "$M/img$mp" > "$M/man$mp.tsv" 2> "$M/mkpairs$mp.err"
   say "pairs ${mp} MP: $(($(wc -l < "$M/man$mp.tsv") - 1)) rows (mkpairs rc=$?)"
-  if [ "$mp" = "${sizes%% *}" ]; then
+  if [ "$mp" = "${sizes%% *}" ] && [ -z "${MULTI_SKIP_WEBGPU:-}" ]; then
     # Step 0: which GPU is the WebGPU adapter? GPU memory in use, sampled
     # while a WebGPU-only batch runs.
     nvidia-smi --query-gpu=index,memory.used --format=csv,noheader -lms 200 > "$M/mem.txt" 2>&1 & smi=$!
