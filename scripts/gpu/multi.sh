@@ -25,7 +25,7 @@
 # unpacked the binaries); BATCH_LIMIT=S stops any one batch after S seconds
 # (default 60) so the whole call stays inside the device's command limit;
 # MULTI_SIZES="4 16" picks the sizes; LOADERS=n processes load GPU 1 in
-# step 3 (default 4), LOADED_SETS its metric lists (default ssim2);
+# step 3 (default 4; 0 skips step 3), LOADED_SETS its metric lists (default ssim2);
 # MULTI_SKIP_WEBGPU=1 skips step 0 (which GPU is WebGPU's) when known;
 # MKPAIRS_ARGS passes flags to mkpairs (-ppm: binary PPM inputs, which
 # decode in one read, for batches that stored PNGs leave decode-bound).
@@ -82,6 +82,7 @@ done
 # the GPU and not the batch's CPUs; the first call's loader, a zmscore
 # batch with 4 decoders, was held by its decoders and hardly loaded GPU 1);
 # CUDA_VISIBLE_DEVICES=1 makes GPU 1 that process's device 0.
+if [ "${LOADERS:-4}" -gt 0 ]; then
 big=$(ls "$M"/man*.tsv | sort -V | tail -1)
 # LOADERS processes (default 4) keep GPU 1 busy; a host-bound batch hardly
 # notices one, as the 05:22 UTC call of session 5 showed. nvidia-smi
@@ -107,6 +108,8 @@ done
 kill $smi 2>/dev/null
 say "GPU utilisation while loaded: $(awk -F', ' '{gsub(/ %/,"",$2); n[$1]++; t[$1]+=$2} END {for (i in n) printf "GPU %s mean %.0f%% (%d samples); ", i, t[i]/n[i], n[i]}' "$M/util.txt")"
 kill "${loaders[@]}" 2>/dev/null; pkill -f "$M/load_" 2>/dev/null; pkill -f 'BenchmarkCached2' 2>/dev/null; wait 2>/dev/null
+
+fi
 
 cp "$S" "$OUT/multi.txt"
 tar czf "$OUT/multi.tgz" -C "$M" --exclude='img*' --exclude='*.jsonl' .
