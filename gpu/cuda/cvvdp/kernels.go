@@ -28,7 +28,7 @@ type kern = launch.Kernel
 
 // kernels are the module's functions.
 type kernels struct {
-	unpack, reduce, refBand, distBand, blurH, rows kern
+	unpack, reduce, refBand, distBand, blurH, rows  kern
 	bandSums, baseRef, baseDist, heatAdd, heatFinal kern
 }
 
