@@ -50,8 +50,16 @@ __device__ __forceinline__ double log2f64(double x) {
     return ((double)e + LOG_C[j]) + ln * D_LOG2E;
 }
 
+// The fallbacks (arguments the model never produces from finite images)
+// are CUDA's library functions, kept out of line so that the hot kernels
+// carry one copy of them, not one per call site.
+__device__ __noinline__ double exp2_slow(double t) { return exp2(t); }
+__device__ __noinline__ float pow_slow(float x, float y) { return (float)pow((double)x, (double)y); }
+__device__ __noinline__ float log10_slow(float x) { return (float)log10((double)x); }
+__device__ __noinline__ double ldexp_slow(double v, int n) { return ldexp(v, n); }
+
 __device__ __forceinline__ double exp2f64(double t) {
-    if (!(t > -1000.0 && t < 1000.0)) return exp2(t);
+    if (!(t > -1000.0 && t < 1000.0)) return exp2_slow(t);
     double v0 = t * 128.0 + D_MAGIC;
     int k = (int)(unsigned)(u64)__double_as_longlong(v0);
     double kf = v0 - D_MAGIC;
@@ -59,20 +67,20 @@ __device__ __forceinline__ double exp2f64(double t) {
     int n = k >> 7;
     double p = 1.0 + f * (1.0 + f * (0.5 + f * (D_SIXTH + f * D_24TH)));
     double v = EXP2_T[k & 127] * p;
-    if (n < -1022 || n > 1023) return ldexp(v, n);
+    if (n < -1022 || n > 1023) return ldexp_slow(v, n);
     return v * __longlong_as_double((long long)((u64)(n + 1023) << 52));
 }
 
 // pw is cpu/cvvdp's powf: x^y in float for x > 0 (the double pow
 // otherwise, which the model never reaches with finite input).
 __device__ __forceinline__ float pw(float x, float y) {
-    if (!(x > 0.0f) || x > F32_MAX || x < F32_MIN_NORMAL) return (float)pow((double)x, (double)y);
+    if (!(x > 0.0f) || x > F32_MAX || x < F32_MIN_NORMAL) return pow_slow(x, y);
     return (float)exp2f64((double)y * log2f64((double)x));
 }
 
 // log10_ is cpu/cvvdp's log10fFast.
 __device__ __forceinline__ float log10_(float x) {
-    if (!(x >= F32_MIN_NORMAL) || x > F32_MAX) return (float)log10((double)x);
+    if (!(x >= F32_MIN_NORMAL) || x > F32_MAX) return log10_slow(x);
     return (float)(log2f64((double)x) / D_LOG2_10);
 }
 

@@ -36,6 +36,7 @@ static thread_local long g_syncs;
 #define __global__
 #define __device__
 #define __forceinline__ inline
+#define __noinline__ __attribute__((noinline))
 #define __restrict__
 #define __constant__ static const
 #define __shared__ static
