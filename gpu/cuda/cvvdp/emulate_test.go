@@ -5,13 +5,17 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"path/filepath"
+	"strconv"
 	"testing"
 
 	zenmetrics "github.com/zenmetrics-go/zenmetrics"
 	cpucv "github.com/zenmetrics-go/zenmetrics/cpu/cvvdp"
 	"github.com/zenmetrics-go/zenmetrics/gpu/cuda"
 	"github.com/zenmetrics-go/zenmetrics/gpu/cuda/internal/cudaemu"
+	"github.com/zenmetrics-go/zenmetrics/imageio"
 	"github.com/zenmetrics-go/zenmetrics/internal/metrictest"
+	"github.com/zenmetrics-go/zenmetrics/internal/shared"
 )
 
 // Emulation tolerances against cpu/cvvdp. The kernels do its float32
@@ -191,4 +195,50 @@ func emulate(t *testing.T, emu *cudaemu.Emulator, p *cpucv.Plan, ref, dist *zenm
 		dm[i] = math.Float32frombits(binary.LittleEndian.Uint32(out[1][4*i:]))
 	}
 	return readSums(p, out[0]), dm
+}
+
+// TestEmulatedTiny runs the emulation on testdata/tiny: for each of its
+// references (three 256×256 RGB crops, a 512×512 grey image) the first
+// distorted image of scores_cvvdp_iwssim.tsv, held to cpu/cvvdp as in
+// TestEmulated (band sums and JOD bit for bit, the map within emuTolMap)
+// and to pycvvdp 0.5.4's cvvdp_jod within tolGolden. One pair per
+// reference: the emulator runs a thread per CUDA thread, minutes for all
+// twelve pairs (with -short only the first reference). Opt-in like
+// TestEmulated.
+func TestEmulatedTiny(t *testing.T) {
+	emu := cudaemu.Build(t, source())
+	dir := shared.Testdata(t, "tiny")
+	tab, err := shared.ReadTSV(filepath.Join(dir, "scores_cvvdp_iwssim.tsv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	for i := range tab.Rows {
+		rp, dp := tab.Get(i, "ref"), tab.Get(i, "dist")
+		if seen[rp] || (testing.Short() && len(seen) > 0) {
+			continue
+		}
+		seen[rp] = true
+		want, err := strconv.ParseFloat(tab.Get(i, "cvvdp_jod"), 64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ref, err := imageio.DecodeFile(filepath.Join(dir, rp))
+		if err != nil {
+			t.Fatal(err)
+		}
+		dist, err := imageio.DecodeFile(filepath.Join(dir, dp))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, _ := checkEmulated(t, emu, dp, ref, dist, "")
+		d := math.Abs(got - want)
+		t.Logf("%s: %.7f, pycvvdp %.7f, |Δ| %.2g", dp, got, want, d)
+		if !(d <= tolGolden) {
+			t.Errorf("%s: |Δ| %.3g from pycvvdp > %g", dp, d, tolGolden)
+		}
+	}
+	if len(seen) == 0 {
+		t.Fatal("no pairs in testdata/tiny")
+	}
 }
