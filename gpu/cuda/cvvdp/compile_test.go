@@ -43,7 +43,7 @@ func TestKernelsCompile(t *testing.T) {
 // with is the one the source is written for.
 func TestSignaturesMatchSource(t *testing.T) {
 	cudatest.CheckTable(t, kernelSource, newKernels().list())
-	for def, v := range map[string]int{"BX": blockX, "BY": blockY, "RT": rowThreads, "ST": sumThreads} {
+	for def, v := range map[string]int{"BX": blockX, "BY": blockY, "RT": rowPixels, "RB": rowThreads, "ST": sumThreads} {
 		want := "#define " + def + " " + strconv.Itoa(v) + " "
 		if !strings.Contains(kernelSource, want) {
 			t.Errorf("cvvdp.cu does not say %q", want)

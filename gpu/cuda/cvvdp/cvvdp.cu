@@ -19,7 +19,7 @@
 // planes (the reference's R·S·gain and S, the distorted image's
 // |T_p − R_p| and masker). Pixel kernels run BX×BY blocks over a grid
 // covering their plane (grid z: channel where the kernel says so); the
-// row kernels one block of RT threads per row; the base-band and sum
+// row kernel one block of RB threads per row; the base-band and sum
 // kernels one block of ST threads.
 
 typedef unsigned char u8;
@@ -28,7 +28,8 @@ typedef unsigned long long u64;
 // Launch geometry; the host uses the same numbers (kernels.go).
 #define BX 32  // pixel kernels: block width
 #define BY 8   // block height
-#define RT 128 // rows: threads per block, values per round
+#define RT 128 // rows: threads computing pixels, values per round
+#define RB 160 // rows: threads per block (RT and a summing warp)
 #define ST 256 // base_ref, base_dist, band_sums: threads
 
 #define F32_MAX (0x1.fffffep127f)
@@ -377,36 +378,43 @@ __device__ __forceinline__ void masked_d(const float* mb, const float* du, int w
     d[2] = D_MAX * u2 / (D_MAX + u2);
 }
 
-// rows: one block per row y of a w×h band: the masking model per pixel
-// (RT at a time, into shared memory), the row's sums of safe_pow(D, 2)
-// per channel in double left to right, into out[3·(off + y) + c]; with
+// rows: one block per row y of a w×h band: the masking model per pixel,
+// RT pixels at a time by the block's first RT threads (into shared
+// memory), and the row's sums of safe_pow(D, 2) per channel in double
+// left to right, added by the first thread of an extra warp (RB = RT +
+// 32 threads) one chunk behind the others, so that the sequential sum
+// overlaps the next chunk's arithmetic; into out[3·(off + y) + c]. With
 // heat not null also the distortion map's values (hw: channel weights,
 // mul: the band's factor) into heat (w×h).
 extern "C" __global__ void rows(const float* mb, const float* du, int w, int h, int blur, int off, float mul, float hw0, float hw1, float hw2, double* out, float* heat) {
-    __shared__ float sq[3 * RT];
+    __shared__ float sq[2 * 3 * RT];
     int y = blockIdx.x;
     if (y >= h) return;
+    int t = threadIdx.x;
+    int chunks = (w + RT - 1) / RT;
     double a0 = 0.0, a1 = 0.0, a2 = 0.0;
-    for (int x0 = 0; x0 < w; x0 += RT) {
-        int x = x0 + threadIdx.x;
-        if (x < w) {
-            float d[3];
-            masked_d(mb, du, w, h, blur, x, y, d);
-            for (int c = 0; c < 3; c++) sq[c * RT + threadIdx.x] = sq_term(d[c]);
-            if (heat) heat[(size_t)y * w + x] = heat_pixel(d[0], d[1], d[2], hw0, hw1, hw2, mul);
-        }
-        __syncthreads();
-        if (threadIdx.x == 0) {
-            int m = min(RT, w - x0);
-            for (int k = 0; k < m; k++) {
-                a0 += (double)sq[k];
-                a1 += (double)sq[RT + k];
-                a2 += (double)sq[2 * RT + k];
+    for (int k = 0; k <= chunks; k++) {
+        if (t < RT) {
+            int x = k * RT + t;
+            if (k < chunks && x < w) {
+                float d[3];
+                masked_d(mb, du, w, h, blur, x, y, d);
+                float* q = sq + (k & 1) * 3 * RT;
+                for (int c = 0; c < 3; c++) q[c * RT + t] = sq_term(d[c]);
+                if (heat) heat[(size_t)y * w + x] = heat_pixel(d[0], d[1], d[2], hw0, hw1, hw2, mul);
+            }
+        } else if (t == RT && k > 0) {
+            const float* q = sq + ((k - 1) & 1) * 3 * RT;
+            int m = min(RT, w - (k - 1) * RT);
+            for (int j = 0; j < m; j++) {
+                a0 += (double)q[j];
+                a1 += (double)q[RT + j];
+                a2 += (double)q[2 * RT + j];
             }
         }
         __syncthreads();
     }
-    if (threadIdx.x == 0) {
+    if (t == RT) {
         out[3 * (size_t)(off + y)] = a0;
         out[3 * (size_t)(off + y) + 1] = a1;
         out[3 * (size_t)(off + y) + 2] = a2;

@@ -198,12 +198,12 @@ func emulate(t *testing.T, emu *cudaemu.Emulator, p *cpucv.Plan, ref, dist *zenm
 }
 
 // TestEmulatedTiny runs the emulation on testdata/tiny: for each of its
-// references (three 256×256 RGB crops, a 512×512 grey image) the first
+// references (two 256×256 RGB crops, a 512×512 grey image) the first
 // distorted image of scores_cvvdp_iwssim.tsv, held to cpu/cvvdp as in
 // TestEmulated (band sums and JOD bit for bit, the map within emuTolMap)
 // and to pycvvdp 0.5.4's cvvdp_jod within tolGolden. One pair per
 // reference: the emulator runs a thread per CUDA thread, minutes for all
-// twelve pairs (with -short only the first reference). Opt-in like
+// nine pairs (with -short only the first reference). Opt-in like
 // TestEmulated.
 func TestEmulatedTiny(t *testing.T) {
 	emu := cudaemu.Build(t, source())

@@ -15,10 +15,11 @@ var kernelSource string
 // (built once per process).
 var source = sync.OnceValue(func() string { return header() + kernelSource })
 
-// Launch geometry, the same numbers as cvvdp.cu's BX/BY, RT and ST.
+// Launch geometry, the same numbers as cvvdp.cu's BX/BY, RT, RB and ST.
 const (
 	blockX, blockY = 32, 8 // pixel kernels
-	rowThreads     = 128   // rows: one block per row
+	rowPixels      = 128   // rows: pixels per round
+	rowThreads     = 160   // rows: one block per row (rowPixels and a summing warp)
 	sumThreads     = 256   // base_ref, base_dist, band_sums
 )
 
