@@ -32,9 +32,10 @@ func TestCUDASlotsOff(t *testing.T) {
 }
 
 // With a CUDA device, discovery's CUDA slot scores SSIMULACRA2,
-// Butteraugli, DSSIM and ColorVideoVDP tasks (at least one of them lands there; the
-// chooser may share them with the CPU) and never receives a metric it does
-// not implement (IW-SSIM here): those go to the CPU without an error.
+// Butteraugli, DSSIM and ColorVideoVDP tasks (at least one of them lands
+// there; the chooser may share them with the CPU) and never receives a
+// metric it does not implement (IW-SSIM here): those go to the CPU
+// without an error.
 // Skipped without CUDA, a failure under ZENMETRICS_REQUIRE_CUDA=1.
 func TestCUDASlotsScore(t *testing.T) {
 	slots := cudaSlots(nil)
