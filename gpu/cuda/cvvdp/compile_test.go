@@ -35,6 +35,27 @@ func TestKernelsCompile(t *testing.T) {
 	if fns == 0 {
 		t.Error("compute_75: no fallback uses fma.rn.f64: is the PTX split right?")
 	}
+	// No kernel spills to local memory (a small array indexed at run
+	// time lands there and costs a memory round trip per access).
+	for _, k := range newKernels().list() {
+		if body := entryBody(ptx, k.Name); body == "" || strings.Contains(body, "__local_depot") {
+			t.Errorf("compute_75: kernel %s missing or using local memory", k.Name)
+		}
+	}
+}
+
+// entryBody is the PTX text of kernel name (from its .entry to the next
+// top-level directive).
+func entryBody(ptx, name string) string {
+	i := strings.Index(ptx, ".entry "+name+"(")
+	if i < 0 {
+		return ""
+	}
+	rest := ptx[i+1:]
+	if j := strings.Index(rest, "\n."); j >= 0 {
+		rest = rest[:j]
+	}
+	return rest
 }
 
 // The host's signature table (what launch.CheckArgs enforces at every

@@ -236,15 +236,16 @@ extern "C" __global__ void reduce(const float* src, int w, int h, float* dst) {
             if (x >= 0 && x < w) s = s + kr_tap(k) * v[k + 2];
         }
     }
-    // Columns 0, 1 (for j = 0) and w−2, w−1 (for the last j) lie in the
-    // window c−2..c+2.
+    // Columns 0 and 1 are v[2] and v[3] for j = 0; the last column's
+    // correction recomputes its two (the same values: v indexed at run
+    // time would put v in local memory).
     if (j == 0) s = s + (v[2] * KR1 + v[3] * KR0);
     if (j == w2 - 1) {
-        int a = w - 1 - c + 2, b = w - 2 - c + 2;
+        float last = red_v(p, w, h, i, w - 1);
         if (h % 2 == 1) {
-            s = s + (v[a] * KR1 + v[b] * KR0);
+            s = s + (last * KR1 + red_v(p, w, h, i, w - 2) * KR0);
         } else {
-            s = s + v[a] * KR0;
+            s = s + last * KR0;
         }
     }
     dst[(size_t)blockIdx.z * w2 * h2 + (size_t)i * w2 + j] = s;
