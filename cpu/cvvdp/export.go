@@ -1,6 +1,7 @@
 package cvvdp
 
 import (
+	"context"
 	"fmt"
 	"sync"
 
@@ -234,4 +235,65 @@ func (p *Plan) Heatmap(bands [][]float32, threads int) []float32 {
 		out[k] = 1 - met2jod(v)/10
 	}
 	return out
+}
+
+// FastMath is what this package's float32 powers, logarithms and
+// exponentials (fastmath.go) are computed from, so that an accelerator
+// can evaluate them the same way, in float64 with the same tables and the
+// same polynomial order, and round to the same float32 as this package:
+// a correctly rounded pow of its own would still differ from these in the
+// rare cases where they are one ulp off.
+type FastMath struct {
+	// LogInv[j] and LogC[j] are 1/c and log2(c), c = 1 + (j + ½)/128.
+	LogInv, LogC [128]float64
+	// Exp2T[j] is 2^(j/128).
+	Exp2T [128]float64
+	// Log2Of10 is log2(10) as exp10f and log10fFast use it.
+	Log2Of10 float64
+}
+
+// FastMathTables returns the tables and constants of fastmath.go.
+func FastMathTables() FastMath {
+	return FastMath{LogInv: logInv, LogC: logC, Exp2T: exp2T, Log2Of10: log2Of10}
+}
+
+// BandSums scores dist against the reference as ScoreContext does and
+// returns, per band, each channel's sum over the band's pixels of
+// safe_pow(D, 2), added as Plan.JOD's callers must add them (each row left
+// to right, the rows top to bottom, in float64): what an accelerator's
+// tests compare its own sums with, bit for bit, before the pooling hides
+// differences below float32's resolution.
+func (r *Reference) BandSums(ctx context.Context, dist *zenmetrics.Image) (sums [][nCh]float64, err error) {
+	defer zenmetrics.Recover(&err)
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	if r.released {
+		return nil, zenmetrics.ErrReleased
+	}
+	if err := dist.Validate(); err != nil {
+		return nil, err
+	}
+	if dist.Width != r.w || dist.Height != r.h {
+		return nil, &zenmetrics.SizeMismatchError{RefWidth: r.w, RefHeight: r.h, DistWidth: dist.Width, DistHeight: dist.Height}
+	}
+	sc := newScratch(&r.lay, r.threads, false)
+	r.frameToPyramid(dist, sc)
+	n := r.lay.n
+	sums = make([][nCh]float64, n)
+	for b := 0; b < n; b++ {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		if b == n-1 {
+			r.scoreBaseBand(b, sc)
+		} else {
+			r.scoreBand(b, sc)
+		}
+		for y := 0; y < r.lay.h[b]; y++ {
+			for c := 0; c < nCh; c++ {
+				sums[b][c] += sc.acc[nCh*y+c]
+			}
+		}
+	}
+	return sums, nil
 }

@@ -7,8 +7,9 @@
 #
 # usage: scripts/gpu/run.sh [STEP...]   steps: probe tests bench cuda strips cached batch warm (default: all)
 # (bench: zmbench for ssim2, butteraugli and dssim at 1/4/16 MP, and IW-SSIM's and zensim's package
-# benchmarks; BENCH="zensim iwssim" limits it to those; cuda: gpu/cuda/ssim2's package benchmarks,
-# and those of a binary named gpu_cuda_ssim2.old beside it, if packed, alternated, for a before/after)
+# benchmarks; BENCH="zensim iwssim" limits it to those; cuda: gpu/cuda/ssim2's package benchmarks
+# (CUDA_PKG=dssim, cvvdp, ... another CUDA package's), and those of a binary named
+# gpu_cuda_ssim2.old (gpu_cuda_$CUDA_PKG.old) beside it, if packed, alternated, for a before/after)
 # summary.txt is written into $OUT line by line, so a run stopped by a time limit still reports.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -76,11 +77,12 @@ if has bench; then
   fi
 fi
 
-if has cuda && [ -x $B/gpu_cuda_ssim2.test ]; then
-  bins=($B/gpu_cuda_ssim2.test); [ -x $B/gpu_cuda_ssim2.old ] && bins+=($B/gpu_cuda_ssim2.old)
+cpkg=${CUDA_PKG:-ssim2}
+if has cuda && [ -x $B/gpu_cuda_$cpkg.test ]; then
+  bins=($B/gpu_cuda_$cpkg.test); [ -x $B/gpu_cuda_$cpkg.old ] && bins+=($B/gpu_cuda_$cpkg.old)
   for k in 1 2; do
     for t in "${bins[@]}"; do
-      (cd "$root/gpu/cuda/ssim2" && "$t" -test.run '^$' -test.bench "${CUDA_BENCH:-^Benchmark(Cached|Cached2|OneShot)$}" -test.benchtime 30x) > "$R/cuda_${k}_$(basename "$t").txt" 2>&1
+      (cd "$root/gpu/cuda/$cpkg" && "$t" -test.run '^$' -test.bench "${CUDA_BENCH:-^Benchmark(Cached|Cached2|OneShot)$}" -test.benchtime 30x) > "$R/cuda_${k}_$(basename "$t").txt" 2>&1
       summary "cuda bench $(basename "$t") round $k rc=$?"; grep -E '^Benchmark' "$R/cuda_${k}_$(basename "$t").txt" | tee -a "$OUT/summary.txt" >> "$R/summary.txt"
     done
   done

@@ -5,6 +5,8 @@ package all
 import (
 	// Butteraugli.
 	_ "github.com/zenmetrics-go/zenmetrics/gpu/cuda/butteraugli"
+	// ColorVideoVDP.
+	_ "github.com/zenmetrics-go/zenmetrics/gpu/cuda/cvvdp"
 	// DSSIM.
 	_ "github.com/zenmetrics-go/zenmetrics/gpu/cuda/dssim"
 	// SSIMULACRA2.

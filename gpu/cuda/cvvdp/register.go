@@ -1,0 +1,46 @@
+package cvvdp
+
+import (
+	"context"
+
+	zenmetrics "github.com/zenmetrics-go/zenmetrics"
+	cpucv "github.com/zenmetrics-go/zenmetrics/cpu/cvvdp"
+	"github.com/zenmetrics-go/zenmetrics/gpu/cuda"
+)
+
+func init() { cuda.Register(zenmetrics.CVVDP, impl{}) }
+
+// impl is CVVDP's cuda.MetricImpl.
+type impl struct{}
+
+// worstRaw is the upload of a w×h RGBA16 image, the largest format.
+func worstRaw(w, h int) int64 { return 8 * int64(w) * int64(h) }
+
+// Estimate is the full-image model (estimate: exactly the buffers a
+// reference and its first scorer take, without the distortion map, which
+// Options would add and Prepare checks) for the worst case, RGBA16
+// uploads, on the default display model (standard_4k; Estimate has no
+// Options): exact for it, and within a few small levels' buffers for a
+// display with more bands, whose Prepare checks its own exact need. Only
+// ModeFull: strips (gpu/webgpu/cvvdp/strip.go) are not implemented on
+// CUDA. Below 2×2 pycvvdp has no pyramid: not ok.
+func (impl) Estimate(b *cuda.Backend, w, h int, mode zenmetrics.Mode) (int64, bool) {
+	if w < cpucv.MinSide || h < cpucv.MinSide || mode != zenmetrics.ModeFull {
+		return 0, false
+	}
+	p, err := cpucv.NewPlan(w, h, "")
+	if err != nil {
+		return 0, false
+	}
+	return estimate(p, worstRaw(w, h), false), fits(w, h)
+}
+
+// Prepare prepares a whole image; it is refused as out of memory (before
+// anything is allocated) when the estimate exceeds the free device memory.
+func (impl) Prepare(ctx context.Context, b *cuda.Backend, ref *zenmetrics.Image, opt zenmetrics.Options) (zenmetrics.Reference, error) {
+	r, err := prepare(ctx, b, ref, opt)
+	if err != nil {
+		return nil, err // not a typed nil inside the interface
+	}
+	return r, nil
+}
