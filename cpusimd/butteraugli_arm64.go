@@ -109,13 +109,22 @@ func sep5Kernel(src, dst []float32, n8, step int, w *[3]float32) {
 	}
 }
 
-// colSumKernel: BAColumnSum has no NEON kernel yet; its Go twin runs (the
-// border rows it serves are a small part of a blur).
+//go:noescape
+func colSumNEON(dst *float32, rows **float32, k *float32, nrows, n8 int, scale float32)
+
+// colSumKernel runs n8 blocks of BAColumnSum; it reports whether it did
+// (always, on arm64).
 func colSumKernel(dst []float32, rows *[baColRows]*float32, k []float32, nrows, n8 int, scale float32) bool {
-	return false
+	colSumNEON(&dst[0], &rows[0], &k[0], nrows, n8, scale)
+	return true
 }
 
-// rowBorderKernel: BARowBorder has no NEON kernel yet; its Go twin runs.
+//go:noescape
+func rowBorderNEON(out *[8]float32, src *float32, w *[8]float32, n int, s *[8]float32)
+
+// rowBorderKernel runs BARowBorder (w not empty); it reports whether it
+// did (always, on arm64).
 func rowBorderKernel(out *[8]float32, src []float32, w [][8]float32, s *[8]float32) bool {
-	return false
+	rowBorderNEON(out, &src[0], &w[0], len(w), s)
+	return true
 }

@@ -991,3 +991,85 @@ op_loop:
 
 op_done:
 	RET
+
+// func colSumNEON(dst *float32, rows **float32, k *float32, nrows, n8 int, scale float32)
+//
+// BAColumnSum's kernel (colSumGo) for outputs 0 … 8·n8−1: per block the
+// sum V0/V1 starts at +0 and gets float32(rows[j][x]·k[j]) added in j
+// order (an FMUL, then an FADD), then is multiplied by scale. R8 is the
+// byte offset of the block in every row; per block R10 walks the row
+// pointers, R11 the weights, R12 counts the rows.
+TEXT ·colSumNEON(SB), NOSPLIT, $0-44
+	MOVD  dst+0(FP), R0
+	MOVD  rows+8(FP), R1
+	MOVD  k+16(FP), R2
+	MOVD  nrows+24(FP), R3
+	MOVD  n8+32(FP), R4
+	FMOVS scale+40(FP), F21
+	MOVD  $0, R8
+	CBZ   R4, colsum_done
+	CBZ   R3, colsum_done
+
+colsum_block:
+	VEOR V0.B16, V0.B16, V0.B16
+	VEOR V1.B16, V1.B16, V1.B16
+	MOVD R1, R10
+	MOVD R2, R11
+	MOVD R3, R12
+
+colsum_row:
+	MOVD.P  8(R10), R9
+	FMOVS.P 4(R11), F20
+	ADD     R8, R9, R9
+	FLDPQ   (R9), (F16, F17)
+	FMULE(20, 0, 16, 16)
+	FMULE(20, 0, 17, 17)
+	FADD4(16, 0, 0)
+	FADD4(17, 1, 1)
+	SUBS    $1, R12, R12
+	BNE     colsum_row
+
+	FMULE(21, 0, 0, 0)
+	FMULE(21, 0, 1, 1)
+	FSTPQ (F0, F1), (R0)
+	ADD   $32, R0, R0
+	ADD   $32, R8, R8
+	SUBS  $1, R4, R4
+	BNE   colsum_block
+
+colsum_done:
+	RET
+
+// func rowBorderNEON(out *[8]float32, src *float32, w *[8]float32, n int, s *[8]float32)
+//
+// BARowBorder's kernel (rowBorderGo): the eight lanes V0/V1 start at +0
+// and get float32(src[j]·w[j][l]) added for j = 0 … n−1 (an FMUL, then an
+// FADD), then are multiplied lane by lane by s. R1 walks the samples, R2
+// the weight rows (32 bytes each).
+TEXT ·rowBorderNEON(SB), NOSPLIT, $0-40
+	MOVD out+0(FP), R0
+	MOVD src+8(FP), R1
+	MOVD w+16(FP), R2
+	MOVD n+24(FP), R3
+	MOVD s+32(FP), R4
+	VEOR V0.B16, V0.B16, V0.B16
+	VEOR V1.B16, V1.B16, V1.B16
+	CBZ  R3, rowborder_scale
+
+rowborder_loop:
+	FMOVS.P 4(R1), F20
+	FLDPQ   (R2), (F16, F17)
+	FMULE(20, 0, 16, 16)
+	FMULE(20, 0, 17, 17)
+	FADD4(16, 0, 0)
+	FADD4(17, 1, 1)
+	ADD     $32, R2, R2
+	SUBS    $1, R3, R3
+	BNE     rowborder_loop
+
+rowborder_scale:
+	FLDPQ (R4), (F16, F17)
+	FMUL4(16, 0, 0)
+	FMUL4(17, 1, 1)
+	FSTPQ (F0, F1), (R0)
+	RET

@@ -438,3 +438,54 @@ func TestBARowBorder(t *testing.T) {
 		})
 	}
 }
+
+// TestBABorderKernelsRun calls colSumKernel and rowBorderKernel directly
+// where assembly is built: each must report that it ran (so neither
+// quietly falls back to its twin, as both did on arm64 before their NEON
+// versions) and give the twin's bits (tolerance 0, as above) for every
+// row or tap count up to the longest kernel's.
+func TestBABorderKernelsRun(t *testing.T) {
+	if !baAsm {
+		t.Skip("no Butteraugli assembly on this build/CPU")
+	}
+	r := rand.New(rand.NewPCG(35, 36))
+	const n8 = 3
+	for nrows := 1; nrows <= baColRows; nrows++ {
+		rows := make([][]float32, nrows)
+		k := make([]float32, nrows)
+		var ptrs [baColRows]*float32
+		for j := range rows {
+			rows[j] = baRandPlane(r, 8*n8, 3)
+			ptrs[j] = &rows[j][0]
+			k[j] = r.Float32() - 0.3
+		}
+		scale := 1 / (r.Float32() + 0.5)
+		want := make([]float32, 8*n8)
+		colSumGo(want, rows, k, scale, 0)
+		var ran bool
+		got := baGuarded(t, 8*n8, func(dst []float32) { ran = colSumKernel(dst, &ptrs, k, nrows, n8, scale) })
+		if !ran {
+			t.Fatal("colSumKernel did not run")
+		}
+		baSameBits(t, fmt.Sprintf("colSumKernel rows=%d", nrows), got, want)
+	}
+	for n := 1; n <= 8+2*16; n++ {
+		src := baRandPlane(r, n, 3)
+		w := make([][8]float32, n)
+		var s [8]float32
+		for j := range w {
+			for l := range w[j] {
+				w[j][l] = r.Float32() - 0.3
+			}
+		}
+		for l := range s {
+			s[l] = 1 / (r.Float32() + 0.5)
+		}
+		var got, want [8]float32
+		rowBorderGo(&want, src, w, &s)
+		if !rowBorderKernel(&got, src, w, &s) {
+			t.Fatal("rowBorderKernel did not run")
+		}
+		baSameBits(t, fmt.Sprintf("rowBorderKernel taps=%d", n), got[:], want[:])
+	}
+}
