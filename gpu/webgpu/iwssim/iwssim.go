@@ -362,7 +362,7 @@ func (r *reference) pool(sums []float32) (float64, error) {
 			den += float64(sums[j+1])
 		}
 		if den == 0 {
-			return 0, fmt.Errorf("%w: IW-SSIM is undefined: every information-content weight is zero at scale %d (flat images; piq returns NaN)", zenmetrics.ErrBadInput, k)
+			return 0, fmt.Errorf("%w: IW-SSIM is undefined: every information-content weight is zero at scale %d (both images are flat there; piq returns NaN)", zenmetrics.ErrBadInput, k)
 		}
 		score *= math.Pow(math.Abs(num/den), w[k])
 	}
