@@ -132,6 +132,8 @@ func decode(data []byte, name string, opt Options, owned bool) (im *zenmetrics.I
 		err = checkVP8Data(data, hd.webp)
 	case FormatJPEG:
 		err = checkJPEGSize(bytes.NewReader(data), int64(len(data)), hd.w, hd.h)
+	case FormatPNM:
+		err = hd.pnm.checkFileSize(int64(len(data)))
 	}
 	if err != nil {
 		return nil, inputErr(name, err)
@@ -144,8 +146,8 @@ func decode(data []byte, name string, opt Options, owned bool) (im *zenmetrics.I
 	case FormatWebP:
 		im, err = decodeWebP(data, hd)
 	case FormatPNM:
-		// parsePNMHeader checked that the file holds the raster exactly,
-		// so the allocation follows the data present.
+		// checkFileSize made sure the raster is all there, so the
+		// allocation follows the data present.
 		im, err = decodePNM(data, hd.pnm, owned)
 	default:
 		err = fmt.Errorf("%w: no decoder for %s", zenmetrics.ErrUnsupported, hd.format)
@@ -247,7 +249,7 @@ func readHeader(data []byte) (header, error) {
 			hd.w, hd.h, hd.pf = hd.webp.width, hd.webp.height, hd.webp.format()
 		}
 	case FormatPNM:
-		hd.pnm, err = parsePNMHeader(data, int64(len(data)))
+		hd.pnm, err = parsePNMHeader(data)
 		if err == nil {
 			hd.w, hd.h, hd.pf = hd.pnm.w, hd.pnm.h, hd.pnm.format()
 		}

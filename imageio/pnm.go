@@ -156,10 +156,11 @@ func (s *pnmScanner) number(what string, max int) (int, error) {
 	return v, nil
 }
 
-// parsePNMHeader reads the header at the start of data (at least the
-// first probePrefix bytes of a file of size bytes, or all of it) and
-// checks that the file's size is exactly the header plus the raster.
-func parsePNMHeader(data []byte, size int64) (pnmHeader, error) {
+// parsePNMHeader reads the header at the start of data (the first
+// probePrefix bytes of a file, or more). The file's size is checked
+// separately (checkFileSize), so that DecodeConfig works on a prefix, as
+// it does for the other formats.
+func parsePNMHeader(data []byte) (pnmHeader, error) {
 	if len(data) > probePrefix {
 		data = data[:probePrefix]
 	}
@@ -189,14 +190,23 @@ func parsePNMHeader(data []byte, size int64) (pnmHeader, error) {
 		return pnmHeader{}, pnmErr("a %d×%d image is too large", p.w, p.h)
 	}
 	p.raster = int64(p.w) * int64(p.h) * int64(p.channels) * bps
+	return p, nil
+}
+
+// checkFileSize demands that a file of size bytes be exactly the header
+// plus the raster: fewer is truncated, more is a second image or stray
+// bytes (one more whitespace byte after maxval, say, which would
+// otherwise shift every sample). Decode checks it before allocating,
+// ProbeFile before reading past the header.
+func (p pnmHeader) checkFileSize(size int64) error {
 	if have := size - int64(p.off); have < p.raster {
-		return pnmHeader{}, pnmErr("truncated: the raster of a %d×%d image needs %d bytes after the %d-byte header, the file has %d",
+		return pnmErr("truncated: the raster of a %d×%d image needs %d bytes after the %d-byte header, the file has %d",
 			p.w, p.h, p.raster, p.off, have)
 	} else if have > p.raster {
-		return pnmHeader{}, pnmErr("%d bytes after the raster of a %d×%d image (a second image, or extra whitespace after maxval, is not supported)",
+		return pnmErr("%d bytes after the raster of a %d×%d image (a second image, or extra whitespace after maxval, is not supported)",
 			have-p.raster, p.w, p.h)
 	}
-	return p, nil
+	return nil
 }
 
 // pnmHeader reads a P5 or P6 header after its magic.

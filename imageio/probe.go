@@ -117,8 +117,11 @@ func probe(r io.ReaderAt, size int64, opt Options) (info Info, err error) {
 		// the interleaved output is what Decode returns.
 		std, out = 9, 3
 	case FormatPNM:
-		p, err := parsePNMHeader(prefix, size)
+		p, err := parsePNMHeader(prefix)
 		if err != nil {
+			return Info{}, err
+		}
+		if err := p.checkFileSize(size); err != nil {
 			return Info{}, err
 		}
 		info.Width, info.Height = p.w, p.h
