@@ -55,7 +55,6 @@ type pnmHeader struct {
 	w, h     int
 	maxval   int
 	channels int
-	alpha    bool
 	off      int   // offset of the raster
 	raster   int64 // raster bytes: w·h·channels·(1 or 2)
 }
@@ -355,12 +354,12 @@ func (s *pnmScanner) pamHeader(p *pnmHeader) error {
 	case "GRAYSCALE":
 		p.channels = 1
 	case "GRAYSCALE_ALPHA":
-		p.channels, p.alpha = 2, true
+		p.channels = 2
 	case "RGB", "":
 		// No TUPLTYPE: RGB, as libjxl reads it (DEPTH must then be 3).
 		p.channels = 3
 	case "RGB_ALPHA":
-		p.channels, p.alpha = 4, true
+		p.channels = 4
 	default:
 		return pnmUnsupported("PAM tuple type of %d bytes is not supported (only GRAYSCALE, GRAYSCALE_ALPHA, RGB and RGB_ALPHA)", len(tupl))
 	}
