@@ -126,6 +126,7 @@ type scaleRef struct {
 	// sigma_nsq²).
 	bm, bv, ss []float64
 	lamScaled  []float64
+	flat       bool // the band is rounding noise: a zero model (isFlatBand)
 }
 
 // dims returns the band sizes of the five scales.
@@ -294,7 +295,8 @@ func (r *Reference) prepareScale(k int, sc *scratch) error {
 	if perturbCovariance != nil {
 		perturbCovariance(cm)
 	}
-	lam, quad, err := inverseModel(cm, k, isFlatBand(s.y, k))
+	s.flat = isFlatBand(s.y, k)
+	lam, quad, err := inverseModel(cm, k, s.flat)
 	if err != nil {
 		return err
 	}
@@ -391,11 +393,18 @@ func (r *Reference) ScoreContext(ctx context.Context, dist *zenmetrics.Image) (s
 			// (their bands zero, or rounding noise treated as zero, see
 			// isFlatBand), as two flat images are at every scale. piq
 			// divides 0 by 0 (NaN), or raises on the zero covariance.
-			return 0, fmt.Errorf("%w: IW-SSIM is undefined: every information-content weight is zero at scale %d (both images are flat there; piq returns NaN)", zenmetrics.ErrBadInput, k)
+			return 0, ZeroWeightsError(k)
 		}
 		score *= math.Pow(math.Abs(sn/sd), cst.weights[k])
 	}
 	return score, nil
+}
+
+// ZeroWeightsError is the error of a scoring whose information-content
+// weights are all zero at scale k (both images flat there), shared with
+// gpu/webgpu/iwssim so that both backends say the same.
+func ZeroWeightsError(k int) error {
+	return fmt.Errorf("%w: IW-SSIM is undefined: every information-content weight is zero at scale %d (both images are flat there; piq returns NaN)", zenmetrics.ErrBadInput, k)
 }
 
 // Score prepares ref, scores dist against it and releases it.
