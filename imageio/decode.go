@@ -37,6 +37,7 @@ const (
 	FormatPNG  = "png"
 	FormatJPEG = "jpeg"
 	FormatWebP = "webp"
+	// FormatPNM (pnm.go) is binary PGM, PPM and PAM.
 )
 
 // DecodeFile reads and decodes the file at path with default options.
@@ -63,7 +64,9 @@ func DecodeFileOptions(path string, opt Options) (*zenmetrics.Image, error) {
 	if err != nil {
 		return nil, inputErr(path, err)
 	}
-	return Decode(data, path, opt)
+	// data is this call's own buffer: a PNM raster can become the image's
+	// pixels without a copy.
+	return decode(data, path, opt, true)
 }
 
 func inputErr(name string, err error) error {
@@ -77,11 +80,12 @@ type header struct {
 	pf     zenmetrics.PixelFormat
 	png    pngHeader // format == FormatPNG
 	webp   webpInfo  // format == FormatWebP
+	pnm    pnmHeader // format == FormatPNM
 }
 
 // DecodeConfig reads only the header of an image file and reports its size,
-// the pixel format Decode would produce and the file format ("png", "jpeg"
-// or "webp"). Errors are *zenmetrics.InputError values naming name.
+// the pixel format Decode would produce and the file format ("png", "jpeg",
+// "webp" or "pnm"). Errors are *zenmetrics.InputError values naming name.
 func DecodeConfig(data []byte, name string) (w, h int, f zenmetrics.PixelFormat, format string, err error) {
 	defer func() {
 		if err != nil {
@@ -100,6 +104,12 @@ func DecodeConfig(data []byte, name string) (w, h int, f zenmetrics.PixelFormat,
 // (usually the file's path). See the package documentation for the formats
 // and the pixel layouts produced.
 func Decode(data []byte, name string, opt Options) (im *zenmetrics.Image, err error) {
+	return decode(data, name, opt, false)
+}
+
+// decode is Decode; owned says that data belongs to the caller of decode
+// alone (DecodeFileOptions' read buffer), so the image may share it.
+func decode(data []byte, name string, opt Options, owned bool) (im *zenmetrics.Image, err error) {
 	defer func() {
 		if err != nil {
 			im = nil
@@ -122,6 +132,8 @@ func Decode(data []byte, name string, opt Options) (im *zenmetrics.Image, err er
 		err = checkVP8Data(data, hd.webp)
 	case FormatJPEG:
 		err = checkJPEGSize(bytes.NewReader(data), int64(len(data)), hd.w, hd.h)
+	case FormatPNM:
+		err = hd.pnm.checkFileSize(int64(len(data)))
 	}
 	if err != nil {
 		return nil, inputErr(name, err)
@@ -133,6 +145,10 @@ func Decode(data []byte, name string, opt Options) (im *zenmetrics.Image, err er
 		im, err = decodeJPEG(data, hd)
 	case FormatWebP:
 		im, err = decodeWebP(data, hd)
+	case FormatPNM:
+		// checkFileSize made sure the raster is all there, so the
+		// allocation follows the data present.
+		im, err = decodePNM(data, hd.pnm, owned)
 	default:
 		err = fmt.Errorf("%w: no decoder for %s", zenmetrics.ErrUnsupported, hd.format)
 	}
@@ -187,6 +203,8 @@ func sniff(data []byte) (name string, known bool) {
 		return FormatJPEG, true
 	case len(data) >= 12 && string(data[:4]) == "RIFF" && string(data[8:12]) == "WEBP":
 		return FormatWebP, true
+	case pnmSniff(data):
+		return FormatPNM, true
 	case bytes.HasPrefix(data, []byte("GIF87a")), bytes.HasPrefix(data, []byte("GIF89a")):
 		return "GIF", false
 	case bytes.HasPrefix(data, []byte{0xff, 0x0a}),
@@ -199,8 +217,10 @@ func sniff(data []byte) (name string, known bool) {
 		return "TIFF", false
 	case bytes.HasPrefix(data, []byte("BM")):
 		return "BMP", false
-	case len(data) >= 2 && data[0] == 'P' && data[1] >= '1' && data[1] <= '7':
-		return "PNM/PAM", false
+	case len(data) >= 2 && data[0] == 'P' && data[1] >= '1' && data[1] <= '4':
+		return "plain (ASCII) PNM and PBM", false
+	case len(data) >= 2 && data[0] == 'P' && (data[1] == 'f' || data[1] == 'F'):
+		return "PFM (floating-point samples; zenmetrics images are 8- or 16-bit integers)", false
 	case bytes.HasPrefix(data, []byte("qoif")):
 		return "QOI", false
 	case bytes.HasPrefix(data, []byte("\x76\x2f\x31\x01")):
@@ -227,6 +247,11 @@ func readHeader(data []byte) (header, error) {
 		hd.webp, err = parseWebPHeader(data)
 		if err == nil {
 			hd.w, hd.h, hd.pf = hd.webp.width, hd.webp.height, hd.webp.format()
+		}
+	case FormatPNM:
+		hd.pnm, err = parsePNMHeader(data)
+		if err == nil {
+			hd.w, hd.h, hd.pf = hd.pnm.w, hd.pnm.h, hd.pnm.format()
 		}
 	}
 	if err != nil {

@@ -1,5 +1,5 @@
-// Package imageio decodes image files into zenmetrics.Image and writes
-// images back as PNG.
+// Package imageio decodes image files (PNG, JPEG, WebP, binary PGM, PPM
+// and PAM) into zenmetrics.Image and writes images back as PNG.
 //
 // # Formats
 //
@@ -26,9 +26,25 @@
 //     is wrong for WebP and washes colours out). A file that declares alpha
 //     becomes RGBA8, any other RGB8. Animated WebP is refused
 //     (ErrUnsupported).
+//   - Binary Netpbm (pnm.go): PGM (P5) becomes Gray8 or Gray16, PPM (P6)
+//     RGB8 or RGB16, PAM (P7) with TUPLTYPE GRAYSCALE, GRAYSCALE_ALPHA, RGB
+//     or RGB_ALPHA the matching format, 16-bit when maxval > 255. Samples
+//     with maxval 255 or 65535 are kept exactly as stored (the raster is
+//     already this package's layout: a file decodes at memory-copy speed,
+//     and DecodeFile keeps its read buffer as the pixels without copying);
+//     maxval 1, 3 and 15 are scaled to 8 bits exactly (×255, ×85, ×17, as
+//     libjxl reads them as 1-, 2- and 4-bit values). Every other maxval is
+//     refused with ErrUnsupported: libjxl accepts 2^n − 1 only, and for
+//     other n (10- and 12-bit files among them) the samples would have to
+//     be rounded to fit 8 or 16 bits. Plain (ASCII) formats, PBM, PFM
+//     (zenmetrics.Image has no float format), other PAM tuple types and
+//     headers over 4 KiB are refused with ErrUnsupported; a file whose
+//     size is not exactly its header plus its raster (truncated, a second
+//     image, stray whitespace after maxval) with ErrBadInput.
 //
 // Colour metadata (PNG iCCP, gAMA, cHRM, sRGB chunks; WebP ICCP; JPEG ICC
-// APP2) is ignored: samples are taken to be sRGB, as the metrics expect.
+// APP2) is ignored: samples are taken to be sRGB, as the metrics expect
+// (and as libjxl takes PNM samples, which Netpbm defines as BT.709).
 //
 // # PNG layouts
 //
@@ -76,8 +92,8 @@
 // rest of the file is read. Before a decoder allocates the image, the
 // compressed data must be able to hold it: a PNG's IDAT bytes at least
 // 1/1032 of its samples (deflate's largest ratio), a lossy WebP's VP8 data
-// one bit per macroblock; so allocation follows the data present, not the
-// header's claim alone. ProbeFile reports an image's size and an upper
+// one bit per macroblock, a PNM file exactly its raster; so allocation
+// follows the data present, not the header's claim alone. ProbeFile reports an image's size and an upper
 // bound of its decode memory without decoding it, for callers that compare
 // sizes or budget memory first. Error messages never quote a file's bytes. Every error from
 // Decode, DecodeFile and DecodeFileOptions is a *zenmetrics.InputError

@@ -12,7 +12,7 @@ import (
 
 // FuzzDecode: any bytes give either a valid image agreeing with
 // DecodeConfig or a typed *InputError; never a panic. Seeds: every file in
-// testdata/imageio plus one PNG of each mode.
+// testdata/imageio plus one PNG of each mode and the PNM seeds.
 func FuzzDecode(f *testing.F) {
 	files, _ := filepath.Glob(shared.Testdata(f, "imageio", "*"))
 	for _, p := range files {
@@ -24,6 +24,9 @@ func FuzzDecode(f *testing.F) {
 		f.Add(p.encode())
 	}
 	f.Add(hugePNG(100000, 100000))
+	for _, s := range pnmSeeds() {
+		f.Add(s)
+	}
 	f.Add([]byte("RIFF\x00\x00\x00\x00WEBPVP8L"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		checkDecodeContract(t, data, "fuzz.bin")
@@ -31,7 +34,8 @@ func FuzzDecode(f *testing.F) {
 }
 
 // TestFuzzSeedsMutated runs the fuzz contract on random mutations of the
-// seeds in every plain `go test`, not only under -fuzz.
+// seeds (PNM ones included) in every plain `go test`, not only under
+// -fuzz.
 func TestFuzzSeedsMutated(t *testing.T) {
 	r := rand.New(rand.NewPCG(9, 10))
 	var seeds [][]byte
@@ -45,6 +49,7 @@ func TestFuzzSeedsMutated(t *testing.T) {
 	for _, p := range pngCases() {
 		seeds = append(seeds, p.encode())
 	}
+	seeds = append(seeds, pnmSeeds()...)
 	for i := 0; i < 3000; i++ {
 		b := bytes.Clone(seeds[r.IntN(len(seeds))])
 		for k := r.IntN(4) + 1; k > 0; k-- {

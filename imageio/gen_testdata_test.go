@@ -81,7 +81,7 @@ func TestGenerateTestdata(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		im, err := decodePNM(b)
+		im, err := readDjpegPNM(b)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -137,8 +137,9 @@ func encodePNM(im *zenmetrics.Image) []byte {
 	return buf.Bytes()
 }
 
-// decodePNM reads the binary 8-bit PGM/PPM files djpeg writes.
-func decodePNM(b []byte) (*zenmetrics.Image, error) {
+// readDjpegPNM reads the binary 8-bit PGM/PPM files djpeg writes (a
+// minimal reader kept apart from pnm.go, for generating test data).
+func readDjpegPNM(b []byte) (*zenmetrics.Image, error) {
 	var fields []string
 	i := 0
 	for len(fields) < 4 && i < len(b) {

@@ -13,7 +13,7 @@ import (
 // Info is what a file's first bytes say about it, read by ProbeFile
 // without decoding anything.
 type Info struct {
-	Format        string // FormatPNG, FormatJPEG or FormatWebP
+	Format        string // FormatPNG, FormatJPEG, FormatWebP or FormatPNM
 	Width, Height int
 	FileSize      int64
 	// DecodeBytes bounds the memory decoding the file takes at its peak:
@@ -24,8 +24,9 @@ type Info struct {
 }
 
 // probePrefix is how many leading bytes are read to find the format and
-// the header: enough for PNG's IHDR and WebP's first chunk. JPEG's frame
-// header may come after large APPn segments and is read on from the file.
+// the header: enough for PNG's IHDR and WebP's first chunk, and the
+// longest PNM header accepted (comments included). JPEG's frame header
+// may come after large APPn segments and is read on from the file.
 const probePrefix = 4096
 
 // maxFileBytes is the largest file accepted for a w×h image: no format
@@ -115,6 +116,19 @@ func probe(r io.ReaderAt, size int64, opt Options) (info Info, err error) {
 		// components at 4:4:4) beside the component planes (up to 3 B/px);
 		// the interleaved output is what Decode returns.
 		std, out = 9, 3
+	case FormatPNM:
+		p, err := parsePNMHeader(prefix)
+		if err != nil {
+			return Info{}, err
+		}
+		if err := p.checkFileSize(size); err != nil {
+			return Info{}, err
+		}
+		info.Width, info.Height = p.w, p.h
+		// No decoder image: the raster is copied (Decode) or kept
+		// (DecodeFile) as the image, at most 8 B/px; the file's bytes
+		// are counted below.
+		std, out = 0, int64(p.format().BytesPerPixel())
 	}
 	if info.Width <= 0 || info.Height <= 0 {
 		return Info{}, fmt.Errorf("%w: %s header declares an empty %dx%d image", zenmetrics.ErrBadInput, format, info.Width, info.Height)
@@ -154,10 +168,10 @@ func sniffKnown(data []byte) (string, error) {
 		return "", fmt.Errorf("%w: empty file", zenmetrics.ErrBadInput)
 	}
 	if format != "" {
-		return "", fmt.Errorf("%w: %s files are not supported (only PNG, JPEG and WebP); convert to PNG first",
+		return "", fmt.Errorf("%w: %s files are not supported (only PNG, JPEG, WebP and binary PGM/PPM/PAM); convert to PNG first",
 			zenmetrics.ErrUnsupported, format)
 	}
-	return "", fmt.Errorf("%w: unknown image format (the first bytes are not a PNG, JPEG or WebP signature)", zenmetrics.ErrBadInput)
+	return "", fmt.Errorf("%w: unknown image format (the first bytes are not a PNG, JPEG, WebP or PNM signature)", zenmetrics.ErrBadInput)
 }
 
 // maxDeflateRatio is the most any deflate stream expands: one

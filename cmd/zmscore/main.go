@@ -158,7 +158,8 @@ and prints one line per DIST, in order: the score as %%.8f, or "nan" if that
 DIST failed (the reason goes to stderr). The reference is prepared once for
 all DISTs.
 
-Inputs: PNG (any layout), JPEG, WebP. JPEG is decoded bit-exactly as
+Inputs: PNG (any layout), JPEG, WebP, binary PGM/PPM/PAM (maxval 255 or
+65535; 1, 3, 15 scaled to 8 bits). JPEG is decoded bit-exactly as
 libjpeg-turbo 2.1 (djpeg, and libjxl's tools) decodes it; CMYK/YCCK JPEGs
 are refused, ICC profiles and EXIF orientation are not applied.
 

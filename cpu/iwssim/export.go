@@ -17,6 +17,11 @@ type ScaleData struct {
 	// variance and vᵀC⁻¹v/N on the region; LamScaled is λ_k/sigma_nsq².
 	Bm, Bv, SS []float64
 	LamScaled  []float64
+	// Flat (scales 0–3) is set when the band is rounding noise, treated
+	// as zero: its model, SS and LamScaled, is exactly zero, and a
+	// distorted image that is flat there too gets no weight at all (see
+	// the package documentation, "Flat and degenerate images").
+	Flat bool
 }
 
 // Scales returns the five scales' data; the slices are the reference's
@@ -31,7 +36,7 @@ func (r *Reference) Scales() []ScaleData {
 	for k := range r.scales {
 		s := &r.scales[k]
 		out[k] = ScaleData{W: s.w, H: s.h, RW: s.rw, RH: s.rh, Y: s.y, Mu: s.mu, Vr: s.vr,
-			Bm: s.bm, Bv: s.bv, SS: s.ss, LamScaled: s.lamScaled}
+			Bm: s.bm, Bv: s.bv, SS: s.ss, LamScaled: s.lamScaled, Flat: s.flat}
 	}
 	return out
 }

@@ -1,6 +1,7 @@
 package iwssim
 
 import (
+	"runtime"
 	"testing"
 
 	"github.com/zenmetrics-go/zenmetrics"
@@ -35,7 +36,9 @@ var goldenValues = []string{
 }
 
 // goldenOtherArchTol: on amd64 the recorded scores must come back bit for
-// bit. Elsewhere the arithmetic of this package gives the same bits (its
+// bit (in the default build; under -tags noasm gonum's Go kernels replace
+// its assembly, which moves the last bit, measured: 2.2e-16 at most, so
+// that build is held to this tolerance too). Elsewhere the arithmetic of this package gives the same bits (its
 // products are rounded explicitly, so arm64 does not fuse them into FMAs),
 // but two things it calls do not promise that: math.Log2 (assembly-backed
 // on amd64, Go on arm64) and gonum's eigen-decomposition, whose dot
@@ -47,10 +50,11 @@ var goldenValues = []string{
 const goldenOtherArchTol = 1e-13
 
 // TestGoldenBitIdentical checks every case against its recorded value
-// (goldenOtherArchTol off amd64). IWSSIM_GOLDEN=print prints the table
-// instead.
+// (goldenOtherArchTol off amd64 and under -tags noasm). IWSSIM_GOLDEN=print
+// prints the table instead.
 func TestGoldenBitIdentical(t *testing.T) {
-	metrictest.CheckGolden(t, "IWSSIM_GOLDEN", goldenCases, goldenValues, goldenOtherArchTol, func(c metrictest.GoldenCase) float64 {
+	exact := runtime.GOARCH == "amd64" && gonumAsm
+	metrictest.CheckGoldenExact(t, "IWSSIM_GOLDEN", goldenCases, goldenValues, exact, goldenOtherArchTol, func(c metrictest.GoldenCase) float64 {
 		ref, dist := c.Pair()
 		v, err := Score(ref, dist, Config{Threads: 2})
 		if err != nil {

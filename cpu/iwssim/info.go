@@ -3,6 +3,7 @@ package iwssim
 import (
 	"fmt"
 	"github.com/zenmetrics-go/zenmetrics/internal/parallel"
+	"math"
 
 	"gonum.org/v1/gonum/mat"
 
@@ -119,8 +120,27 @@ func covariance(y []float64, w, h int, parent []float64, en *enlarger, threads i
 // V·L·Vᵀ is singular and piq's inverse is numerically meaningless; this uses
 // the pseudo-inverse (the zero eigenvalues' directions dropped), which is
 // what a flat or otherwise degenerate reference converges to.
-func inverseModel(cm *mat.SymDense, scale int) (lam, quad []float64, err error) {
+//
+// "Zero" is decided at rounding level, not by the sign of a computed
+// eigenvalue: an eigenvalue that is exactly zero in exact arithmetic comes
+// out of the decomposition as ±(a few ulps of the largest one), and its
+// sign and size depend on the order of the decomposition's sums, which
+// differ between gonum's assembly (amd64) and Go (arm64, -tags noasm)
+// kernels. Kept as positive, such a value enters the pseudo-inverse as
+// 1/(rounding noise) and turns ss, and every weight, into noise of any
+// size. So an eigenvalue at or below relTol × the largest is treated as
+// the zero it is (numerical rank, as numpy's matrix_rank does with its
+// N·ε tolerance), and when the band itself is flat (flat is set: every
+// sample within rounding noise of zero, see isFlatBand) the whole model is
+// zero, as piq's exact arithmetic would make it for a band of zeros.
+func inverseModel(cm *mat.SymDense, scale int, flat bool) (lam, quad []float64, err error) {
 	n := cm.SymmetricDim()
+	lam = make([]float64, n)
+	quad = make([]float64, nPairs(n))
+	if flat {
+		// C = 0: L = 0 and its pseudo-inverse 0, so ss = 0 at every block.
+		return lam, quad, nil
+	}
 	var es mat.EigenSym
 	if !es.Factorize(cm, true) {
 		return nil, nil, fmt.Errorf("%w: iwssim: eigen-decomposition of the scale-%d covariance did not converge", zenmetrics.ErrBadInput, scale)
@@ -128,12 +148,15 @@ func inverseModel(cm *mat.SymDense, scale int) (lam, quad []float64, err error) 
 	vals := es.Values(nil)
 	var vec mat.Dense
 	es.VectorsTo(&vec)
-	var sum, sumPos float64
+	var sum, top float64
 	for _, v := range vals {
 		sum += v
+		top = max(top, v)
 	}
+	tol := top * relTol
+	var sumPos float64
 	for _, v := range vals {
-		if v > 0 {
+		if v > tol {
 			sumPos += v
 		}
 	}
@@ -141,10 +164,9 @@ func inverseModel(cm *mat.SymDense, scale int) (lam, quad []float64, err error) 
 	if sumPos == 0 {
 		den = 1
 	}
-	lam = make([]float64, n)
 	inv := make([]float64, n)
 	for i, v := range vals {
-		if v > 0 {
+		if v > tol {
 			lam[i] = v * sum / den
 		}
 		if lam[i] > 0 {
@@ -154,7 +176,6 @@ func inverseModel(cm *mat.SymDense, scale int) (lam, quad []float64, err error) 
 	var t, a mat.Dense
 	t.Mul(&vec, mat.NewDiagDense(n, inv))
 	a.Mul(&t, vec.T())
-	quad = make([]float64, nPairs(n))
 	k := 0
 	for i := 0; i < n; i++ {
 		for j := i; j < n; j++ {
@@ -219,4 +240,40 @@ func mahalanobis(ss, y []float64, w, h int, parent []float64, en *enlarger, quad
 			}
 		}
 	})
+}
+
+// relTol is the largest eigenvalue of a neighbourhood covariance, relative
+// to the largest, that is treated as zero: 2⁻³⁶ ≈ 1.5e-11. The rounding
+// error of a computed eigenvalue is a small multiple of N·ε·λmax ≈ 2e-15·λmax
+// (N = 10), and the rounding of the covariance's sums adds at most about
+// w·ε·λmax; a true eigenvalue this small relative to the largest would need
+// a band whose weakest neighbourhood pattern is 10⁵ times weaker in
+// amplitude than its strongest one, far below the quantisation noise of an
+// 8- or 16-bit image at that contrast. The corpus and golden references sit
+// at 1e-4 or more (TestEigenMargins).
+var relTol = 0x1p-36
+
+// flatTol is the largest sample magnitude of a band, relative to the
+// largest value its low-pass level can hold (255·2^k at scale k: the
+// luminance is 0..255 and every pyramid step has gain 2), that is rounding
+// noise. A band is the difference of a low-pass level and its own blurred
+// and re-expanded copy, both sums of a few dozen products of values up to
+// that bound, so a band that is zero in exact arithmetic (a flat image, at
+// every scale) comes out with samples of at most ~100·ε·255·2^k ≈ 6e-12·2^k.
+// One 16-bit code step of one colour channel already gives band samples
+// above 4e-5 (0.114·255/65535, times a filter response of 0.1 or more).
+// 2⁻³⁰·255·2^k ≈ 2.4e-7·2^k sits between the two with a margin of over a
+// hundred on either side.
+var flatTol = 0x1p-30
+
+// isFlatBand reports whether every sample of band y (scale k) lies within
+// rounding noise of zero (flatTol).
+func isFlatBand(y []float64, k int) bool {
+	lim := flatTol * dataRange * float64(int(1)<<k)
+	for _, v := range y {
+		if math.Abs(v) > lim {
+			return false
+		}
+	}
+	return true
 }

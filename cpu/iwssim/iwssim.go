@@ -41,6 +41,27 @@
 // their product, and sums are taken per row and then in row order (so they do
 // not depend on the thread count).
 //
+// # Flat and degenerate images
+//
+// A flat image's bands are zero in exact arithmetic and rounding noise
+// (about 1e-14) as computed, in a pattern that depends on the order of the
+// sums; the neighbourhood model built on such noise, or on the noise
+// eigenvalues of a rank-deficient covariance (a horizontal gradient's
+// neighbourhoods span four dimensions of ten), would turn it into weights
+// of any size, different between gonum's amd64 assembly and its Go kernels
+// (arm64, -tags noasm), and in piq different again. Both are decided at
+// rounding level instead (isFlatBand, relTol in info.go), as the exact
+// arithmetic piq's formulas describe would have them: a band within
+// 2⁻³⁰·255·2^k of zero gives a zero model (no information content), an
+// eigenvalue within 2⁻³⁶ of the largest is zero. So on every architecture
+// a flat reference against a textured image is scored (the weights then
+// come from the distorted image's own variance), and two images that are
+// both flat at some weighted scale, which gives every weight there zero,
+// are refused with ErrBadInput: IW-SSIM is 0/0 there (piq returns NaN, or
+// raises on the zero covariance of a black image). Images with content sit
+// at least 10⁶ times above both thresholds (TestModelMargins), whose
+// scores are unchanged to the bit.
+//
 // # Input, reuse and memory
 //
 // Any zenmetrics.Image format; alpha is ignored (see luminance). Both sides
@@ -59,6 +80,8 @@ import (
 	"math"
 	"runtime"
 	"sync"
+
+	"gonum.org/v1/gonum/mat"
 
 	"github.com/zenmetrics-go/zenmetrics"
 )
@@ -103,6 +126,7 @@ type scaleRef struct {
 	// sigma_nsq²).
 	bm, bv, ss []float64
 	lamScaled  []float64
+	flat       bool // the band is rounding noise: a zero model (isFlatBand)
 }
 
 // dims returns the band sizes of the five scales.
@@ -268,7 +292,11 @@ func (r *Reference) prepareScale(k int, sc *scratch) error {
 		en = newEnlarger(s.w, s.h, p.w, p.h)
 	}
 	cm := covariance(s.y, s.w, s.h, parent, en, r.threads, sc.rowSums, sc.work)
-	lam, quad, err := inverseModel(cm, k)
+	if perturbCovariance != nil {
+		perturbCovariance(cm)
+	}
+	s.flat = isFlatBand(s.y, k)
+	lam, quad, err := inverseModel(cm, k, s.flat)
 	if err != nil {
 		return err
 	}
@@ -279,6 +307,12 @@ func (r *Reference) prepareScale(k int, sc *scratch) error {
 	mahalanobis(s.ss, s.y, s.w, s.h, parent, en, quad, r.threads, sc.work)
 	return nil
 }
+
+// perturbCovariance, when set (by tests only), changes every neighbourhood
+// covariance before its decomposition: TestRoundingInsensitive moves its
+// entries by a few ulps, as another order of the same sums would, to show
+// that scores do not depend on rounding there.
+var perturbCovariance func(cm *mat.SymDense)
 
 // Release drops the prepared planes. Score afterwards returns
 // zenmetrics.ErrReleased. It waits for running Score calls.
@@ -355,13 +389,22 @@ func (r *Reference) ScoreContext(ctx context.Context, dist *zenmetrics.Image) (s
 			sd = float64(s.rw) * float64(s.rh)
 		}
 		if sd == 0 {
-			// Every weight is zero (both bands are exactly flat at this
-			// scale, as for two black images): piq divides 0 by 0 (NaN).
-			return 0, fmt.Errorf("%w: IW-SSIM is undefined: every information-content weight is zero at scale %d (flat images; piq returns NaN)", zenmetrics.ErrBadInput, k)
+			// Every weight is zero: both images are flat at this scale
+			// (their bands zero, or rounding noise treated as zero, see
+			// isFlatBand), as two flat images are at every scale. piq
+			// divides 0 by 0 (NaN), or raises on the zero covariance.
+			return 0, ZeroWeightsError(k)
 		}
 		score *= math.Pow(math.Abs(sn/sd), cst.weights[k])
 	}
 	return score, nil
+}
+
+// ZeroWeightsError is the error of a scoring whose information-content
+// weights are all zero at scale k (both images flat there), shared with
+// gpu/webgpu/iwssim so that both backends say the same.
+func ZeroWeightsError(k int) error {
+	return fmt.Errorf("%w: IW-SSIM is undefined: every information-content weight is zero at scale %d (both images are flat there; piq returns NaN)", zenmetrics.ErrBadInput, k)
 }
 
 // Score prepares ref, scores dist against it and releases it.
