@@ -42,6 +42,8 @@ static thread_local long g_syncs;
 static void __syncthreads() { g_syncs++; g_bar->arrive_and_wait(); }
 static int __float_as_int(float f) { int i; std::memcpy(&i, &f, 4); return i; }
 static float __int_as_float(int i) { float f; std::memcpy(&f, &i, 4); return f; }
+static long long __double_as_longlong(double d) { long long i; std::memcpy(&i, &d, 8); return i; }
+static double __longlong_as_double(long long i) { double d; std::memcpy(&d, &i, 8); return d; }
 static void fail(const std::string& s) { std::cerr << s << std::endl; std::exit(1); }
 struct Arg { void* p; int i; float f; double d; };
 `
