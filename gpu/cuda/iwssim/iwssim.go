@@ -184,19 +184,8 @@ func prepare(ctx context.Context, b *cuda.Backend, ref *zenmetrics.Image) (_ *re
 	}
 	defer cref.Release()
 	data := cref.Scales()
-	if len(data) != nScales {
-		return nil, fmt.Errorf("%w: iwssim: the CPU reference has %d scales", zenmetrics.ErrBadInput, len(data))
-	}
-	for k, sd := range data {
-		if g := r.gm.s[k]; sd.W != g.w || sd.H != g.h || sd.RW != g.rw || sd.RH != g.rh {
-			return nil, fmt.Errorf("%w: iwssim: scale %d is %dx%d on the CPU, %dx%d here", zenmetrics.ErrBadInput, k, sd.W, sd.H, g.w, g.h)
-		}
-		if weighted(k) {
-			if n := len(sd.LamScaled); n == 0 || n > maxLam || sd.SS == nil {
-				return nil, fmt.Errorf("%w: iwssim: scale %d has %d eigenvalues", zenmetrics.ErrBadInput, k, n)
-			}
-			r.ref.nlam[k] = len(sd.LamScaled)
-		}
+	if err := r.ref.check(r.gm, data); err != nil {
+		return nil, err
 	}
 	defer func() {
 		if err != nil {
@@ -212,38 +201,13 @@ func prepare(ctx context.Context, b *cuda.Backend, ref *zenmetrics.Image) (_ *re
 		return nil, err
 	}
 	defer r.slots.Put(s)
-	if err := r.upload(s, data); err != nil {
+	if err := uploadRef(s.wk.Upload, &r.ref, data); err != nil {
 		return nil, err
 	}
 	if err := s.wk.Stream.Sync(); err != nil {
 		return nil, err
 	}
 	return r, ctx.Err()
-}
-
-// upload copies the CPU reference's planes and λ/σ² into the device
-// buffers on the slot's stream (through its page-locked staging).
-func (r *reference) upload(s *slot, data []cpuiw.ScaleData) error {
-	lam := make([]float64, maxLam*nScales)
-	for k, sd := range data {
-		if weighted(k) {
-			copy(lam[maxLam*k:], sd.LamScaled)
-		}
-	}
-	var buf []byte
-	if err := s.wk.Upload(r.ref.lam, f64Bytes(&buf, lam)); err != nil {
-		return err
-	}
-	for k, sd := range data {
-		planes := [][]float64{sd.Y, sd.Mu, sd.Vr, sd.Bm, sd.Bv, sd.SS}
-		dst := append([]*cuda.Buffer{r.ref.y[k]}, r.ref.m[k][:mapsAt(k)]...)
-		for i, dbuf := range dst {
-			if err := s.wk.Upload(dbuf, f64Bytes(&buf, planes[i])); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
 }
 
 // pool adds each scale's row sums in row order and takes piq's product

@@ -1,6 +1,10 @@
 package iwssim
 
 import (
+	"fmt"
+
+	zenmetrics "github.com/zenmetrics-go/zenmetrics"
+	cpuiw "github.com/zenmetrics-go/zenmetrics/cpu/iwssim"
 	"github.com/zenmetrics-go/zenmetrics/gpu/cuda"
 	"github.com/zenmetrics-go/zenmetrics/gpu/cuda/internal/launch"
 )
@@ -72,6 +76,52 @@ func (p *refPlanes) buffers() []*cuda.Buffer {
 		out = append(out, p.m[k][:mapsAt(k)]...)
 	}
 	return out
+}
+
+// check compares the CPU reference's scales with the geometry and
+// records each weighted scale's number of eigenvalues.
+func (p *refPlanes) check(gm geometry, data []cpuiw.ScaleData) error {
+	if len(data) != nScales {
+		return fmt.Errorf("%w: iwssim: the CPU reference has %d scales", zenmetrics.ErrBadInput, len(data))
+	}
+	for k, sd := range data {
+		if g := gm.s[k]; sd.W != g.w || sd.H != g.h || sd.RW != g.rw || sd.RH != g.rh {
+			return fmt.Errorf("%w: iwssim: scale %d is %dx%d on the CPU, %dx%d here", zenmetrics.ErrBadInput, k, sd.W, sd.H, g.w, g.h)
+		}
+		if weighted(k) {
+			if n := len(sd.LamScaled); n == 0 || n > maxLam || sd.SS == nil {
+				return fmt.Errorf("%w: iwssim: scale %d has %d eigenvalues", zenmetrics.ErrBadInput, k, n)
+			}
+			p.nlam[k] = len(sd.LamScaled)
+		}
+	}
+	return nil
+}
+
+// uploadRef copies the CPU reference's planes and λ/σ² into the device
+// buffers with put (a worker's staged Upload; the emulation's upload),
+// which may reuse its argument once it returns.
+func uploadRef(put func(*cuda.Buffer, []byte) error, p *refPlanes, data []cpuiw.ScaleData) error {
+	lam := make([]float64, maxLam*nScales)
+	for k, sd := range data {
+		if weighted(k) {
+			copy(lam[maxLam*k:], sd.LamScaled)
+		}
+	}
+	var buf []byte
+	if err := put(p.lam, f64Bytes(&buf, lam)); err != nil {
+		return err
+	}
+	for k, sd := range data {
+		planes := [][]float64{sd.Y, sd.Mu, sd.Vr, sd.Bm, sd.Bv, sd.SS}
+		dst := append([]*cuda.Buffer{p.y[k]}, p.m[k][:mapsAt(k)]...)
+		for i, d := range dst {
+			if err := put(d, f64Bytes(&buf, planes[i])); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // refSizes is the size of every buffer of a w×h reference, in buffers'
