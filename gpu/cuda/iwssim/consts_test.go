@@ -39,7 +39,7 @@ func TestHeaderNumbers(t *testing.T) {
 		"GO_L1": math.Float64frombits(0x3FE5555555555593), "GO_L2": math.Float64frombits(0x3FD999999997FA04),
 		"GO_L3": math.Float64frombits(0x3FD2492494229359), "GO_L4": math.Float64frombits(0x3FCC71C51D8E78AF),
 		"GO_L5": math.Float64frombits(0x3FC7466496CB03DE), "GO_L6": math.Float64frombits(0x3FC39A09D078C69F),
-		"GO_L7": math.Float64frombits(0x3FC2F112DF3E5244),
+		"GO_L7":     math.Float64frombits(0x3FC2F112DF3E5244),
 		"GO_HSQRT2": math.Sqrt2 / 2, "GO_INVLN2": 1 / math.Ln2,
 	}
 	for name, w := range want {
