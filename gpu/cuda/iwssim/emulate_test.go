@@ -54,7 +54,9 @@ func padded(im *zenmetrics.Image) *zenmetrics.Image {
 // 161, sizes whose pyramid halvings round up at every level, sizes that
 // leave a partial block and a partial terms round), every pixel format,
 // padded strides and mixed formats; and pairs of testdata/tiny. Opt-in
-// (ZENMETRICS_CUDA_EMULATE=1): it needs g++ and takes a minute.
+// (ZENMETRICS_CUDA_EMULATE=1): it needs g++ and takes minutes (the
+// emulator runs one OS thread per CUDA thread); -short leaves out the
+// 512×512 pair.
 func TestEmulated(t *testing.T) {
 	emu := cudaemu.Build(t, source())
 	cases := []struct {
@@ -98,11 +100,37 @@ func TestEmulated(t *testing.T) {
 	}
 }
 
+// checkEmulated compares one emulated score with cpu/iwssim's, and the
+// distorted pyramid the kernels built (unpack and the four steps) with the
+// CPU's pyramid of the distorted image (its Prepare's bands), bit for bit:
+// those are single float64 operations in the reference's order on any
+// architecture without fused multiply-adds in Go's code there, so the
+// bands must match exactly where the score's tolerance is 0.
 func checkEmulated(t *testing.T, emu *cudaemu.Emulator, name string, ref, dist *zenmetrics.Image, tol float64) {
 	t.Helper()
-	got, err := emulate(t, emu, ref, dist)
+	got, bands, err := emulate(t, emu, ref, dist)
 	if err != nil {
 		t.Fatalf("%s: %v", name, err)
+	}
+	dref, err := cpuiw.Prepare(dist, cpuiw.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	differ, worst := 0, 0.0
+	for k, sd := range dref.Scales() {
+		for i, v := range sd.Y {
+			if math.Float64bits(v) != math.Float64bits(bands[k][i]) {
+				differ++
+				worst = math.Max(worst, math.Abs(v-bands[k][i]))
+			}
+		}
+	}
+	dref.Release()
+	if differ > 0 {
+		t.Logf("%s: %d pyramid values differ from the CPU's (max |Δ| %.3g)", name, differ, worst)
+		if tol == 0 {
+			t.Errorf("%s: the distorted pyramid is not the CPU's bit for bit", name)
+		}
 	}
 	want, err := cpuiw.Score(ref, dist, cpuiw.Config{})
 	if err != nil {
@@ -118,8 +146,9 @@ func checkEmulated(t *testing.T, emu *cudaemu.Emulator, name string, ref, dist *
 
 // emulate prepares ref with cpu/iwssim, uploads its planes as Prepare
 // does, records one score of dist, replays it with the emulator and pools
-// the row sums as Score does.
-func emulate(t *testing.T, emu *cudaemu.Emulator, ref, dist *zenmetrics.Image) (float64, error) {
+// the row sums as Score does; it also returns the distorted pyramid (band
+// k, the low-pass at the last scale).
+func emulate(t *testing.T, emu *cudaemu.Emulator, ref, dist *zenmetrics.Image) (float64, [nScales][]float64, error) {
 	t.Helper()
 	w, h := ref.Width, ref.Height
 	gm := newGeometry(w, h)
@@ -157,10 +186,21 @@ func emulate(t *testing.T, emu *cudaemu.Emulator, ref, dist *zenmetrics.Image) (
 	}
 	run.Replay(r.L)
 	run.Dump(s.sums, sumsBytes(gm))
-	out := run.Run()
-	sums := make([]float64, 2*gm.rows)
-	for i := range sums {
-		sums[i] = math.Float64frombits(binary.LittleEndian.Uint64(out[0][8*i:]))
+	for k, sg := range gm.s {
+		run.Dump(s.x[k], 8*int64(sg.w)*int64(sg.h))
 	}
-	return pool(gm, sums)
+	out := run.Run()
+	f64s := func(b []byte) []float64 {
+		v := make([]float64, len(b)/8)
+		for i := range v {
+			v[i] = math.Float64frombits(binary.LittleEndian.Uint64(b[8*i:]))
+		}
+		return v
+	}
+	var bands [nScales][]float64
+	for k := range bands {
+		bands[k] = f64s(out[1+k])
+	}
+	v, err := pool(gm, f64s(out[0]))
+	return v, bands, err
 }

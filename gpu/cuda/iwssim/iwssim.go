@@ -38,6 +38,7 @@ import (
 	"fmt"
 	"math"
 	"sync"
+	"unsafe"
 
 	zenmetrics "github.com/zenmetrics-go/zenmetrics"
 	cpuiw "github.com/zenmetrics-go/zenmetrics/cpu/iwssim"
@@ -134,9 +135,22 @@ func layoutOf(im *zenmetrics.Image) layout {
 	return layout{stride: im.Stride, channels: f.Channels(), bps: f.BytesPerSample()}
 }
 
-// f64Bytes writes v as the little-endian doubles the device reads into
-// buf (grown as needed) and returns them.
+// littleEndian reports whether the host stores a float64 as the device
+// does (every CUDA host Go runs on: amd64, arm64, ppc64le).
+var littleEndian = binary.NativeEndian.Uint16([]byte{1, 0}) == 1
+
+// f64Bytes returns v as the little-endian doubles the device reads: v's
+// own memory on a little-endian host (no copy: the reference's planes are
+// about 64 bytes a pixel, a conversion loop would cost more than their
+// upload), else a conversion into buf (grown as needed). The result is
+// read only, and only until the upload that takes it returns.
 func f64Bytes(buf *[]byte, v []float64) []byte {
+	if len(v) == 0 {
+		return nil
+	}
+	if littleEndian {
+		return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(v))), 8*len(v))
+	}
 	n := 8 * len(v)
 	if cap(*buf) < n {
 		*buf = make([]byte, n)

@@ -1,7 +1,10 @@
 package iwssim
 
 import (
+	"bytes"
+	"encoding/binary"
 	"fmt"
+	"math"
 	"testing"
 
 	zenmetrics "github.com/zenmetrics-go/zenmetrics"
@@ -318,6 +321,27 @@ func TestEstimateAndArgs(t *testing.T) {
 	for _, args := range [][]any{{b, 8, 4, 4}, {b, 8, 4, 4, b, b}, {b, 8, 4, float32(4), b}, {b, b, 4, 4, b}} {
 		if err := launch.CheckArgs(&k.downX, args); err == nil {
 			t.Errorf("%v accepted", args)
+		}
+	}
+}
+
+// f64Bytes gives the little-endian doubles the device reads, by either
+// path (the host's own memory, the conversion).
+func TestF64Bytes(t *testing.T) {
+	v := []float64{1, -0.5, math.Pi, math.Inf(-1), math.SmallestNonzeroFloat64, 255 * 16}
+	want := make([]byte, 8*len(v))
+	for i, x := range v {
+		binary.LittleEndian.PutUint64(want[8*i:], math.Float64bits(x))
+	}
+	defer func(le bool) { littleEndian = le }(littleEndian)
+	for _, le := range []bool{littleEndian, false} {
+		littleEndian = le
+		var buf []byte
+		if got := f64Bytes(&buf, v); !bytes.Equal(got, want) {
+			t.Errorf("little-endian path %v: % x, want % x", le, got, want)
+		}
+		if got := f64Bytes(&buf, nil); len(got) != 0 {
+			t.Errorf("empty: %d bytes", len(got))
 		}
 	}
 }
