@@ -83,7 +83,7 @@ func TestKernelTimes(t *testing.T) {
 	if err := start.Record(st); err != nil {
 		t.Fatal(err)
 	}
-	if err := queueUnpack(q, r.k, w, 0, h, layoutOf(dist), s); err != nil {
+	if err := queueUnpack(q, r.k, w, 0, h, layoutOf(dist), s.raw, s.x[0]); err != nil {
 		t.Fatal(err)
 	}
 	if err := queueScore(q, r.k, r.gm, s, &r.ref); err != nil {

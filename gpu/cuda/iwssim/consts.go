@@ -24,9 +24,16 @@ var kc = cpuiw.KernelConstants()
 // nScales is the number of scales (piq's default, 5).
 const nScales = cpuiw.NumScales
 
-// maxLam is the room for λ/σ² per scale in the lam buffer (a
-// neighbourhood has at most 10 components).
-const maxLam = 16
+// The model buffer: λ/σ² of every scale (maxLam doubles each; a
+// neighbourhood has at most 10 components, so 10 eigenvalues), then the
+// quadratic form's coefficients of every scale (maxQuad each; at most
+// 10·11/2 = 55).
+const (
+	maxLam   = 16
+	maxQuad  = 64
+	quadBase = maxLam * nScales
+	modelLen = quadBase + maxQuad*nScales
+)
 
 // Go's math.Log constants (math/log.go), as the literals Go rounds them
 // to, and the two derived constants math.Log2 uses.

@@ -100,42 +100,59 @@ func TestEmulated(t *testing.T) {
 	}
 }
 
-// checkEmulated compares one emulated score with cpu/iwssim's, and the
-// distorted pyramid the kernels built (unpack and the four steps) with the
-// CPU's pyramid of the distorted image (its Prepare's bands), bit for bit:
-// those are single float64 operations in the reference's order on any
-// architecture without fused multiply-adds in Go's code there, so the
-// bands must match exactly where the score's tolerance is 0.
+// checkEmulated compares one emulated preparation and score with
+// cpu/iwssim's: every plane the reference keeps (bands, mu, vr, bm, bv,
+// vᵀC⁻¹v/N) and λ/σ², bit for bit where tol is 0; the distorted pyramid
+// against the CPU's pyramid of the distorted image (its Prepare's bands);
+// and the score within tol relative.
 func checkEmulated(t *testing.T, emu *cudaemu.Emulator, name string, ref, dist *zenmetrics.Image, tol float64) {
 	t.Helper()
-	got, bands, err := emulate(t, emu, ref, dist)
+	e := emulate(t, emu, ref, dist)
+	cref, err := cpuiw.Prepare(ref, cpuiw.Config{})
 	if err != nil {
-		t.Fatalf("%s: %v", name, err)
+		t.Fatal(err)
 	}
 	dref, err := cpuiw.Prepare(dist, cpuiw.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	differ, worst := 0, 0.0
-	for k, sd := range dref.Scales() {
-		for i, v := range sd.Y {
-			if math.Float64bits(v) != math.Float64bits(bands[k][i]) {
-				differ++
-				worst = math.Max(worst, math.Abs(v-bands[k][i]))
+	defer cref.Release()
+	defer dref.Release()
+	differ := func(what string, got, want []float64) {
+		n, worst := 0, 0.0
+		if len(got) != len(want) {
+			t.Fatalf("%s: %s: %d values, want %d", name, what, len(got), len(want))
+		}
+		for i, v := range want {
+			if math.Float64bits(v) != math.Float64bits(got[i]) {
+				n++
+				worst = math.Max(worst, math.Abs(v-got[i])/math.Max(math.Abs(v), 1e-300))
+			}
+		}
+		if n > 0 {
+			t.Logf("%s: %s: %d of %d values differ from the CPU's (max relative |Δ| %.3g)", name, what, n, len(want), worst)
+			if tol == 0 {
+				t.Errorf("%s: %s is not the CPU's bit for bit", name, what)
 			}
 		}
 	}
-	dref.Release()
-	if differ > 0 {
-		t.Logf("%s: %d pyramid values differ from the CPU's (max |Δ| %.3g)", name, differ, worst)
-		if tol == 0 {
-			t.Errorf("%s: the distorted pyramid is not the CPU's bit for bit", name)
+	for k, sd := range cref.Scales() {
+		differ(fmt.Sprintf("reference band %d", k), e.ref[k][0], sd.Y)
+		for m, want := range [][]float64{sd.Mu, sd.Vr, sd.Bm, sd.Bv, sd.SS}[:mapsAt(k)] {
+			differ(fmt.Sprintf("scale %d %s", k, []string{"mu", "vr", "bm", "bv", "ss"}[m]), e.ref[k][1+m], want)
 		}
+		if weighted(k) {
+			differ(fmt.Sprintf("scale %d λ/σ²", k), e.lam[k], sd.LamScaled)
+		}
+	}
+	for k, sd := range dref.Scales() {
+		differ(fmt.Sprintf("distorted band %d", k), e.bands[k], sd.Y)
 	}
 	want, err := cpuiw.Score(ref, dist, cpuiw.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
+	got := e.score
 	d := math.Abs(got - want)
 	t.Logf("%s: iwssim %.17g (cpu %.17g, Δ %.3g, %d ulp)", name, got, want, got-want,
 		int64(math.Float64bits(got))-int64(math.Float64bits(want)))
@@ -144,63 +161,118 @@ func checkEmulated(t *testing.T, emu *cudaemu.Emulator, name string, ref, dist *
 	}
 }
 
-// emulate prepares ref with cpu/iwssim, uploads its planes as Prepare
-// does, records one score of dist, replays it with the emulator and pools
-// the row sums as Score does; it also returns the distorted pyramid (band
-// k, the low-pass at the last scale).
-func emulate(t *testing.T, emu *cudaemu.Emulator, ref, dist *zenmetrics.Image) (float64, [nScales][]float64, error) {
+// emulated is what one emulated preparation and score produced: the
+// reference's planes per scale (y, mu, vr, bm, bv, ss), its λ/σ², the
+// distorted pyramid and the score.
+type emulated struct {
+	ref   [nScales][][]float64
+	lam   [nScales][]float64
+	bands [nScales][]float64
+	score float64
+}
+
+func f64s(b []byte) []float64 {
+	v := make([]float64, len(b)/8)
+	for i := range v {
+		v[i] = math.Float64frombits(binary.LittleEndian.Uint64(b[8*i:]))
+	}
+	return v
+}
+
+// emulate replays what Prepare and Score queue: the reference's upload
+// (its unpack in chunks as an overlapped upload queues it) and
+// queueReference; the host's model from the dumped covariance sums; then,
+// in a second session over the same buffers holding the first's results,
+// the model's upload, queueMahal, the distorted image's upload and unpack
+// and queueScore; and pools the row sums as Score does.
+func emulate(t *testing.T, emu *cudaemu.Emulator, ref, dist *zenmetrics.Image) emulated {
 	t.Helper()
 	w, h := ref.Width, ref.Height
 	gm := newGeometry(w, h)
-	cref, err := cpuiw.Prepare(ref, cpuiw.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cref.Release()
 	fa := newFake()
 	var rp refPlanes
 	fillRef(&rp, w, h, fa.Alloc)
-	data := cref.Scales()
-	if err := rp.check(gm, data); err != nil {
-		t.Fatal(err)
-	}
-	total := cuda.RawBytes(dist)
 	s := &slot{}
-	fillSlot(s, w, h, total, fa.Alloc)
-	run := emu.Session(t, fa.Bufs)
-	if err := uploadRef(func(b *cuda.Buffer, p []byte) error { run.Upload(b, p); return nil }, &rp, data); err != nil {
-		t.Fatal(err)
-	}
-	run.Upload(s.raw, dist.Pix[:total])
-	var r cudaemu.Recorder
+	fillSlot(s, w, h, max(cuda.RawBytes(ref), cuda.RawBytes(dist)), fa.Alloc)
 	k := newKernels()
-	ready := unpacker(&r, k, w, h, total, layoutOf(dist), s)
-	// As an overlapped upload in chunks of 37 rows and a bit.
-	for _, end := range chunkEnds(total, 37*int64(dist.Stride)+3) {
-		if err := ready(end); err != nil {
-			t.Fatal(err)
+	// upload records im's upload into s.raw and the unpack into dst as
+	// the bytes arrive, in chunks of 37 rows and a bit.
+	upload := func(run *cudaemu.Session, r *cudaemu.Recorder, im *zenmetrics.Image, dst *cuda.Buffer) {
+		total := cuda.RawBytes(im)
+		run.Upload(s.raw, im.Pix[:total])
+		ready := unpacker(r, k, w, h, total, layoutOf(im), s.raw, dst)
+		for _, end := range chunkEnds(total, 37*int64(im.Stride)+3) {
+			if err := ready(end); err != nil {
+				t.Fatal(err)
+			}
 		}
 	}
-	if err := queueScore(&r, k, gm, s, &rp); err != nil {
+	// Phase 1: the reference up to the covariance sums.
+	run := emu.Session(t, fa.Bufs)
+	var r1 cudaemu.Recorder
+	upload(run, &r1, ref, rp.y[0])
+	if err := queueReference(&r1, k, gm, s, &rp, s.x[0]); err != nil {
 		t.Fatal(err)
 	}
-	run.Replay(r.L)
-	run.Dump(s.sums, sumsBytes(gm))
-	for k, sg := range gm.s {
-		run.Dump(s.x[k], 8*int64(sg.w)*int64(sg.h))
+	run.Replay(r1.L)
+	_, ncov := covOffsets(gm)
+	run.Dump(s.x[0], 8*int64(ncov))
+	planes := rp.buffers()[1:] // y, mu, vr, bm, bv per scale (ss not yet)
+	for _, b := range planes {
+		run.Dump(b, b.Size)
 	}
 	out := run.Run()
-	f64s := func(b []byte) []float64 {
-		v := make([]float64, len(b)/8)
-		for i := range v {
-			v[i] = math.Float64frombits(binary.LittleEndian.Uint64(b[8*i:]))
+	m, err := model(gm, f64s(out[0]), &rp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Phase 2: the model, vᵀC⁻¹v/N, then the score.
+	run = emu.Session(t, fa.Bufs)
+	for i, b := range planes {
+		run.Upload(b, out[1+i])
+	}
+	var buf []byte
+	run.Upload(rp.lam, f64Bytes(&buf, m))
+	var r2 cudaemu.Recorder
+	if err := queueMahal(&r2, k, gm, &rp); err != nil {
+		t.Fatal(err)
+	}
+	upload(run, &r2, dist, s.x[0])
+	if err := queueScore(&r2, k, gm, s, &rp); err != nil {
+		t.Fatal(err)
+	}
+	run.Replay(r2.L)
+	run.Dump(s.sums, sumsBytes(gm))
+	var e emulated
+	for l, sg := range gm.s {
+		run.Dump(s.x[l], 8*int64(sg.w)*int64(sg.h))
+	}
+	for l := range gm.s {
+		for _, b := range append([]*cuda.Buffer{rp.y[l]}, rp.m[l][:mapsAt(l)]...) {
+			run.Dump(b, b.Size)
 		}
-		return v
 	}
-	var bands [nScales][]float64
-	for k := range bands {
-		bands[k] = f64s(out[1+k])
+	out = run.Run()
+	var err2 error
+	e.score, err2 = pool(gm, f64s(out[0]))
+	if err2 != nil {
+		t.Fatal(err2)
 	}
-	v, err := pool(gm, f64s(out[0]))
-	return v, bands, err
+	o := 1
+	for l, sg := range gm.s {
+		e.bands[l] = f64s(out[o])[:sg.w*sg.h]
+		o++
+	}
+	for l, sg := range gm.s {
+		e.ref[l] = append(e.ref[l], f64s(out[o])[:sg.w*sg.h])
+		o++
+		for j := 0; j < mapsAt(l); j++ {
+			e.ref[l] = append(e.ref[l], f64s(out[o])[:sg.rw*sg.rh])
+			o++
+		}
+		if weighted(l) {
+			e.lam[l] = m[maxLam*l : maxLam*l+rp.nlam[l]]
+		}
+	}
+	return e
 }

@@ -29,6 +29,7 @@ typedef unsigned char u8;
 #define BX 32  // pixel kernels: block width
 #define BY 8   // block height
 #define RT 128 // terms: threads per block (one region row), values per round
+#define CT 64  // cov: threads per block (one block row, a thread per pair)
 
 // The Gaussian window's radius and the crop that lines the 3×3 blocks up
 // with the SSIM maps (cpu/iwssim/params.go: gaussRad, iwCrop).
@@ -354,4 +355,153 @@ extern "C" __global__ void terms(const double* g, const double* bx, const double
         sums[2 * (rowOff + i)] = sn;
         sums[2 * (rowOff + i) + 1] = sd;
     }
+}
+
+// ---------------------------------------------------------------------------
+// The reference's half (cpu/iwssim's Prepare), on the device: its
+// pyramid comes from unpack and the pyramid kernels above; then per scale
+// rhpass and rstats (refStats), and at the weighted scales cov (the
+// neighbourhood covariance's sums per block row, covariance) and, once
+// the host has done the 10×10 eigenvalue step, mahal (vᵀC⁻¹v/N,
+// mahalanobis).
+
+// rhpass: hpass for the reference alone: the Gaussian along x of b and
+// b² into g's first two h×rw planes and, with box, their 3-sums into
+// bx's.
+extern "C" __global__ void rhpass(const double* y, int w, int h, int rw, int box, double* g, double* bx) {
+    int j = blockIdx.x * BX + threadIdx.x;
+    int r = blockIdx.y * BY + threadIdx.y;
+    if (j >= rw || r >= h) return;
+    const double* yr = y + (size_t)r * w + j;
+    double a[11], sq[11];
+    for (int t = 0; t < 11; t++) {
+        double v = yr[t];
+        a[t] = v;
+        sq[t] = v * v;
+    }
+    size_t pl = (size_t)h * rw;
+    size_t o = (size_t)r * rw + j;
+    g[o] = gauss11(a);
+    g[pl + o] = gauss11(sq);
+    if (box) {
+        bx[o] = a[IWCROP] + a[IWCROP + 1] + a[IWCROP + 2];
+        bx[pl + o] = sq[IWCROP] + sq[IWCROP + 1] + sq[IWCROP + 2];
+    }
+}
+
+// rstats: the reference's statistics at region position (i, j): the
+// Gaussian mean mu and relu'd variance vr and, with box, the 3×3 mean bm
+// and relu'd variance bv (bm, bv unread otherwise).
+extern "C" __global__ void rstats(const double* g, const double* bx, int h, int rw, int rh, int box, double* mu, double* vr, double* bm, double* bv) {
+    int j = blockIdx.x * BX + threadIdx.x;
+    int i = blockIdx.y * BY + threadIdx.y;
+    if (j >= rw || i >= rh) return;
+    size_t pl = (size_t)h * rw;
+    double s[11];
+    column11(g, rw, i, j, s);
+    double m = gauss11(s);
+    column11(g + pl, rw, i, j, s);
+    double e2 = gauss11(s);
+    size_t o = (size_t)i * rw + j;
+    mu[o] = m;
+    vr[o] = relu(e2 - m * m);
+    if (box) {
+        size_t a0 = (size_t)(i + IWCROP) * rw + j;
+        double mb = BOX * (bx[a0] + bx[a0 + rw] + bx[a0 + 2 * rw]);
+        bm[o] = mb;
+        bv[o] = relu(BOX * (bx[pl + a0] + bx[pl + a0 + rw] + bx[pl + a0 + 2 * rw]) - mb * mb);
+    }
+}
+
+// lin_index is cpu/iwssim's linearIndex for child position r: the source
+// samples and weights of output sample 2r − 1 of an in → out bilinear
+// resize (align_corners=False), in its float64 operations.
+__device__ __forceinline__ void lin_index(int in, int out, int r, int* a, int* b, double* w0, double* w1) {
+    double scale = (double)in / (double)out;
+    double src = scale * ((double)(2 * r - 1) + 0.5) - 0.5;
+    if (src < 0.0) src = 0.0;
+    int i0 = (int)src;
+    *a = i0;
+    *b = i0 < in - 1 ? i0 + 1 : i0;
+    double l1 = src - (double)i0;
+    *w0 = 1.0 - l1;
+    *w1 = l1;
+}
+
+// enlarged is the parent band (wp×hp) enlarged to its child's size
+// (_image_enlarge) at child position (r, c), 1 ≤ r, c (the enlarger's
+// row).
+__device__ double enlarged(const double* par, int wp, int hp, int r, int c) {
+    int r0, r1, c0, c1;
+    double h0, h1, v0, v1;
+    lin_index(hp, 4 * hp - 3, r, &r0, &r1, &h0, &h1);
+    lin_index(wp, 4 * wp - 3, c, &c0, &c1, &v0, &v1);
+    const double* pa = par + (size_t)r0 * wp;
+    const double* pb = par + (size_t)r1 * wp;
+    return h0 * (v0 * pa[c0] + v1 * pa[c1]) + h1 * (v0 * pb[c0] + v1 * pb[c1]);
+}
+
+// component is component k of the neighbourhood vector centred at (r, c)
+// of the w-wide band y: y[r − ny][c − nx] for k = 3(ny+1) + (nx+1), and
+// the enlarged parent for k = 9.
+__device__ __forceinline__ double component(const double* y, int w, const double* par, int wp, int hp, int k, int r, int c) {
+    if (k == 9) return enlarged(par, wp, hp, r, c);
+    return y[(size_t)(r + 1 - k / 3) * w + (c + 1 - k % 3)];
+}
+
+// cov: block row i (centre row r = i + 1; one block per row, CT threads)
+// of a w×h band with nn components (10 with a parent wp×hp, else 9):
+// thread p takes the p-th pair (a ≤ b, in the upper triangle's row order)
+// and writes Σ_c v_a·v_b over the row's centres c = 1..w−2 to
+// sums[off + i·np + p], summed as cpu/iwssim's dot does (four interleaved
+// partial sums, added pairwise at the end).
+extern "C" __global__ void cov(const double* y, const double* par, int w, int h, int wp, int hp, int nn, int off, double* sums) {
+    int i = blockIdx.x;
+    int p = threadIdx.x;
+    int np = nn * (nn + 1) / 2;
+    if (i >= h - 2 || p >= np) return;
+    int a = 0, q = p;
+    while (q >= nn - a) {
+        q -= nn - a;
+        a++;
+    }
+    int b = a + q;
+    int r = i + 1, n = w - 2;
+    double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0;
+    int j = 0;
+    for (; j + 4 <= n; j += 4) {
+        s0 += component(y, w, par, wp, hp, a, r, 1 + j) * component(y, w, par, wp, hp, b, r, 1 + j);
+        s1 += component(y, w, par, wp, hp, a, r, 2 + j) * component(y, w, par, wp, hp, b, r, 2 + j);
+        s2 += component(y, w, par, wp, hp, a, r, 3 + j) * component(y, w, par, wp, hp, b, r, 3 + j);
+        s3 += component(y, w, par, wp, hp, a, r, 4 + j) * component(y, w, par, wp, hp, b, r, 4 + j);
+    }
+    for (; j < n; j++) s0 += component(y, w, par, wp, hp, a, r, 1 + j) * component(y, w, par, wp, hp, b, r, 1 + j);
+    sums[(size_t)off + (size_t)i * np + p] = (s0 + s1) + (s2 + s3);
+}
+
+// mahal: ss = vᵀC⁻¹v/N at region position (i, j) (centre (i+5, j+5)) of a
+// w×h band with nn components, from the quadratic form's coefficients at
+// quad[qOff..] (the upper triangle, off-diagonal entries doubled): Σ_a v_a
+// · (Σ_{b≥a} quad_ab · v_b), then / nn, in mahalanobis' order.
+extern "C" __global__ void mahal(const double* y, const double* par, const double* quad, int w, int h, int wp, int hp, int nn, int qOff, double* ss) {
+    int j = blockIdx.x * BX + threadIdx.x;
+    int i = blockIdx.y * BY + threadIdx.y;
+    int rw = w - 2 * GRAD, rh = h - 2 * GRAD;
+    if (j >= rw || i >= rh) return;
+    int r = i + GRAD, c = j + GRAD;
+    double v[10];
+    for (int k = 0; k < nn; k++) v[k] = component(y, w, par, wp, hp, k, r, c);
+    const double* qd = quad + qOff;
+    double out = 0.0;
+    int kq = 0;
+    for (int a = 0; a < nn; a++) {
+        double acc = qd[kq] * v[a];
+        kq++;
+        for (int b = a + 1; b < nn; b++) {
+            acc += qd[kq] * v[b];
+            kq++;
+        }
+        out += acc * v[a];
+    }
+    ss[(size_t)i * rw + j] = out / (double)nn;
 }

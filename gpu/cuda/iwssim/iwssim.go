@@ -105,7 +105,7 @@ type reference struct {
 func (r *reference) newSlot(raw int64) (*slot, error) {
 	s := &slot{}
 	var err error
-	s.wk, err = r.dev.NewScratch(raw, sumsBytes(r.gm), func(alloc func(int64) *cuda.Buffer) { fillSlot(s, r.gm.w, r.gm.h, raw, alloc) })
+	s.wk, err = r.dev.NewScratch(raw, outBytes(r.gm), func(alloc func(int64) *cuda.Buffer) { fillSlot(s, r.gm.w, r.gm.h, raw, alloc) })
 	if err != nil {
 		return nil, err
 	}
@@ -167,8 +167,8 @@ func tooSmall(w, h int) error {
 	return &zenmetrics.TooSmallError{Metric: zenmetrics.IWSSIM, Width: w, Height: h, MinWidth: minSide, MinHeight: minSide}
 }
 
-// prepare checks the memory, prepares the reference on the CPU
-// (cpu/iwssim, float64), uploads its planes and drops the CPU copy.
+// prepare checks the memory, allocates the reference's planes and builds
+// them on the device (build).
 func prepare(ctx context.Context, b *cuda.Backend, ref *zenmetrics.Image) (_ *reference, err error) {
 	if err := ref.Validate(); err != nil {
 		return nil, err
@@ -192,15 +192,6 @@ func prepare(ctx context.Context, b *cuda.Backend, ref *zenmetrics.Image) (_ *re
 	if r.k, err = load(d); err != nil {
 		return nil, err
 	}
-	cref, err := cpuiw.PrepareContext(ctx, ref, cpuiw.Config{})
-	if err != nil {
-		return nil, err
-	}
-	defer cref.Release()
-	data := cref.Scales()
-	if err := r.ref.check(r.gm, data); err != nil {
-		return nil, err
-	}
 	defer func() {
 		if err != nil {
 			r.Release()
@@ -215,13 +206,58 @@ func prepare(ctx context.Context, b *cuda.Backend, ref *zenmetrics.Image) (_ *re
 		return nil, err
 	}
 	defer r.slots.Put(s)
-	if err := uploadRef(s.wk.Upload, &r.ref, data); err != nil {
+	if err := r.build(ctx, s, ref); err != nil {
 		return nil, err
+	}
+	return r, nil
+}
+
+// build does the reference's half in the slot s: the upload (the unpack
+// of scale 0 into ref.y[0] following the bytes), queueReference, one
+// read-back of the covariance sums, the host's eigenvalue step (model),
+// the model's upload and queueMahal. Two round trips in all.
+func (r *reference) build(ctx context.Context, s *slot, im *zenmetrics.Image) error {
+	q := launch.Stream{St: s.wk.Stream}
+	w, h := r.gm.w, r.gm.h
+	total := cuda.RawBytes(im)
+	ready := unpacker(q, r.k, w, h, total, layoutOf(im), s.raw, r.ref.y[0])
+	if err := s.wk.UploadOverlapped(s.raw, im.Pix[:total], ready); err != nil {
+		return err
+	}
+	covBuf := s.x[0]
+	if err := queueReference(q, r.k, r.gm, s, &r.ref, covBuf); err != nil {
+		return err
+	}
+	_, n := covOffsets(r.gm)
+	out := s.wk.Out
+	if err := s.wk.Stream.Download(out, 0, covBuf, 0, 8*int64(n)); err != nil {
+		return err
 	}
 	if err := s.wk.Stream.Sync(); err != nil {
-		return nil, err
+		return err
 	}
-	return r, ctx.Err()
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	cov := make([]float64, n)
+	for i := range cov {
+		cov[i] = math.Float64frombits(binary.LittleEndian.Uint64(out.Bytes[8*i:]))
+	}
+	m, err := model(r.gm, cov, &r.ref)
+	if err != nil {
+		return err
+	}
+	var buf []byte
+	if err := s.wk.Upload(r.ref.lam, f64Bytes(&buf, m)); err != nil {
+		return err
+	}
+	if err := queueMahal(q, r.k, r.gm, &r.ref); err != nil {
+		return err
+	}
+	if err := s.wk.Stream.Sync(); err != nil {
+		return err
+	}
+	return ctx.Err()
 }
 
 // pool adds each scale's row sums in row order and takes piq's product
@@ -271,7 +307,7 @@ func (r *reference) Score(ctx context.Context, dist *zenmetrics.Image) (sc zenme
 	defer r.slots.Put(s)
 	q := launch.Stream{St: s.wk.Stream}
 	total := cuda.RawBytes(dist)
-	ready := unpacker(q, r.k, r.gm.w, r.gm.h, total, layoutOf(dist), s)
+	ready := unpacker(q, r.k, r.gm.w, r.gm.h, total, layoutOf(dist), s.raw, s.x[0])
 	if err := s.wk.UploadOverlapped(s.raw, dist.Pix[:total], ready); err != nil {
 		return sc, err
 	}

@@ -15,10 +15,11 @@ var kernelSource string
 // (built once per process).
 var source = sync.OnceValue(func() string { return header() + kernelSource })
 
-// Launch geometry, the same numbers as iwssim.cu's BX, BY and RT.
+// Launch geometry, the same numbers as iwssim.cu's BX, BY, RT and CT.
 const (
 	blockX, blockY = 32, 8 // pixel kernels
 	rowThreads     = 128   // terms: one block per region row
+	covThreads     = 64    // cov: one block per block row, a thread per pair
 )
 
 // kern is one kernel with its signature (checked against iwssim.cu by
@@ -28,11 +29,12 @@ type kern = launch.Kernel
 // kernels are the module's functions.
 type kernels struct {
 	unpack, downX, downY, upX, upY, hpass, terms kern
+	rhpass, rstats, cov, mahal                   kern
 }
 
 // list is every kernel of k.
 func (k *kernels) list() []*kern {
-	return []*kern{&k.unpack, &k.downX, &k.downY, &k.upX, &k.upY, &k.hpass, &k.terms}
+	return []*kern{&k.unpack, &k.downX, &k.downY, &k.upX, &k.upY, &k.hpass, &k.terms, &k.rhpass, &k.rstats, &k.cov, &k.mahal}
 }
 
 // newKernels is the table without functions (the dry-run tests use it as
@@ -46,6 +48,10 @@ func newKernels() *kernels {
 		upY:    kern{Name: "up_y", Sig: "piiip"},
 		hpass:  kern{Name: "hpass", Sig: "ppiiiipp"},
 		terms:  kern{Name: "terms", Sig: "ppppppppiiiiiip"},
+		rhpass: kern{Name: "rhpass", Sig: "piiiipp"},
+		rstats: kern{Name: "rstats", Sig: "ppiiiipppp"},
+		cov:    kern{Name: "cov", Sig: "ppiiiiiip"},
+		mahal:  kern{Name: "mahal", Sig: "pppiiiiiip"},
 	}
 }
 

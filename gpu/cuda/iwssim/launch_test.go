@@ -39,8 +39,11 @@ func chunkEnds(total, chunk int64) []int64 {
 
 // blockOf is the block shape each kernel is written for.
 func blockOf(name string) cuda.Dim3 {
-	if name == "terms" {
+	switch name {
+	case "terms":
 		return cuda.Dim3{X: rowThreads, Y: 1, Z: 1}
+	case "cov":
+		return cuda.Dim3{X: covThreads, Y: 1, Z: 1}
 	}
 	return cuda.Dim3{X: blockX, Y: blockY, Z: 1}
 }
@@ -54,14 +57,24 @@ type checker struct {
 	rows  int          // rows unpacked so far
 	level int          // pyramid launches seen
 	terms map[int]bool // scales whose row sums were written
+	stats map[int]bool // scales whose reference statistics were written
+	cov   map[int]bool // scales whose covariance sums were written
+	mahal map[int]bool // scales whose vᵀC⁻¹v/N was written
 }
 
 func newChecker(t *testing.T, sigs map[string][]cudaemu.Param, l layout, gm geometry) *checker {
-	c := &checker{lay: l, gm: gm, terms: map[int]bool{}}
+	c := &checker{lay: l, gm: gm, terms: map[int]bool{}, stats: map[int]bool{}, cov: map[int]bool{}, mahal: map[int]bool{}}
 	c.Launches = cudatest.Launches{T: t, Sigs: sigs, Written: map[cuda.DevPtr]bool{}, Block: blockOf, Needs: c.needs,
 		Unread: func(kernel, param string, ints map[string]int) bool {
-			// terms at the last scale reads no 3×3 statistics.
-			return kernel == "terms" && ints["nlam"] == 0 && (param == "bm" || param == "bv" || param == "ss")
+			switch kernel {
+			case "terms": // the last scale reads no 3×3 statistics
+				return ints["nlam"] == 0 && (param == "bm" || param == "bv" || param == "ss")
+			case "rstats": // nor writes them
+				return ints["box"] == 0 && (param == "bm" || param == "bv")
+			case "cov", "mahal": // no parent at scale 3
+				return ints["nn"] == 9 && param == "par"
+			}
+			return false
 		},
 		ReadsOut: func(kernel, param string, _ map[string]int) bool { return kernel == "up_y" && param == "p" },
 	}
@@ -125,6 +138,49 @@ func (c *checker) check(i int, l cudaemu.Launch) {
 				t.Errorf("%s: %v at level %d", name, ints, step)
 			}
 			c.Cover(a, s.w, s.h)
+		}
+	case "rhpass", "rstats":
+		if c.level != 4*(nScales-1) {
+			t.Errorf("%s: statistics before the pyramid is complete", name)
+		}
+		k := -1
+		for j, sc := range c.gm.s {
+			if sc.h == ints["h"] && sc.rw == ints["rw"] && (l.K.Name == "rhpass" && sc.w == ints["w"] || l.K.Name == "rstats" && sc.rh == ints["rh"]) {
+				k = j
+			}
+		}
+		if k < 0 || ints["box"] != map[bool]int{true: 1, false: 0}[weighted(k)] {
+			t.Fatalf("%s: %v is no scale (or the wrong box)", name, ints)
+		}
+		if l.K.Name == "rhpass" {
+			c.Cover(a, ints["rw"], ints["h"])
+		} else {
+			if c.stats[k] {
+				t.Errorf("%s: scale %d twice", name, k)
+			}
+			c.stats[k] = true
+			c.Cover(a, ints["rw"], ints["rh"])
+		}
+	case "cov", "mahal":
+		k := c.scaleOf(name, ints["w"], ints["h"])
+		if !weighted(k) || ints["nn"] != components(k) {
+			t.Fatalf("%s: %v at scale %d", name, ints, k)
+		}
+		if ints["nn"] == 10 && (ints["wp"] != c.gm.s[k+1].w || ints["hp"] != c.gm.s[k+1].h) {
+			t.Errorf("%s: parent %d×%d at scale %d", name, ints["wp"], ints["hp"], k)
+		}
+		if l.K.Name == "cov" {
+			off, _ := covOffsets(c.gm)
+			if c.cov[k] || !c.stats[k] || ints["off"] != off[k] || l.Grid != (cuda.Dim3{X: uint32(ints["h"] - 2), Y: 1, Z: 1}) {
+				t.Errorf("%s: %v, grid %+v at scale %d", name, ints, l.Grid, k)
+			}
+			c.cov[k] = true
+		} else {
+			if c.mahal[k] || ints["qOff"] != quadBase+maxQuad*k {
+				t.Errorf("%s: %v at scale %d", name, ints, k)
+			}
+			c.mahal[k] = true
+			c.Cover(a, c.gm.s[k].rw, c.gm.s[k].rh)
 		}
 	case "hpass":
 		if c.level != 4*(nScales-1) {
@@ -196,6 +252,38 @@ func (c *checker) needs(kname, pname string, ints map[string]int) int64 {
 			}
 		}
 		return 8 * 3 * i("h") * i("rw")
+	case "rhpass":
+		if pname == "y" {
+			return 8 * i("w") * i("h")
+		}
+		if pname == "bx" && ints["box"] == 0 {
+			return 0
+		}
+		return 8 * 2 * i("h") * i("rw")
+	case "rstats":
+		switch pname {
+		case "g":
+			return 8 * 2 * i("h") * i("rw")
+		case "bx":
+			if ints["box"] == 0 {
+				return 0
+			}
+			return 8 * 2 * i("h") * i("rw")
+		}
+		return 8 * i("rw") * i("rh")
+	case "cov", "mahal":
+		np := i("nn") * (i("nn") + 1) / 2
+		switch pname {
+		case "y":
+			return 8 * i("w") * i("h")
+		case "par":
+			return 8 * i("wp") * i("hp")
+		case "sums":
+			return 8 * (i("off") + (i("h")-2)*np)
+		case "quad":
+			return 8 * (i("qOff") + np)
+		}
+		return 8 * (i("w") - 2*gaussRad) * (i("h") - 2*gaussRad)
 	case "terms":
 		switch pname {
 		case "g":
@@ -216,6 +304,33 @@ func (c *checker) needs(kname, pname string, ints map[string]int) int64 {
 	return 0
 }
 
+// record runs a side's unpack, the bytes arriving in chunks of chunk
+// bytes (checking that only rows whose bytes have all arrived are
+// converted), then tail, and returns the launches.
+func record(t *testing.T, name string, k *kernels, w, h int, lay layout, chunk int64, raw, dst *cuda.Buffer, tail func(q launch.Launcher) error) []cudaemu.Launch {
+	total := int64(lay.stride)*int64(h-1) + int64(w*lay.channels*lay.bps)
+	var r cudaemu.Recorder
+	ready := unpacker(&r, k, w, h, total, lay, raw, dst)
+	for _, end := range chunkEnds(total, chunk) {
+		n := len(r.L)
+		if err := ready(end); err != nil {
+			t.Fatalf("%s: unpack: %v", name, err)
+		}
+		for _, u := range r.L[n:] {
+			if y1 := u.Args[3].(int); int64(lay.stride)*int64(y1-1)+int64(w*lay.channels*lay.bps) > end {
+				t.Errorf("%s: row %d unpacked with %d bytes arrived", name, y1-1, end)
+			}
+		}
+	}
+	if err := tail(&r); err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	return r.L
+}
+
+// The launches of a preparation (unpack into the reference's band 0,
+// queueReference, then, after the host's model, queueMahal) and of a
+// score (unpack into the slot, queueScore), checked launch by launch.
 func TestLaunchPlan(t *testing.T) {
 	sigs := cudatest.Signatures(t, kernelSource)
 	k := newKernels()
@@ -230,35 +345,50 @@ func TestLaunchPlan(t *testing.T) {
 			var rp refPlanes
 			fillRef(&rp, w, h, fa.Alloc)
 			for l := 0; l < nScales-1; l++ {
-				rp.nlam[l] = 10 - min(l, 3)/3 // 10 with a parent, 9 at scale 3
+				rp.nlam[l] = components(l)
 			}
 			lay := layout{stride: w*f.BytesPerPixel() + pad, channels: f.Channels(), bps: f.BytesPerSample()}
 			total := int64(lay.stride)*int64(h-1) + int64(w*f.BytesPerPixel())
 			s := &slot{}
 			fillSlot(s, w, h, total, fa.Alloc)
+			if _, n := covOffsets(gm); 8*int64(n) > s.x[0].Size || 8*int64(n) > outBytes(gm) {
+				t.Errorf("%s: %d covariance sums do not fit x[0] (%d bytes) or the read-back", name, n, s.x[0].Size)
+			}
+			// The preparation, its bytes in chunks of 7 rows and a bit.
+			c := newChecker(t, sigs, lay, gm)
+			c.Written[s.raw.Ptr] = true
+			for i, l := range record(t, name, k, w, h, lay, 7*int64(lay.stride)+1, s.raw, rp.y[0], func(q launch.Launcher) error {
+				return queueReference(q, k, gm, s, &rp, s.x[0])
+			}) {
+				c.check(i, l)
+			}
+			c.Written[rp.lam.Ptr] = true // the model's upload
+			var r cudaemu.Recorder
+			if err := queueMahal(&r, k, gm, &rp); err != nil {
+				t.Fatal(err)
+			}
+			for i, l := range r.L {
+				c.check(i, l)
+			}
+			for _, b := range rp.buffers() {
+				if !c.Written[b.Ptr] {
+					t.Errorf("%s: a reference plane is never written", name)
+				}
+			}
+			if c.rows != h || c.level != 4*(nScales-1) || len(c.stats) != nScales || len(c.cov) != nScales-1 || len(c.mahal) != nScales-1 {
+				t.Errorf("%s: prepare: %d of %d rows, %d pyramid launches, %d/%d/%d scales' statistics/covariances/ss", name,
+					c.rows, h, c.level, len(c.stats), len(c.cov), len(c.mahal))
+			}
+			// Scores: the distorted image in one chunk and in chunks of 5
+			// rows and a bit.
 			for _, chunk := range []int64{1 << 40, 5*int64(lay.stride) + 3} {
 				c := newChecker(t, sigs, lay, gm)
 				for _, b := range append([]*cuda.Buffer{s.raw}, rp.buffers()...) {
 					c.Written[b.Ptr] = true
 				}
-				var r cudaemu.Recorder
-				ready := unpacker(&r, k, w, h, total, lay, s)
-				for _, end := range chunkEnds(total, chunk) {
-					n := len(r.L)
-					if err := ready(end); err != nil {
-						t.Fatalf("%s: unpack: %v", name, err)
-					}
-					// Only rows whose bytes have all arrived.
-					for _, u := range r.L[n:] {
-						if y1 := u.Args[3].(int); int64(lay.stride)*int64(y1-1)+int64(w*f.BytesPerPixel()) > end {
-							t.Errorf("%s: row %d unpacked with %d bytes arrived", name, y1-1, end)
-						}
-					}
-				}
-				if err := queueScore(&r, k, gm, s, &rp); err != nil {
-					t.Fatalf("%s: %v", name, err)
-				}
-				for i, l := range r.L {
+				for i, l := range record(t, name, k, w, h, lay, chunk, s.raw, s.x[0], func(q launch.Launcher) error {
+					return queueScore(q, k, gm, s, &rp)
+				}) {
 					c.check(i, l)
 				}
 				if c.rows != h || c.level != 4*(nScales-1) || len(c.terms) != nScales {

@@ -57,10 +57,11 @@ func mapsAt(k int) int {
 	return 2
 }
 
-// refPlanes are a prepared reference's device buffers: λ/σ² of every
-// scale (maxLam doubles each), and per scale the band y and the region
-// planes mu, vr, bm, bv, ss (the last three nil at the last scale); and
-// how many eigenvalues each weighted scale has.
+// refPlanes are a prepared reference's device buffers: the model (λ/σ²
+// and the quadratic forms of every scale, modelLen doubles), and per
+// scale the band y and the region planes mu, vr, bm, bv, ss (the last
+// three nil at the last scale); and how many eigenvalues each weighted
+// scale has.
 type refPlanes struct {
 	lam  *cuda.Buffer
 	y    [nScales]*cuda.Buffer
@@ -78,57 +79,11 @@ func (p *refPlanes) buffers() []*cuda.Buffer {
 	return out
 }
 
-// check compares the CPU reference's scales with the geometry and
-// records each weighted scale's number of eigenvalues.
-func (p *refPlanes) check(gm geometry, data []cpuiw.ScaleData) error {
-	if len(data) != nScales {
-		return fmt.Errorf("%w: iwssim: the CPU reference has %d scales", zenmetrics.ErrBadInput, len(data))
-	}
-	for k, sd := range data {
-		if g := gm.s[k]; sd.W != g.w || sd.H != g.h || sd.RW != g.rw || sd.RH != g.rh {
-			return fmt.Errorf("%w: iwssim: scale %d is %dx%d on the CPU, %dx%d here", zenmetrics.ErrBadInput, k, sd.W, sd.H, g.w, g.h)
-		}
-		if weighted(k) {
-			if n := len(sd.LamScaled); n == 0 || n > maxLam || sd.SS == nil {
-				return fmt.Errorf("%w: iwssim: scale %d has %d eigenvalues", zenmetrics.ErrBadInput, k, n)
-			}
-			p.nlam[k] = len(sd.LamScaled)
-		}
-	}
-	return nil
-}
-
-// uploadRef copies the CPU reference's planes and λ/σ² into the device
-// buffers with put (a worker's staged Upload; the emulation's upload),
-// which may reuse its argument once it returns.
-func uploadRef(put func(*cuda.Buffer, []byte) error, p *refPlanes, data []cpuiw.ScaleData) error {
-	lam := make([]float64, maxLam*nScales)
-	for k, sd := range data {
-		if weighted(k) {
-			copy(lam[maxLam*k:], sd.LamScaled)
-		}
-	}
-	var buf []byte
-	if err := put(p.lam, f64Bytes(&buf, lam)); err != nil {
-		return err
-	}
-	for k, sd := range data {
-		planes := [][]float64{sd.Y, sd.Mu, sd.Vr, sd.Bm, sd.Bv, sd.SS}
-		dst := append([]*cuda.Buffer{p.y[k]}, p.m[k][:mapsAt(k)]...)
-		for i, d := range dst {
-			if err := put(d, f64Bytes(&buf, planes[i])); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
-}
-
 // refSizes is the size of every buffer of a w×h reference, in buffers'
 // order.
 func refSizes(w, h int) []int64 {
 	gm := newGeometry(w, h)
-	out := []int64{8 * maxLam * nScales}
+	out := []int64{8 * modelLen}
 	for k, s := range gm.s {
 		out = append(out, 8*int64(s.w)*int64(s.h))
 		for m := 0; m < mapsAt(k); m++ {
@@ -182,8 +137,16 @@ func slotSizes(w, h int, raw int64) []int64 {
 	return out
 }
 
-// sumsBytes is the read-back: two doubles per region row of every scale.
+// sumsBytes is a score's read-back: two doubles per region row of every
+// scale.
 func sumsBytes(gm geometry) int64 { return 16 * int64(gm.rows) }
+
+// outBytes is a slot's page-locked read-back area: a score's sums or a
+// preparation's covariance sums, whichever is larger.
+func outBytes(gm geometry) int64 {
+	_, n := covOffsets(gm)
+	return max(sumsBytes(gm), 8*int64(n))
+}
 
 // fillSlot allocates a slot's device buffers with alloc, in slotSizes'
 // order.
@@ -207,27 +170,27 @@ func (s *slot) buffers() []*cuda.Buffer {
 // layout describes the raw pixels in the upload buffer.
 type layout struct{ stride, channels, bps int }
 
-// queueUnpack converts rows [y0, y1) of the raw image (w wide) into scale
-// 0's plane.
-func queueUnpack(q launch.Launcher, k *kernels, w, y0, y1 int, lay layout, s *slot) error {
+// queueUnpack converts rows [y0, y1) of the raw image (w wide) in raw
+// into scale 0's plane dst.
+func queueUnpack(q launch.Launcher, k *kernels, w, y0, y1 int, lay layout, raw, dst *cuda.Buffer) error {
 	if y1 <= y0 {
 		return nil
 	}
 	g, b := pxGrid(w, y1-y0)
-	return q.Launch(&k.unpack, g, b, s.raw, w, y0, y1, lay.stride, lay.channels, lay.bps, s.x[0])
+	return q.Launch(&k.unpack, g, b, raw, w, y0, y1, lay.stride, lay.channels, lay.bps, dst)
 }
 
 // unpacker is the callback of an overlapped upload of total raw bytes (a
 // h-row image): given the bytes that have arrived (a prefix), it queues
 // the unpack of the rows they complete and have not been converted yet.
-func unpacker(q launch.Launcher, k *kernels, w, h int, total int64, lay layout, s *slot) func(end int64) error {
+func unpacker(q launch.Launcher, k *kernels, w, h int, total int64, lay layout, raw, dst *cuda.Buffer) func(end int64) error {
 	done := 0
 	return func(end int64) error {
 		rows := h
 		if end < total {
 			rows = int(end / int64(lay.stride)) // rows whose bytes have all arrived
 		}
-		if err := queueUnpack(q, k, w, done, rows, lay, s); err != nil {
+		if err := queueUnpack(q, k, w, done, rows, lay, raw, dst); err != nil {
 			return err
 		}
 		done = max(done, rows)
@@ -235,29 +198,157 @@ func unpacker(q launch.Launcher, k *kernels, w, h int, total int64, lay layout, 
 	}
 }
 
-// queueScore queues the distorted half after scale 0's unpack: the four
-// pyramid steps (x[k] becomes band k, x[k+1] its low-pass), then per
-// scale hpass and terms against the reference, whose row sums land in
-// s.sums.
-func queueScore(q launch.Launcher, k *kernels, gm geometry, s *slot, ref *refPlanes) error {
+// queuePyramid queues the four pyramid steps on the planes p (p[0]
+// holds scale 0): p[k] becomes band k, p[k+1] its low-pass; tmp is the
+// intermediate plane.
+func queuePyramid(q launch.Launcher, k *kernels, gm geometry, p *[nScales]*cuda.Buffer, tmp *cuda.Buffer) error {
 	for l := 0; l < nScales-1; l++ {
 		c, n := gm.s[l], gm.s[l+1]
 		g, b := pxGrid(n.w, c.h)
-		if err := q.Launch(&k.downX, g, b, s.x[l], c.w, c.h, n.w, s.tmp); err != nil {
+		if err := q.Launch(&k.downX, g, b, p[l], c.w, c.h, n.w, tmp); err != nil {
 			return err
 		}
 		g, b = pxGrid(n.w, n.h)
-		if err := q.Launch(&k.downY, g, b, s.tmp, n.w, c.h, n.h, s.x[l+1]); err != nil {
+		if err := q.Launch(&k.downY, g, b, tmp, n.w, c.h, n.h, p[l+1]); err != nil {
 			return err
 		}
 		g, b = pxGrid(c.w, n.h)
-		if err := q.Launch(&k.upX, g, b, s.x[l+1], n.w, n.h, c.w, s.tmp); err != nil {
+		if err := q.Launch(&k.upX, g, b, p[l+1], n.w, n.h, c.w, tmp); err != nil {
 			return err
 		}
 		g, b = pxGrid(c.w, c.h)
-		if err := q.Launch(&k.upY, g, b, s.tmp, c.w, c.h, n.h, s.x[l]); err != nil {
+		if err := q.Launch(&k.upY, g, b, tmp, c.w, c.h, n.h, p[l]); err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// components is the neighbourhood vectors' length at scale k: the 3×3
+// block and, below the last two scales, the parent (piq's parent=True);
+// 0 at the last scale (no weights).
+func components(k int) int {
+	switch {
+	case k < nScales-2:
+		return 10
+	case k == nScales-2:
+		return 9
+	}
+	return 0
+}
+
+// parentOf is the parent band of scale k (nil without one) and its size.
+func parentOf(gm geometry, ref *refPlanes, k int) (*cuda.Buffer, int, int) {
+	if components(k) != 10 {
+		return nil, 0, 0
+	}
+	return ref.y[k+1], gm.s[k+1].w, gm.s[k+1].h
+}
+
+// covOffsets is where each weighted scale's covariance sums start in the
+// cov buffer (one value per pair and block row), and their total.
+func covOffsets(gm geometry) (off [nScales]int, total int) {
+	for k := 0; k < nScales-1; k++ {
+		n := components(k)
+		off[k] = total
+		total += n * (n + 1) / 2 * (gm.s[k].h - 2)
+	}
+	return off, total
+}
+
+// queueReference queues the reference's half after scale 0's unpack into
+// ref.y[0]: its pyramid, every scale's statistics (mu, vr and, weighted,
+// bm, bv) and the weighted scales' covariance sums into covBuf (the
+// slot's x[0], free while preparing; covOffsets says where). The host
+// then reads the sums back (model) and queueMahal finishes.
+func queueReference(q launch.Launcher, k *kernels, gm geometry, s *slot, ref *refPlanes, covBuf *cuda.Buffer) error {
+	if err := queuePyramid(q, k, gm, &ref.y, s.tmp); err != nil {
+		return err
+	}
+	off, _ := covOffsets(gm)
+	for l := 0; l < nScales; l++ {
+		c := gm.s[l]
+		box := 0
+		if weighted(l) {
+			box = 1
+		}
+		g, b := pxGrid(c.rw, c.h)
+		if err := q.Launch(&k.rhpass, g, b, ref.y[l], c.w, c.h, c.rw, box, s.g, s.bx); err != nil {
+			return err
+		}
+		m := ref.m[l]
+		g, b = pxGrid(c.rw, c.rh)
+		if err := q.Launch(&k.rstats, g, b, s.g, s.bx, c.h, c.rw, c.rh, box, m[0], m[1], m[2], m[3]); err != nil {
+			return err
+		}
+		if !weighted(l) {
+			continue
+		}
+		par, wp, hp := parentOf(gm, ref, l)
+		if err := q.Launch(&k.cov, cuda.Dim3{X: uint32(c.h - 2), Y: 1, Z: 1}, cuda.Dim3{X: covThreads, Y: 1, Z: 1},
+			ref.y[l], par, c.w, c.h, wp, hp, components(l), off[l], covBuf); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// queueMahal queues vᵀC⁻¹v/N of every weighted scale into ref.m[k][4],
+// once the model buffer holds the quadratic forms.
+func queueMahal(q launch.Launcher, k *kernels, gm geometry, ref *refPlanes) error {
+	for l := 0; l < nScales-1; l++ {
+		c := gm.s[l]
+		par, wp, hp := parentOf(gm, ref, l)
+		g, b := pxGrid(c.rw, c.rh)
+		if err := q.Launch(&k.mahal, g, b, ref.y[l], par, ref.lam, c.w, c.h, wp, hp, components(l), quadBase+maxQuad*l, ref.m[l][4]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// model is the host's part of the reference, between queueReference and
+// queueMahal: each weighted scale's covariance sums (cov, as covOffsets
+// lays them out) added block row by block row in row order, as
+// cpu/iwssim's covariance does, and its eigenvalue step (cpuiw.InverseModel,
+// the CPU reference's own); it records the eigenvalue counts in ref and
+// returns the model buffer's contents.
+func model(gm geometry, cov []float64, ref *refPlanes) ([]float64, error) {
+	out := make([]float64, modelLen)
+	off, total := covOffsets(gm)
+	if len(cov) < total {
+		return nil, fmt.Errorf("%w: iwssim: %d covariance sums, want %d", zenmetrics.ErrBadInput, len(cov), total)
+	}
+	for k := 0; k < nScales-1; k++ {
+		n := components(k)
+		np := n * (n + 1) / 2
+		c := gm.s[k]
+		tot := make([]float64, np)
+		for i := 0; i < c.h-2; i++ {
+			for p, v := range cov[off[k]+i*np : off[k]+(i+1)*np] {
+				tot[p] += v
+			}
+		}
+		lam, quad, err := cpuiw.InverseModel(tot, n, float64(c.h-2)*float64(c.w-2), k)
+		if err != nil {
+			return nil, err
+		}
+		if len(lam) != n || len(quad) != np || np > maxQuad || n > maxLam {
+			return nil, fmt.Errorf("%w: iwssim: scale %d: %d eigenvalues and %d coefficients for %d components", zenmetrics.ErrBadInput, k, len(lam), len(quad), n)
+		}
+		copy(out[maxLam*k:], lam)
+		copy(out[quadBase+maxQuad*k:], quad)
+		ref.nlam[k] = n
+	}
+	return out, nil
+}
+
+// queueScore queues the distorted half after scale 0's unpack into
+// s.x[0]: the four pyramid steps, then per scale hpass and terms against
+// the reference, whose row sums land in s.sums.
+func queueScore(q launch.Launcher, k *kernels, gm geometry, s *slot, ref *refPlanes) error {
+	if err := queuePyramid(q, k, gm, &s.x, s.tmp); err != nil {
+		return err
 	}
 	for l := 0; l < nScales; l++ {
 		c := gm.s[l]
