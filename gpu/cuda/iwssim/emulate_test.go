@@ -47,16 +47,18 @@ func padded(im *zenmetrics.Image) *zenmetrics.Image {
 
 // TestEmulated runs iwssim.cu on the CPU (cudaemu.Emulator: g++ and a
 // shim; device memory starts as NaN, unbalanced __syncthreads are
-// reported), replaying the launches the host code records (the unpack
-// in chunks as an overlapped upload queues it, then queueScore) over the
-// reference planes uploaded as Prepare uploads them, and checks the score
-// against cpu/iwssim's. Fresh synthetic pairs of odd sizes (the minimum
-// 161, sizes whose pyramid halvings round up at every level, sizes that
-// leave a partial block and a partial terms round), every pixel format,
-// padded strides and mixed formats; and pairs of testdata/tiny. Opt-in
+// reported), replaying the launches the host code records for a
+// preparation (the unpack in chunks as an overlapped upload queues it,
+// queueReference, the host's model from the covariance sums, queueMahal)
+// and a score (unpack, queueScore), and checks every reference plane, the
+// distorted pyramid and the score against cpu/iwssim's (checkEmulated).
+// Fresh synthetic pairs of odd sizes (the minimum 161, sizes whose
+// pyramid halvings round up at every level, sizes that leave a partial
+// block and a partial terms round), every pixel format, padded strides
+// and mixed formats; and pairs of testdata/tiny. Opt-in
 // (ZENMETRICS_CUDA_EMULATE=1): it needs g++ and takes minutes (the
-// emulator runs one OS thread per CUDA thread); -short leaves out the
-// 512×512 pair.
+// emulator runs one OS thread per CUDA thread; give go test a -timeout
+// of 30m); -short leaves out the 512×512 pair.
 func TestEmulated(t *testing.T) {
 	emu := cudaemu.Build(t, source())
 	cases := []struct {
@@ -217,7 +219,7 @@ func emulate(t *testing.T, emu *cudaemu.Emulator, ref, dist *zenmetrics.Image) e
 	run.Replay(r1.L)
 	_, ncov := covOffsets(gm)
 	run.Dump(s.x[0], 8*int64(ncov))
-	planes := rp.buffers()[1:] // y, mu, vr, bm, bv per scale (ss not yet)
+	planes := rp.buffers()[1:] // y, mu, vr, bm, bv per scale (and ss, not written yet)
 	for _, b := range planes {
 		run.Dump(b, b.Size)
 	}

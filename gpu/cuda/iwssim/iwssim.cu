@@ -9,8 +9,8 @@
 // rewritten below (go_log2) with Go's own algorithm and constants rather
 // than CUDA's log2, which may round differently.
 //
-// The passes are those of the WGSL kernels (wgsl/iwssim_*.wgsl), which do
-// the same in float32:
+// The distorted image's passes are those of the WGSL kernels
+// (wgsl/iwssim_*.wgsl), which do the same in float32:
 //
 //	unpack   raw 8/16-bit samples -> luminance (v/max·255, rgb2yiq's Y)
 //	pyramid  down_x, down_y, up_x, up_y per level: band k, low-pass k+1
@@ -18,6 +18,14 @@
 //	         a, a², a·b (a distorted, b reference)
 //	terms    per region row (one block): the Gaussian along y, cs, the
 //	         information weight iw, and the row's Σ cs·iw and Σ iw
+//
+// The reference's (which WebGPU leaves to the CPU) reuse unpack and the
+// pyramid, then per scale
+//
+//	rhpass, rstats  its Gaussian and 3×3 statistics on the region
+//	cov             the neighbourhood covariance's sums per block row
+//	                (read back; the host solves the eigenvalue problem)
+//	mahal           vᵀC⁻¹v/N per block from the inverse's coefficients
 //
 // The host prepends the constants (consts.go) as exact hexadecimal
 // literals. Planes are row-major doubles; hpass writes three planes of
@@ -415,9 +423,9 @@ extern "C" __global__ void rstats(const double* g, const double* bx, int h, int 
 
 // lin_index is cpu/iwssim's linearIndex for child position r: the source
 // samples and weights of output sample 2r − 1 of an in → out bilinear
-// resize (align_corners=False), in its float64 operations.
-__device__ __forceinline__ void lin_index(int in, int out, int r, int* a, int* b, double* w0, double* w1) {
-    double scale = (double)in / (double)out;
+// resize (align_corners=False; scale = in / out), in its float64
+// operations.
+__device__ __forceinline__ void lin_index(double scale, int in, int r, int* a, int* b, double* w0, double* w1) {
     double src = scale * ((double)(2 * r - 1) + 0.5) - 0.5;
     if (src < 0.0) src = 0.0;
     int i0 = (int)src;
@@ -428,24 +436,42 @@ __device__ __forceinline__ void lin_index(int in, int out, int r, int* a, int* b
     *w1 = l1;
 }
 
-// enlarged is the parent band (wp×hp) enlarged to its child's size
-// (_image_enlarge) at child position (r, c), 1 ≤ r, c (the enlarger's
-// row).
-__device__ double enlarged(const double* par, int wp, int hp, int r, int c) {
-    int r0, r1, c0, c1;
-    double h0, h1, v0, v1;
-    lin_index(hp, 4 * hp - 3, r, &r0, &r1, &h0, &h1);
-    lin_index(wp, 4 * wp - 3, c, &c0, &c1, &v0, &v1);
-    const double* pa = par + (size_t)r0 * wp;
-    const double* pb = par + (size_t)r1 * wp;
-    return h0 * (v0 * pa[c0] + v1 * pa[c1]) + h1 * (v0 * pb[c0] + v1 * pb[c1]);
+// parent_row is child row r of the parent band (wp×hp) enlarged to its
+// child's size (_image_enlarge, cpu/iwssim's enlarger): the two parent
+// rows and their weights, and the columns' resize scale, computed once
+// per row.
+struct parent_row {
+    const double* pa;
+    const double* pb;
+    double h0, h1, cs;
+    int wp;
+};
+
+__device__ __forceinline__ parent_row parent_row_at(const double* par, int wp, int hp, int r) {
+    parent_row p;
+    int r0 = 0, r1 = 0;
+    lin_index((double)hp / (double)(4 * hp - 3), hp, r, &r0, &r1, &p.h0, &p.h1);
+    p.pa = par + (size_t)r0 * wp;
+    p.pb = par + (size_t)r1 * wp;
+    p.cs = (double)wp / (double)(4 * wp - 3);
+    p.wp = wp;
+    return p;
+}
+
+// parent_at is the enlarged parent at child column c ≥ 1 of the row (the
+// enlarger's row).
+__device__ __forceinline__ double parent_at(const parent_row& p, int c) {
+    int c0, c1;
+    double v0, v1;
+    lin_index(p.cs, p.wp, c, &c0, &c1, &v0, &v1);
+    return p.h0 * (v0 * p.pa[c0] + v1 * p.pa[c1]) + p.h1 * (v0 * p.pb[c0] + v1 * p.pb[c1]);
 }
 
 // component is component k of the neighbourhood vector centred at (r, c)
 // of the w-wide band y: y[r − ny][c − nx] for k = 3(ny+1) + (nx+1), and
-// the enlarged parent for k = 9.
-__device__ __forceinline__ double component(const double* y, int w, const double* par, int wp, int hp, int k, int r, int c) {
-    if (k == 9) return enlarged(par, wp, hp, r, c);
+// the enlarged parent (row pr) for k = 9.
+__device__ __forceinline__ double component(const double* y, int w, const parent_row& pr, int k, int r, int c) {
+    if (k == 9) return parent_at(pr, c);
     return y[(size_t)(r + 1 - k / 3) * w + (c + 1 - k % 3)];
 }
 
@@ -467,15 +493,17 @@ extern "C" __global__ void cov(const double* y, const double* par, int w, int h,
     }
     int b = a + q;
     int r = i + 1, n = w - 2;
+    parent_row pr = {};
+    if (nn == 10) pr = parent_row_at(par, wp, hp, r);
     double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0;
     int j = 0;
     for (; j + 4 <= n; j += 4) {
-        s0 += component(y, w, par, wp, hp, a, r, 1 + j) * component(y, w, par, wp, hp, b, r, 1 + j);
-        s1 += component(y, w, par, wp, hp, a, r, 2 + j) * component(y, w, par, wp, hp, b, r, 2 + j);
-        s2 += component(y, w, par, wp, hp, a, r, 3 + j) * component(y, w, par, wp, hp, b, r, 3 + j);
-        s3 += component(y, w, par, wp, hp, a, r, 4 + j) * component(y, w, par, wp, hp, b, r, 4 + j);
+        s0 += component(y, w, pr, a, r, 1 + j) * component(y, w, pr, b, r, 1 + j);
+        s1 += component(y, w, pr, a, r, 2 + j) * component(y, w, pr, b, r, 2 + j);
+        s2 += component(y, w, pr, a, r, 3 + j) * component(y, w, pr, b, r, 3 + j);
+        s3 += component(y, w, pr, a, r, 4 + j) * component(y, w, pr, b, r, 4 + j);
     }
-    for (; j < n; j++) s0 += component(y, w, par, wp, hp, a, r, 1 + j) * component(y, w, par, wp, hp, b, r, 1 + j);
+    for (; j < n; j++) s0 += component(y, w, pr, a, r, 1 + j) * component(y, w, pr, b, r, 1 + j);
     sums[(size_t)off + (size_t)i * np + p] = (s0 + s1) + (s2 + s3);
 }
 
@@ -489,8 +517,10 @@ extern "C" __global__ void mahal(const double* y, const double* par, const doubl
     int rw = w - 2 * GRAD, rh = h - 2 * GRAD;
     if (j >= rw || i >= rh) return;
     int r = i + GRAD, c = j + GRAD;
+    parent_row pr = {};
+    if (nn == 10) pr = parent_row_at(par, wp, hp, r);
     double v[10];
-    for (int k = 0; k < nn; k++) v[k] = component(y, w, par, wp, hp, k, r, c);
+    for (int k = 0; k < nn; k++) v[k] = component(y, w, pr, k, r, c);
     const double* qd = quad + qOff;
     double out = 0.0;
     int kq = 0;

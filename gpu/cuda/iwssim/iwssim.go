@@ -4,17 +4,22 @@
 // Importing it registers the metric with every cuda.Backend (gpu/cuda/all
 // imports it).
 //
-// It is the twin of gpu/webgpu/iwssim, with the same split: the
-// reference's side (its Laplacian pyramid, its local statistics, the
-// neighbourhood covariance of every scale, the 10×10 eigen-decomposition
-// and vᵀC⁻¹v per block) is prepared once by the float64 CPU reference
-// cpu/iwssim and uploaded; a score runs entirely on the device (the
-// passes are listed in iwssim.cu) and reads back two doubles per region
-// row. Unlike WebGPU, which has only float32, the kernels work in double
-// and do cpu/iwssim's operations in its order (NVRTC with --fmad=false,
-// Go's logarithm rewritten), and the host adds the row sums in its order:
-// the score is cpu/iwssim's bit for bit on amd64 (TestEmulated runs the
-// kernels on the CPU to check it here; TestVsCPU on a GPU).
+// It is the twin of gpu/webgpu/iwssim, in double where WebGPU has only
+// float32: the kernels do the float64 CPU reference's (cpu/iwssim's)
+// operations in its order (NVRTC with --fmad=false; math.Log2 rewritten
+// with Go's algorithm), the sums run in its order, and so the score is
+// cpu/iwssim's bit for bit on amd64 (TestEmulated runs the kernels on the
+// CPU to check it, plane by plane; TestVsCPU on a GPU). Unlike the WebGPU
+// version, which prepares the reference on the CPU and uploads it, the
+// reference's half runs on the device as well: its pyramid, statistics,
+// the neighbourhood covariance's sums per block row and vᵀC⁻¹v per
+// block; only the four 10×10 eigenvalue problems run on the host
+// (cpu/iwssim.InverseModel, the reference's own gonum step), between two
+// round trips. A score uploads the distorted pixels through page-locked
+// double buffers on the caller's own stream, converting rows as their
+// bytes arrive, runs the distorted half (the passes are listed in
+// iwssim.cu) and reads back two doubles per region row, which the host
+// adds in row order.
 //
 // # Memory
 //
@@ -23,12 +28,11 @@
 // and its region planes mu, vr, bm, bv, ss (40 bytes per pixel; mu, vr
 // only at the last scale): about 64 bytes per pixel of the image. Each
 // scorer (a slot; up to maxSlots per reference, made as callers need
-// them) holds the raw upload (up to 8 bytes per pixel, RGBA16), the
-// distorted pyramid (about 11 bytes per pixel), one intermediate pyramid
-// plane (4) and hpass's six planes (48), about 63 bytes per pixel plus the
-// upload, with page-locked staging and a read-back of 16 bytes per region
-// row. Estimate gives the exact figure; the CPU reference's own memory
-// (cpu/iwssim.EstimateBytes) is host memory, held during Prepare only.
+// them; Prepare uses the first) holds the raw upload (up to 8 bytes per
+// pixel, RGBA16), the distorted pyramid (about 11 bytes per pixel), one
+// intermediate pyramid plane (4) and the six planes of the statistics'
+// first pass (48), about 63 bytes per pixel plus the upload, with
+// page-locked staging and read-back. Estimate gives the exact figure.
 // Only whole images: strips (ModeStrip) are not implemented on CUDA.
 package iwssim
 
@@ -38,7 +42,6 @@ import (
 	"fmt"
 	"math"
 	"sync"
-	"unsafe"
 
 	zenmetrics "github.com/zenmetrics-go/zenmetrics"
 	cpuiw "github.com/zenmetrics-go/zenmetrics/cpu/iwssim"
@@ -135,22 +138,9 @@ func layoutOf(im *zenmetrics.Image) layout {
 	return layout{stride: im.Stride, channels: f.Channels(), bps: f.BytesPerSample()}
 }
 
-// littleEndian reports whether the host stores a float64 as the device
-// does (every CUDA host Go runs on: amd64, arm64, ppc64le).
-var littleEndian = binary.NativeEndian.Uint16([]byte{1, 0}) == 1
-
-// f64Bytes returns v as the little-endian doubles the device reads: v's
-// own memory on a little-endian host (no copy: the reference's planes are
-// about 64 bytes a pixel, a conversion loop would cost more than their
-// upload), else a conversion into buf (grown as needed). The result is
-// read only, and only until the upload that takes it returns.
+// f64Bytes writes v as the little-endian doubles the device reads into
+// buf (grown as needed) and returns them.
 func f64Bytes(buf *[]byte, v []float64) []byte {
-	if len(v) == 0 {
-		return nil
-	}
-	if littleEndian {
-		return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(v))), 8*len(v))
-	}
 	n := 8 * len(v)
 	if cap(*buf) < n {
 		*buf = make([]byte, n)
