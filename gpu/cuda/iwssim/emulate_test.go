@@ -234,7 +234,7 @@ func emulate(t *testing.T, emu *cudaemu.Emulator, ref, dist *zenmetrics.Image) e
 		run.Upload(b, out[1+i])
 	}
 	var buf []byte
-	run.Upload(rp.lam, f64Bytes(&buf, m))
+	run.Upload(rp.model, f64Bytes(&buf, m))
 	var r2 cudaemu.Recorder
 	if err := queueMahal(&r2, k, gm, &rp); err != nil {
 		t.Fatal(err)

@@ -238,7 +238,7 @@ func (r *reference) build(ctx context.Context, s *slot, im *zenmetrics.Image) er
 		return err
 	}
 	var buf []byte
-	if err := s.wk.Upload(r.ref.lam, f64Bytes(&buf, m)); err != nil {
+	if err := s.wk.Upload(r.ref.model, f64Bytes(&buf, m)); err != nil {
 		return err
 	}
 	if err := queueMahal(q, r.k, r.gm, &r.ref); err != nil {

@@ -362,7 +362,7 @@ func TestLaunchPlan(t *testing.T) {
 			}) {
 				c.check(i, l)
 			}
-			c.Written[rp.lam.Ptr] = true // the model's upload
+			c.Written[rp.model.Ptr] = true // the model's upload
 			var r cudaemu.Recorder
 			if err := queueMahal(&r, k, gm, &rp); err != nil {
 				t.Fatal(err)

@@ -63,15 +63,15 @@ func mapsAt(k int) int {
 // three nil at the last scale); and how many eigenvalues each weighted
 // scale has.
 type refPlanes struct {
-	lam  *cuda.Buffer
-	y    [nScales]*cuda.Buffer
-	m    [nScales][5]*cuda.Buffer
-	nlam [nScales]int
+	model *cuda.Buffer
+	y     [nScales]*cuda.Buffer
+	m     [nScales][5]*cuda.Buffer
+	nlam  [nScales]int
 }
 
 // buffers lists the reference's buffers in refSizes' order.
 func (p *refPlanes) buffers() []*cuda.Buffer {
-	out := []*cuda.Buffer{p.lam}
+	out := []*cuda.Buffer{p.model}
 	for k := range p.y {
 		out = append(out, p.y[k])
 		out = append(out, p.m[k][:mapsAt(k)]...)
@@ -98,7 +98,7 @@ func refSizes(w, h int) []int64 {
 func fillRef(p *refPlanes, w, h int, alloc func(int64) *cuda.Buffer) {
 	sizes := refSizes(w, h)
 	next := func() *cuda.Buffer { n := sizes[0]; sizes = sizes[1:]; return alloc(n) }
-	p.lam = next()
+	p.model = next()
 	for k := range p.y {
 		p.y[k] = next()
 		for m := 0; m < mapsAt(k); m++ {
@@ -300,7 +300,7 @@ func queueMahal(q launch.Launcher, k *kernels, gm geometry, ref *refPlanes) erro
 		c := gm.s[l]
 		par, wp, hp := parentOf(gm, ref, l)
 		g, b := pxGrid(c.rw, c.rh)
-		if err := q.Launch(&k.mahal, g, b, ref.y[l], par, ref.lam, c.w, c.h, wp, hp, components(l), quadBase+maxQuad*l, ref.m[l][4]); err != nil {
+		if err := q.Launch(&k.mahal, g, b, ref.y[l], par, ref.model, c.w, c.h, wp, hp, components(l), quadBase+maxQuad*l, ref.m[l][4]); err != nil {
 			return err
 		}
 	}
@@ -362,7 +362,7 @@ func queueScore(q launch.Launcher, k *kernels, gm geometry, s *slot, ref *refPla
 		}
 		m := ref.m[l]
 		if err := q.Launch(&k.terms, cuda.Dim3{X: uint32(c.rh), Y: 1, Z: 1}, cuda.Dim3{X: rowThreads, Y: 1, Z: 1},
-			s.g, s.bx, m[0], m[1], m[2], m[3], m[4], ref.lam, c.h, c.rw, c.rh, nlam, maxLam*l, gm.rowOff[l], s.sums); err != nil {
+			s.g, s.bx, m[0], m[1], m[2], m[3], m[4], ref.model, c.h, c.rw, c.rh, nlam, maxLam*l, gm.rowOff[l], s.sums); err != nil {
 			return err
 		}
 	}
