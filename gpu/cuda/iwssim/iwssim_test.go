@@ -223,8 +223,8 @@ func TestErrors(t *testing.T) {
 		t.Error("Estimate refuses 1 MP")
 	}
 	// 60000² is past the kernels' int indexing, 40000² (about 216 GB)
-	// past any device's memory; both are refused before the CPU
-	// prepares anything.
+	// past any device's memory; both are refused before anything is
+	// allocated or uploaded.
 	for _, side := range []int{60000, 40000} {
 		if est, ok := b.Estimate(zenmetrics.IWSSIM, side, side, zenmetrics.ModeFull); ok {
 			t.Fatalf("Estimate(%d²) = %d bytes, ok", side, est)
