@@ -4,6 +4,7 @@ import (
 	"context"
 	"math"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -11,6 +12,7 @@ import (
 	"github.com/zenmetrics-go/zenmetrics"
 	"github.com/zenmetrics-go/zenmetrics/capability"
 	"github.com/zenmetrics-go/zenmetrics/cpu"
+	"github.com/zenmetrics-go/zenmetrics/gpu/cuda"
 	"github.com/zenmetrics-go/zenmetrics/internal/metrictest"
 )
 
@@ -32,10 +34,10 @@ func TestCUDASlotsOff(t *testing.T) {
 }
 
 // With a CUDA device, discovery's CUDA slot scores SSIMULACRA2,
-// Butteraugli, DSSIM and ColorVideoVDP tasks (at least one of them lands
-// there; the chooser may share them with the CPU) and never receives a
-// metric it does not implement (IW-SSIM here): those go to the CPU
-// without an error.
+// With a CUDA device, discovery's CUDA slot scores the metrics that have
+// CUDA kernels (cuda.Metrics: at least one task lands there; the chooser
+// may share them with the CPU) and never receives a metric it does not
+// implement: those go to the CPU without an error.
 // Skipped without CUDA, a failure under ZENMETRICS_REQUIRE_CUDA=1.
 func TestCUDASlotsScore(t *testing.T) {
 	slots := cudaSlots(nil)
@@ -60,9 +62,10 @@ func TestCUDASlotsScore(t *testing.T) {
 	var tasks []Task
 	want := map[TaskID]float64{}
 	ref, _ := metrictest.SyntheticPair(1024, 768, 1)
-	for i := 0; i < 15; i++ {
+	for i := 0; i < 3*len(zenmetrics.AllMetrics()); i++ {
 		_, dist := metrictest.SyntheticPair(1024, 768, int64(2+i))
-		m := []zenmetrics.Metric{zenmetrics.SSIMULACRA2, zenmetrics.DSSIM, zenmetrics.Butteraugli, zenmetrics.CVVDP, zenmetrics.IWSSIM}[i%5]
+		all := zenmetrics.AllMetrics()
+		m := all[i%len(all)]
 		id := TaskID(i + 1)
 		tasks = append(tasks, Task{ID: id, Metric: m, Ref: ref, Dist: dist})
 		s, err := zenmetrics.ScoreOnce(context.Background(), cpu.New(cpu.Config{}), m, ref, dist, zenmetrics.Options{})
@@ -81,7 +84,7 @@ func TestCUDASlotsScore(t *testing.T) {
 		}
 		if strings.HasPrefix(r.Backend, "cuda:") {
 			onCUDA++
-			if m := r.Score.Metric; m != zenmetrics.SSIMULACRA2 && m != zenmetrics.Butteraugli && m != zenmetrics.DSSIM && m != zenmetrics.CVVDP {
+			if m := r.Score.Metric; !slices.Contains(cuda.Metrics(), m) {
 				t.Errorf("task %v: %v ran on %s", r.ID, r.Score.Metric, r.Backend)
 			}
 		}

@@ -31,7 +31,7 @@ var backendList = []backendInfo{
 	{"webgpu", "WebGPU (alias gpu), any real adapter including a CPU Vulkan\n" +
 		"           driver (lavapipe); an error saying what was tried when none is found"},
 	{"cuda", "CUDA device 0 through the NVIDIA driver and NVRTC (SSIMULACRA2,\n" +
-		"           Butteraugli, DSSIM and ColorVideoVDP; other metrics are refused); an error naming every library tried when absent"},
+		"           Butteraugli, DSSIM, IW-SSIM and ColorVideoVDP; other metrics are refused); an error naming every library tried when absent"},
 }
 
 // usageError marks errors that are the user's to fix on the command line

@@ -269,7 +269,7 @@ var flatTol = 0x1p-30
 // isFlatBand reports whether every sample of band y (scale k) lies within
 // rounding noise of zero (flatTol).
 func isFlatBand(y []float64, k int) bool {
-	lim := flatTol * dataRange * float64(int(1)<<k)
+	lim := FlatBandLimit(k)
 	for _, v := range y {
 		if math.Abs(v) > lim {
 			return false

@@ -9,6 +9,8 @@ import (
 	_ "github.com/zenmetrics-go/zenmetrics/gpu/cuda/cvvdp"
 	// DSSIM.
 	_ "github.com/zenmetrics-go/zenmetrics/gpu/cuda/dssim"
+	// IW-SSIM.
+	_ "github.com/zenmetrics-go/zenmetrics/gpu/cuda/iwssim"
 	// SSIMULACRA2.
 	_ "github.com/zenmetrics-go/zenmetrics/gpu/cuda/ssim2"
 )

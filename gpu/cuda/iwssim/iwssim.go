@@ -1,0 +1,338 @@
+// Package iwssim is IW-SSIM (piq 0.8.0's information_weighted_ssim) on
+// CUDA: the host code that drives the kernels in iwssim.cu (compiled by
+// NVRTC at first use, cached on disk) on the runtime of package cuda.
+// Importing it registers the metric with every cuda.Backend (gpu/cuda/all
+// imports it).
+//
+// It is the twin of gpu/webgpu/iwssim, in double where WebGPU has only
+// float32: the kernels do the float64 CPU reference's (cpu/iwssim's)
+// operations in its order (NVRTC with --fmad=false; math.Log2 rewritten
+// with Go's algorithm), the sums run in its order, and so the score is
+// cpu/iwssim's bit for bit on amd64 (TestEmulated runs the kernels on the
+// CPU to check it, plane by plane; TestVsCPU on a GPU). Unlike the WebGPU
+// version, which prepares the reference on the CPU and uploads it, the
+// reference's half runs on the device as well: its pyramid, statistics,
+// the neighbourhood covariance's sums per block row and vᵀC⁻¹v per
+// block; only the four 10×10 eigenvalue problems run on the host
+// (cpu/iwssim.InverseModel, the reference's own gonum step), between two
+// round trips. A score uploads the distorted pixels through page-locked
+// double buffers on the caller's own stream, converting rows as their
+// bytes arrive, runs the distorted half (the passes are listed in
+// iwssim.cu) and reads back two doubles per region row, which the host
+// adds in row order.
+//
+// # Memory
+//
+// A prepared reference keeps on the device, per scale (the five scales
+// together are about 4/3 of the image), its band y (8 bytes per pixel)
+// and its region planes mu, vr, bm, bv, ss (40 bytes per pixel; mu, vr
+// only at the last scale): about 64 bytes per pixel of the image. Each
+// scorer (a slot; up to maxSlots per reference, made as callers need
+// them; Prepare uses the first) holds the raw upload (up to 8 bytes per
+// pixel, RGBA16), the distorted pyramid (about 11 bytes per pixel), one
+// intermediate pyramid plane (4) and the six planes of the statistics'
+// first pass (48), about 63 bytes per pixel plus the upload, with
+// page-locked staging and read-back. Estimate gives the exact figure.
+// Only whole images: strips (ModeStrip) are not implemented on CUDA.
+package iwssim
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"math"
+	"sync"
+
+	zenmetrics "github.com/zenmetrics-go/zenmetrics"
+	cpuiw "github.com/zenmetrics-go/zenmetrics/cpu/iwssim"
+	"github.com/zenmetrics-go/zenmetrics/gpu/cuda"
+	"github.com/zenmetrics-go/zenmetrics/gpu/cuda/internal/launch"
+)
+
+// maxSlots bounds the scorers that run at once on one reference (each has
+// a stream, page-locked staging and a full scratch); more callers wait
+// for a slot.
+const maxSlots = 4
+
+// roundAlloc is the size cuda.Device.Alloc really takes for size bytes (its
+// cache buckets: 64 KiB steps up to 2 MiB, 2 MiB steps above), so that the
+// estimate predicts what is held.
+func roundAlloc(size int64) int64 {
+	const small, large = 64 << 10, 2 << 20
+	size = max(size, 4)
+	if size <= large {
+		return (size + small - 1) / small * small
+	}
+	return (size + large - 1) / large * large
+}
+
+func rounded(sizes []int64) int64 {
+	var b int64
+	for _, n := range sizes {
+		b += roundAlloc(n)
+	}
+	return b
+}
+
+// estimate is the device memory of a prepared reference plus one scorer
+// for uploads of raw bytes (host staging is page-locked host memory, not
+// counted).
+func estimate(w, h int, raw int64) int64 {
+	return rounded(refSizes(w, h)) + rounded(slotSizes(w, h, raw))
+}
+
+// fits reports whether a w×h image stays within the kernels' indexing
+// (scale 0's plane indices in int, rows in the grid's Y dimension).
+func fits(w, h int) bool {
+	return int64(w)*int64(h) <= math.MaxInt32 && int(cuda.Groups(h, blockY)) <= maxGridY
+}
+
+// minSide is piq's smallest side for five scales (161).
+var minSide, _ = cpuiw.MinSize()
+
+// reference is a prepared IW-SSIM reference on a CUDA device.
+type reference struct {
+	b    *cuda.Backend
+	dev  *cuda.Device
+	k    *kernels
+	gm   geometry
+	ref  refPlanes
+	bufs []*cuda.Buffer // every reference buffer, to free
+
+	mu       sync.RWMutex
+	released bool
+	slots    *cuda.SlotPool[*slot]
+}
+
+// newSlot allocates a scorer's scratch for uploads of up to raw bytes.
+func (r *reference) newSlot(raw int64) (*slot, error) {
+	s := &slot{}
+	var err error
+	s.wk, err = r.dev.NewScratch(raw, outBytes(r.gm), func(alloc func(int64) *cuda.Buffer) { fillSlot(s, r.gm.w, r.gm.h, raw, alloc) })
+	if err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// freeSlot gives a slot's buffers and worker back to the device.
+func (r *reference) freeSlot(s *slot) {
+	r.dev.FreeScratch(s.wk, s.buffers()...)
+	s.wk = nil
+}
+
+// newPool is the reference's slot pool: a slot beyond the first is
+// checked against the free memory before it is allocated.
+func (r *reference) newPool() *cuda.SlotPool[*slot] {
+	return cuda.NewSlotPool(r.dev, maxSlots, cuda.SlotFuncs[*slot]{
+		New:   r.newSlot,
+		Free:  r.freeSlot,
+		Raw:   func(s *slot) **cuda.Buffer { return &s.raw },
+		Check: func(raw int64) error { return r.b.CheckMemory(rounded(slotSizes(r.gm.w, r.gm.h, raw))) },
+	})
+}
+
+// layoutOf is how im's samples sit in the upload buffer.
+func layoutOf(im *zenmetrics.Image) layout {
+	f := im.Format
+	return layout{stride: im.Stride, channels: f.Channels(), bps: f.BytesPerSample()}
+}
+
+// f64Bytes writes v as the little-endian doubles the device reads into
+// buf (grown as needed) and returns them.
+func f64Bytes(buf *[]byte, v []float64) []byte {
+	n := 8 * len(v)
+	if cap(*buf) < n {
+		*buf = make([]byte, n)
+	}
+	b := (*buf)[:n]
+	for i, x := range v {
+		binary.LittleEndian.PutUint64(b[8*i:], math.Float64bits(x))
+	}
+	return b
+}
+
+// tooSmall is piq's minimum-size refusal.
+func tooSmall(w, h int) error {
+	return &zenmetrics.TooSmallError{Metric: zenmetrics.IWSSIM, Width: w, Height: h, MinWidth: minSide, MinHeight: minSide}
+}
+
+// prepare checks the memory, allocates the reference's planes and builds
+// them on the device (build).
+func prepare(ctx context.Context, b *cuda.Backend, ref *zenmetrics.Image) (_ *reference, err error) {
+	if err := ref.Validate(); err != nil {
+		return nil, err
+	}
+	w, h := ref.Width, ref.Height
+	if w < minSide || h < minSide {
+		return nil, tooSmall(w, h)
+	}
+	d := b.Device()
+	r := &reference{b: b, dev: d, gm: newGeometry(w, h)}
+	r.slots = r.newPool()
+	raw := cuda.RawBytes(ref)
+	need := estimate(w, h, raw)
+	if !fits(w, h) {
+		return nil, &zenmetrics.OutOfMemoryError{Backend: b.Name(), Requested: need, Free: -1,
+			Detail: fmt.Sprintf("a %dx%d image exceeds the IW-SSIM kernels' indexing", w, h)}
+	}
+	if err := b.CheckMemory(need); err != nil {
+		return nil, err
+	}
+	if r.k, err = load(d); err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			r.Release()
+		}
+	}()
+	fillRef(&r.ref, w, h, func(n int64) *cuda.Buffer { return r.dev.AllocInto(&r.bufs, &err, n) })
+	if err != nil {
+		return nil, err
+	}
+	s, err := r.slots.Get(ctx, raw)
+	if err != nil {
+		return nil, err
+	}
+	defer r.slots.Put(s)
+	if err := r.build(ctx, s, ref); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// build does the reference's half in the slot s: the upload (the unpack
+// of scale 0 into ref.y[0] following the bytes), queueReference, one
+// read-back of the covariance sums, the host's eigenvalue step (model),
+// the model's upload and queueMahal. Two round trips in all.
+func (r *reference) build(ctx context.Context, s *slot, im *zenmetrics.Image) error {
+	q := launch.Stream{St: s.wk.Stream}
+	w, h := r.gm.w, r.gm.h
+	total := cuda.RawBytes(im)
+	ready := unpacker(q, r.k, w, h, total, layoutOf(im), s.raw, r.ref.y[0])
+	if err := s.wk.UploadOverlapped(s.raw, im.Pix[:total], ready); err != nil {
+		return err
+	}
+	covBuf := s.x[0]
+	if err := queueReference(q, r.k, r.gm, s, &r.ref, covBuf); err != nil {
+		return err
+	}
+	_, n := covOffsets(r.gm)
+	out := s.wk.Out
+	if err := s.wk.Stream.Download(out, 0, covBuf, 0, 8*int64(n)); err != nil {
+		return err
+	}
+	if err := s.wk.Stream.Sync(); err != nil {
+		return err
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	cov := make([]float64, n)
+	for i := range cov {
+		cov[i] = math.Float64frombits(binary.LittleEndian.Uint64(out.Bytes[8*i:]))
+	}
+	m, err := model(r.gm, cov, &r.ref)
+	if err != nil {
+		return err
+	}
+	var buf []byte
+	if err := s.wk.Upload(r.ref.model, f64Bytes(&buf, m)); err != nil {
+		return err
+	}
+	if err := queueMahal(q, r.k, r.gm, &r.ref); err != nil {
+		return err
+	}
+	if err := s.wk.Stream.Sync(); err != nil {
+		return err
+	}
+	return ctx.Err()
+}
+
+// pool adds each scale's row sums in row order and takes piq's product
+// Π |Σ cs·iw / Σ iw|^w_k, as cpu/iwssim does (the last scale's mean over
+// its rw·rh values).
+func pool(gm geometry, sums []float64) (float64, error) {
+	score := 1.0
+	for k := 0; k < nScales; k++ {
+		s := gm.s[k]
+		var sn, sd float64
+		for i := 0; i < s.rh; i++ {
+			sn += sums[2*(gm.rowOff[k]+i)]
+		}
+		if weighted(k) {
+			for i := 0; i < s.rh; i++ {
+				sd += sums[2*(gm.rowOff[k]+i)+1]
+			}
+		} else {
+			sd = float64(s.rw) * float64(s.rh)
+		}
+		if sd == 0 {
+			return 0, fmt.Errorf("%w: IW-SSIM is undefined: every information-content weight is zero at scale %d (flat images; piq returns NaN)", zenmetrics.ErrBadInput, k)
+		}
+		score *= math.Pow(math.Abs(sn/sd), kc.Weights[k])
+	}
+	return score, nil
+}
+
+// Score implements zenmetrics.Reference: Value is the IW-SSIM (1 =
+// identical); there is no map (neither piq nor the CPU and WebGPU
+// versions have one). Safe for concurrent use: each caller gets its own
+// slot (stream, staging, scratch).
+func (r *reference) Score(ctx context.Context, dist *zenmetrics.Image) (sc zenmetrics.Score, err error) {
+	defer zenmetrics.Recover(&err)
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	if r.released {
+		return sc, zenmetrics.ErrReleased
+	}
+	if err := cuda.CheckScored(ctx, dist, r.gm.w, r.gm.h); err != nil {
+		return sc, err
+	}
+	s, err := r.slots.Get(ctx, cuda.RawBytes(dist))
+	if err != nil {
+		return sc, err
+	}
+	defer r.slots.Put(s)
+	q := launch.Stream{St: s.wk.Stream}
+	total := cuda.RawBytes(dist)
+	ready := unpacker(q, r.k, r.gm.w, r.gm.h, total, layoutOf(dist), s.raw, s.x[0])
+	if err := s.wk.UploadOverlapped(s.raw, dist.Pix[:total], ready); err != nil {
+		return sc, err
+	}
+	if err := queueScore(q, r.k, r.gm, s, &r.ref); err != nil {
+		return sc, err
+	}
+	n := sumsBytes(r.gm)
+	out := s.wk.Out
+	if err := s.wk.Stream.Download(out, 0, s.sums, 0, n); err != nil {
+		return sc, err
+	}
+	if err := s.wk.Stream.Sync(); err != nil {
+		return sc, err
+	}
+	sums := make([]float64, 2*r.gm.rows)
+	for i := range sums {
+		sums[i] = math.Float64frombits(binary.LittleEndian.Uint64(out.Bytes[8*i:]))
+	}
+	v, err := pool(r.gm, sums)
+	if err != nil {
+		return sc, err
+	}
+	return zenmetrics.Score{Metric: zenmetrics.IWSSIM, Value: v}, nil
+}
+
+// Release frees the reference's device memory; it waits for running
+// scores. Idempotent.
+func (r *reference) Release() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.released {
+		return
+	}
+	r.released = true
+	r.slots.Close()
+	r.dev.Free(r.bufs...)
+	r.bufs, r.ref = nil, refPlanes{}
+}
