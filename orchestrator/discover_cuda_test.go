@@ -32,7 +32,7 @@ func TestCUDASlotsOff(t *testing.T) {
 }
 
 // With a CUDA device, discovery's CUDA slot scores SSIMULACRA2,
-// Butteraugli and DSSIM tasks (at least one of them lands there; the
+// Butteraugli, DSSIM and zensim tasks (at least one of them lands there; the
 // chooser may share them with the CPU) and never receives a metric it does
 // not implement (IW-SSIM here): those go to the CPU without an error.
 // Skipped without CUDA, a failure under ZENMETRICS_REQUIRE_CUDA=1.
@@ -61,7 +61,7 @@ func TestCUDASlotsScore(t *testing.T) {
 	ref, _ := metrictest.SyntheticPair(1024, 768, 1)
 	for i := 0; i < 12; i++ {
 		_, dist := metrictest.SyntheticPair(1024, 768, int64(2+i))
-		m := []zenmetrics.Metric{zenmetrics.SSIMULACRA2, zenmetrics.DSSIM, zenmetrics.Butteraugli, zenmetrics.IWSSIM}[i%4]
+		m := []zenmetrics.Metric{zenmetrics.SSIMULACRA2, zenmetrics.DSSIM, zenmetrics.Butteraugli, zenmetrics.IWSSIM, zenmetrics.Zensim}[i%5]
 		id := TaskID(i + 1)
 		tasks = append(tasks, Task{ID: id, Metric: m, Ref: ref, Dist: dist})
 		s, err := zenmetrics.ScoreOnce(context.Background(), cpu.New(cpu.Config{}), m, ref, dist, zenmetrics.Options{})
@@ -80,7 +80,7 @@ func TestCUDASlotsScore(t *testing.T) {
 		}
 		if strings.HasPrefix(r.Backend, "cuda:") {
 			onCUDA++
-			if m := r.Score.Metric; m != zenmetrics.SSIMULACRA2 && m != zenmetrics.Butteraugli && m != zenmetrics.DSSIM {
+			if m := r.Score.Metric; m != zenmetrics.SSIMULACRA2 && m != zenmetrics.Butteraugli && m != zenmetrics.DSSIM && m != zenmetrics.Zensim {
 				t.Errorf("task %v: %v ran on %s", r.ID, r.Score.Metric, r.Backend)
 			}
 		}

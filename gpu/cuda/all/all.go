@@ -9,4 +9,6 @@ import (
 	_ "github.com/zenmetrics-go/zenmetrics/gpu/cuda/dssim"
 	// SSIMULACRA2.
 	_ "github.com/zenmetrics-go/zenmetrics/gpu/cuda/ssim2"
+	// zensim.
+	_ "github.com/zenmetrics-go/zenmetrics/gpu/cuda/zensim"
 )
