@@ -253,6 +253,7 @@ extern "C" __global__ void hblur(const float* ref, const float* dist, int pw, in
             sp = fmaf(sv, dv, sp);
         }
     }
+#pragma unroll 4
     for (int x = 0; x < pw; x++) {
         if (full) {
             out[x] = make_float4(ss * INV_DIAM, sd * INV_DIAM, sq * INV_DIAM, sp * INV_DIAM);
@@ -427,8 +428,36 @@ extern "C" __global__ void vstats(const float* ref, const float* dist, const flo
 // forms it, a float64 chain over the units in order and each unit's
 // output rows in order (its maxima: the largest value), into
 // sums[c][strip][q]. A chain of dependent additions is serial by nature;
-// the strips and channels run side by side. Channels without features
-// get 0.
+// the strips and channels run side by side, and what keeps each chain
+// fed is loading ahead: the records come in batches of CB units (the
+// NQ threads of a warp read one record's 80 contiguous bytes), the next
+// batch in flight while the current one is added. Channels without
+// features get 0.
+#define CB 2 // units per batch
+
+// chain_load fills v with the quantity's values of units [u0, u0 + CB)
+// (0 past the last unit or the strip's rows, never added).
+__device__ __forceinline__ void chain_load(const float* p, int u0, int units, int rows, float* v) {
+#pragma unroll
+    for (int j = 0; j < CB * STRIP; j++) {
+        int u = u0 + j / STRIP, r = j % STRIP;
+        v[j] = u < units && r < rows ? p[((size_t)u * STRIP + r) * NQ] : 0.0f;
+    }
+}
+
+// chain_add adds (or takes the maximum of) the loaded values of units
+// [u0, u0 + CB) in order.
+__device__ __forceinline__ void chain_add(const float* v, int u0, int units, int rows, bool sum, double* t, float* m) {
+#pragma unroll
+    for (int j = 0; j < CB * STRIP; j++) {
+        int u = u0 + j / STRIP, r = j % STRIP;
+        if (u < units && r < rows) {
+            if (sum) *t = *t + (double)v[j];
+            else *m = gmax(*m, v[j]);
+        }
+    }
+}
+
 extern "C" __global__ void chain(const float* lanes, int pw, int h, int modes, double* sums) {
     int k = blockIdx.x, c = blockIdx.y, q = threadIdx.x;
     if (q >= NQ) return;
@@ -436,21 +465,19 @@ extern "C" __global__ void chain(const float* lanes, int pw, int h, int modes, d
     int rows = min(STRIP, h - k * STRIP);
     double t = 0.0;
     float m = 0.0f;
+    bool sum = q < NSUM;
     if (chan_mode(modes, c) >= MODE_EDGE) {
         const float* p = lanes + ((size_t)c * ns + k) * (size_t)units * (STRIP * NQ) + q;
-        for (int u = 0; u < units; u++) {
-            const float* pu = p + (size_t)u * (STRIP * NQ);
-            float v[STRIP];
-#pragma unroll
-            for (int r = 0; r < STRIP; r++) v[r] = r < rows ? pu[r * NQ] : 0.0f;
-            if (q < NSUM) {
-                for (int r = 0; r < rows; r++) t = t + (double)v[r];
-            } else {
-                for (int r = 0; r < rows; r++) m = gmax(m, v[r]);
-            }
+        float a[CB * STRIP], b[CB * STRIP];
+        chain_load(p, 0, units, rows, a);
+        for (int u0 = 0; u0 < units; u0 += 2 * CB) {
+            chain_load(p, u0 + CB, units, rows, b);
+            chain_add(a, u0, units, rows, sum, &t, &m);
+            chain_load(p, u0 + 2 * CB, units, rows, a);
+            chain_add(b, u0 + CB, units, rows, sum, &t, &m);
         }
     }
-    sums[((size_t)c * ns + k) * NQ + q] = q < NSUM ? t : (double)m;
+    sums[((size_t)c * ns + k) * NQ + q] = sum ? t : (double)m;
 }
 
 // merge: the strips' sums of one scale in strip order (cpu/zensim merges
