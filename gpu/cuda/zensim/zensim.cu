@@ -253,8 +253,32 @@ extern "C" __global__ void hblur(const float* ref, const float* dist, int pw, in
             sp = fmaf(sv, dv, sp);
         }
     }
-#pragma unroll 4
+    // Columns [RADIUS, pw − RADIUS − 1) have their whole window inside
+    // the row (x + 6 < pw, x − 5 ≥ 0): no mirrored index to compute. The
+    // steps are the same in every column, so is their rounding.
+    int x0 = RADIUS, x1 = pw - RADIUS - 1;
     for (int x = 0; x < pw; x++) {
+        if (x == x0 && x1 > x0) {
+            if (full) {
+#pragma unroll 4
+                for (; x < x1; x++) {
+                    out[x] = make_float4(ss * INV_DIAM, sd * INV_DIAM, sq * INV_DIAM, sp * INV_DIAM);
+                    float sa = s[x + RADIUS + 1], da = d[x + RADIUS + 1], sr = s[x - RADIUS], dr = d[x - RADIUS];
+                    ss = (ss + sa) - sr;
+                    sd = (sd + da) - dr;
+                    sq = fmaf(sa, sa, fmaf(da, da, fmaf(-sr, sr, fmaf(-dr, dr, sq))));
+                    sp = fmaf(sa, da, fmaf(-sr, dr, sp));
+                }
+            } else {
+#pragma unroll 4
+                for (; x < x1; x++) {
+                    out[x] = make_float4(ss * INV_DIAM, sd * INV_DIAM, 0.0f, 0.0f);
+                    ss = (ss + s[x + RADIUS + 1]) - s[x - RADIUS];
+                    sd = (sd + d[x + RADIUS + 1]) - d[x - RADIUS];
+                }
+            }
+            if (x >= pw) break;
+        }
         if (full) {
             out[x] = make_float4(ss * INV_DIAM, sd * INV_DIAM, sq * INV_DIAM, sp * INV_DIAM);
         } else {
