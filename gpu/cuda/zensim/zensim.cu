@@ -8,9 +8,9 @@
 // comes out bit for bit rather than close.
 //
 // The host prepends the constants (consts.go): the opsin matrix and
-// biases, the XYB and SSIM constants, 1/11, the alpha quotients, the
-// offsets of the tables in tab and the feature modes, all as exact
-// hexadecimal literals.
+// biases, the XYB and SSIM constants, 1/11, the alpha quotients (as exact
+// hexadecimal literals), the offsets of the tables in tab and the numbers
+// of the edge and full feature modes.
 //
 // Planes: one buffer per scale holds the X, Y, B planes (pw × h floats
 // each, plane c at c·pw·h, row-major; pw is zensim's padded width). hb
@@ -50,6 +50,8 @@ __device__ __forceinline__ float max0(float v) {
     return v > 0.0f ? v : 0.0f;
 }
 
+// clamp01 is cpu/zensim's min(max(v, 0), 1) of a composited colour (never
+// NaN or −0 there).
 __device__ __forceinline__ float clamp01(float v) { return fminf(fmaxf(v, 0.0f), 1.0f); }
 
 // Window indices of a line of n samples (cpu/zensim hAddIdx, remIdx,
