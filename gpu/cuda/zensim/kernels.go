@@ -18,7 +18,7 @@ var source = sync.OnceValue(func() string { return header() + kernelSource })
 // Launch geometry, the same numbers as zensim.cu's BX/BY, HT, VT, CT, MT.
 const (
 	blockX, blockY = 32, 8 // xyb, down
-	hblurThreads   = 64    // hblur: one row each
+	hblurThreads   = 32    // hblur: one row each
 	vstatsThreads  = 64    // vstats: one column unit each
 	chainThreads   = 32    // chain: one quantity each (nq of them)
 	mergeThreads   = 64    // merge: one (channel, quantity) each

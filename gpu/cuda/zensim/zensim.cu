@@ -22,7 +22,7 @@ typedef unsigned char u8;
 // Launch geometry; the host uses the same numbers (kernels.go).
 #define BX 32 // xyb, down: block width
 #define BY 8  // block height
-#define HT 64 // hblur: threads per block (one plane row each)
+#define HT 32 // hblur: threads per block (one warp, one plane row each)
 #define VT 64 // vstats: threads per block (one column unit each)
 #define CT 32 // chain: threads per block (NQ of them work)
 #define MT 64 // merge: threads (3·NQ of them work)
@@ -234,66 +234,81 @@ extern "C" __global__ void down(const float* src, int sw, int sh, int dw, int dh
 // two in edge mode. Channels without blurred features do nothing. The
 // sums are serial along the row, as zensim's (their rounding depends on
 // the order), which is why the three channels share one launch.
+//
+// A warp whose threads each walk their own row would touch 32 cache
+// lines with every load and store. So the block (one warp, HT rows) goes
+// through its rows in tiles of HW columns: it loads the samples a tile's
+// steps read (columns [x0 − 8, x0 + HW + 8) of each row, clipped to the
+// row: the entering sample is at most 6 ahead, the leaving one 5 behind,
+// and near the row's ends their mirrors fall inside too) with coalesced
+// loads into shared memory, each thread walks its row there, writing
+// its outputs to a shared tile, and the block stores that tile row by
+// row, coalesced. All threads are at the same column at once, so the
+// mirrored indices are the same across the warp (no divergence).
+#define HW 32             // hblur: columns per tile
+#define HIN (HW + 16)     // its input tile's columns
+#define HIS (HIN + 1)     // the input tile's row stride (odd: no bank conflicts)
+#define HOS (HW + 1)      // the output tile's row stride, in float4
+
 extern "C" __global__ void hblur(const float* ref, const float* dist, int pw, int h, int modes, float4* hb) {
-    int y = blockIdx.x * HT + threadIdx.x;
+    __shared__ float ts[HT * HIS];
+    __shared__ float td[HT * HIS];
+    __shared__ float4 to[HT * HOS];
+    int t = threadIdx.x;
+    int y0 = blockIdx.x * HT;
     int c = blockIdx.y;
     int mode = chan_mode(modes, c);
-    if (y >= h || mode < MODE_EDGE) return;
+    if (mode < MODE_EDGE) return; // the whole block: the channel is uniform
     bool full = mode == MODE_FULL;
-    size_t o = (size_t)c * (size_t)pw * (size_t)h + (size_t)y * (size_t)pw;
-    const float* s = ref + o;
-    const float* d = dist + o;
-    float4* out = hb + o;
+    int rows = min(HT, h - y0);
+    size_t plane = (size_t)c * (size_t)pw * (size_t)h;
+    const float* s0 = ref + plane + (size_t)y0 * (size_t)pw;
+    const float* d0 = dist + plane + (size_t)y0 * (size_t)pw;
+    float4* o0 = hb + plane + (size_t)y0 * (size_t)pw;
+    const float* st = ts + t * HIS;
+    const float* dt = td + t * HIS;
     float ss = 0.0f, sd = 0.0f, sq = 0.0f, sp = 0.0f;
-    for (int i = 0; i < DIAM; i++) {
-        int k = init_idx(i, pw);
-        float sv = s[k], dv = d[k];
-        ss = ss + sv;
-        sd = sd + dv;
-        if (full) {
-            sq = fmaf(sv, sv, fmaf(dv, dv, sq));
-            sp = fmaf(sv, dv, sp);
+    for (int x0 = 0; x0 < pw; x0 += HW) {
+        int lo = max(x0 - 8, 0), hi = min(x0 + HW + 8, pw), x1 = min(x0 + HW, pw);
+        for (int r = 0; r < rows; r++) {
+            for (int k = t; k < hi - lo; k += HT) {
+                ts[r * HIS + k] = s0[(size_t)r * pw + lo + k];
+                td[r * HIS + k] = d0[(size_t)r * pw + lo + k];
+            }
         }
-    }
-    // Columns [RADIUS, pw − RADIUS − 1) have their whole window inside
-    // the row (x + 6 < pw, x − 5 ≥ 0): no mirrored index to compute. The
-    // steps are the same in every column, so is their rounding.
-    int x0 = RADIUS, x1 = pw - RADIUS - 1;
-    for (int x = 0; x < pw; x++) {
-        if (x == x0 && x1 > x0) {
-            if (full) {
-#pragma unroll 4
-                for (; x < x1; x++) {
-                    out[x] = make_float4(ss * INV_DIAM, sd * INV_DIAM, sq * INV_DIAM, sp * INV_DIAM);
-                    float sa = s[x + RADIUS + 1], da = d[x + RADIUS + 1], sr = s[x - RADIUS], dr = d[x - RADIUS];
-                    ss = (ss + sa) - sr;
-                    sd = (sd + da) - dr;
+        __syncthreads();
+        if (t < rows) {
+            if (x0 == 0) {
+                for (int i = 0; i < DIAM; i++) {
+                    int k = init_idx(i, pw);
+                    float sv = st[k], dv = dt[k];
+                    ss = ss + sv;
+                    sd = sd + dv;
+                    if (full) {
+                        sq = fmaf(sv, sv, fmaf(dv, dv, sq));
+                        sp = fmaf(sv, dv, sp);
+                    }
+                }
+            }
+            float4* ot = to + t * HOS;
+            for (int x = x0; x < x1; x++) {
+                ot[x - x0] = full ? make_float4(ss * INV_DIAM, sd * INV_DIAM, sq * INV_DIAM, sp * INV_DIAM)
+                                  : make_float4(ss * INV_DIAM, sd * INV_DIAM, 0.0f, 0.0f);
+                int a = add_idx(x, pw) - lo, m = rem_idx(x, pw) - lo;
+                float sa = st[a], da = dt[a], sr = st[m], dr = dt[m];
+                ss = (ss + sa) - sr;
+                sd = (sd + da) - dr;
+                if (full) {
                     sq = fmaf(sa, sa, fmaf(da, da, fmaf(-sr, sr, fmaf(-dr, dr, sq))));
                     sp = fmaf(sa, da, fmaf(-sr, dr, sp));
                 }
-            } else {
-#pragma unroll 4
-                for (; x < x1; x++) {
-                    out[x] = make_float4(ss * INV_DIAM, sd * INV_DIAM, 0.0f, 0.0f);
-                    ss = (ss + s[x + RADIUS + 1]) - s[x - RADIUS];
-                    sd = (sd + d[x + RADIUS + 1]) - d[x - RADIUS];
-                }
             }
-            if (x >= pw) break;
         }
-        if (full) {
-            out[x] = make_float4(ss * INV_DIAM, sd * INV_DIAM, sq * INV_DIAM, sp * INV_DIAM);
-        } else {
-            out[x] = make_float4(ss * INV_DIAM, sd * INV_DIAM, 0.0f, 0.0f);
+        __syncthreads();
+        for (int r = 0; r < rows; r++) {
+            for (int k = t; k < x1 - x0; k += HT) o0[(size_t)r * pw + x0 + k] = to[r * HOS + k];
         }
-        int a = add_idx(x, pw), m = rem_idx(x, pw);
-        float sa = s[a], da = d[a], sr = s[m], dr = d[m];
-        ss = (ss + sa) - sr;
-        sd = (sd + da) - dr;
-        if (full) {
-            sq = fmaf(sa, sa, fmaf(da, da, fmaf(-sr, sr, fmaf(-dr, dr, sq))));
-            sp = fmaf(sa, da, fmaf(-sr, dr, sp));
-        }
+        __syncthreads();
     }
 }
 
