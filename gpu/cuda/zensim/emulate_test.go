@@ -149,7 +149,7 @@ func diffResults(name string, got, want *cpuz.Result, tolFeature, tolScore float
 // 8×8 minimum, odd sizes whose scales leave scalar tails (pw mod 8 ≠ 0 at
 // scales 2 and 3), strips and XYB chunks with remainders, a width past
 // 512 (zensim's extra 16 padded columns), and identical images. Opt-in
-// (ZENMETRICS_CUDA_EMULATE=1): it needs g++ and takes 2–3 minutes (one
+// (ZENMETRICS_CUDA_EMULATE=1): it needs g++ and takes about 3 minutes (one
 // OS thread per emulated CUDA thread).
 func TestEmulated(t *testing.T) {
 	emu := cudaemu.Build(t, source())

@@ -19,7 +19,7 @@ var source = sync.OnceValue(func() string { return header() + kernelSource })
 const (
 	blockX, blockY = 32, 8 // xyb, down
 	hblurThreads   = 32    // hblur: one row each
-	vstatsThreads  = 64    // vstats: one column unit each
+	vstatsThreads  = 64    // vstats: one column each
 	chainThreads   = 32    // chain: one quantity each (nq of them)
 	mergeThreads   = 64    // merge: one (channel, quantity) each
 )

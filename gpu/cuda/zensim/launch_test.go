@@ -122,7 +122,7 @@ func (c *checker) check(i int, l cudaemu.Launch) {
 		c.next = "vstats"
 	case "vstats":
 		seq()
-		grid(cuda.Dim3{X: cuda.Groups(units(pw), vstatsThreads), Y: uint32(strips(h)), Z: 3})
+		grid(cuda.Dim3{X: cuda.Groups(pw, vstatsThreads), Y: uint32(strips(h)), Z: 3})
 		c.next = "chain"
 	case "chain":
 		seq()

@@ -142,7 +142,7 @@ func queueStats(q launch.Launcher, k *kernels, dims [][2]int, s *slot, ref []*cu
 			ref[sc], s.dist[sc], pw, h, m, s.hb); err != nil {
 			return err
 		}
-		if err := q.Launch(&k.vstats, cuda.Dim3{X: cuda.Groups(units(pw), vstatsThreads), Y: uint32(ns), Z: 3}, cuda.Dim3{X: vstatsThreads, Y: 1, Z: 1},
+		if err := q.Launch(&k.vstats, cuda.Dim3{X: cuda.Groups(pw, vstatsThreads), Y: uint32(ns), Z: 3}, cuda.Dim3{X: vstatsThreads, Y: 1, Z: 1},
 			ref[sc], s.dist[sc], s.hb, pw, h, m, s.lanes); err != nil {
 			return err
 		}

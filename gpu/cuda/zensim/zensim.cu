@@ -23,7 +23,7 @@ typedef unsigned char u8;
 #define BX 32 // xyb, down: block width
 #define BY 8  // block height
 #define HT 32 // hblur: threads per block (one warp, one plane row each)
-#define VT 64 // vstats: threads per block (one column unit each)
+#define VT 64 // vstats: threads per block (one column each; a multiple of 8)
 #define CT 32 // chain: threads per block (NQ of them work)
 #define MT 64 // merge: threads (3·NQ of them work)
 
@@ -362,105 +362,99 @@ __device__ __forceinline__ void feats(bool full, float a1, float a2, float aq, f
     f[19] = det;
 }
 
-// vunit runs the vertical running sums of NL adjacent columns from x0
-// over one strip (rows [top, top + hs), output rows [in0, in1) of it) and
-// writes one record per output row to rec (STRIP records of NQ). With 8
-// columns a record is cpu/zensim's vector step: the sums of the 8 lanes
-// in magetypes' reduce order ((l0+l4)+(l1+l5))+((l2+l6)+(l3+l7)), the
-// maxima over them; with 1 column (the scalar tail) the column's values.
-template <int NL>
-__device__ __forceinline__ void vunit(bool full, const float* s, const float* d, const float4* hr, int pw, int top, int hs, int in0, int in1, int x0, float* rec) {
-    float a1[NL], a2[NL], aq[NL], ap[NL];
-#pragma unroll
-    for (int l = 0; l < NL; l++) a1[l] = a2[l] = aq[l] = ap[l] = 0.0f;
-    for (int i = 0; i < DIAM; i++) {
-        const float4* row = hr + (size_t)(top + init_idx(i, hs)) * (size_t)pw + x0;
-#pragma unroll
-        for (int l = 0; l < NL; l++) {
-            float4 v = row[l];
-            a1[l] = a1[l] + v.x;
-            a2[l] = a2[l] + v.y;
-            if (full) {
-                aq[l] = aq[l] + v.z;
-                ap[l] = ap[l] + v.w;
-            }
-        }
-    }
-    for (int y = 0; y < in1; y++) {
-        if (y >= in0) {
-            size_t o = (size_t)(top + y) * (size_t)pw + x0;
-            float* out = rec + (y - in0) * NQ;
-            if constexpr (NL == 1) {
-                feats(full, a1[0], a2[0], aq[0], ap[0], s[o], d[o], out);
-            } else {
-                // Lanes (j, j + 4) in pairs: s01 = (l0+l4) + (l1+l5),
-                // s23 = (l2+l6) + (l3+l7), then s01 + s23.
-                float fa[NQ], fb[NQ], s01[NSUM], s23[NSUM], mx[3] = {0.0f, 0.0f, 0.0f};
-#pragma unroll
-                for (int j = 0; j < 4; j++) {
-                    const int la = j, lb = j + 4;
-                    feats(full, a1[la], a2[la], aq[la], ap[la], s[o + la], d[o + la], fa);
-                    feats(full, a1[lb], a2[lb], aq[lb], ap[lb], s[o + lb], d[o + lb], fb);
-#pragma unroll
-                    for (int q = 0; q < NSUM; q++) {
-                        float p = fa[q] + fb[q];
-                        if (j == 0) s01[q] = p;
-                        else if (j == 1) s01[q] = s01[q] + p;
-                        else if (j == 2) s23[q] = p;
-                        else s23[q] = s23[q] + p;
-                    }
-#pragma unroll
-                    for (int q = 0; q < 3; q++) mx[q] = gmax(gmax(mx[q], fa[NSUM + q]), fb[NSUM + q]);
-                }
-#pragma unroll
-                for (int q = 0; q < NSUM; q++) out[q] = s01[q] + s23[q];
-#pragma unroll
-                for (int q = 0; q < 3; q++) out[NSUM + q] = mx[q];
-            }
-        }
-        if (y + 1 >= in1) break; // the remaining slides feed no output row
-        int ad = top + add_idx(y, hs), rm = top + rem_idx(y, hs);
-        const float4* ra = hr + (size_t)ad * (size_t)pw + x0;
-        const float4* rr = hr + (size_t)rm * (size_t)pw + x0;
-#pragma unroll
-        for (int l = 0; l < NL; l++) {
-            float4 va = ra[l], vr = rr[l];
-            a1[l] = (a1[l] + va.x) - vr.x;
-            a2[l] = (a2[l] + va.y) - vr.y;
-            if (full) {
-                aq[l] = (aq[l] + va.z) - vr.z;
-                ap[l] = (ap[l] + va.w) - vr.w;
-            }
-        }
-    }
-}
-
-// vstats: one thread per column unit (blockIdx.x·VT + threadIdx.x), strip
-// (blockIdx.y) and channel (blockIdx.z). A plane of pw columns has
-// pw/8 units of 8 columns (zensim's vector loop) and then pw mod 8 units
-// of one (its scalar tail). Each writes its strip's records to lanes at
-// [c][strip][unit][row][NQ], the order in which chain adds them. Strip k
+// vstats: one thread per plane column (blockIdx.x·VT + threadIdx.x),
+// one block row per strip (blockIdx.y) and channel (blockIdx.z). Strip k
 // covers output rows [16k, min(16k + 16, h)) and reads rows [16k − 5,
 // end + 5) clipped to the plane, mirrored at the strip's own ends: the
-// vertical sums restart at every strip, as zensim's.
+// vertical sums restart at every strip, as zensim's. Each output row's
+// values go through shared memory to the records of zensim's column
+// units: pw/8 groups of 8 columns (its vector loop), whose record sums
+// the 8 lanes in magetypes' reduce order ((l0+l4)+(l1+l5))+((l2+l6)+
+// (l3+l7)) and takes their maxima, then pw mod 8 single columns (its
+// scalar tail), whose record is the column's values. Records go to lanes
+// at [c][strip][unit][row][NQ], the order in which chain adds them. One
+// column per thread keeps the warp's loads of hb, s and d coalesced.
+#define VQS (VT + 1) // the shared values' stride per quantity
+
 extern "C" __global__ void vstats(const float* ref, const float* dist, const float4* hb, int pw, int h, int modes, float* lanes) {
-    int u = blockIdx.x * VT + threadIdx.x;
+    __shared__ float sv[NQ * VQS];
+    int t = threadIdx.x;
+    int bx = blockIdx.x * VT;
+    int x = bx + t;
     int k = blockIdx.y;
     int c = blockIdx.z;
-    int g = pw / 8, units = g + pw % 8, ns = (h + STRIP - 1) / STRIP;
     int mode = chan_mode(modes, c);
-    if (u >= units || mode < MODE_EDGE) return;
+    if (mode < MODE_EDGE) return; // the whole block: the channel is uniform
     bool full = mode == MODE_FULL;
+    bool on = x < pw;
+    int g = pw / 8, units = g + pw % 8, ns = (h + STRIP - 1) / STRIP;
     int y = k * STRIP;
     int end = min(y + STRIP, h);
     int top = max(y - RADIUS, 0);
-    int bot = min(end + RADIUS, h);
-    size_t pl = (size_t)c * (size_t)pw * (size_t)h;
-    float* rec = lanes + (((size_t)c * ns + k) * units + u) * (STRIP * NQ);
-    if (u < g) {
-        vunit<8>(full, ref + pl, dist + pl, hb + pl, pw, top, bot - top, y - top, end - top, 8 * u, rec);
-    } else {
-        vunit<1>(full, ref + pl, dist + pl, hb + pl, pw, top, bot - top, y - top, end - top, 8 * g + (u - g), rec);
+    int hs = min(end + RADIUS, h) - top;
+    int in0 = y - top, in1 = end - top;
+    size_t pl = (size_t)c * (size_t)pw * (size_t)h + (size_t)top * (size_t)pw + (size_t)min(x, pw - 1);
+    const float* s = ref + pl;
+    const float* d = dist + pl;
+    const float4* hr = hb + pl;
+    float* recs = lanes + ((size_t)c * ns + k) * (size_t)units * (STRIP * NQ);
+    float a1 = 0.0f, a2 = 0.0f, aq = 0.0f, ap = 0.0f;
+    if (on) {
+        for (int i = 0; i < DIAM; i++) {
+            float4 v = hr[(size_t)init_idx(i, hs) * pw];
+            a1 = a1 + v.x;
+            a2 = a2 + v.y;
+            if (full) {
+                aq = aq + v.z;
+                ap = ap + v.w;
+            }
+        }
+    }
+    // The block's tail columns are [tb, te) (none when tb >= te).
+    int tb = max(8 * g, bx), te = min(pw, bx + VT);
+    for (int yy = 0; yy < in1; yy++) {
+        if (yy >= in0) {
+            float f[NQ];
+            if (on) {
+                feats(full, a1, a2, aq, ap, s[(size_t)yy * pw], d[(size_t)yy * pw], f);
+            } else {
+#pragma unroll
+                for (int q = 0; q < NQ; q++) f[q] = 0.0f;
+            }
+#pragma unroll
+            for (int q = 0; q < NQ; q++) sv[q * VQS + t] = f[q];
+            __syncthreads();
+            int r = yy - in0;
+            // The block's groups: 8-column units starting before 8g.
+            for (int i = t; i < (VT / 8) * NQ; i += VT) {
+                int j = i / NQ, q = i % NQ, col = bx + 8 * j;
+                if (col >= 8 * g) continue;
+                const float* l = sv + q * VQS + 8 * j;
+                float v;
+                if (q < NSUM) {
+                    v = ((l[0] + l[4]) + (l[1] + l[5])) + ((l[2] + l[6]) + (l[3] + l[7]));
+                } else {
+                    v = l[0];
+                    for (int m = 1; m < 8; m++) v = gmax(v, l[m]);
+                }
+                recs[((size_t)(col / 8) * STRIP + r) * NQ + q] = v;
+            }
+            for (int i = t; i < (te - tb) * NQ; i += VT) {
+                int col = tb + i / NQ, q = i % NQ;
+                recs[((size_t)(g + col - 8 * g) * STRIP + r) * NQ + q] = sv[q * VQS + col - bx];
+            }
+            __syncthreads();
+        }
+        if (yy + 1 >= in1) break; // the remaining slides feed no output row
+        if (on) {
+            float4 va = hr[(size_t)add_idx(yy, hs) * pw], vr = hr[(size_t)rem_idx(yy, hs) * pw];
+            a1 = (a1 + va.x) - vr.x;
+            a2 = (a2 + va.y) - vr.y;
+            if (full) {
+                aq = (aq + va.z) - vr.z;
+                ap = (ap + va.w) - vr.w;
+            }
+        }
     }
 }
 

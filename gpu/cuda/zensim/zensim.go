@@ -26,8 +26,10 @@
 //	down    scale s -> s+1 (three planes)
 //	per scale (the three channels in each launch):
 //	  hblur   one thread per row: (mu1, mu2, ssq, s12) per pixel
-//	  vstats  one thread per 8-column group (or tail column) and strip:
-//	          the vertical sums and one record of 20 values per output row
+//	  vstats  one thread per column and strip: the vertical sums and the
+//	          per-pixel values, then through shared memory one record of
+//	          20 values per output row and zensim column unit (8-column
+//	          group or tail column)
 //	  chain   per strip, channel and quantity: the float64 chain
 //	  merge   the strips in order: 20 values per channel
 //
