@@ -468,7 +468,7 @@ extern "C" __global__ void vstats(const float* ref, const float* dist, const flo
 // NQ threads of a warp read one record's 80 contiguous bytes), the next
 // batch in flight while the current one is added. Channels without
 // features get 0.
-#define CB 2 // units per batch
+#define CB 4 // units per batch
 
 // chain_load fills v with the quantity's values of units [u0, u0 + CB)
 // (0 past the last unit or the strip's rows, never added).
