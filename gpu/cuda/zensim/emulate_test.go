@@ -33,12 +33,15 @@ const (
 	emuTolScore   = 0.0
 )
 
-// padded is im with 7 spare bytes per row (a stride the kernels must
-// honour).
+// padded is im with 7 spare bytes of garbage (0xA5) per row: a stride
+// the kernels must honour, and bytes they must not read.
 func padded(im *zenmetrics.Image) *zenmetrics.Image {
 	row := im.Width * im.Format.BytesPerPixel()
 	out := &zenmetrics.Image{Width: im.Width, Height: im.Height, Format: im.Format, Stride: row + 7}
 	out.Pix = make([]byte, out.Stride*im.Height)
+	for i := range out.Pix {
+		out.Pix[i] = 0xA5
+	}
 	for y := 0; y < im.Height; y++ {
 		copy(out.Pix[y*out.Stride:], im.Pix[y*im.Stride:y*im.Stride+row])
 	}
