@@ -25,7 +25,8 @@
 //	        scores identical images 100)
 //	down    scale s -> s+1 (three planes)
 //	per scale (the three channels in each launch):
-//	  hblur   one thread per row: (mu1, mu2, ssq, s12) per pixel
+//	  hblur   one thread per row, a warp's rows through shared-memory tiles
+//	          (coalesced): (mu1, mu2, ssq, s12) per pixel
 //	  vstats  one thread per column and strip: the vertical sums and the
 //	          per-pixel values, then through shared memory one record of
 //	          20 values per output row and zensim column unit (8-column
@@ -36,7 +37,7 @@
 // and a read-back of 1924 bytes.
 //
 // A prepared reference keeps its XYB pyramid on the device (12 bytes per
-// padded pixel × about 4/3) and the decoding tables (280 KiB). A score
+// padded pixel × about 4/3) and the decoding tables (273 KiB). A score
 // uploads the distorted pixels (8/16-bit, as stored) through page-locked
 // double buffers on the caller's own slot and runs there: the upload, its
 // own pyramid (12 bytes per padded pixel × 4/3), the blur (48 bytes per
