@@ -30,8 +30,8 @@ var backendList = []backendInfo{
 	{"cpu", "CPU reference implementation (pure Go)"},
 	{"webgpu", "WebGPU (alias gpu), any real adapter including a CPU Vulkan\n" +
 		"           driver (lavapipe); an error saying what was tried when none is found"},
-	{"cuda", "CUDA device 0 through the NVIDIA driver and NVRTC (SSIMULACRA2,\n" +
-		"           Butteraugli, DSSIM, IW-SSIM and ColorVideoVDP; other metrics are refused); an error naming every library tried when absent"},
+	{"cuda", "CUDA device 0 through the NVIDIA driver and NVRTC (every metric, whole\n" +
+		"           images and, for SSIMULACRA2, Butteraugli and DSSIM, strips); an error naming every library tried when absent"},
 }
 
 // usageError marks errors that are the user's to fix on the command line

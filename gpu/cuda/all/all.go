@@ -13,4 +13,6 @@ import (
 	_ "github.com/zenmetrics-go/zenmetrics/gpu/cuda/iwssim"
 	// SSIMULACRA2.
 	_ "github.com/zenmetrics-go/zenmetrics/gpu/cuda/ssim2"
+	// zensim.
+	_ "github.com/zenmetrics-go/zenmetrics/gpu/cuda/zensim"
 )

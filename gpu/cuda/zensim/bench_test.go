@@ -1,0 +1,119 @@
+package zensim
+
+import (
+	"context"
+	"sort"
+	"testing"
+
+	zenmetrics "github.com/zenmetrics-go/zenmetrics"
+	"github.com/zenmetrics-go/zenmetrics/gpu/cuda"
+	"github.com/zenmetrics-go/zenmetrics/gpu/cuda/internal/cudatest"
+	"github.com/zenmetrics-go/zenmetrics/gpu/cuda/internal/launch"
+	"github.com/zenmetrics-go/zenmetrics/internal/metrictest"
+)
+
+// bench is the standard benchmarks (cudatest.Bench): their names and
+// sub-benchmarks are what the device scripts select.
+var bench = cudatest.Bench{Metric: zenmetrics.Zensim, MsPerScore: true, Cached2Warm: 2}
+
+// BenchmarkCached is one score against a prepared reference (the
+// distorted RGB8 image uploaded each time), at 1, 4 and 16 MP.
+func BenchmarkCached(b *testing.B) { bench.Cached(b) }
+
+// BenchmarkCached2 is the same with two callers on one reference; ns/op
+// is per score.
+func BenchmarkCached2(b *testing.B) { bench.Cached2(b) }
+
+// BenchmarkOneShot prepares, scores and releases (with the kernels loaded).
+func BenchmarkOneShot(b *testing.B) { bench.OneShot(b) }
+
+// timed is a launcher that records an event after every launch, for the
+// GPU time of each kernel.
+type timed struct {
+	q      launch.Stream
+	dev    *cuda.Device
+	events []*cuda.Event
+	names  []string
+}
+
+func (t *timed) Launch(k *launch.Kernel, grid, block cuda.Dim3, args ...any) error {
+	if err := t.q.Launch(k, grid, block, args...); err != nil {
+		return err
+	}
+	e, err := t.dev.NewEvent()
+	if err != nil {
+		return err
+	}
+	t.events = append(t.events, e)
+	t.names = append(t.names, k.Name)
+	return e.Record(t.q.St)
+}
+
+// TestKernelTimes logs the GPU time per kernel of the distorted half of a
+// 16 MP score (the pixels already uploaded), to say where the time goes.
+func TestKernelTimes(t *testing.T) {
+	if testing.Short() {
+		t.Skip("16 MP")
+	}
+	be := backend(t)
+	w, h := cudatest.MP(16)
+	ref, dist := metrictest.SyntheticPair(w, h, 5)
+	rr, err := be.Prepare(context.Background(), zenmetrics.Zensim, ref, zenmetrics.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rr.Release()
+	r := rr.(*reference)
+	s, err := r.slots.Get(context.Background(), cuda.RawBytes(dist))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.slots.Put(s)
+	if err := s.wk.Upload(s.raw, dist.Pix[:cuda.RawBytes(dist)]); err != nil {
+		t.Fatal(err)
+	}
+	st := s.wk.Stream
+	q := &timed{q: launch.Stream{St: st}, dev: r.dev}
+	start, err := r.dev.NewEvent()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := start.Record(st); err != nil {
+		t.Fatal(err)
+	}
+	if err := queueXYB(q, r.k, w, h, r.dims[0][0], 0, h, layoutOf(dist), s.raw, r.tab, r.ref[0], s.dist[0], s.flag); err != nil {
+		t.Fatal(err)
+	}
+	if err := queuePyramid(q, r.k, r.dims, s.dist); err != nil {
+		t.Fatal(err)
+	}
+	if err := queueStats(q, r.k, r.dims, s, r.ref); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	per := map[string]float64{}
+	prev, total := start, 0.0
+	for i, e := range q.events {
+		ms, err := cuda.Elapsed(prev, e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		per[q.names[i]] += float64(ms)
+		total += float64(ms)
+		prev = e
+	}
+	var names []string
+	for n := range per {
+		names = append(names, n)
+	}
+	sort.Slice(names, func(i, j int) bool { return per[names[i]] > per[names[j]] })
+	for _, n := range names {
+		t.Logf("%-7s %7.3f ms", n, per[n])
+	}
+	t.Logf("%dx%d: %d launches, %.3f ms of kernels (upload not included)", w, h, len(q.events), total)
+	for _, e := range append(q.events, start) {
+		e.Destroy()
+	}
+}

@@ -1,0 +1,435 @@
+package zensim
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"path/filepath"
+	"slices"
+	"sync"
+	"testing"
+
+	zenmetrics "github.com/zenmetrics-go/zenmetrics"
+	cpuz "github.com/zenmetrics-go/zenmetrics/cpu/zensim"
+	"github.com/zenmetrics-go/zenmetrics/cpu/zensim/zensimtest"
+	"github.com/zenmetrics-go/zenmetrics/gpu/cuda"
+	"github.com/zenmetrics-go/zenmetrics/gpu/cuda/internal/cudatest"
+	"github.com/zenmetrics-go/zenmetrics/imageio"
+	"github.com/zenmetrics-go/zenmetrics/internal/metrictest"
+	"github.com/zenmetrics-go/zenmetrics/internal/shared"
+)
+
+// Tolerances on a GPU. The kernels do cpu/zensim's float32 operations in
+// its order (NVRTC with --fmad=false, fmaf exactly where it fuses, IEEE
+// division) and its float64 sums in its order; the CPU emulation of
+// these very kernels (TestEmulated) gives features and scores
+// bit-identical to it. What can still differ on a device is the rare
+// halfway tie where cpu/zensim's fused multiply-add, computed in float64
+// and rounded again, and fmaf's single rounding disagree: about once in
+// 2^29 operations, one ulp of one value, carried along its row by a
+// running sum and, through the SSIM denominator (a variance plus C2,
+// ~1e-3), up to ~1e-4 relative on that row's SSIM values, which a
+// scale's mean dilutes by the row's share of the pixels (~1e-7 relative
+// on a 256×256 feature). So each pair: features within 1e-5 relative
+// (1e-3 floor, for features near 0), the score within 1e-6 (0..100).
+// A slip that is smaller still (making one fused multiply-add of the
+// SSIM formula unfused moves a score by only 2.5e-8) touches every pair,
+// where a tie touches one: so a test also fails when more pairs are not
+// bit-identical than ties explain (tieBound). The tolerance for
+// GPU backends is 1e-3.
+const (
+	tolFeature = 1e-5
+	tolScore   = 1e-6
+)
+
+// fmaPerPixel bounds the fused multiply-adds cpu/zensim does per pixel
+// of scale 0: XYB at most 25 (the opsin mix 9, the scalar cube root 12,
+// compositing 3, X 1), then per channel 6 in the horizontal and 5 in the
+// vertical pass, over all scales: 25 + 3·11·4/3 = 69.
+const fmaPerPixel = 70
+
+// tieBound is how many pairs of px pixels in all may fail to be
+// bit-identical: four times the expected number of halfway ties
+// (px·fmaPerPixel/2^29), and at least 2.
+func tieBound(px int64) int {
+	return 2 + int(math.Ceil(4*float64(px)*fmaPerPixel/(1<<29)))
+}
+
+func backend(t testing.TB) *cuda.Backend {
+	t.Helper()
+	return cuda.NewBackendOn(cudatest.Device(t))
+}
+
+// cpuBackend adapts cpu/zensim to zenmetrics.Backend (what package cpu
+// does for zensim; used directly so that these tests depend on the zensim
+// CPU code only).
+type cpuBackend struct{}
+
+func (cpuBackend) Name() string { return "cpu/zensim" }
+func (cpuBackend) Estimate(m zenmetrics.Metric, w, h int, _ zenmetrics.Mode) (int64, bool) {
+	return cpuz.EstimateBytes(w, h), m == zenmetrics.Zensim
+}
+func (cpuBackend) Close() error { return nil }
+func (cpuBackend) Prepare(ctx context.Context, m zenmetrics.Metric, ref *zenmetrics.Image, opt zenmetrics.Options) (zenmetrics.Reference, error) {
+	if m != zenmetrics.Zensim {
+		return nil, zenmetrics.ErrUnsupported
+	}
+	return cpuz.PrepareBackend(ctx, ref, opt, 0)
+}
+
+// stats gathers the comparisons of a test for its closing check.
+type stats struct {
+	mu                sync.Mutex
+	pairs, feats, off int
+	inexact           int   // pairs with a feature not bit-identical
+	px                int64 // pixels compared
+	worstF, worstS    float64
+}
+
+// check logs the totals and fails t when more pairs are inexact than
+// halfway ties explain.
+func (s *stats) check(t *testing.T) {
+	t.Logf("%d pairs (%d pixels): %d of %d features not bit-identical, in %d pairs (worst relative %.3g); worst score |Δ| %.3g",
+		s.pairs, s.px, s.off, s.feats, s.inexact, s.worstF, s.worstS)
+	if s.inexact > tieBound(s.px) {
+		t.Errorf("%d pairs are not bit-identical to cpu/zensim; halfway ties of its fused multiply-adds explain at most %d",
+			s.inexact, tieBound(s.px))
+	}
+}
+
+// compare scores ref/dist on the device (ScoreDetail) and with cpu/zensim
+// and checks every feature and the score within the tolerances.
+func compare(t *testing.T, b *cuda.Backend, st *stats, name string, ref, dist *zenmetrics.Image) {
+	t.Helper()
+	ctx := context.Background()
+	r, err := b.Prepare(ctx, zenmetrics.Zensim, ref, zenmetrics.Options{})
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	defer r.Release()
+	got, err := r.(*reference).ScoreDetail(ctx, dist)
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	want := cpuDetail(t, ref, dist)
+	d, wf, ds, err := diffResults(name, got, want, tolFeature, tolScore)
+	if err != nil {
+		t.Error(err)
+	}
+	st.mu.Lock()
+	st.pairs, st.feats, st.off = st.pairs+1, st.feats+len(want.Features), st.off+d
+	st.px += int64(ref.Width) * int64(ref.Height)
+	if d > 0 || ds > 0 {
+		st.inexact++
+	}
+	st.worstF, st.worstS = math.Max(st.worstF, wf), math.Max(st.worstS, ds)
+	st.mu.Unlock()
+}
+
+// TestVsCPU: fresh seeded pairs in every pixel format (the alpha
+// background, 16-bit tables, grey), padded strides, the 8×8 minimum, odd
+// sizes whose scales leave scalar tails and strips with remainders, a
+// width past 512 (zensim's extra padded columns), mixed formats, and
+// images of several upload chunks and XYB chunks: every feature and the
+// score against cpu/zensim.
+func TestVsCPU(t *testing.T) {
+	b := backend(t)
+	var st stats
+	formats := []zenmetrics.PixelFormat{zenmetrics.RGB8, zenmetrics.RGBA8, zenmetrics.Gray8, zenmetrics.GrayA8,
+		zenmetrics.RGB16, zenmetrics.RGBA16, zenmetrics.Gray16, zenmetrics.GrayA16}
+	sizes := [][2]int{{8, 8}, {9, 13}, {37, 29}, {97, 70}, {171, 133}, {260, 70}, {500, 20}, {517, 389}, {1031, 77}}
+	for i, f := range formats {
+		for j, sz := range sizes {
+			ref, dist := metrictest.Synthetic(sz[0], sz[1], int64(100+10*i+j), f)
+			if (i+j)%3 == 0 {
+				ref, dist = padded(ref), padded(dist)
+			}
+			compare(t, b, &st, fmt.Sprintf("%v_%dx%d", f, sz[0], sz[1]), ref, dist)
+		}
+	}
+	for _, c := range []struct{ rf, df zenmetrics.PixelFormat }{{zenmetrics.RGB8, zenmetrics.RGBA8},
+		{zenmetrics.RGBA8, zenmetrics.RGB8}, {zenmetrics.Gray16, zenmetrics.RGBA16}, {zenmetrics.GrayA8, zenmetrics.RGB16}} {
+		ref, _ := metrictest.Synthetic(64, 64, 5, c.rf)
+		_, dist := metrictest.Synthetic(64, 64, 5, c.df)
+		compare(t, b, &st, c.rf.String()+"/"+c.df.String(), ref, dist)
+	}
+	for _, sz := range [][2]int{{2047, 1537}, {1601, 1199}} {
+		ref, dist := metrictest.SyntheticPair(sz[0], sz[1], 23)
+		compare(t, b, &st, fmt.Sprintf("%dx%d", sz[0], sz[1]), ref, dist)
+	}
+	st.check(t)
+}
+
+// TestTiny: testdata/tiny (a 256×256 photo crop under JPEG q20 and JPEG
+// XL d1), every feature and the score against cpu/zensim.
+func TestTiny(t *testing.T) {
+	b := backend(t)
+	var st stats
+	dir := filepath.Join("..", "..", "..", "testdata", "tiny")
+	ref, err := imageio.DecodeFile(filepath.Join(dir, "astronaut_crop256__ref.png"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"astronaut_crop256__jpeg_q20.png", "astronaut_crop256__jxl_d1.png"} {
+		dist, err := imageio.DecodeFile(filepath.Join(dir, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		compare(t, b, &st, f, ref, dist)
+	}
+	st.check(t)
+}
+
+// TestSuite runs the parts of the shared suite that apply to zensim (it
+// has no reference-vector goldens; cpu/zensim is checked against zensim's
+// published scores): the error contract, determinism (identical bits),
+// concurrent scoring and the CPU reference on fresh synthetic and real
+// images within tolScore.
+func TestSuite(t *testing.T) {
+	b := backend(t)
+	cfg := metrictest.Config{Tol: metrictest.Tolerances{Reference: tolScore}, Reference: cpuBackend{}, MinSide: cpuz.MinSize}
+	t.Run("Errors", func(t *testing.T) { metrictest.Errors(t, b, zenmetrics.Zensim, cfg) })
+	t.Run("Determinism", func(t *testing.T) { metrictest.Determinism(t, b, zenmetrics.Zensim, cfg) })
+	t.Run("Concurrent", func(t *testing.T) { metrictest.Concurrent(t, b, zenmetrics.Zensim, cfg) })
+	t.Run("VsReference", func(t *testing.T) { metrictest.VsReference(t, b, zenmetrics.Zensim, cfg) })
+}
+
+// TestPublished scores zensim 0.2.7's cross-platform test pairs (its
+// generators, cpu/zensim/zensimtest) and matches the scores that test
+// publishes within its own tolerance, 1e-5 (cpu/zensim is within 3.6e-7
+// of them), and the CPU within the tolerances above; each source against
+// a copy of itself scores exactly 100.
+func TestPublished(t *testing.T) {
+	b := backend(t)
+	var st stats
+	const n = zensimtest.PublishedSize
+	pairs := zensimtest.Pairs(n, n)
+	for i, want := range zensimtest.Published {
+		p := pairs[i]
+		if p.Name != want.Name {
+			t.Fatalf("pair %d is %s, want %s", i, p.Name, want.Name)
+		}
+		ref, dist := zensimtest.Image(p.Src, n, n), zensimtest.Image(p.Dist, n, n)
+		compare(t, b, &st, p.Name, ref, dist)
+		got, err := zenmetrics.ScoreOnce(context.Background(), b, zenmetrics.Zensim, ref, dist, zenmetrics.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		d := math.Abs(got.Value - want.Score)
+		t.Logf("%-26s cuda %.12f published %.12f |Δ| %.2e", p.Name, got.Value, want.Score, d)
+		if !(d <= zensimtest.PublishedTolerance) {
+			t.Errorf("%s: %.12f, published %.12f (|Δ| %.2e > %g)", p.Name, got.Value, want.Score, d, zensimtest.PublishedTolerance)
+		}
+		same, err := zenmetrics.ScoreOnce(context.Background(), b, zenmetrics.Zensim, ref, zensimtest.Image(p.Src, n, n), zenmetrics.Options{})
+		if err != nil || same.Value != 100 {
+			t.Errorf("%s: the source against a copy of itself: %v, %v; want exactly 100", p.Name, same.Value, err)
+		}
+	}
+	st.check(t)
+}
+
+// TestCorpus scores every pair of the shared corpus (../shared/corpus,
+// scores.tsv: photos under JPEG, AVIF, WebP, JPEG XL, blur and noise)
+// against cpu/zensim, features and score. Under -short only every eighth
+// pair. Skipped without the shared data (shared.Dir).
+func TestCorpus(t *testing.T) {
+	dir := shared.Dir(t, "corpus")
+	tab, err := shared.ReadTSV(filepath.Join(dir, "scores.tsv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tab.Rows) == 0 {
+		t.Fatal("corpus scores.tsv has no rows")
+	}
+	b := backend(t)
+	var st stats
+	cache := map[string]*zenmetrics.Image{}
+	load := func(rel string) *zenmetrics.Image {
+		if im := cache[rel]; im != nil {
+			return im
+		}
+		im, err := imageio.DecodeFile(filepath.Join(dir, rel))
+		if err != nil {
+			t.Fatal(err)
+		}
+		cache[rel] = im
+		return im
+	}
+	for i := range tab.Rows {
+		if testing.Short() && i%8 != 0 {
+			continue
+		}
+		compare(t, b, &st, filepath.Base(tab.Get(i, "dist")), load(tab.Get(i, "ref")), load(tab.Get(i, "dist")))
+	}
+	st.check(t)
+}
+
+// A cached reference gives each distorted image (other formats too:
+// alpha, 16-bit, a padded stride) its one-shot score bit for bit, from
+// several goroutines at once (more than the slots: some wait);
+// identical images score exactly 100 and one changed byte does not;
+// Release makes Score fail cleanly and gives back every byte.
+func TestCachedConcurrent(t *testing.T) {
+	b := backend(t)
+	ref, _ := metrictest.SyntheticPair(333, 250, 1)
+	var dists []*zenmetrics.Image
+	var want []float64
+	for i := 0; i < 6; i++ {
+		f := []zenmetrics.PixelFormat{zenmetrics.RGB8, zenmetrics.RGBA16, zenmetrics.Gray8}[i%3]
+		_, d := metrictest.Synthetic(333, 250, int64(10+i), f)
+		if i == 4 {
+			d = padded(d)
+		}
+		dists = append(dists, d)
+		s, err := zenmetrics.ScoreOnce(context.Background(), b, zenmetrics.Zensim, ref, d, zenmetrics.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want = append(want, s.Value)
+	}
+	before := b.Device().Held()
+	r, err := b.Prepare(context.Background(), zenmetrics.Zensim, ref, zenmetrics.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, 64)
+	for g := 0; g < 6; g++ {
+		wg.Add(1)
+		go func(g int) {
+			defer wg.Done()
+			for i := range dists {
+				j := (i + g) % len(dists)
+				s, err := r.Score(context.Background(), dists[j])
+				if err != nil {
+					errs <- err
+					return
+				}
+				if math.Float64bits(s.Value) != math.Float64bits(want[j]) || s.Metric != zenmetrics.Zensim {
+					errs <- fmt.Errorf("dist %d: %v (%v), one-shot %v", j, s.Value, s.Metric, want[j])
+				}
+			}
+		}(g)
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	if s, err := r.Score(context.Background(), padded(ref)); err != nil || s.Value != 100 {
+		t.Errorf("identical images: %v %v, want exactly 100", s.Value, err)
+	}
+	one := *ref
+	one.Pix = append([]byte(nil), ref.Pix...)
+	one.Pix[len(one.Pix)/2] ^= 0x10
+	if s, err := r.Score(context.Background(), &one); err != nil || !(s.Value < 100) {
+		t.Errorf("one changed byte: %v %v, want below 100", s.Value, err)
+	}
+	r.Release()
+	r.Release()
+	if _, err := r.Score(context.Background(), dists[0]); !errors.Is(err, zenmetrics.ErrReleased) {
+		t.Errorf("after Release: %v", err)
+	}
+	if n := b.Device().Held(); n != before {
+		t.Errorf("%d device bytes still held after Release", n-before)
+	}
+}
+
+// Errors: below the 8×8 minimum, size mismatch, cancelled context, no
+// pixels, strips, and out of memory predicted before anything is
+// allocated (beyond the kernels' indexing, and beyond the device's
+// memory).
+func TestErrors(t *testing.T) {
+	b := backend(t)
+	ctx := context.Background()
+	small, _ := metrictest.SyntheticPair(7, 40, 1)
+	if _, err := b.Prepare(ctx, zenmetrics.Zensim, small, zenmetrics.Options{}); !errors.Is(err, zenmetrics.ErrBadInput) {
+		t.Errorf("7×40: %v", err)
+	}
+	ref, dist := metrictest.SyntheticPair(16, 16, 1)
+	r, err := b.Prepare(ctx, zenmetrics.Zensim, ref, zenmetrics.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, odd := metrictest.SyntheticPair(16, 15, 1)
+	if _, err := r.Score(ctx, odd); !errors.Is(err, zenmetrics.ErrSizeMismatch) {
+		t.Errorf("size mismatch: %v", err)
+	}
+	cctx, cancel := context.WithCancel(ctx)
+	cancel()
+	if _, err := r.Score(cctx, dist); !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled score: %v", err)
+	}
+	if _, err := r.Score(ctx, &zenmetrics.Image{Width: 16, Height: 16, Format: zenmetrics.RGB8, Stride: 48}); !errors.Is(err, zenmetrics.ErrBadInput) {
+		t.Errorf("no pixels: %v", err)
+	}
+	r.Release()
+	if _, err := b.Prepare(ctx, zenmetrics.Zensim, ref, zenmetrics.Options{Mode: zenmetrics.ModeStrip}); !errors.Is(err, zenmetrics.ErrUnsupported) {
+		t.Errorf("strips: %v", err)
+	}
+	if _, ok := b.Estimate(zenmetrics.Zensim, 1024, 1024, zenmetrics.ModeStrip); ok {
+		t.Error("Estimate accepts strips")
+	}
+	if _, ok := b.Estimate(zenmetrics.Zensim, 1024, 1024, zenmetrics.ModeFull); !ok {
+		t.Error("Estimate refuses 1 MP")
+	}
+	// 47000² is past the kernels' int indexing, 40000² (about 190 GB)
+	// past any device's memory.
+	for _, side := range []int{47000, 40000} {
+		if est, ok := b.Estimate(zenmetrics.Zensim, side, side, zenmetrics.ModeFull); ok {
+			t.Fatalf("Estimate(%d²) = %d bytes, ok", side, est)
+		}
+		im := &zenmetrics.Image{Width: side, Height: side, Format: zenmetrics.Gray8, Stride: side, Pix: make([]byte, side*side)}
+		before := b.Device().Held()
+		if _, err := b.Prepare(ctx, zenmetrics.Zensim, im, zenmetrics.Options{}); !errors.Is(err, zenmetrics.ErrOutOfMemory) {
+			t.Fatalf("Prepare(%d²): %v", side, err)
+		}
+		if after := b.Device().Held(); after != before {
+			t.Errorf("a refused Prepare(%d²) holds %d bytes", side, after-before)
+		}
+	}
+}
+
+// The estimate predicts what a reference and its first scorer hold.
+func TestEstimateMatchesHeld(t *testing.T) {
+	b := backend(t)
+	for _, f := range []zenmetrics.PixelFormat{zenmetrics.RGB8, zenmetrics.RGBA16} {
+		ref, dist := metrictest.Synthetic(1000, 700, 3, f)
+		before := b.Device().Held()
+		r, err := b.Prepare(context.Background(), zenmetrics.Zensim, ref, zenmetrics.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := r.Score(context.Background(), dist); err != nil {
+			t.Fatal(err)
+		}
+		held := b.Device().Held() - before
+		if est := estimate(1000, 700, cuda.RawBytes(ref)); held != est {
+			t.Errorf("%v: held %d bytes, estimate %d", f, held, est)
+		}
+		r.Release()
+	}
+}
+
+// Importing the package registers zensim with package cuda (so that
+// --backend cuda, the orchestrator's chooser and zmwarm's CUDA cells,
+// which ask every backend's Estimate per metric, take it), and the
+// estimate declines what Prepare refuses. No GPU needed.
+func TestRegistered(t *testing.T) {
+	if !slices.Contains(cuda.Metrics(), zenmetrics.Zensim) {
+		t.Fatal("zensim is not registered with package cuda")
+	}
+	var im impl
+	if n, ok := im.Estimate(nil, 1024, 768, zenmetrics.ModeFull); !ok || n != estimate(1024, 768, worstRaw(1024, 768)) {
+		t.Errorf("Estimate(1024×768) = %d, %v", n, ok)
+	}
+	for _, c := range []struct {
+		w, h int
+		m    zenmetrics.Mode
+	}{{7, 100, zenmetrics.ModeFull}, {100, 7, zenmetrics.ModeFull}, {1024, 768, zenmetrics.ModeStrip}, {47000, 47000, zenmetrics.ModeFull}} {
+		if _, ok := im.Estimate(nil, c.w, c.h, c.m); ok {
+			t.Errorf("Estimate(%d×%d, %v) accepted", c.w, c.h, c.m)
+		}
+	}
+}
