@@ -402,7 +402,8 @@ func (r *Reference) ScoreContext(ctx context.Context, dist *zenmetrics.Image) (s
 
 // ZeroWeightsError is the error of a scoring whose information-content
 // weights are all zero at scale k (both images flat there), shared with
-// gpu/webgpu/iwssim so that both backends say the same.
+// gpu/webgpu/iwssim and gpu/cuda/iwssim so that every backend says the
+// same.
 func ZeroWeightsError(k int) error {
 	return fmt.Errorf("%w: IW-SSIM is undefined: every information-content weight is zero at scale %d (both images are flat there; piq returns NaN)", zenmetrics.ErrBadInput, k)
 }

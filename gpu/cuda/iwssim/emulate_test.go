@@ -2,6 +2,7 @@ package iwssim
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"math"
 	"path/filepath"
@@ -145,14 +146,23 @@ func checkEmulated(t *testing.T, emu *cudaemu.Emulator, name string, ref, dist *
 		}
 		if weighted(k) {
 			differ(fmt.Sprintf("scale %d λ/σ²", k), e.lam[k], sd.LamScaled)
+			if e.flat[k] != sd.Flat {
+				t.Errorf("%s: scale %d: flat %v, the CPU's %v", name, k, e.flat[k], sd.Flat)
+			}
 		}
 	}
 	for k, sd := range dref.Scales() {
 		differ(fmt.Sprintf("distorted band %d", k), e.bands[k], sd.Y)
 	}
 	want, err := cpuiw.Score(ref, dist, cpuiw.Config{})
-	if err != nil {
-		t.Fatal(err)
+	if err != nil || e.err != nil {
+		// A refused pair (every weight zero at some scale): the same
+		// refusal, word for word.
+		t.Logf("%s: emulated %v; cpu %v", name, e.err, err)
+		if err == nil || !errors.Is(e.err, zenmetrics.ErrBadInput) || e.err.Error() != err.Error() {
+			t.Errorf("%s: emulated score %v, error %v; the CPU's error %v", name, e.score, e.err, err)
+		}
+		return
 	}
 	got := e.score
 	d := math.Abs(got - want)
@@ -164,13 +174,15 @@ func checkEmulated(t *testing.T, emu *cudaemu.Emulator, name string, ref, dist *
 }
 
 // emulated is what one emulated preparation and score produced: the
-// reference's planes per scale (y, mu, vr, bm, bv, ss), its λ/σ², the
-// distorted pyramid and the score.
+// reference's planes per scale (y, mu, vr, bm, bv, ss), its λ/σ² and
+// flatness, the distorted pyramid and the score or pool's error.
 type emulated struct {
 	ref   [nScales][][]float64
 	lam   [nScales][]float64
+	flat  [nScales]bool // the host's flatness decision per weighted scale
 	bands [nScales][]float64
 	score float64
+	err   error // pool's refusal (every weight zero at some scale)
 }
 
 func f64s(b []byte) []float64 {
@@ -255,11 +267,8 @@ func emulate(t *testing.T, emu *cudaemu.Emulator, ref, dist *zenmetrics.Image) e
 		}
 	}
 	out = run.Run()
-	var err2 error
-	e.score, err2 = pool(gm, f64s(out[0]))
-	if err2 != nil {
-		t.Fatal(err2)
-	}
+	e.score, e.err = pool(gm, f64s(out[0]))
+	e.flat = rp.flat
 	o := 1
 	for l, sg := range gm.s {
 		e.bands[l] = f64s(out[o])[:sg.w*sg.h]
@@ -277,4 +286,73 @@ func emulate(t *testing.T, emu *cudaemu.Emulator, ref, dist *zenmetrics.Image) e
 		}
 	}
 	return e
+}
+
+// flatImage is a w×h image of format f whose every byte is v: flat at
+// every scale (its bands are zero in exact arithmetic, rounding noise as
+// computed).
+func flatImage(w, h int, f zenmetrics.PixelFormat, v byte) *zenmetrics.Image {
+	im := zenmetrics.NewImage(w, h, f)
+	for i := range im.Pix {
+		im.Pix[i] = v
+	}
+	return im
+}
+
+// ramp is cpu/iwssim's rank-deficient case: a horizontal 8-bit gradient,
+// whose 3×3 neighbourhoods have three equal rows, so that six of the ten
+// eigenvalues of its covariance (seven of nine at scale 3) are zero in
+// exact arithmetic and come out as rounding noise, which InverseModel's
+// relative threshold must zero.
+func ramp(w, h int) *zenmetrics.Image {
+	im := zenmetrics.NewImage(w, h, zenmetrics.Gray8)
+	for y := 0; y < h; y++ {
+		for x := 0; x < w; x++ {
+			im.Pix[y*im.Stride+x] = byte(x * 255 / (w - 1))
+		}
+	}
+	return im
+}
+
+// TestEmulatedFlat runs the kernels on flat and rank-deficient
+// references (cpu/iwssim's rules: a band within FlatBandLimit(k) of zero
+// has a zero model; eigenvalues within 2⁻³⁶ of the largest are zero):
+// the device's flatness decision must be the CPU's at every weighted
+// scale, every plane and λ/σ² the CPU's bit for bit (tolerance as
+// TestEmulated's, emuTolScore: 0 on amd64), a flat reference against a
+// textured image and the reverse scored as the CPU scores them, and two
+// flat images refused with the CPU's error (errors.Is ErrBadInput, the
+// same message). Opt-in (ZENMETRICS_CUDA_EMULATE=1) and small: the
+// emulator is slow.
+func TestEmulatedFlat(t *testing.T) {
+	emu := cudaemu.Build(t, source())
+	tol := emuTolScore()
+	_, tex161 := metrictest.Synthetic(161, 161, 5, zenmetrics.Gray8)
+	_, tex200 := metrictest.Synthetic(200, 170, 6, zenmetrics.Gray8)
+	grey161 := flatImage(161, 161, zenmetrics.Gray8, 128)
+	cases := []struct {
+		name      string
+		ref, dist *zenmetrics.Image
+		flat      bool // the reference's scale-0 band is flat (so the case is not vacuous)
+		refused   bool // the CPU refuses the pair
+	}{
+		{"161x161_grey_vs_itself", grey161, grey161, true, true},
+		{"161x161_grey_vs_textured", grey161, tex161, true, false},
+		{"161x161_textured_vs_grey", tex161, grey161, false, false},
+		{"200x170_ramp_vs_textured", ramp(200, 170), tex200, false, false},
+		{"200x170_rgb_flat_vs_darker_flat", flatImage(200, 170, zenmetrics.RGB8, 128), flatImage(200, 170, zenmetrics.RGB8, 90), true, true},
+	}
+	for _, c := range cases {
+		cref, err := cpuiw.Prepare(c.ref, cpuiw.Config{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sd := cref.Scales()
+		cref.Release()
+		_, cerr := cpuiw.Score(c.ref, c.dist, cpuiw.Config{})
+		if sd[0].Flat != c.flat || (cerr != nil) != c.refused {
+			t.Fatalf("%s: the CPU says flat %v, error %v; the case expects flat %v, refused %v", c.name, sd[0].Flat, cerr, c.flat, c.refused)
+		}
+		checkEmulated(t, emu, c.name, c.ref, c.dist, tol)
+	}
 }

@@ -23,8 +23,9 @@
 // pyramid, then per scale
 //
 //	rhpass, rstats  its Gaussian and 3×3 statistics on the region
-//	cov             the neighbourhood covariance's sums per block row
-//	                (read back; the host solves the eigenvalue problem)
+//	cov             the neighbourhood covariance's sums and the band's
+//	                largest |y| per block row (read back; the host
+//	                decides flatness and solves the eigenvalue problem)
 //	mahal           vᵀC⁻¹v/N per block from the inverse's coefficients
 //
 // The host prepends the constants (consts.go) as exact hexadecimal
@@ -475,17 +476,43 @@ __device__ __forceinline__ double component(const double* y, int w, const parent
     return y[(size_t)(r + 1 - k / 3) * w + (c + 1 - k % 3)];
 }
 
+// row_max_abs is the largest |y| over the w samples at row, as
+// cpu/iwssim's isFlatBand looks at them: fabs is exact and a comparison
+// rounds nothing, so the host's flatness test on the maximum decides as
+// the CPU's does sample by sample (a NaN, never greater, is skipped by
+// both).
+__device__ __forceinline__ double row_max_abs(const double* row, int w, double m) {
+    for (int c = 0; c < w; c++) {
+        double v = fabs(row[c]);
+        if (v > m) m = v;
+    }
+    return m;
+}
+
 // cov: block row i (centre row r = i + 1; one block per row, CT threads)
 // of a w×h band with nn components (10 with a parent wp×hp, else 9):
-// thread p takes the p-th pair (a ≤ b, in the upper triangle's row order)
-// and writes Σ_c v_a·v_b over the row's centres c = 1..w−2 to
-// sums[off + i·np + p], summed as cpu/iwssim's dot does (four interleaved
-// partial sums, added pairwise at the end).
+// thread p < np takes the p-th pair (a ≤ b, in the upper triangle's row
+// order) and writes Σ_c v_a·v_b over the row's centres c = 1..w−2 to
+// sums[off + i·(np+1) + p], summed as cpu/iwssim's dot does (four
+// interleaved partial sums, added pairwise at the end). Thread np (one of
+// the spare threads: np ≤ 55 < CT) writes the largest |y| of band row r
+// (and of row 0 in the first block row, of row h−1 in the last, so that
+// the block rows cover every sample once) to sums[off + i·(np+1) + np]:
+// the host takes the band's maximum from them and decides whether the
+// band is flat (cpu/iwssim.FlatBandLimit), which zeroes its model.
 extern "C" __global__ void cov(const double* y, const double* par, int w, int h, int wp, int hp, int nn, int off, double* sums) {
     int i = blockIdx.x;
     int p = threadIdx.x;
     int np = nn * (nn + 1) / 2;
-    if (i >= h - 2 || p >= np) return;
+    if (i >= h - 2 || p > np) return;
+    size_t o = (size_t)off + (size_t)i * (np + 1) + p;
+    if (p == np) {
+        double m = row_max_abs(y + (size_t)(i + 1) * w, w, 0.0);
+        if (i == 0) m = row_max_abs(y, w, m);
+        if (i == h - 3) m = row_max_abs(y + (size_t)(h - 1) * w, w, m);
+        sums[o] = m;
+        return;
+    }
     int a = 0, q = p;
     while (q >= nn - a) {
         q -= nn - a;
@@ -504,7 +531,7 @@ extern "C" __global__ void cov(const double* y, const double* par, int w, int h,
         s3 += component(y, w, pr, a, r, 4 + j) * component(y, w, pr, b, r, 4 + j);
     }
     for (; j < n; j++) s0 += component(y, w, pr, a, r, 1 + j) * component(y, w, pr, b, r, 1 + j);
-    sums[(size_t)off + (size_t)i * np + p] = (s0 + s1) + (s2 + s3);
+    sums[o] = (s0 + s1) + (s2 + s3);
 }
 
 // mahal: ss = vᵀC⁻¹v/N at region position (i, j) (centre (i+5, j+5)) of a

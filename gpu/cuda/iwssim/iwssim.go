@@ -21,6 +21,20 @@
 // iwssim.cu) and reads back two doubles per region row, which the host
 // adds in row order.
 //
+// # Flat and degenerate references
+//
+// cpu/iwssim decides two things at rounding level (see its package doc):
+// a band within FlatBandLimit(k) of zero gets a zero model, and
+// eigenvalues within 2⁻³⁶ of the largest are zero. The second is
+// InverseModel's own. For the first, the cov kernel also reads back each
+// block row's largest |y| (exact: no arithmetic, only comparisons), and
+// the host passes the band's maximum, compared with the same limit, to
+// InverseModel. A pair whose weights are all zero at some scale (both
+// images flat there) is refused with cpu/iwssim.ZeroWeightsError, as on
+// the CPU: the row sums are the CPU's to the bit, exact zeros included,
+// so no host-side guess (WebGPU's uniform-image check, needed there for
+// float32) is needed.
+//
 // # Memory
 //
 // A prepared reference keeps on the device, per scale (the five scales
@@ -204,7 +218,8 @@ func prepare(ctx context.Context, b *cuda.Backend, ref *zenmetrics.Image) (_ *re
 
 // build does the reference's half in the slot s: the upload (the unpack
 // of scale 0 into ref.y[0] following the bytes), queueReference, one
-// read-back of the covariance sums, the host's eigenvalue step (model),
+// read-back of the covariance sums and band maxima, the host's flatness
+// test and eigenvalue step (model),
 // the model's upload and queueMahal. Two round trips in all.
 func (r *reference) build(ctx context.Context, s *slot, im *zenmetrics.Image) error {
 	q := launch.Stream{St: s.wk.Stream}
@@ -252,7 +267,8 @@ func (r *reference) build(ctx context.Context, s *slot, im *zenmetrics.Image) er
 
 // pool adds each scale's row sums in row order and takes piq's product
 // Π |Σ cs·iw / Σ iw|^w_k, as cpu/iwssim does (the last scale's mean over
-// its rw·rh values).
+// its rw·rh values), refusing a scale whose weights are all zero with
+// cpu/iwssim's error.
 func pool(gm geometry, sums []float64) (float64, error) {
 	score := 1.0
 	for k := 0; k < nScales; k++ {
@@ -269,7 +285,11 @@ func pool(gm geometry, sums []float64) (float64, error) {
 			sd = float64(s.rw) * float64(s.rh)
 		}
 		if sd == 0 {
-			return 0, fmt.Errorf("%w: IW-SSIM is undefined: every information-content weight is zero at scale %d (flat images; piq returns NaN)", zenmetrics.ErrBadInput, k)
+			// Every weight is zero: both images are flat at this scale
+			// (a flat reference band has a zero model, see model). The
+			// row sums are the CPU's to the bit, so this is where
+			// cpu/iwssim refuses the pair too, with this error.
+			return 0, cpuiw.ZeroWeightsError(k)
 		}
 		score *= math.Pow(math.Abs(sn/sd), kc.Weights[k])
 	}

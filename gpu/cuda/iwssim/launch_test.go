@@ -279,7 +279,7 @@ func (c *checker) needs(kname, pname string, ints map[string]int) int64 {
 		case "par":
 			return 8 * i("wp") * i("hp")
 		case "sums":
-			return 8 * (i("off") + (i("h")-2)*np)
+			return 8 * (i("off") + (i("h")-2)*(np+1)) // np sums and the band's max |y| per block row
 		case "quad":
 			return 8 * (i("qOff") + np)
 		}

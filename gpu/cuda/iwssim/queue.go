@@ -60,13 +60,14 @@ func mapsAt(k int) int {
 // refPlanes are a prepared reference's device buffers: the model (λ/σ²
 // and the quadratic forms of every scale, modelLen doubles), and per
 // scale the band y and the region planes mu, vr, bm, bv, ss (the last
-// three nil at the last scale); and how many eigenvalues each weighted
-// scale has.
+// three nil at the last scale); how many eigenvalues each weighted scale
+// has and whether its band is flat (model decides both).
 type refPlanes struct {
 	model *cuda.Buffer
 	y     [nScales]*cuda.Buffer
 	m     [nScales][5]*cuda.Buffer
 	nlam  [nScales]int
+	flat  [nScales]bool
 }
 
 // buffers lists the reference's buffers in refSizes' order.
@@ -245,22 +246,29 @@ func parentOf(gm geometry, ref *refPlanes, k int) (*cuda.Buffer, int, int) {
 	return ref.y[k+1], gm.s[k+1].w, gm.s[k+1].h
 }
 
-// covOffsets is where each weighted scale's covariance sums start in the
-// cov buffer (one value per pair and block row), and their total.
+// covRowLen is what the cov kernel writes per block row at weighted scale
+// k: the nPairs covariance sums, then the largest |y| of the band rows
+// that block row covers (the flatness test's input).
+func covRowLen(k int) int {
+	n := components(k)
+	return n*(n+1)/2 + 1
+}
+
+// covOffsets is where each weighted scale's per-block-row values
+// (covRowLen each) start in the cov buffer, and their total.
 func covOffsets(gm geometry) (off [nScales]int, total int) {
 	for k := 0; k < nScales-1; k++ {
-		n := components(k)
 		off[k] = total
-		total += n * (n + 1) / 2 * (gm.s[k].h - 2)
+		total += covRowLen(k) * (gm.s[k].h - 2)
 	}
 	return off, total
 }
 
 // queueReference queues the reference's half after scale 0's unpack into
 // ref.y[0]: its pyramid, every scale's statistics (mu, vr and, weighted,
-// bm, bv) and the weighted scales' covariance sums into covBuf (the
-// slot's x[0], free while preparing; covOffsets says where). The host
-// then reads the sums back (model) and queueMahal finishes.
+// bm, bv) and the weighted scales' covariance sums and band maxima into
+// covBuf (the slot's x[0], free while preparing; covOffsets says where).
+// The host then reads them back (model) and queueMahal finishes.
 func queueReference(q launch.Launcher, k *kernels, gm geometry, s *slot, ref *refPlanes, covBuf *cuda.Buffer) error {
 	if err := queuePyramid(q, k, gm, &ref.y, s.tmp); err != nil {
 		return err
@@ -310,9 +318,12 @@ func queueMahal(q launch.Launcher, k *kernels, gm geometry, ref *refPlanes) erro
 // model is the host's part of the reference, between queueReference and
 // queueMahal: each weighted scale's covariance sums (cov, as covOffsets
 // lays them out) added block row by block row in row order, as
-// cpu/iwssim's covariance does, and its eigenvalue step (cpuiw.InverseModel,
-// the CPU reference's own); it records the eigenvalue counts in ref and
-// returns the model buffer's contents.
+// cpu/iwssim's covariance does, the band's flatness (its largest |y|, the
+// maximum of the block rows', against cpuiw.FlatBandLimit: the CPU's
+// isFlatBand, which compares every sample with the same limit) and the
+// eigenvalue step (cpuiw.InverseModel, the CPU reference's own, which
+// gives a flat band a zero model); it records the eigenvalue counts in
+// ref and returns the model buffer's contents.
 func model(gm geometry, cov []float64, ref *refPlanes) ([]float64, error) {
 	out := make([]float64, modelLen)
 	off, total := covOffsets(gm)
@@ -322,14 +333,25 @@ func model(gm geometry, cov []float64, ref *refPlanes) ([]float64, error) {
 	for k := 0; k < nScales-1; k++ {
 		n := components(k)
 		np := n * (n + 1) / 2
+		rl := covRowLen(k)
 		c := gm.s[k]
 		tot := make([]float64, np)
+		top := 0.0
 		for i := 0; i < c.h-2; i++ {
-			for p, v := range cov[off[k]+i*np : off[k]+(i+1)*np] {
+			row := cov[off[k]+i*rl : off[k]+(i+1)*rl]
+			for p, v := range row[:np] {
 				tot[p] += v
 			}
+			// A NaN maximum (never written) must not pass for flat.
+			if m := row[np]; m > top || m != m {
+				top = m
+			}
 		}
-		lam, quad, err := cpuiw.InverseModel(tot, n, float64(c.h-2)*float64(c.w-2), k, false)
+		if top != top {
+			return nil, fmt.Errorf("%w: iwssim: scale %d: the band's largest magnitude is NaN", zenmetrics.ErrBadInput, k)
+		}
+		flat := !(top > cpuiw.FlatBandLimit(k))
+		lam, quad, err := cpuiw.InverseModel(tot, n, float64(c.h-2)*float64(c.w-2), k, flat)
 		if err != nil {
 			return nil, err
 		}
@@ -339,6 +361,7 @@ func model(gm geometry, cov []float64, ref *refPlanes) ([]float64, error) {
 		copy(out[maxLam*k:], lam)
 		copy(out[quadBase+maxQuad*k:], quad)
 		ref.nlam[k] = n
+		ref.flat[k] = flat
 	}
 	return out, nil
 }
