@@ -1,4 +1,4 @@
-package webgpu
+package strips
 
 import (
 	"testing"
@@ -6,12 +6,12 @@ import (
 
 // The planner tiles every row of the image with interiors, once, at every
 // pyramid level, with aligned crops that add at most the halo.
-func TestPlanStrips(t *testing.T) {
-	spec := StripSpec{Halo: 160, Align: 32, MinCrop: 256}
+func TestPlan(t *testing.T) {
+	spec := Spec{Halo: 160, Align: 32, MinCrop: 256}
 	for _, tc := range []struct{ h, band, want int }{
 		{1000, 300, 4}, {1000, 1000, 1}, {1001, 96, 11}, {8192, 2048, 4}, {999, 33, 32},
 	} {
-		ss, err := PlanStrips(tc.h, tc.band, spec)
+		ss, err := Plan(tc.h, tc.band, spec)
 		if err != nil {
 			t.Fatalf("h %d band %d: %v", tc.h, tc.band, err)
 		}
@@ -36,20 +36,20 @@ func TestPlanStrips(t *testing.T) {
 			}
 		}
 	}
-	if _, err := PlanStrips(100, 10, StripSpec{Halo: 5, Align: 2}); err == nil {
+	if _, err := Plan(100, 10, Spec{Halo: 5, Align: 2}); err == nil {
 		t.Error("a halo that is not a multiple of the alignment was accepted")
 	}
 }
 
-func TestStripBand(t *testing.T) {
-	spec := StripSpec{Halo: 84, Align: 2, MinCrop: 16}
-	if b, ok := StripBand(1000, spec, 5000); !ok || b != 1000 {
+func TestBand(t *testing.T) {
+	spec := Spec{Halo: 84, Align: 2, MinCrop: 16}
+	if b, ok := Band(1000, spec, 5000); !ok || b != 1000 {
 		t.Errorf("everything fits: band %d %v", b, ok)
 	}
-	if b, ok := StripBand(1000, spec, 401); !ok || b != 232 {
+	if b, ok := Band(1000, spec, 401); !ok || b != 232 {
 		t.Errorf("401 crop rows: band %d %v, want 232", b, ok)
 	}
-	if _, ok := StripBand(1000, spec, 169); ok {
+	if _, ok := Band(1000, spec, 169); ok {
 		t.Error("a crop of 169 rows cannot hold 2 interior rows and two 84-row halos")
 	}
 }
