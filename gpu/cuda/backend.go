@@ -128,7 +128,7 @@ func (b *Backend) Prepare(ctx context.Context, m zenmetrics.Metric, ref *zenmetr
 	if mi == nil {
 		return nil, fmt.Errorf("%w: metric %v on %s", zenmetrics.ErrUnsupported, m, b.Name())
 	}
-	if opt.Mode != zenmetrics.ModeFull {
+	if _, strips := mi.(StripImpl); opt.Mode != zenmetrics.ModeFull && (opt.Mode != zenmetrics.ModeStrip || !strips) {
 		return nil, fmt.Errorf("%w: mode %v for %v on %s", zenmetrics.ErrUnsupported, opt.Mode, m, b.Name())
 	}
 	if err := ctx.Err(); err != nil {
