@@ -153,3 +153,43 @@ func Crop(im *zenmetrics.Image, c0, c1 int) *zenmetrics.Image {
 	return &zenmetrics.Image{Width: im.Width, Height: c1 - c0, Format: im.Format, Stride: im.Stride,
 		Pix: im.Pix[c0*im.Stride:]}
 }
+
+// Choose picks the bands of an h-row image and whether the reference's
+// per-strip state stays resident (keep), the policy both GPU runtimes
+// follow: the largest band first (the whole image as one band), halving
+// down to the alignment; at each band the resident reference is
+// preferred (a score then computes the distorted side only), and the
+// recomputed one (both sides per score, one crop's reference state at a
+// time) is taken while bands stay long (≥ 4 halos: crops hold at most
+// 1.5× their interior rows) or when nothing else fits. fits says whether
+// a plan stays within the memory budget and the runtime's limits. force >
+// 0 forces the band's interior rows; keep is then whether the resident
+// plan fits, and the caller checks the rest. ok is false when no plan
+// fits.
+func Choose(h int, spec Spec, force int, fits func(ss []Strip, keep bool) bool) (ss []Strip, keep, ok bool, err error) {
+	if force > 0 {
+		ss, err := Plan(h, force, spec)
+		if err != nil {
+			return nil, false, false, err
+		}
+		return ss, fits(ss, true), true, nil
+	}
+	for _, long := range []bool{true, false} {
+		for band := h; ; band = band / 2 / spec.Align * spec.Align {
+			band = max(band, spec.Align)
+			if long == (band >= 4*spec.Halo || band == h) {
+				if ss, err := Plan(h, band, spec); err == nil {
+					for _, keep := range []bool{true, false} {
+						if fits(ss, keep) {
+							return ss, keep, true, nil
+						}
+					}
+				}
+			}
+			if band == spec.Align {
+				break
+			}
+		}
+	}
+	return nil, false, false, nil
+}

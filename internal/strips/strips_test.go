@@ -53,3 +53,48 @@ func TestBand(t *testing.T) {
 		t.Error("a crop of 169 rows cannot hold 2 interior rows and two 84-row halos")
 	}
 }
+
+// Choose takes the whole image when it fits, prefers the resident
+// reference at each band, halves the band until a plan fits, forces a
+// band when asked, and says when nothing fits.
+func TestChoose(t *testing.T) {
+	spec := Spec{Halo: 64, Align: 16, MinCrop: 32}
+	rows := func(ss []Strip) int {
+		n := 0
+		for _, s := range ss {
+			n = max(n, s.Rows())
+		}
+		return n
+	}
+	// A plan "fits" when its tallest crop is at most limit rows, kept or
+	// not, and kept only while the sum of its crops is at most keepRows.
+	choose := func(limit, keepRows int) ([]Strip, bool, bool) {
+		ss, keep, ok, err := Choose(4000, spec, 0, func(ss []Strip, keep bool) bool {
+			total := 0
+			for _, s := range ss {
+				total += s.Rows()
+			}
+			return rows(ss) <= limit && (!keep || total <= keepRows)
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ss, keep, ok
+	}
+	if ss, keep, ok := choose(4000, 4000); !ok || len(ss) != 1 || !keep {
+		t.Errorf("everything fits: %d strips, keep %v, ok %v", len(ss), keep, ok)
+	}
+	if ss, keep, ok := choose(1200, 1<<30); !ok || !keep || rows(ss) > 1200 || len(ss) < 4 {
+		t.Errorf("1200 rows: %d strips of %d rows, keep %v", len(ss), rows(ss), keep)
+	}
+	if ss, keep, ok := choose(1200, 4500); !ok || keep || rows(ss) > 1200 {
+		t.Errorf("1200 rows, no room to keep: %d strips, keep %v", len(ss), keep)
+	}
+	if _, _, ok := choose(100, 1<<30); ok {
+		t.Error("a 100-row limit cannot hold a 16-row band and two 64-row halos")
+	}
+	ss, keep, ok, err := Choose(4000, spec, 256, func([]Strip, bool) bool { return false })
+	if err != nil || !ok || keep || len(ss) != 16 {
+		t.Errorf("forced 256-row bands: %d strips, keep %v, ok %v, %v", len(ss), keep, ok, err)
+	}
+}

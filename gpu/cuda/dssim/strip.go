@@ -155,57 +155,30 @@ func (p *stripPlan) indexable() bool {
 }
 
 // planStrips picks the strip plan of a w×h image whose crops upload
-// rawOf(rows) bytes, within budget bytes (< 0: unknown, anything goes).
-// Like gpu/webgpu/dssim: the largest band first, halving down to the
-// alignment; at each band the resident reference is preferred (a score
-// then computes the distorted side only) and the recomputed one (both
-// sides per score, one crop's reference planes) taken while bands stay
-// long (≥ 4 halos, crops at most 1.5× their interior) or when nothing
-// else fits. force > 0 forces the band's interior rows (keeping the
-// reference when it fits).
+// rawOf(rows) bytes, within budget bytes (< 0: unknown, anything goes),
+// by the shared policy (strips.Choose: the largest band first, the
+// resident reference preferred). force > 0 forces the band's interior
+// rows (keeping the reference when it fits, or as forceKeep says).
 func planStrips(w, h int, rawOf func(rows int) int64, budget int64, force int) (*stripPlan, error) {
-	try := func(bandRows int, keep bool) (*stripPlan, error) {
-		ss, err := strips.Plan(h, bandRows, stripSpec)
-		if err != nil {
-			return nil, err
-		}
-		return newStripPlan(w, h, ss, keep), nil
-	}
-	fitsIn := func(p *stripPlan) bool {
+	fitsIn := func(ss []strips.Strip, keep bool) bool {
+		p := newStripPlan(w, h, ss, keep)
 		return p.indexable() && (budget < 0 || p.memory(rawOf(p.rows)) <= budget)
 	}
-	if force > 0 {
-		keeps := []bool{true, false}
-		if forceKeep != nil {
-			keeps = []bool{*forceKeep}
-		}
-		for _, keep := range keeps {
-			p, err := try(force, keep)
-			if err != nil {
-				return nil, err
-			}
-			if fitsIn(p) || (keep == keeps[len(keeps)-1] && p.indexable()) {
-				return p, nil
-			}
-		}
+	ss, keep, ok, err := strips.Choose(h, stripSpec, force, fitsIn)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
 		return nil, &zenmetrics.OutOfMemoryError{Backend: "cuda", Requested: -1, Free: budget,
-			Detail: fmt.Sprintf("DSSIM strips of %d rows of a %dx%d image exceed the kernels' indexing", force, w, h)}
+			Detail: fmt.Sprintf("no DSSIM strip plan of a %dx%d image fits", w, h)}
 	}
-	for _, long := range []bool{true, false} {
-		for bandRows := h; ; bandRows = bandRows / 2 / stripAlign * stripAlign {
-			bandRows = max(bandRows, stripAlign)
-			if long == (bandRows >= 4*stripHalo || bandRows == h) {
-				for _, keep := range []bool{true, false} {
-					if p, err := try(bandRows, keep); err == nil && fitsIn(p) {
-						return p, nil
-					}
-				}
-			}
-			if bandRows == stripAlign {
-				break
-			}
-		}
+	if force > 0 && forceKeep != nil {
+		keep = *forceKeep
 	}
-	return nil, &zenmetrics.OutOfMemoryError{Backend: "cuda", Requested: -1, Free: budget,
-		Detail: fmt.Sprintf("no DSSIM strip plan of a %dx%d image fits", w, h)}
+	p := newStripPlan(w, h, ss, keep)
+	if !p.indexable() {
+		return nil, &zenmetrics.OutOfMemoryError{Backend: "cuda", Requested: -1, Free: budget,
+			Detail: fmt.Sprintf("DSSIM strips of %d rows of a %dx%d image exceed the kernels' indexing", p.rows, w, h)}
+	}
+	return p, nil
 }
