@@ -31,12 +31,36 @@ const StripHeadroom = 0.85
 // free device memory plus the device's cached free buffers (ours to reuse,
 // as CheckMemory counts them).
 func (b *Backend) StripBudget() (int64, error) {
+	free, err := b.freeMemory()
+	if err != nil {
+		return 0, err
+	}
+	return int64(StripHeadroom * float64(free)), nil
+}
+
+// freeMemory is the device's free memory now plus its cached free buffers
+// (ours to reuse, or to release when an allocation runs short), at most
+// the SetFreeLimit cap.
+func (b *Backend) freeMemory() (int64, error) {
 	f, _, err := b.dev.MemInfo()
 	if err != nil {
 		return 0, err
 	}
-	return int64(StripHeadroom * float64(int64(f)+b.dev.Cached())), nil
+	free := int64(f) + b.dev.Cached()
+	if l := b.limit.Load(); l > 0 {
+		free = min(free, l)
+	}
+	return free, nil
 }
+
+// SetFreeLimit caps the free memory the backend plans strips in and checks
+// references against at n bytes (0: no cap), as if the device had no
+// more: the ladder tests use it to make a whole image not fit, and a
+// process sharing a device with others can use it to stay within a share.
+func (b *Backend) SetFreeLimit(n int64) { b.limit.Store(max(n, 0)) }
+
+// FreeLimit is the SetFreeLimit cap (0: none).
+func (b *Backend) FreeLimit() int64 { return b.limit.Load() }
 
 // StripUpload is a worker's overlapped upload for strips, which upload
 // one crop after another into the same buffer: the copy of the next crop
