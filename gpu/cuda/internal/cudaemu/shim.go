@@ -37,6 +37,7 @@ static thread_local long g_syncs;
 #define __device__
 #define __forceinline__ inline
 #define __restrict__
+#define __launch_bounds__(n)
 #define __constant__ static const
 #define __shared__ static
 static void __syncthreads() { g_syncs++; g_bar->arrive_and_wait(); }
