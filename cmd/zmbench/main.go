@@ -117,8 +117,7 @@ Flags:
                         --reps) and print a per-kernel table
   --strips              instead: full image vs strips at each size
   --strip-metric NAME   with --strips: butteraugli (default), ssim2 or dssim
-  --strip-runtime NAME  with --strips: webgpu (default) or cuda (device 0;
-                        ssim2 has no CUDA strips yet)
+  --strip-runtime NAME  with --strips: webgpu (default) or cuda (device 0)
   --vram-budget-mib N   with --strips: VRAM budget of the strip runs, MiB
                         (0: the device's free memory; also $` + webgpu.EnvVRAMBudget + `)
   --version             print the version and exit
