@@ -347,3 +347,7 @@ func TestStripsGPU(t *testing.T) {
 		t.Error("Estimate declines strips of 64 MP")
 	}
 }
+
+// BenchmarkStrips is cudatest.Bench.Strips: cached strip scores at 16 and
+// 64 MP with the free memory capped at a quarter of the whole image's.
+func BenchmarkStrips(b *testing.B) { bench.Strips(b) }
