@@ -11,6 +11,7 @@ import (
 	zenmetrics "github.com/zenmetrics-go/zenmetrics"
 	"github.com/zenmetrics-go/zenmetrics/gpu/cuda"
 	"github.com/zenmetrics-go/zenmetrics/gpu/cuda/internal/cudaemu"
+	"github.com/zenmetrics-go/zenmetrics/gpu/cuda/internal/cudatest"
 	"github.com/zenmetrics-go/zenmetrics/internal/metrictest"
 	"github.com/zenmetrics-go/zenmetrics/internal/strips"
 )
@@ -290,6 +291,16 @@ func TestStripsGPU(t *testing.T) {
 				t.Errorf("%+v keep %v: strips differ from the whole image", c, keep)
 			}
 		}
+	}
+	// Four callers at once on one strip reference, kept and recomputed.
+	ref, dist := metrictest.SyntheticPair(300, 900, 9)
+	whole, err := zenmetrics.ScoreOnce(ctx, b, zenmetrics.Butteraugli, ref, dist, zenmetrics.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, keep := range []bool{true, false} {
+		forceKeep = &keep
+		cudatest.StripsConcurrent(t, b, zenmetrics.Butteraugli, ref, dist, 96, whole.Value)
 	}
 	if _, ok := b.Estimate(zenmetrics.Butteraugli, 8000, 8000, zenmetrics.ModeStrip); !ok {
 		t.Error("Estimate declines strips of 64 MP")
