@@ -330,3 +330,91 @@ func TestStripsGPU(t *testing.T) {
 // BenchmarkStrips is cudatest.Bench.Strips: cached strip scores at 16 and
 // 64 MP with the free memory capped at a quarter of the whole image's.
 func BenchmarkStrips(b *testing.B) { bench.Strips(b) }
+
+// A strip score's launches: per run and scale the vertical passes' rows
+// (r0 + [lo, hi)) tile the image's rows once, in order, the first band
+// alone starting the recursion; every plane a launch names is large
+// enough for the crop it covers; one reduction per run.
+func TestStripLaunchPlan(t *testing.T) {
+	for _, c := range []struct {
+		w, h, band int
+		f          zenmetrics.PixelFormat
+		keep       bool
+	}{{24, 600, 128, zenmetrics.RGB8, true}, {40, 1000, 32, zenmetrics.RGBA8, false}, {9, 1025, 300, zenmetrics.Gray16, true}} {
+		ref, dist := metrictest.Synthetic(c.w, c.h, 3, c.f)
+		views, blend, bgs := stripViews(ref)
+		p, err := planStrips(c.w, c.h, len(bgs), func(int) int64 { return 0 }, -1, c.band)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p.keep = c.keep
+		sr := &stripRun{k: newStripKernels(), p: p, views: views, blend: blend, bgs: bgs}
+		fa := &cudaemu.FakeAlloc{Round: roundAlloc}
+		if p.keep {
+			for _, b := range p.bands {
+				var pys []pyramid
+				for range bgs {
+					pys = append(pys, newPyramid(b.sc, fa.Alloc))
+				}
+				sr.kept = append(sr.kept, pys)
+			}
+		}
+		s := &stripSlot{}
+		fillStripSlot(s, p, max(cuda.RawBytes(strips.Crop(ref, 0, p.rows)), cuda.RawBytes(strips.Crop(dist, 0, p.rows))), fa.Alloc)
+		var rec cudaemu.Recorder
+		runs, err := sr.queueScore(&rec, func(dst *cuda.Buffer, src []byte) error {
+			if dst != s.raw || int64(len(src)) > dst.Size {
+				t.Fatalf("%+v: upload of %d bytes into %+v", c, len(src), dst)
+			}
+			return nil
+		}, s, ref, dist)
+		if err != nil {
+			t.Fatal(err)
+		}
+		next := make([]int, len(p.full))
+		reduces := 0
+		for _, l := range rec.L {
+			ints := []int{}
+			for _, a := range l.Args {
+				if v, ok := a.(int); ok {
+					ints = append(ints, v)
+				}
+			}
+			switch l.K.Name {
+			case "vblur_terms_strip":
+				w, h, r0, lo, hi, first := ints[0], ints[1], ints[2], ints[3], ints[4], ints[5]
+				k := -1
+				for i, sc := range p.full {
+					if sc.w == w {
+						k = i
+					}
+				}
+				if k < 0 {
+					t.Fatalf("%+v: vertical pass %d wide", c, w)
+				}
+				if first == 1 {
+					next[k] = 0
+				}
+				if (first == 1) != (r0 == 0 && lo == 0 && next[k] == 0) || r0+lo != next[k] || hi > h || hi <= lo {
+					t.Fatalf("%+v scale %d: rows %d+[%d,%d) (first %d) after row %d", c, k, r0, lo, hi, first, next[k])
+				}
+				next[k] = r0 + hi
+				for j, a := range l.Args[:5] {
+					if b := a.(*cuda.Buffer); j > 0 && b.Size < 4*3*int64(w)*int64(h) || j == 0 && b.Size < 4*9*int64(w)*int64(h) {
+						t.Fatalf("%+v: argument %d of %d bytes for a %d×%d crop", c, j, b.Size, w, h)
+					}
+				}
+			case "reduce_sums":
+				reduces++
+				for k, sc := range p.full {
+					if next[k] != sc.h {
+						t.Errorf("%+v run %d scale %d: rows end at %d of %d", c, reduces, k, next[k], sc.h)
+					}
+				}
+			}
+		}
+		if reduces != runs || runs < 1 {
+			t.Errorf("%+v: %d reductions for %d runs", c, reduces, runs)
+		}
+	}
+}
