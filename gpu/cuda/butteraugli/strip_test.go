@@ -215,10 +215,13 @@ func TestEmulatedStrips(t *testing.T) {
 		opt        zenmetrics.Options
 	}{
 		// Small: the emulator runs a thread per CUDA thread.
-		{16, 210, 48, zenmetrics.RGB8, zenmetrics.RGB8, zenmetrics.Options{PNorm: 2}},   // short bands, most of each crop halo, the last one short
-		{13, 195, 84, zenmetrics.RGBA8, zenmetrics.RGB16, zenmetrics.Options{PNorm: 3}}, // bands of one halo, odd sizes, alpha
+		{16, 420, 48, zenmetrics.RGB8, zenmetrics.RGB8, zenmetrics.Options{PNorm: 2}},   // short bands (crops mostly halo), the middle crops inside the image
+		{15, 341, 84, zenmetrics.RGBA8, zenmetrics.RGB16, zenmetrics.Options{PNorm: 3}}, // bands of about one halo, odd sizes, alpha, a half level
 	}
 	for i, c := range cases {
+		if c.h <= c.band+2*stripSpec.Halo {
+			t.Fatalf("case %d: %d rows leave no crop inside the image", i, c.h)
+		}
 		ref, _ := metrictest.Synthetic(c.w, c.h, int64(60+i), c.rf)
 		_, dist := metrictest.Synthetic(c.w, c.h, int64(60+i), c.df)
 		want, wantMap := emulate(t, emu, ref, dist, c.opt)
