@@ -86,7 +86,7 @@ func (o *Orchestrator) warm(ctx context.Context, force bool) (res *capability.Wa
 // smaller sizes, and on the first usable GPU slot of each runtime (the
 // WebGPU adapter, the CUDA device) every GPU rung's layout under that
 // runtime's class (adapters of one host are assumed alike: the profile
-// keys by class). Layouts a runtime declines (CUDA strips today) cost an
+// keys by class). Layouts a runtime declines (CUDA strip pairs) cost an
 // Estimate call and show as unsupported; any metric its Estimate takes is
 // measured, so a metric ported to CUDA needs no change here.
 //

@@ -100,6 +100,8 @@ Examples:
   zmbench --profile --sizes 16              GPU time of every dispatch, per kernel
   zmbench --strips --strip-metric butteraugli --sizes 16,64 --reps 5 --warmup 1 --vram-budget-mib 2048
                                             full image vs strips: ms, VRAM, score difference
+  zmbench --strips --strip-runtime cuda --strip-metric dssim --sizes 16,64 --reps 5 --warmup 1
+                                            the same on CUDA
 
 Flags:
   --sizes LIST          comma-separated sizes in megapixels, square images,
@@ -115,6 +117,7 @@ Flags:
                         --reps) and print a per-kernel table
   --strips              instead: full image vs strips at each size
   --strip-metric NAME   with --strips: butteraugli (default), ssim2 or dssim
+  --strip-runtime NAME  with --strips: webgpu (default) or cuda (device 0)
   --vram-budget-mib N   with --strips: VRAM budget of the strip runs, MiB
                         (0: the device's free memory; also $` + webgpu.EnvVRAMBudget + `)
   --version             print the version and exit
@@ -124,10 +127,10 @@ Exit status: 0 done, 1 a measurement failed, 2 usage error.
 `
 
 type options struct {
-	sizes, jsonPath, metric, stripMetric string
-	reps, warmup, upMiB                  int
-	cpu, profile, strips, version        bool
-	budgetMiB                            int64
+	sizes, jsonPath, metric, stripMetric, stripRuntime string
+	reps, warmup, upMiB                                int
+	cpu, profile, strips, version                      bool
+	budgetMiB                                          int64
 }
 
 // newFlags defines zmbench's flags on a fresh set.
@@ -144,6 +147,7 @@ func newFlags(o *options) *flag.FlagSet {
 	fs.BoolVar(&o.profile, "profile", false, "")
 	fs.BoolVar(&o.strips, "strips", false, "")
 	fs.StringVar(&o.stripMetric, "strip-metric", "butteraugli", "")
+	fs.StringVar(&o.stripRuntime, "strip-runtime", "webgpu", "")
 	fs.Int64Var(&o.budgetMiB, "vram-budget-mib", 0, "")
 	fs.BoolVar(&o.version, "version", false, "")
 	return fs
@@ -176,6 +180,9 @@ func parse(args []string, stdout, stderr io.Writer) (o options, m zenmetrics.Met
 	if err != nil || (m != zenmetrics.SSIMULACRA2 && m != zenmetrics.Butteraugli && m != zenmetrics.DSSIM) {
 		return fail("--metric %q: want ssim2, butteraugli or dssim", o.metric)
 	}
+	if o.stripRuntime != "webgpu" && o.stripRuntime != "cuda" {
+		return fail("--strip-runtime %q: want webgpu or cuda", o.stripRuntime)
+	}
 	if o.reps < 1 || o.warmup < 0 || o.upMiB < 1 || o.budgetMiB < 0 {
 		return fail("--reps must be at least 1, --warmup and --vram-budget-mib at least 0, --upload-mib at least 1")
 	}
@@ -189,7 +196,7 @@ func main() {
 	}
 	metric, profile = m, o.profile
 	if o.strips {
-		if err := runStrips(o.sizes, o.stripMetric, o.budgetMiB, o.reps, o.warmup, o.jsonPath); err != nil {
+		if err := runStrips(o.sizes, o.stripMetric, o.stripRuntime, o.budgetMiB, o.reps, o.warmup, o.jsonPath); err != nil {
 			fmt.Fprintln(os.Stderr, "zmbench:", err)
 			os.Exit(1)
 		}

@@ -45,7 +45,7 @@ func TestVersionAndUsageErrors(t *testing.T) {
 	if !done || code != 0 || out != ver.Line("zmbench")+"\n" {
 		t.Fatalf("--version: done %v code %d %q", done, code, out)
 	}
-	for _, bad := range [][]string{{"--nope"}, {"extra"}, {"--metric", "cvvdp"}, {"--reps", "0"}} {
+	for _, bad := range [][]string{{"--nope"}, {"extra"}, {"--metric", "cvvdp"}, {"--reps", "0"}, {"--strips", "--strip-runtime", "vulkan"}} {
 		if _, _, done, code, _, errOut := parseArgs(bad...); !done || code != 2 || !strings.Contains(errOut, "zmbench:") {
 			t.Errorf("%q: done %v code %d stderr %q", bad, done, code, errOut)
 		}
@@ -53,5 +53,11 @@ func TestVersionAndUsageErrors(t *testing.T) {
 	o, m, done, _, _, _ := parseArgs("--metric", "butteraugli", "--sizes", "4", "--strips", "--vram-budget-mib", "2048")
 	if done || m != zenmetrics.Butteraugli || o.sizes != "4" || !o.strips || o.budgetMiB != 2048 {
 		t.Fatalf("flags not parsed: %+v %v done %v", o, m, done)
+	}
+	if o.stripRuntime != "webgpu" {
+		t.Errorf("default strip runtime %q", o.stripRuntime)
+	}
+	if o, _, done, _, _, _ := parseArgs("--strips", "--strip-runtime", "cuda"); done || o.stripRuntime != "cuda" {
+		t.Errorf("--strip-runtime cuda: %+v done %v", o, done)
 	}
 }

@@ -23,7 +23,9 @@ import (
 // rise next to it where present), the number of strips, and the strip
 // score's difference from the full score. The strip runs use the VRAM
 // budget of -vram-budget-mib (0: the device's free memory), so strips can
-// be forced on a large GPU; the full runs use none.
+// be forced on a large GPU; the full runs use none. -strip-runtime cuda
+// runs the same comparison on CUDA device 0 (cudastrips.go), the budget
+// then capping the free memory the backend plans in.
 
 type stripModeResult struct {
 	Mode         string  `json:"mode"`
@@ -47,15 +49,41 @@ type stripSizeResult struct {
 }
 
 type stripReport struct {
-	Backend   webgpu.BackendInfo `json:"backend"`
-	Metric    string             `json:"metric"`
-	BudgetMiB int64              `json:"vram_budget_mib"`
-	Reps      int                `json:"reps"`
-	Sizes     []stripSizeResult  `json:"sizes"`
-	Date      string             `json:"date"`
+	Runtime   string            `json:"runtime"`
+	Backend   any               `json:"backend"` // webgpu.BackendInfo, or cuda.DeviceInfo
+	Desc      string            `json:"-"`
+	Metric    string            `json:"metric"`
+	BudgetMiB int64             `json:"vram_budget_mib"`
+	Reps      int               `json:"reps"`
+	Sizes     []stripSizeResult `json:"sizes"`
+	Date      string            `json:"date"`
 }
 
-func runStrips(sizeList, metric string, budgetMiB int64, reps, warmup int, jsonPath string) error {
+// stripTarget is what the strip comparison needs of a runtime: its
+// backend, a strip budget to set (0: none), a memory measurement around
+// one run and the strip count of a reference.
+type stripTarget struct {
+	b         zenmetrics.Backend
+	runtime   string
+	info      any
+	desc      string
+	setBudget func(bytes int64)
+	measure   func(ctx context.Context, fn func() error) (peak, deviceDelta int64, err error)
+	stripInfo func(zenmetrics.Reference) (n int, kept, ok bool)
+}
+
+// webgpuTarget opens the WebGPU backend.
+func webgpuTarget(ctx context.Context) (*stripTarget, error) {
+	b, err := webgpu.NewBackend(ctx, nil)
+	if err != nil {
+		return nil, err
+	}
+	bi := b.Info()
+	return &stripTarget{b: b, runtime: "webgpu", info: bi, desc: fmt.Sprintf("%s (%s, %s)", bi.Adapter, bi.Backend, bi.Type),
+		setBudget: b.SetVRAMBudget, measure: b.MeasureMemory, stripInfo: webgpu.StripInfo}, nil
+}
+
+func runStrips(sizeList, metric, runtime string, budgetMiB int64, reps, warmup int, jsonPath string) error {
 	var m zenmetrics.Metric
 	switch strings.ToLower(metric) {
 	case "butteraugli":
@@ -68,12 +96,21 @@ func runStrips(sizeList, metric string, budgetMiB int64, reps, warmup int, jsonP
 		return fmt.Errorf("-strip-metric %q: butteraugli, ssim2 or dssim", metric)
 	}
 	ctx := context.Background()
-	b, err := webgpu.NewBackend(ctx, nil)
+	var tg *stripTarget
+	var err error
+	switch runtime {
+	case "webgpu":
+		tg, err = webgpuTarget(ctx)
+	case "cuda":
+		tg, err = cudaTarget()
+	default:
+		return fmt.Errorf("-strip-runtime %q: webgpu or cuda", runtime)
+	}
 	if err != nil {
 		return err
 	}
-	defer b.Close()
-	rep := stripReport{Backend: b.Info(), Metric: m.String(), BudgetMiB: budgetMiB, Reps: reps,
+	defer tg.b.Close()
+	rep := stripReport{Runtime: tg.runtime, Backend: tg.info, Desc: tg.desc, Metric: m.String(), BudgetMiB: budgetMiB, Reps: reps,
 		Date: time.Now().UTC().Format(time.RFC3339)}
 	for _, f := range strings.Split(sizeList, ",") {
 		mp, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
@@ -84,17 +121,17 @@ func runStrips(sizeList, metric string, budgetMiB int64, reps, warmup int, jsonP
 		ref, dist := metrictest.SyntheticPair(side, side, 42)
 		sr := stripSizeResult{Megapixels: mp, Width: side, Height: side}
 		for _, mode := range []zenmetrics.Mode{zenmetrics.ModeFull, zenmetrics.ModeStrip} {
-			b.SetVRAMBudget(0)
+			tg.setBudget(0)
 			if mode == zenmetrics.ModeStrip {
-				b.SetVRAMBudget(budgetMiB << 20)
+				tg.setBudget(budgetMiB << 20)
 			}
-			r := timeMode(ctx, b, m, mode, ref, dist, reps, warmup)
+			r := timeMode(ctx, tg, m, mode, ref, dist, reps, warmup)
 			sr.Modes = append(sr.Modes, r)
 			fmt.Fprintf(os.Stderr, "%g MP %s: %+v\n", mp, mode, r)
 		}
 		rep.Sizes = append(rep.Sizes, sr)
 	}
-	b.SetVRAMBudget(0)
+	tg.setBudget(0)
 	printStrips(rep)
 	if jsonPath != "" {
 		out, _ := json.MarshalIndent(rep, "", "  ")
@@ -103,12 +140,13 @@ func runStrips(sizeList, metric string, budgetMiB int64, reps, warmup int, jsonP
 	return nil
 }
 
-func timeMode(ctx context.Context, b *webgpu.Backend, m zenmetrics.Metric, mode zenmetrics.Mode, ref, dist *zenmetrics.Image, reps, warmup int) stripModeResult {
+func timeMode(ctx context.Context, tg *stripTarget, m zenmetrics.Metric, mode zenmetrics.Mode, ref, dist *zenmetrics.Image, reps, warmup int) stripModeResult {
 	res := stripModeResult{Mode: mode.String(), NVMLDeltaMiB: -1}
 	fail := func(err error) stripModeResult {
 		res.Err = err.Error()
 		return res
 	}
+	b := tg.b
 	est, ok := b.Estimate(m, ref.Width, ref.Height, mode)
 	res.PredictedMiB = float64(est) / (1 << 20)
 	if !ok {
@@ -116,7 +154,7 @@ func timeMode(ctx context.Context, b *webgpu.Backend, m zenmetrics.Metric, mode 
 	}
 	opt := zenmetrics.Options{Mode: mode}
 	// Memory first, on a trimmed pool: one one-shot run.
-	peak, nv, err := b.MeasureMemory(ctx, func() error {
+	peak, nv, err := tg.measure(ctx, func() error {
 		_, err := zenmetrics.ScoreOnce(ctx, b, m, ref, dist, opt)
 		return err
 	})
@@ -131,7 +169,7 @@ func timeMode(ctx context.Context, b *webgpu.Backend, m zenmetrics.Metric, mode 
 	if err != nil {
 		return fail(err)
 	}
-	res.Strips, res.Kept, _ = webgpu.StripInfo(r)
+	res.Strips, res.Kept, _ = tg.stripInfo(r)
 	var cached []time.Duration
 	for i := 0; i < warmup+reps; i++ {
 		t0 := time.Now()
@@ -162,9 +200,8 @@ func timeMode(ctx context.Context, b *webgpu.Backend, m zenmetrics.Metric, mode 
 }
 
 func printStrips(rep stripReport) {
-	bi := rep.Backend
-	fmt.Printf("## %s full vs strips on %s (%s, %s), strip budget %d MiB (0: free memory), median of %d\n\n",
-		rep.Metric, bi.Adapter, bi.Backend, bi.Type, rep.BudgetMiB, rep.Reps)
+	fmt.Printf("## %s full vs strips on %s %s, strip budget %d MiB (0: free memory), median of %d\n\n",
+		rep.Metric, rep.Runtime, rep.Desc, rep.BudgetMiB, rep.Reps)
 	fmt.Println("| size | mode | strips | ref state | value | Δ vs full | 3-norm Δ rel | cached ms | one-shot ms | predicted MiB | measured peak MiB | NVML Δ MiB |")
 	fmt.Println("|---|---|---|---|---|---|---|---|---|---|---|---|")
 	for _, s := range rep.Sizes {

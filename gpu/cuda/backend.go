@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sort"
 	"sync"
+	"sync/atomic"
 
 	zenmetrics "github.com/zenmetrics-go/zenmetrics"
 )
@@ -59,8 +60,9 @@ func impl(m zenmetrics.Metric) MetricImpl {
 // Backend is the CUDA compute backend on one device. It implements
 // zenmetrics.Backend; unregistered metrics return ErrUnsupported.
 type Backend struct {
-	dev *Device
-	own bool
+	dev   *Device
+	own   bool
+	limit atomic.Int64 // SetFreeLimit's cap on the free memory (0: none)
 }
 
 var _ zenmetrics.Backend = (*Backend)(nil)
@@ -107,13 +109,10 @@ func (b *Backend) Estimate(m zenmetrics.Metric, w, h int, mode zenmetrics.Mode) 
 // refused before anything is allocated (a half-built reference would
 // only be freed again).
 func (b *Backend) CheckMemory(need int64) error {
-	f, _, err := b.dev.MemInfo()
+	free, err := b.freeMemory()
 	if err != nil {
 		return err
 	}
-	// The device's cached free buffers are ours to reuse (or to release
-	// when an allocation runs short).
-	free := int64(f) + b.dev.Cached()
 	if need > free {
 		return &zenmetrics.OutOfMemoryError{Backend: b.Name(), Requested: need, Free: free}
 	}
@@ -128,7 +127,7 @@ func (b *Backend) Prepare(ctx context.Context, m zenmetrics.Metric, ref *zenmetr
 	if mi == nil {
 		return nil, fmt.Errorf("%w: metric %v on %s", zenmetrics.ErrUnsupported, m, b.Name())
 	}
-	if opt.Mode != zenmetrics.ModeFull {
+	if _, strips := mi.(StripImpl); opt.Mode != zenmetrics.ModeFull && (opt.Mode != zenmetrics.ModeStrip || !strips) {
 		return nil, fmt.Errorf("%w: mode %v for %v on %s", zenmetrics.ErrUnsupported, opt.Mode, m, b.Name())
 	}
 	if err := ctx.Err(); err != nil {

@@ -1,25 +1,13 @@
 package webgpu
 
 import (
-	"fmt"
-	"math"
-
 	zenmetrics "github.com/zenmetrics-go/zenmetrics"
+	"github.com/zenmetrics-go/zenmetrics/internal/strips"
 )
 
-// Strips (zenmetrics.ModeStrip): an image too large for the device is
-// scored as horizontal bands. Each band's interior rows are computed from a
-// crop that adds a halo of context rows above and below, wide enough that
-// every interior value equals the full-image value (exactly for finite
-// filters, within a stated bound for recursive ones); the per-pixel sums a
-// metric reduces are taken over interiors only, so that adding the strips'
-// partial sums gives the full image's sums and the usual final formula
-// gives the full image's score.
-//
-// The planner below is metric-agnostic: a metric states its halo, the
-// alignment of band boundaries (2^(levels-1) for a pyramid, so that every
-// level's 2×2 downsampling lines up with the full image's) and its bytes per
-// crop pixel; the planner cuts the rows.
+// Strips (zenmetrics.ModeStrip): the planner is internal/strips, shared
+// with gpu/cuda so that both runtimes cut an image the same way; these
+// names are the ones the WebGPU metric packages were written against.
 //
 // Each metric's package states its spec and why (gpu/webgpu/butteraugli:
 // FIR blurs only, so the halo is the summed reach of the chain and the
@@ -28,132 +16,24 @@ import (
 // so the interior is the full image's too and the sums differ only by
 // summation order).
 
-// StripSpec is what a metric tells the planner.
-type StripSpec struct {
-	// Halo is the number of context rows on each side of a band, at full
-	// resolution; a multiple of Align.
-	Halo int
-	// Align: band boundaries and crop starts are multiples of it.
-	Align int
-	// MinCrop is the smallest crop height the metric computes the same
-	// way as the full image (e.g. every pyramid level still present).
-	MinCrop int
+// StripSpec is what a metric tells the planner (strips.Spec).
+type StripSpec = strips.Spec
+
+// Strip is one band (strips.Strip).
+type Strip = strips.Strip
+
+// PlanStrips cuts h rows into bands (strips.Plan).
+func PlanStrips(h, band int, spec StripSpec) ([]Strip, error) { return strips.Plan(h, band, spec) }
+
+// StripBand picks the interior rows per band (strips.Band).
+func StripBand(h int, spec StripSpec, maxCropRows int64) (int, bool) {
+	return strips.Band(h, spec, maxCropRows)
 }
 
-// Strip is one band: interior rows [Y0, Y1) of the image, computed from
-// crop rows [C0, C1).
-type Strip struct {
-	Y0, Y1 int
-	C0, C1 int
-}
+// RowsWithin is how many rows of rowBytes fit in budget bytes
+// (strips.RowsWithin).
+func RowsWithin(budget, rowBytes int64) int64 { return strips.RowsWithin(budget, rowBytes) }
 
-// Rows is the crop height.
-func (s Strip) Rows() int { return s.C1 - s.C0 }
-
-// Window is the interior as crop-local rows [lo, hi).
-func (s Strip) Window() (lo, hi int) { return s.Y0 - s.C0, s.Y1 - s.C0 }
-
-// WindowAt is the interior at pyramid level l (rows halved l times, the
-// last strip ending at the level's ceil height), as crop-local rows of that
-// level. C0, Y0 and Y1 (unless Y1 is the image end) are multiples of 2^l
-// when Align is, so the windows of all strips tile every level exactly.
-func (s Strip) WindowAt(l, imageH int) (lo, hi int) {
-	c0 := s.C0 >> l
-	lo = s.Y0>>l - c0
-	if s.Y1 == imageH {
-		hi = (imageH+(1<<l)-1)>>l - c0
-	} else {
-		hi = s.Y1>>l - c0
-	}
-	return lo, hi
-}
-
-// PlanStrips cuts h rows into bands of about band interior rows (rounded
-// to the alignment, then evened out so the last band is not a sliver).
-func PlanStrips(h, band int, spec StripSpec) ([]Strip, error) {
-	if spec.Align <= 0 || spec.Halo%spec.Align != 0 {
-		return nil, fmt.Errorf("webgpu: strip spec %+v: halo must be a multiple of the alignment", spec)
-	}
-	if h <= 0 {
-		return nil, fmt.Errorf("webgpu: no rows to cut")
-	}
-	if band >= h {
-		return []Strip{{Y0: 0, Y1: h, C0: 0, C1: h}}, nil
-	}
-	band = band / spec.Align * spec.Align
-	if band < spec.Align {
-		band = spec.Align
-	}
-	n := (h + band - 1) / band
-	// Even out: the same number of bands, each as short as it can be.
-	band = ((h+n-1)/n + spec.Align - 1) / spec.Align * spec.Align
-	var out []Strip
-	for y := 0; y < h; y += band {
-		s := Strip{Y0: y, Y1: min(h, y+band)}
-		s.C0 = max(0, s.Y0-spec.Halo)
-		s.C1 = min(h, s.Y1+spec.Halo)
-		// A crop below the metric's minimum (a short last band) takes more
-		// context: rows above first (aligned), then below.
-		if short := spec.MinCrop - s.Rows(); short > 0 {
-			s.C0 = max(0, (s.C0-short)/spec.Align*spec.Align)
-			s.C1 = min(h, s.C0+max(spec.MinCrop, s.C1-s.C0))
-		}
-		out = append(out, s)
-	}
-	// Uniform crops: every crop as tall as the tallest (more context is
-	// harmless), so that strips share pooled buffers of one size instead of
-	// holding one set per size. An aligned start may leave the last crop
-	// up to Align−1 rows taller.
-	tallest := 0
-	for _, s := range out {
-		tallest = max(tallest, s.Rows())
-	}
-	for i := range out {
-		s := &out[i]
-		if s.Rows() < tallest {
-			s.C1 = min(h, s.C0+tallest)
-		}
-		if s.Rows() < tallest {
-			s.C0 = max(0, (s.C1-tallest)/spec.Align*spec.Align)
-		}
-	}
-	for i, s := range out {
-		if s.Rows() < spec.MinCrop && s.Rows() < h {
-			return nil, fmt.Errorf("webgpu: strip %d has %d rows, fewer than the %d the metric needs", i, s.Rows(), spec.MinCrop)
-		}
-	}
-	return out, nil
-}
-
-// StripBand picks the interior rows per band: the largest band whose crop
-// (band + 2·halo rows of w pixels) needs at most maxCropRows rows, the
-// tighter of the binding limit and the memory budget. ok is false when not
-// even one aligned band fits.
-func StripBand(h int, spec StripSpec, maxCropRows int64) (band int, ok bool) {
-	if maxCropRows >= int64(h) {
-		return h, true // one strip holds the whole image
-	}
-	b := maxCropRows - 2*int64(spec.Halo)
-	b = b / int64(spec.Align) * int64(spec.Align)
-	if b < int64(spec.Align) || maxCropRows < int64(spec.MinCrop) {
-		return 0, false
-	}
-	return int(b), true
-}
-
-// RowsWithin is how many rows of rowBytes fit in budget bytes (≥ 0).
-func RowsWithin(budget, rowBytes int64) int64 {
-	if rowBytes <= 0 {
-		return math.MaxInt32
-	}
-	if budget <= 0 {
-		return 0
-	}
-	return budget / rowBytes
-}
-
-// StripCrop is the rows [c0, c1) of im as an image sharing im's pixels.
-func StripCrop(im *zenmetrics.Image, c0, c1 int) *zenmetrics.Image {
-	return &zenmetrics.Image{Width: im.Width, Height: c1 - c0, Format: im.Format, Stride: im.Stride,
-		Pix: im.Pix[c0*im.Stride:]}
-}
+// StripCrop is the rows [c0, c1) of im as an image sharing im's pixels
+// (strips.Crop).
+func StripCrop(im *zenmetrics.Image, c0, c1 int) *zenmetrics.Image { return strips.Crop(im, c0, c1) }

@@ -16,7 +16,9 @@
 // DC mask weights). A score uploads the distorted pixels (8/16-bit, as
 // stored) through page-locked double buffers on the caller's own stream
 // and runs the distorted half in the caller's slot (16 scratch planes per
-// level), then reads back 64 bytes (and the map when asked for).
+// level), then reads back 64 bytes (and the map when asked for). Strips
+// (ModeStrip) are strip.go: the same kernels per crop, each band's
+// interior reduced.
 package butteraugli
 
 import (

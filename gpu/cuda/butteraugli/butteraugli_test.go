@@ -294,7 +294,7 @@ func same(a, b zenmetrics.Score) error {
 	return nil
 }
 
-// Errors: bad options, too small, size mismatch, cancelled context, strips,
+// Errors: bad options, too small, size mismatch, cancelled context, strip pairs,
 // and out of memory predicted before anything is allocated.
 func TestErrors(t *testing.T) {
 	b := backend(t)
@@ -324,11 +324,15 @@ func TestErrors(t *testing.T) {
 		t.Errorf("cancelled score: %v", err)
 	}
 	r.Release()
-	if _, err := b.Prepare(ctx, zenmetrics.Butteraugli, ref, zenmetrics.Options{Mode: zenmetrics.ModeStrip}); !errors.Is(err, zenmetrics.ErrUnsupported) {
-		t.Errorf("strips: %v", err)
+	// Strips are strip_test.go's; strip pairs (CVVDP's layout) are refused.
+	if _, err := b.Prepare(ctx, zenmetrics.Butteraugli, ref, zenmetrics.Options{Mode: zenmetrics.ModeStripPair}); !errors.Is(err, zenmetrics.ErrUnsupported) {
+		t.Errorf("strip pairs: %v", err)
 	}
-	if _, ok := b.Estimate(zenmetrics.Butteraugli, 1024, 1024, zenmetrics.ModeStrip); ok {
-		t.Error("Estimate accepts strips")
+	if _, ok := b.Estimate(zenmetrics.Butteraugli, 1024, 1024, zenmetrics.ModeStripPair); ok {
+		t.Error("Estimate accepts strip pairs")
+	}
+	if _, ok := b.Estimate(zenmetrics.Butteraugli, 1024, 1024, zenmetrics.ModeStrip); !ok {
+		t.Error("Estimate refuses strips of 1 MP")
 	}
 	const side = 60000 // 3.6 GP: ~TBs of planes
 	if est, ok := b.Estimate(zenmetrics.Butteraugli, side, side, zenmetrics.ModeFull); ok {

@@ -231,10 +231,23 @@ func queuePrepare(q launch.Launcher, k *kernels, sz []size, intensity float32, s
 }
 
 // queueScore queues the distorted half for the raw image in s.raw and the
-// reduction into s.tot. libjxl compares with both backgrounds when either
-// image has alpha (an opaque side is the same on both) and keeps the
-// larger value per pixel.
+// reduction into s.tot.
 func queueScore(q launch.Launcher, k *kernels, sz []size, intensity float32, s *slot, lut *cuda.Buffer, lay layout, sets [][]planeSet, pnorm float64) error {
+	if err := queueMaps(q, k, sz, intensity, s, lut, lay, sets); err != nil {
+		return err
+	}
+	return queueReduce(q, k, s.ws[0].dm, s.part, s.tot, sz[0].w*sz[0].h, pnorm, isCube(pnorm))
+}
+
+// isCube says whether the extra p-norm is the 3-norm (the reduction then
+// reuses the cube sums).
+func isCube(pnorm float64) bool { return math.Abs(pnorm-3) < 1e-6 }
+
+// queueMaps queues the distorted half for the raw image in s.raw: the
+// distance map in s.ws[0].dm. libjxl compares with both backgrounds when
+// either image has alpha (an opaque side is the same on both) and keeps
+// the larger value per pixel.
+func queueMaps(q launch.Launcher, k *kernels, sz []size, intensity float32, s *slot, lut *cuda.Buffer, lay layout, sets [][]planeSet) error {
 	variants := len(sets)
 	if lay.blend {
 		variants = 2
@@ -247,6 +260,5 @@ func queueScore(q launch.Launcher, k *kernels, sz []size, intensity float32, s *
 			return err
 		}
 	}
-	cube := math.Abs(pnorm-3) < 1e-6
-	return queueReduce(q, k, s.ws[0].dm, s.part, s.tot, sz[0].w*sz[0].h, pnorm, cube)
+	return nil
 }

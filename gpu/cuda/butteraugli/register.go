@@ -12,19 +12,34 @@ func init() { cuda.Register(zenmetrics.Butteraugli, impl{}) }
 // impl is Butteraugli's cuda.MetricImpl.
 type impl struct{}
 
-// Estimate is the full-image model (estimate) for the worst case: a
-// reference with alpha (two backgrounds) and RGBA16 uploads. Only
-// ModeFull: strips (gpu/webgpu/butteraugli/strip.go) are not implemented
-// on CUDA, and images under 8 px a side are refused as too small.
+// Estimate is the full-image model (estimate) or, for ModeStrip, the
+// strip plan Prepare would pick now (strip.go: within StripHeadroom of
+// the free device memory), for the worst case: a reference with alpha
+// (two backgrounds) and RGBA16 uploads. Images under 8 px a side are
+// refused as too small.
 func (impl) Estimate(b *cuda.Backend, w, h int, mode zenmetrics.Mode) (int64, bool) {
-	if w < minSize || h < minSize || mode != zenmetrics.ModeFull {
+	if w < minSize || h < minSize {
 		return 0, false
 	}
-	return estimate(w, h, 2, 8*int64(w)*int64(h)), true
+	switch mode {
+	case zenmetrics.ModeFull:
+		return estimate(w, h, 2, 8*int64(w)*int64(h)), true
+	case zenmetrics.ModeStrip:
+		budget, err := b.StripBudget()
+		if err != nil {
+			return 0, false
+		}
+		return estimateStrips(w, h, budget)
+	}
+	return 0, false
 }
 
-// Prepare prepares a whole image; it is refused as out of memory (before
-// anything is allocated) when the estimate exceeds the free device memory.
+// PreparesStrips marks Butteraugli as taking ModeStrip (cuda.StripImpl).
+func (impl) PreparesStrips() {}
+
+// Prepare prepares a whole image or, with ModeStrip, strips (strip.go);
+// either is refused as out of memory (before anything is allocated) when
+// its memory exceeds the free device memory.
 // Images under 8 px a side are refused as too small, as the other
 // backends and the CLIs refuse them: libjxl's comparator leaves the map
 // all zeros there, a score of 0 that reads as a perfect match.
@@ -32,6 +47,13 @@ func (impl) Prepare(ctx context.Context, b *cuda.Backend, ref *zenmetrics.Image,
 	if ref != nil && ref.Width > 0 && ref.Height > 0 && (ref.Width < minSize || ref.Height < minSize) {
 		return nil, &zenmetrics.TooSmallError{Metric: zenmetrics.Butteraugli, Width: ref.Width, Height: ref.Height,
 			MinWidth: minSize, MinHeight: minSize}
+	}
+	if opt.Mode == zenmetrics.ModeStrip {
+		r, err := prepareStrips(ctx, b, ref, opt)
+		if err != nil {
+			return nil, err
+		}
+		return r, nil
 	}
 	r, err := prepare(ctx, b, ref, opt)
 	if err != nil {

@@ -86,7 +86,7 @@ func TestKernelTimes(t *testing.T) {
 		t.Fatal(err)
 	}
 	lay := layoutOf(dist)
-	if err := queueUnpack(q, r.k, w, 0, h, lay, s.raw, r.lut, s); err != nil {
+	if err := queueUnpack(q, r.k, w, 0, h, 0, lay, s.raw, r.lut, s); err != nil {
 		t.Fatal(err)
 	}
 	if err := queueDistorted(q, r.k, r.dims, lay.alpha, s, &r.ref); err != nil {

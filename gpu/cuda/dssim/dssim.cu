@@ -107,8 +107,10 @@ __device__ __forceinline__ float4 lab_px(float4 px, int x, int y, int alpha) {
 // A16). Gray is replicated; with alpha the colours are multiplied by
 // a / max (premultiplied), else alpha is 1 and never read. The grid
 // covers w × (y1 − y0), so that rows can be converted as their bytes
-// arrive.
-extern "C" __global__ void unpack(const u8* raw, const float* lut, int w, int y0, int y1, int stride, int channels, int bps, int alpha, float4* lin, float4* lab) {
+// arrive. oy is the image row of the plane's row 0 (a strip's crop
+// starts there; 0 for a whole image): the alpha background pattern is
+// the full image's.
+extern "C" __global__ void unpack(const u8* raw, const float* lut, int w, int y0, int y1, int stride, int channels, int bps, int alpha, int oy, float4* lin, float4* lab) {
     int x = blockIdx.x * BX + threadIdx.x;
     int y = y0 + blockIdx.y * BY + threadIdx.y;
     if (x >= w || y >= y1) return;
@@ -129,7 +131,7 @@ extern "C" __global__ void unpack(const u8* raw, const float* lut, int w, int y0
     float4 px = make_float4(r, g, b, a);
     int i = y * w + x;
     lin[i] = px;
-    lab[i] = lab_px(px, x, y, alpha);
+    lab[i] = lab_px(px, x, y + oy, alpha);
 }
 
 // down: the next scale (dw × dh, dw = sw/2) as the mean of each 2×2 block,
@@ -145,13 +147,13 @@ extern "C" __global__ void down(const float4* src, int sw, int dw, int dh, float
 }
 
 // lab: a scale's linear pixels (w × h) -> L*a*b* (scales 1.., scale 0's
-// is unpack's).
-extern "C" __global__ void lab(const float4* lin, int w, int h, int alpha, float4* out) {
+// is unpack's); oy is the scale's row of the plane's row 0, as unpack's.
+extern "C" __global__ void lab(const float4* lin, int w, int h, int alpha, int oy, float4* out) {
     int x = blockIdx.x * BX + threadIdx.x;
     int y = blockIdx.y * BY + threadIdx.y;
     if (x >= w || y >= h) return;
     int i = y * w + x;
-    out[i] = lab_px(lin[i], x, y, alpha);
+    out[i] = lab_px(lin[i], x, y + oy, alpha);
 }
 
 // ---------------------------------------------------------------------------
@@ -268,8 +270,10 @@ extern "C" __global__ void stats(const float4* img, int w, int h, float4* mu) {
 // ssim: the reference's (rimg, rmu) and the distorted image's (dimg, dmu)
 // planes -> the SSIM map: the cross blur blur(img1·img2), then
 // (2·mu12 + C1)(2·s12 + C2) / ((mu1² + mu2² + C1)(s1 + s2 + C2)) on the
-// channel means, evaluated as (n1·n2) / (d1·d2).
-extern "C" __global__ void ssim(const float4* rimg, const float4* rmu, const float4* dimg, const float4* dmu, int w, int h, float* map) {
+// channel means, evaluated as (n1·n2) / (d1·d2). Only rows [lo, hi) are
+// written, row y to row y + row0 of map: a strip writes its interior into
+// the full image's map at its place (a whole image: 0, h, 0).
+extern "C" __global__ void ssim(const float4* rimg, const float4* rmu, const float4* dimg, const float4* dmu, int w, int h, int lo, int hi, int row0, float* map) {
     __shared__ float3 tin[IW * IH];
     __shared__ float3 tmid[MW * MH];
     int li = threadIdx.y * BX + threadIdx.x;
@@ -282,7 +286,7 @@ extern "C" __global__ void ssim(const float4* rimg, const float4* rmu, const flo
     pass1(tin, tmid, ox, oy, w, h, li);
     __syncthreads();
     int x = ox + threadIdx.x, y = oy + threadIdx.y;
-    if (x < w && y < h) {
+    if (x < w && y >= lo && y < hi) {
         float3 cross = pass2(tmid, ox, oy, w, h, x, y);
         int i = y * w + x;
         float4 m1 = rmu[i], m2 = dmu[i];
@@ -293,7 +297,7 @@ extern "C" __global__ void ssim(const float4* rimg, const float4* rmu, const flo
         float n2 = 2.0f * sigma12 + SSIM_C2;
         float d1 = (mu1_sq + mu2_sq) + SSIM_C1;
         float d2 = (m1.w + m2.w) + SSIM_C2;
-        map[i] = (n1 * n2) / (d1 * d2);
+        map[(y + row0) * w + x] = (n1 * n2) / (d1 * d2);
     }
 }
 

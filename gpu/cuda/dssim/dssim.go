@@ -17,8 +17,9 @@
 // double buffers on the caller's own stream, converting scale 0's rows to
 // linear light and L*a*b* as their bytes arrive, runs the distorted half
 // in the caller's slot (about 72 bytes per pixel of scratch) and reads
-// back 320 bytes (and scale 0's SSIM map when asked for). Only whole
-// images: strips (ModeStrip) are not implemented on CUDA.
+// back 320 bytes (and scale 0's SSIM map when asked for). Strips
+// (ModeStrip) are strip.go and stripref.go: the same kernels over crops,
+// with the whole-image result bit for bit.
 package dssim
 
 import (
@@ -152,7 +153,7 @@ func layoutOf(im *zenmetrics.Image) layout {
 // kernels run while the rest of the image travels.
 func (r *reference) upload(s *slot, im *zenmetrics.Image) error {
 	total := cuda.RawBytes(im)
-	ready := unpacker(launch.Stream{St: s.wk.Stream}, r.k, r.w, r.h, total, layoutOf(im), r.lut, s)
+	ready := unpacker(launch.Stream{St: s.wk.Stream}, r.k, r.w, r.h, 0, total, layoutOf(im), r.lut, s)
 	return s.wk.UploadOverlapped(s.raw, im.Pix[:total], ready)
 }
 
@@ -205,7 +206,7 @@ func prepare(ctx context.Context, b *cuda.Backend, ref *zenmetrics.Image, opt ze
 	if err := r.upload(s, ref); err != nil {
 		return nil, err
 	}
-	if err := queueReference(launch.Stream{St: s.wk.Stream}, r.k, r.dims, layoutOf(ref).alpha, s, &r.ref); err != nil {
+	if err := queueReference(launch.Stream{St: s.wk.Stream}, r.k, r.dims, layoutOf(ref).alpha, 0, s, &r.ref); err != nil {
 		return nil, err
 	}
 	if err := s.wk.Stream.Sync(); err != nil {

@@ -203,7 +203,7 @@ func same(a, b zenmetrics.Score) error {
 	return nil
 }
 
-// Errors: size mismatch, cancelled context, strips, and out of memory
+// Errors: size mismatch, cancelled context, strip pairs, and out of memory
 // predicted before anything is allocated (beyond the kernels' indexing,
 // and beyond the device's memory).
 func TestErrors(t *testing.T) {
@@ -227,11 +227,15 @@ func TestErrors(t *testing.T) {
 		t.Errorf("no pixels: %v", err)
 	}
 	r.Release()
-	if _, err := b.Prepare(ctx, zenmetrics.DSSIM, ref, zenmetrics.Options{Mode: zenmetrics.ModeStrip}); !errors.Is(err, zenmetrics.ErrUnsupported) {
-		t.Errorf("strips: %v", err)
+	// Strips are strip_test.go's; strip pairs (CVVDP's layout) are refused.
+	if _, err := b.Prepare(ctx, zenmetrics.DSSIM, ref, zenmetrics.Options{Mode: zenmetrics.ModeStripPair}); !errors.Is(err, zenmetrics.ErrUnsupported) {
+		t.Errorf("strip pairs: %v", err)
 	}
-	if _, ok := b.Estimate(zenmetrics.DSSIM, 1024, 1024, zenmetrics.ModeStrip); ok {
-		t.Error("Estimate accepts strips")
+	if _, ok := b.Estimate(zenmetrics.DSSIM, 1024, 1024, zenmetrics.ModeStripPair); ok {
+		t.Error("Estimate accepts strip pairs")
+	}
+	if _, ok := b.Estimate(zenmetrics.DSSIM, 1024, 1024, zenmetrics.ModeStrip); !ok {
+		t.Error("Estimate refuses strips of 1 MP")
 	}
 	if _, ok := b.Estimate(zenmetrics.DSSIM, 1024, 1024, zenmetrics.ModeFull); !ok {
 		t.Error("Estimate refuses 1 MP")

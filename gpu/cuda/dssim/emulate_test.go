@@ -123,7 +123,7 @@ func emulate(t *testing.T, emu *cudaemu.Emulator, ref, dist *zenmetrics.Image) (
 		total := cuda.RawBytes(im)
 		run.Upload(s.raw, im.Pix[:total])
 		var r cudaemu.Recorder
-		ready := unpacker(&r, k, w, h, total, layoutOf(im), lut, s)
+		ready := unpacker(&r, k, w, h, 0, total, layoutOf(im), lut, s)
 		// As an overlapped upload in chunks of 5 rows and a bit.
 		for _, end := range chunkEnds(total, 5*int64(im.Stride)+3) {
 			if err := ready(end); err != nil {
@@ -136,7 +136,7 @@ func emulate(t *testing.T, emu *cudaemu.Emulator, ref, dist *zenmetrics.Image) (
 		run.Replay(r.L)
 	}
 	run.Upload(lut, lutBytes())
-	side(ref, func(r *cudaemu.Recorder) error { return queueReference(r, k, dims, layoutOf(ref).alpha, s, &planes) })
+	side(ref, func(r *cudaemu.Recorder) error { return queueReference(r, k, dims, layoutOf(ref).alpha, 0, s, &planes) })
 	side(dist, func(r *cudaemu.Recorder) error { return queueDistorted(r, k, dims, layoutOf(dist).alpha, s, &planes) })
 	run.Dump(s.res, resBytes)
 	run.Dump(s.maps[0], 4*int64(w*h))

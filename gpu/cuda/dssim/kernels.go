@@ -42,12 +42,12 @@ func (k *kernels) list() []*kern {
 // it is).
 func newKernels() *kernels {
 	return &kernels{
-		unpack:  kern{Name: "unpack", Sig: "ppiiiiiiipp"},
+		unpack:  kern{Name: "unpack", Sig: "ppiiiiiiiipp"},
 		down:    kern{Name: "down", Sig: "piiip"},
-		lab:     kern{Name: "lab", Sig: "piiip"},
+		lab:     kern{Name: "lab", Sig: "piiiip"},
 		chroma:  kern{Name: "chroma", Sig: "piip"},
 		stats:   kern{Name: "stats", Sig: "piip"},
-		ssim:    kern{Name: "ssim", Sig: "ppppiip"},
+		ssim:    kern{Name: "ssim", Sig: "ppppiiiiip"},
 		rowSums: kern{Name: "row_sums", Sig: "piip"},
 		mean:    kern{Name: "mean", Sig: "piddip"},
 		rowDevs: kern{Name: "row_devs", Sig: "piipipp"},

@@ -216,7 +216,7 @@ func TestLaunchPlan(t *testing.T) {
 						c.Written[b.Ptr] = true
 					}
 					var r cudaemu.Recorder
-					ready := unpacker(&r, k, w, h, rawOf(l), l, lut, s)
+					ready := unpacker(&r, k, w, h, 0, rawOf(l), l, lut, s)
 					for _, end := range chunkEnds(rawOf(l), chunk) {
 						n := len(r.L)
 						if err := ready(end); err != nil {
@@ -242,7 +242,7 @@ func TestLaunchPlan(t *testing.T) {
 				}
 				// The reference, its bytes arriving in chunks of 7 rows.
 				c := side(rl, 7*int64(rl.stride)+1, nil, func(q launch.Launcher) error {
-					return queueReference(q, k, dims, rl.alpha, s, &ref)
+					return queueReference(q, k, dims, rl.alpha, 0, s, &ref)
 				})
 				for _, b := range append(ref.img, ref.mu...) {
 					if !c.Written[b.Ptr] {
@@ -260,13 +260,13 @@ func TestLaunchPlan(t *testing.T) {
 						t.Errorf("%s: the results or the map are never written", name)
 					}
 					var r cudaemu.Recorder
-					_ = unpacker(&r, k, w, h, rawOf(dl), dl, lut, s)(rawOf(dl))
+					_ = unpacker(&r, k, w, h, 0, rawOf(dl), dl, lut, s)(rawOf(dl))
 					_ = queueDistorted(&r, k, dims, dl.alpha, s, &ref)
 					means, finishes := 0, 0
 					for _, l := range r.L {
 						switch l.K.Name {
 						case "ssim":
-							if l.Args[6].(*cuda.Buffer) == s.maps[0] {
+							if l.Args[9].(*cuda.Buffer) == s.maps[0] {
 								maps0++
 							}
 						case "mean":

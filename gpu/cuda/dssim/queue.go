@@ -87,26 +87,28 @@ func (s *slot) buffers() []*cuda.Buffer {
 }
 
 // queueUnpack converts rows [y0, y1) of the raw image (w wide) into scale
-// 0's linear and L*a*b* planes.
-func queueUnpack(q launch.Launcher, k *kernels, w, y0, y1 int, lay layout, raw, lut *cuda.Buffer, s *slot) error {
+// 0's linear and L*a*b* planes; oy is the image row of the plane's row 0
+// (a strip's first crop row, 0 for a whole image).
+func queueUnpack(q launch.Launcher, k *kernels, w, y0, y1, oy int, lay layout, raw, lut *cuda.Buffer, s *slot) error {
 	if y1 <= y0 {
 		return nil
 	}
 	g, b := pxGrid(w, y1-y0)
-	return q.Launch(&k.unpack, g, b, raw, lut, w, y0, y1, lay.stride, lay.channels, lay.bps, lay.alpha, s.lin[0], s.lab)
+	return q.Launch(&k.unpack, g, b, raw, lut, w, y0, y1, lay.stride, lay.channels, lay.bps, lay.alpha, oy, s.lin[0], s.lab)
 }
 
 // unpacker is the callback of an overlapped upload of total raw bytes
-// (a h-row image): given the bytes that have arrived (a prefix), it queues
-// the unpack of the rows they complete and have not been converted yet.
-func unpacker(q launch.Launcher, k *kernels, w, h int, total int64, lay layout, lut *cuda.Buffer, s *slot) func(end int64) error {
+// (a h-row image, or a strip's h-row crop starting at image row oy):
+// given the bytes that have arrived (a prefix), it queues the unpack of
+// the rows they complete and have not been converted yet.
+func unpacker(q launch.Launcher, k *kernels, w, h, oy int, total int64, lay layout, lut *cuda.Buffer, s *slot) func(end int64) error {
 	done := 0
 	return func(end int64) error {
 		rows := h
 		if end < total {
 			rows = int(end / int64(lay.stride)) // rows whose bytes have all arrived
 		}
-		if err := queueUnpack(q, k, w, done, rows, lay, s.raw, lut, s); err != nil {
+		if err := queueUnpack(q, k, w, done, rows, oy, lay, s.raw, lut, s); err != nil {
 			return err
 		}
 		done = max(done, rows)
@@ -116,15 +118,17 @@ func unpacker(q launch.Launcher, k *kernels, w, h int, total int64, lay layout, 
 
 // queueScale queues scale sc's img and mu planes (into img, mu) from its
 // L*a*b* plane: for sc > 0 first the downsampling of scale sc−1's linear
-// planes and their L*a*b* (scale 0's come from queueUnpack).
-func queueScale(q launch.Launcher, k *kernels, dims [][2]int, sc, alpha int, s *slot, img, mu *cuda.Buffer) error {
+// planes and their L*a*b* (scale 0's come from queueUnpack). dims are the
+// plane's scales (a strip's crop: its own), oy the image row of scale 0's
+// row 0 (a multiple of 2^sc, so scale sc's is oy >> sc).
+func queueScale(q launch.Launcher, k *kernels, dims [][2]int, sc, alpha, oy int, s *slot, img, mu *cuda.Buffer) error {
 	w, h := dims[sc][0], dims[sc][1]
 	g, b := pxGrid(w, h)
 	if sc > 0 {
 		if err := q.Launch(&k.down, g, b, s.lin[(sc-1)%2], dims[sc-1][0], w, h, s.lin[sc%2]); err != nil {
 			return err
 		}
-		if err := q.Launch(&k.lab, g, b, s.lin[sc%2], w, h, alpha, s.lab); err != nil {
+		if err := q.Launch(&k.lab, g, b, s.lin[sc%2], w, h, alpha, oy>>sc, s.lab); err != nil {
 			return err
 		}
 	}
@@ -136,13 +140,42 @@ func queueScale(q launch.Launcher, k *kernels, dims [][2]int, sc, alpha int, s *
 
 // queueReference queues the reference half after scale 0's unpack: every
 // scale's img and mu planes into ref.
-func queueReference(q launch.Launcher, k *kernels, dims [][2]int, alpha int, s *slot, ref *planes) error {
+func queueReference(q launch.Launcher, k *kernels, dims [][2]int, alpha, oy int, s *slot, ref *planes) error {
 	for sc := range dims {
-		if err := queueScale(q, k, dims, sc, alpha, s, ref.img[sc], ref.mu[sc]); err != nil {
+		if err := queueScale(q, k, dims, sc, alpha, oy, s, ref.img[sc], ref.mu[sc]); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// queueMap queues scale sc's distorted img and mu planes and its SSIM map
+// against ref's planes of that scale: plane rows [lo, hi) into rows
+// [lo+row0, hi+row0) of m (a whole image: all rows, row0 0).
+func queueMap(q launch.Launcher, k *kernels, dims [][2]int, sc, alpha, oy int, s *slot, ref *planes, lo, hi, row0 int, m *cuda.Buffer) error {
+	if err := queueScale(q, k, dims, sc, alpha, oy, s, s.img, s.mu); err != nil {
+		return err
+	}
+	w, h := dims[sc][0], dims[sc][1]
+	g, b := pxGrid(w, h)
+	return q.Launch(&k.ssim, g, b, ref.img[sc], ref.mu[sc], s.img, s.mu, w, h, lo, hi, row0, m)
+}
+
+// queuePool queues the pooling of scale sc's w×h map m into s.res.
+func queuePool(q launch.Launcher, k *kernels, w, h, sc int, m *cuda.Buffer, s *slot) error {
+	rg, rb := cuda.Dim3{X: uint32(h), Y: 1, Z: 1}, cuda.Dim3{X: rowThreads, Y: 1, Z: 1}
+	one, sb := cuda.Dim3{X: 1, Y: 1, Z: 1}, cuda.Dim3{X: sumThreads, Y: 1, Z: 1}
+	if err := q.Launch(&k.rowSums, rg, rb, m, w, h, s.rows); err != nil {
+		return err
+	}
+	n, expo := float64(w)*float64(h), math.Pow(0.5, float64(sc))
+	if err := q.Launch(&k.mean, one, sb, s.rows, h, n, expo, sc, s.res); err != nil {
+		return err
+	}
+	if err := q.Launch(&k.rowDevs, rg, rb, m, w, h, s.res, sc, s.rows, s.cnt); err != nil {
+		return err
+	}
+	return q.Launch(&k.finish, one, sb, s.rows, s.cnt, h, sc, s.res)
 }
 
 // queueDistorted queues the distorted half after scale 0's unpack: per
@@ -150,28 +183,12 @@ func queueReference(q launch.Launcher, k *kernels, dims [][2]int, alpha int, s *
 // pooling into s.res (scale 0's map stays in s.maps[0]).
 func queueDistorted(q launch.Launcher, k *kernels, dims [][2]int, alpha int, s *slot, ref *planes) error {
 	for sc := range dims {
-		if err := queueScale(q, k, dims, sc, alpha, s, s.img, s.mu); err != nil {
-			return err
-		}
 		w, h := dims[sc][0], dims[sc][1]
 		m := s.maps[min(sc, 1)]
-		g, b := pxGrid(w, h)
-		if err := q.Launch(&k.ssim, g, b, ref.img[sc], ref.mu[sc], s.img, s.mu, w, h, m); err != nil {
+		if err := queueMap(q, k, dims, sc, alpha, 0, s, ref, 0, h, 0, m); err != nil {
 			return err
 		}
-		rg, rb := cuda.Dim3{X: uint32(h), Y: 1, Z: 1}, cuda.Dim3{X: rowThreads, Y: 1, Z: 1}
-		one, sb := cuda.Dim3{X: 1, Y: 1, Z: 1}, cuda.Dim3{X: sumThreads, Y: 1, Z: 1}
-		if err := q.Launch(&k.rowSums, rg, rb, m, w, h, s.rows); err != nil {
-			return err
-		}
-		n, expo := float64(w)*float64(h), math.Pow(0.5, float64(sc))
-		if err := q.Launch(&k.mean, one, sb, s.rows, h, n, expo, sc, s.res); err != nil {
-			return err
-		}
-		if err := q.Launch(&k.rowDevs, rg, rb, m, w, h, s.res, sc, s.rows, s.cnt); err != nil {
-			return err
-		}
-		if err := q.Launch(&k.finish, one, sb, s.rows, s.cnt, h, sc, s.res); err != nil {
+		if err := queuePool(q, k, w, h, sc, m, s); err != nil {
 			return err
 		}
 	}

@@ -16,19 +16,52 @@ type impl struct{}
 func worstRaw(w, h int) int64 { return 8 * int64(w) * int64(h) }
 
 // Estimate is the full-image model (estimate: exactly the buffers a
-// reference and its first scorer take) for the worst case, RGBA16
-// uploads. Only ModeFull: strips (gpu/webgpu/dssim/plan.go) are not
-// implemented on CUDA. dssim-core has no minimum size, nor has this.
+// reference and its first scorer take) or, for ModeStrip, the strip plan
+// Prepare would pick now (strip.go: within StripHeadroom of the free
+// device memory), for the worst case, RGBA16 uploads. dssim-core has no
+// minimum size, nor has this.
 func (impl) Estimate(b *cuda.Backend, w, h int, mode zenmetrics.Mode) (int64, bool) {
-	if w <= 0 || h <= 0 || mode != zenmetrics.ModeFull {
+	if w <= 0 || h <= 0 {
 		return 0, false
 	}
-	return estimate(w, h, worstRaw(w, h)), fits(w, h)
+	switch mode {
+	case zenmetrics.ModeFull:
+		return estimate(w, h, worstRaw(w, h)), fits(w, h)
+	case zenmetrics.ModeStrip:
+		budget, err := b.StripBudget()
+		if err != nil {
+			return 0, false
+		}
+		return estimateStrips(w, h, budget)
+	}
+	return 0, false
 }
 
-// Prepare prepares a whole image; it is refused as out of memory (before
-// anything is allocated) when the estimate exceeds the free device memory.
+// estimateStrips is the memory of the strip plan of a w×h RGBA16 image
+// within budget, and whether there is one.
+func estimateStrips(w, h int, budget int64) (int64, bool) {
+	rawOf := func(rows int) int64 { return worstRaw(w, rows) }
+	p, err := planStrips(w, h, rawOf, budget, 0)
+	if err != nil {
+		return 0, false
+	}
+	return p.memory(rawOf(p.rows)), true
+}
+
+// PreparesStrips marks DSSIM as taking ModeStrip (cuda.StripImpl).
+func (impl) PreparesStrips() {}
+
+// Prepare prepares a whole image or, with ModeStrip, strips (stripref.go);
+// either is refused as out of memory (before anything is allocated) when
+// its memory exceeds the free device memory.
 func (impl) Prepare(ctx context.Context, b *cuda.Backend, ref *zenmetrics.Image, opt zenmetrics.Options) (zenmetrics.Reference, error) {
+	if opt.Mode == zenmetrics.ModeStrip {
+		r, err := prepareStrips(ctx, b, ref, opt)
+		if err != nil {
+			return nil, err
+		}
+		return r, nil
+	}
 	r, err := prepare(ctx, b, ref, opt)
 	if err != nil {
 		return nil, err // not a typed nil inside the interface

@@ -507,3 +507,150 @@ extern "C" __global__ void reduce_sums(const double* __restrict__ sums, double* 
     }
     if (threadIdx.x == 0) tot[(k * 3 + c) * 6 + t] = part[0];
 }
+
+// ---- strips (ModeStrip) ----------------------------------------------------
+//
+// vblur_tiled for one strip of one scale (strip.go says why this gives the
+// whole image's values bit for bit). The planes are the strip's crop (w ×
+// h rows at this scale, crop row 0 = image row r0). The recursion runs
+// over crop rows [lo, hi) only (from −N+1 for the first strip, as the
+// whole image's does) and resumes from the state the previous strip left
+// in st (per channel, column and signal: the three filters' last two
+// outputs); outputs are stored, or turned into terms, for rows [lo, hi)
+// only. Tiles follow the whole image's grid (image rows −N+1 + 32·t), so
+// that every row's terms land in the thread that adds them in the whole
+// image, in the same order: the per-thread sums resume from acc (per
+// channel, column and warp) and are left there, and the per-column sums
+// written to sums after each strip are, after the last strip, the whole
+// image's exactly.
+template <int NS>
+__device__ void vblur_strip_tiled(const float* __restrict__ hb, float* __restrict__ mu, float* __restrict__ vr,
+                                  const float* __restrict__ img1, const float* __restrict__ mu1, const float* __restrict__ vr1,
+                                  const float* __restrict__ img2, double* __restrict__ sums, float* __restrict__ st,
+                                  double* __restrict__ accs, int w, int h, int r0, int lo, int hi, int first) {
+    __shared__ float ti[NS][VR][32];
+    __shared__ float to[NS][VT][32];
+    __shared__ double red[NS == 3 ? TB / 32 : 1][32][6];
+    const int N = RADIUS;
+    const int c = blockIdx.y, x0 = blockIdx.x * 32, tid = threadIdx.x, lane = tid & 31, wid = tid >> 5;
+    const size_t n = (size_t)w * h;
+    const Coefs g = coefs();
+    const int x = x0 + lane;
+    const int rs = first ? -N + 1 : lo;  // the recursion's first row
+    float sa[3] = {0.0f, 0.0f, 0.0f}, sb[3] = {0.0f, 0.0f, 0.0f};
+    double acc[6] = {0, 0, 0, 0, 0, 0};
+    float* sp = st + (((size_t)c * w + x) * NS + wid) * 6;
+    double* ap = accs + (((size_t)c * w + x) * (TB / 32) + wid) * 6;
+    if (!first && x < w) {
+        if (wid < NS)
+            for (int k = 0; k < 3; k++) sa[k] = sp[k], sb[k] = sp[3 + k];
+        if (NS == 3)
+            for (int t = 0; t < 6; t++) acc[t] = ap[t];
+    }
+    // The whole image's tile containing crop row rs: image row r0 + rs.
+    const int g0 = r0 + rs + N - 1;  // ≥ 0
+    for (int y0 = g0 / VT * VT - N + 1 - r0; y0 < hi; y0 += VT) {
+        {
+            constexpr int TOT = NS * VR * 32, K = (TOT + TB - 1) / TB;
+            float v[K];
+#pragma unroll
+            for (int k = 0; k < K; k++) {
+                int i = tid + k * TB;
+                int s = i / (VR * 32), rr = (i / 32) % VR, cc = i % 32;
+                int y = y0 - N - 1 + rr, xx = x0 + cc;
+                v[k] = (i < TOT && y >= 0 && y < h && xx < w) ? hb[(NS * c + s) * n + (size_t)y * w + xx] : 0.0f;
+            }
+#pragma unroll
+            for (int k = 0; k < K; k++) {
+                int i = tid + k * TB;
+                if (i < TOT) (&ti[0][0][0])[i] = v[k];
+            }
+        }
+        __syncthreads();
+        if (wid < NS) {
+            for (int j = 0; j < VT; j++) {
+                int y = y0 + j;
+                if (y < rs || y >= hi) continue;
+                to[wid][j][lane] = vstep(g, sa, sb, ti[wid][j][lane] + ti[wid][j + 2 * N][lane]);
+            }
+        }
+        __syncthreads();
+        constexpr int J = VT / (TB / 32);
+        float pm1[J], pv1[J], pi1[J], pi2[J];
+        if (NS == 3) {
+#pragma unroll
+            for (int q = 0; q < J; q++) {
+                int y = y0 + wid + q * (TB / 32);
+                bool ok = y >= lo && y >= 0 && y < hi && x < w;
+                size_t o = c * n + (size_t)y * w + x;
+                pm1[q] = ok ? mu1[o] : 0.0f;
+                pv1[q] = ok ? vr1[o] : 0.0f;
+                pi1[q] = ok ? img1[o] : 0.0f;
+                pi2[q] = ok ? img2[o] : 0.0f;
+            }
+        }
+#pragma unroll
+        for (int q = 0; q < J; q++) {
+            int j = wid + q * (TB / 32);
+            int y = y0 + j;
+            if (y < lo || y < 0 || y >= hi || x >= w) continue;
+            size_t o = c * n + (size_t)y * w + x;
+            if (NS == 2) {
+                float m = to[0][j][lane];
+                mu[o] = m;
+                vr[o] = to[1][j][lane] - m * m;
+            } else {
+                float mu2 = to[0][j][lane], s22 = to[1][j][lane], s12 = to[2][j][lane];
+                float m1 = pm1[q];
+                float diff = m1 - mu2;
+                float numM = 1.0f - diff * diff;
+                float numS = 2.0f * (s12 - m1 * mu2) + SSIM_C2;
+                float denS = (pv1[q] + (s22 - mu2 * mu2)) + SSIM_C2;
+                double d = 1.0 - (double)((numM * numS) / denS);
+                d = fmax(d, 0.0);
+                acc[0] += d;
+                acc[1] += quartic(d);
+                double e2 = (double)fabsf(pi2[q] - mu2);
+                double e1 = (double)fabsf(pi1[q] - m1);
+                double d1 = (1.0 + e2) / (1.0 + e1) - 1.0;
+                double ar = fmax(d1, 0.0), lo2 = fmax(-d1, 0.0);
+                acc[2] += ar;
+                acc[3] += quartic(ar);
+                acc[4] += lo2;
+                acc[5] += quartic(lo2);
+            }
+        }
+        __syncthreads();
+    }
+    if (x < w) {
+        if (wid < NS)
+            for (int k = 0; k < 3; k++) sp[k] = sa[k], sp[3 + k] = sb[k];
+        if (NS == 3)
+            for (int t = 0; t < 6; t++) ap[t] = acc[t];
+    }
+    if (NS == 3) {
+#pragma unroll
+        for (int t = 0; t < 6; t++) red[wid][lane][t] = acc[t];
+        __syncthreads();
+        if (tid < 32 && x < w) {
+            double* out = sums + ((size_t)c * w + x) * 6;
+#pragma unroll
+            for (int t = 0; t < 6; t++) {
+                double v = 0.0;
+                for (int k = 0; k < TB / 32; k++) v += red[k][lane][t];
+                out[t] = v;
+            }
+        }
+    }
+}
+
+// vblur_ref_strip / vblur_terms_strip: vblur_ref and vblur_terms over one
+// strip's crop (vblur_strip_tiled). st holds 3·w·NS·6 floats, acc (the
+// terms' only) 3·w·8·6 doubles.
+extern "C" __global__ void __launch_bounds__(TB) vblur_ref_strip(const float* __restrict__ hb, float* __restrict__ mu, float* __restrict__ vr, float* __restrict__ st, int w, int h, int r0, int lo, int hi, int first) {
+    vblur_strip_tiled<2>(hb, mu, vr, nullptr, nullptr, nullptr, nullptr, nullptr, st, nullptr, w, h, r0, lo, hi, first);
+}
+
+extern "C" __global__ void __launch_bounds__(TB) vblur_terms_strip(const float* __restrict__ hb, const float* __restrict__ img1, const float* __restrict__ mu1, const float* __restrict__ vr1, const float* __restrict__ img2, double* __restrict__ sums, float* __restrict__ st, double* __restrict__ acc, int w, int h, int r0, int lo, int hi, int first) {
+    vblur_strip_tiled<3>(hb, nullptr, nullptr, img1, mu1, vr1, img2, sums, st, acc, w, h, r0, lo, hi, first);
+}

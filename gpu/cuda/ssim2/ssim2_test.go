@@ -159,8 +159,8 @@ func TestOutOfMemory(t *testing.T) {
 	if !errors.Is(err, zenmetrics.ErrOutOfMemory) {
 		t.Fatalf("Prepare(%d²): %v", side, err)
 	}
-	if _, err := b.Prepare(context.Background(), zenmetrics.SSIMULACRA2, im, zenmetrics.Options{Mode: zenmetrics.ModeStrip}); !errors.Is(err, zenmetrics.ErrUnsupported) {
-		t.Errorf("strips: %v", err)
+	if _, err := b.Prepare(context.Background(), zenmetrics.SSIMULACRA2, im, zenmetrics.Options{Mode: zenmetrics.ModeStripPair}); !errors.Is(err, zenmetrics.ErrUnsupported) {
+		t.Errorf("strip pairs: %v", err)
 	}
 	if _, err := b.Prepare(context.Background(), zenmetrics.IWSSIM, im, zenmetrics.Options{}); !errors.Is(err, zenmetrics.ErrUnsupported) {
 		t.Errorf("unregistered metric: %v", err)

@@ -5,6 +5,7 @@ import (
 
 	zenmetrics "github.com/zenmetrics-go/zenmetrics"
 	"github.com/zenmetrics-go/zenmetrics/gpu/webgpu"
+	"github.com/zenmetrics-go/zenmetrics/internal/strips"
 )
 
 // Geometry and memory model. A full image is one strip whose crop is the
@@ -266,24 +267,14 @@ func stripPlan(w, h, stride int, f zenmetrics.PixelFormat, budget int64, maxBind
 	// kept reference is preferred (a score then computes one image); the
 	// recomputed one (two images per score, the reference planes of one
 	// band only) is taken only while bands stay long (≥ 4 halos: the crops
-	// then hold at most 1.5× the interior rows) or when nothing else fits.
-	for _, long := range []bool{true, false} {
-		for bandRows := h; ; bandRows = bandRows / 2 / stripAlign * stripAlign {
-			if bandRows < stripAlign {
-				bandRows = stripAlign
-			}
-			if long == (bandRows >= 4*stripHalo || bandRows == h) {
-				for _, keep := range []bool{true, false} {
-					p, m, err := try(bandRows, keep)
-					if err == nil && fits(p, m) {
-						return p, keep, nil
-					}
-				}
-			}
-			if bandRows == stripAlign {
-				break
-			}
-		}
+	// then hold at most 1.5× the interior rows) or when nothing else fits:
+	// strips.Choose, the policy gpu/cuda/dssim follows too.
+	ss, keep, ok, err := strips.Choose(h, stripSpec, 0, func(ss []webgpu.Strip, keep bool) bool {
+		p := newPlan(w, h, ss)
+		return fits(p, p.memory(cropRaw(w, p.maxRows, stride, f), keep))
+	})
+	if err == nil && ok {
+		return newPlan(w, h, ss), keep, nil
 	}
 	return nil, false, &zenmetrics.OutOfMemoryError{Backend: "webgpu", Requested: -1, Free: budget,
 		Detail: fmt.Sprintf("no DSSIM strip of a %dx%d image fits (binding limit %d)", w, h, maxBinding)}

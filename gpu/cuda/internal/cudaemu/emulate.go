@@ -102,6 +102,7 @@ type Session struct {
 	e      *Emulator
 	dir    string
 	idx    map[cuda.DevPtr]int
+	sizes  []int64
 	script strings.Builder
 	files  int
 	dumps  []string
@@ -119,6 +120,7 @@ func (e *Emulator) Session(t testing.TB, bufs []*cuda.Buffer) *Session {
 	fmt.Fprintf(&s.script, "buffers %d\n", len(bufs))
 	for i, b := range bufs {
 		s.idx[b.Ptr] = i
+		s.sizes = append(s.sizes, b.Size)
 		fmt.Fprintf(&s.script, "%d\n", b.Size)
 	}
 	return s
@@ -130,6 +132,22 @@ func (s *Session) index(b *cuda.Buffer) int {
 		s.t.Fatalf("cudaemu: buffer %#x is not in the session", b.Ptr)
 	}
 	return i
+}
+
+// view is the session buffer that holds b and b's offset in it: a launch
+// may name a view into a buffer (a Buffer whose Ptr lies inside one, as
+// strips pass a map's window), which the device takes as a plain pointer.
+func (s *Session) view(b *cuda.Buffer) (int, int64) {
+	if i, ok := s.idx[b.Ptr]; ok {
+		return i, 0
+	}
+	for p, i := range s.idx {
+		if b.Ptr > p && int64(b.Ptr-p)+b.Size <= s.sizes[i] {
+			return i, int64(b.Ptr - p)
+		}
+	}
+	s.t.Fatalf("cudaemu: buffer %#x (%d bytes) is not in the session", b.Ptr, b.Size)
+	return 0, 0
 }
 
 // Upload copies data into b (from offset 0) at this point of the replay.
@@ -153,7 +171,8 @@ func (s *Session) Replay(ls []Launch) {
 				if v == nil {
 					s.script.WriteString(" n")
 				} else {
-					fmt.Fprintf(&s.script, " p%d", s.index(v))
+					i, off := s.view(v)
+					fmt.Fprintf(&s.script, " p%d+%d", i, off)
 				}
 			case int:
 				fmt.Fprintf(&s.script, " i%d", v)

@@ -30,9 +30,10 @@ type Param struct {
 	Out  bool // a pointer to non-const data (written)
 }
 
-// entryRE matches an exported kernel's declaration; the kernels are
-// written with their parameter list on one line.
-var entryRE = regexp.MustCompile(`extern "C" __global__ void (\w+)\(([^)]*)\)`)
+// entryRE matches an exported kernel's declaration (with or without
+// __launch_bounds__); the kernels are written with their parameter list
+// on one line.
+var entryRE = regexp.MustCompile(`extern "C" __global__ void (?:__launch_bounds__\([^)]*\) )?(\w+)\(([^)]*)\)`)
 
 // Signatures parses every exported kernel's parameter list from src.
 func Signatures(src string) (map[string][]Param, error) {

@@ -38,6 +38,7 @@ static thread_local long g_syncs;
 #define __forceinline__ inline
 #define __noinline__ __attribute__((noinline))
 #define __restrict__
+#define __launch_bounds__(n)
 #define __constant__ static const
 #define __shared__ static
 static void __syncthreads() { g_syncs++; g_bar->arrive_and_wait(); }
@@ -51,7 +52,7 @@ struct Arg { void* p; int i; float f; double d; };
 
 // replayMain reads the script: "buffers N" and N sizes, then "upload B N
 // FILE", "dump B N FILE" and "launch NAME GX GY GZ BX BY BZ NARGS ARGS"
-// (n: null, pI: buffer I, iV, fBITS, dBITS).
+// (n: null, pI+OFF: OFF bytes into buffer I, iV, fBITS, dBITS).
 const replayMain = `
 int main(int argc, char** argv) {
   std::ifstream in(argv[1]);
@@ -80,7 +81,13 @@ int main(int argc, char** argv) {
         Arg v{};
         switch (s[0]) {
           case 'n': v.p = nullptr; break;
-          case 'p': v.p = bufs[std::stoul(s.substr(1))].data(); break;
+          case 'p': {  // pB+OFF: OFF bytes into buffer B
+            size_t plus = s.find('+');
+            size_t b = std::stoul(s.substr(1, plus - 1)), off = std::stoull(s.substr(plus + 1));
+            if (off > bufs[b].size()) fail("view out of range");
+            v.p = bufs[b].data() + off;
+            break;
+          }
           case 'i': v.i = std::stoi(s.substr(1)); break;
           case 'f': { uint32_t u = std::stoul(s.substr(1)); std::memcpy(&v.f, &u, 4); break; }
           case 'd': { uint64_t u = std::stoull(s.substr(1)); std::memcpy(&v.d, &u, 8); break; }

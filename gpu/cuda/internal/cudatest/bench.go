@@ -18,14 +18,16 @@ func Backend(t testing.TB) *cuda.Backend {
 	return cuda.NewBackendOn(Device(t))
 }
 
-// MP is the square image of about n megapixels the benchmarks use (1, 4
-// or 16; anything else is 16).
+// MP is the square image of about n megapixels the benchmarks use (1, 4,
+// 16 or 64; anything else is 16).
 func MP(n int) (w, h int) {
 	switch n {
 	case 1:
 		return 1024, 1024
 	case 4:
 		return 2048, 2048
+	case 64:
+		return 8192, 8192
 	}
 	return 4096, 4096
 }
@@ -183,6 +185,57 @@ func (c Bench) OneShot(b *testing.B) {
 				}
 			}
 			c.msPerScore(b)
+		})
+	}
+}
+
+// Strips times cached strip scores (zenmetrics.ModeStrip) at 16 and 64
+// MP, WebGPU's strip sizes, with the backend's free memory capped at a
+// quarter of the whole image's estimate (cuda.Backend.SetFreeLimit) so
+// that even an H200 plans several strips; it reports ms/score, GP/s, the
+// strips and whether the reference stays resident (kept 1), and logs the
+// first strip score beside the whole image's where that fits (the strip
+// tests check them; this only shows them).
+func (c Bench) Strips(b *testing.B) {
+	for _, n := range []int{16, 64} {
+		b.Run(fmt.Sprintf("%dMP", n), func(b *testing.B) {
+			ctx := context.Background()
+			be := Backend(b)
+			w, h := MP(n)
+			ref, dist := metrictest.SyntheticPair(w, h, 5)
+			var whole float64
+			if s, err := zenmetrics.ScoreOnce(ctx, be, c.Metric, ref, dist, zenmetrics.Options{}); err == nil {
+				whole = s.Value
+			}
+			full, _ := be.Estimate(c.Metric, w, h, zenmetrics.ModeFull)
+			be.SetFreeLimit(full / 4)
+			defer be.SetFreeLimit(0)
+			r, err := be.Prepare(ctx, c.Metric, ref, zenmetrics.Options{Mode: zenmetrics.ModeStrip})
+			if err != nil {
+				b.Fatalf("strip prepare (free memory capped at %d MiB): %v", full/4>>20, err)
+			}
+			defer r.Release()
+			s, err := r.Score(ctx, dist)
+			if err != nil {
+				b.Fatal(err)
+			}
+			strips, kept, _ := cuda.StripsOf(r)
+			b.Logf("%dx%d: %d strips (kept %v), %.17g; whole image %.17g", w, h, strips, kept, s.Value, whole)
+			metrictest.WarmGPU(b, func() error { _, err := r.Score(ctx, dist); return err })
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				if _, err := r.Score(ctx, dist); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(b.Elapsed().Seconds()*1e3/float64(b.N), "ms/score")
+			b.ReportMetric(float64(w*h)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GP/s")
+			b.ReportMetric(float64(strips), "strips")
+			k := 0.0
+			if kept {
+				k = 1
+			}
+			b.ReportMetric(k, "kept")
 		})
 	}
 }
