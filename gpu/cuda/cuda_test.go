@@ -248,3 +248,45 @@ func TestMemCache(t *testing.T) {
 		t.Errorf("drain %v, cached %d", d, c.cached())
 	}
 }
+
+// AllocSize is what the memory estimates sum, so it must be exactly the
+// size Device.Alloc hands the cache and the driver: the cache's bucket of
+// the request (4 bytes at least), for sizes around every bucket edge.
+// Requests that AllocSize maps together must share a cache entry, and
+// AllocSizes must be their plain sum; no device is needed.
+func TestAllocSize(t *testing.T) {
+	var sizes []int64
+	for _, edge := range []int64{0, 4, 64 << 10, 128 << 10, 2 << 20, 4 << 20, 100 << 20, 1 << 32} {
+		for d := int64(-3); d <= 3; d++ {
+			if n := edge + d; n >= 0 {
+				sizes = append(sizes, n)
+			}
+		}
+	}
+	for n := int64(0); n < 8<<20; n += 12345 {
+		sizes = append(sizes, n)
+	}
+	var sum int64
+	for _, n := range sizes {
+		got := AllocSize(n)
+		if want := bucket(max(n, 4)); got != want {
+			t.Fatalf("AllocSize(%d) = %d, the cache's bucket is %d", n, got, want)
+		}
+		if got < max(n, 4) {
+			t.Fatalf("AllocSize(%d) = %d is smaller than the request", n, got)
+		}
+		// A buffer put back under its AllocSize serves any request with
+		// the same AllocSize (what Device.Alloc asks the cache for).
+		c := memCache{cap: 1 << 40}
+		if !c.put(0x1000, got) || c.take(AllocSize(got)) != 0x1000 {
+			t.Fatalf("AllocSize(%d) = %d is not a fixed point of the cache's buckets", n, got)
+		}
+		sum += got
+	}
+	if got := AllocSizes(sizes); got != sum {
+		t.Errorf("AllocSizes = %d, want the sum %d", got, sum)
+	}
+	if AllocSizes(nil) != 0 {
+		t.Error("AllocSizes(nil) != 0")
+	}
+}

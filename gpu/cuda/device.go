@@ -270,7 +270,7 @@ type Buffer struct {
 // *zenmetrics.OutOfMemoryError (matching ErrOutOfMemory) with the free
 // memory at the time, for the ladder and the logs.
 func (d *Device) Alloc(size int64) (*Buffer, error) {
-	size = bucket(max(size, 4))
+	size = AllocSize(size)
 	if p := d.cache.take(size); p != 0 {
 		d.held.Add(size)
 		return &Buffer{Ptr: p, Size: size}, nil

@@ -25,6 +25,23 @@ func bucket(size int64) int64 {
 	return (size + large - 1) / large * large
 }
 
+// AllocSize is the bytes Device.Alloc really takes for a request of size
+// bytes: at least 4 (no zero-sized buffers), rounded up to its bucket.
+// Device.Alloc calls it, so the metrics' memory estimates, which sum it
+// over their buffers, follow any change to the bucket rule instead of
+// copying it.
+func AllocSize(size int64) int64 { return bucket(max(size, 4)) }
+
+// AllocSizes is the sum of AllocSize over sizes: the device memory held by
+// one Device.Alloc per entry.
+func AllocSizes(sizes []int64) int64 {
+	var b int64
+	for _, n := range sizes {
+		b += AllocSize(n)
+	}
+	return b
+}
+
 // memCache is the free-buffer cache. Its methods do no driver calls; the
 // Device does them (drops are returned for it to free).
 type memCache struct {

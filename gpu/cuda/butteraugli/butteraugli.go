@@ -51,35 +51,23 @@ const maxSlots = 4
 // lutSize is the bytes of the two decoding tables (8- and 16-bit).
 const lutSize = 4*256 + 4*65536
 
-// roundAlloc is the size cuda.Device.Alloc really takes for size bytes (its
-// cache buckets: 64 KiB steps up to 2 MiB, 2 MiB steps above), so that the
-// estimate predicts what is held.
-func roundAlloc(size int64) int64 {
-	const small, large = 64 << 10, 2 << 20
-	size = max(size, 4)
-	if size <= large {
-		return (size + small - 1) / small * small
-	}
-	return (size + large - 1) / large * large
-}
-
 // refBytes is the device memory of a reference with variants backgrounds
 // (its planes and the decoding tables).
 func refBytes(w, h, variants int) int64 {
 	var b int64
 	for _, s := range levels(w, h) {
-		b += int64(variants) * refPlanes * roundAlloc(4*int64(s.w)*int64(s.h))
+		b += int64(variants) * refPlanes * cuda.AllocSize(4*int64(s.w)*int64(s.h))
 	}
-	return b + roundAlloc(4*256) + roundAlloc(4*65536)
+	return b + cuda.AllocSize(4*256) + cuda.AllocSize(4*65536)
 }
 
 // slotBytes is one scorer's device memory for uploads of raw bytes.
 func slotBytes(w, h int, raw int64) int64 {
 	var b int64
 	for _, s := range levels(w, h) {
-		b += workPlanes * roundAlloc(4*int64(s.w)*int64(s.h))
+		b += workPlanes * cuda.AllocSize(4*int64(s.w)*int64(s.h))
 	}
-	return b + roundAlloc(raw) + roundAlloc(64*int64(reduceGroups(w*h))) + roundAlloc(64)
+	return b + cuda.AllocSize(raw) + cuda.AllocSize(64*int64(reduceGroups(w*h))) + cuda.AllocSize(64)
 }
 
 // estimate is a prepared reference plus one scorer.

@@ -21,7 +21,7 @@ import (
 // launch (or the upload) wrote it.
 
 // newFake is the fake allocator with the device's rounding.
-func newFake() *cudaemu.FakeAlloc { return &cudaemu.FakeAlloc{Round: roundAlloc} }
+func newFake() *cudaemu.FakeAlloc { return &cudaemu.FakeAlloc{Round: cuda.AllocSize} }
 
 // blockOf is the block shape each kernel is written for.
 func blockOf(name string) cuda.Dim3 {

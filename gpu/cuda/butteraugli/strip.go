@@ -56,7 +56,7 @@ var stripSpec = func() strips.Spec {
 var forceKeep *bool
 
 // lutBytesHeld is the decoding tables' device memory.
-func lutBytesHeld() int64 { return roundAlloc(4*256) + roundAlloc(4*65536) }
+func lutBytesHeld() int64 { return cuda.AllocSize(4*256) + cuda.AllocSize(4*65536) }
 
 // setBytes is the reference planes of one w×rows crop with variants
 // backgrounds.
@@ -82,7 +82,7 @@ func newStripPlan(w, h, variants int, ss []strips.Strip, keep bool) *stripPlan {
 // slotBytes is one strip scorer: a whole-image slot for the tallest crop,
 // the bands' sums, and (recomputed) one crop's reference planes.
 func (p *stripPlan) slotBytes(raw int64) int64 {
-	b := slotBytes(p.w, p.rows, raw) + roundAlloc(64*int64(len(p.bands)))
+	b := slotBytes(p.w, p.rows, raw) + cuda.AllocSize(64*int64(len(p.bands)))
 	if !p.keep {
 		b += setBytes(p.w, p.rows, p.variants)
 	}

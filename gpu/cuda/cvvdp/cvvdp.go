@@ -51,31 +51,11 @@ import (
 // for a slot.
 const maxSlots = 4
 
-// roundAlloc is the size cuda.Device.Alloc really takes for size bytes (its
-// cache buckets: 64 KiB steps up to 2 MiB, 2 MiB steps above), so that the
-// estimate predicts what is held.
-func roundAlloc(size int64) int64 {
-	const small, large = 64 << 10, 2 << 20
-	size = max(size, 4)
-	if size <= large {
-		return (size + small - 1) / small * small
-	}
-	return (size + large - 1) / large * large
-}
-
-func rounded(sizes []int64) int64 {
-	var b int64
-	for _, n := range sizes {
-		b += roundAlloc(n)
-	}
-	return b
-}
-
 // estimate is the device memory of a prepared reference of plan p plus
 // one scorer for uploads of raw bytes, with or without the distortion
 // map (host staging is page-locked host memory, not counted).
 func estimate(p *cpucv.Plan, raw int64, distMap bool) int64 {
-	return rounded(refSizes(p)) + rounded(slotSizes(p, raw, distMap))
+	return cuda.AllocSizes(refSizes(p)) + cuda.AllocSizes(slotSizes(p, raw, distMap))
 }
 
 // fits reports whether a w×h image stays within the kernels' indexing
@@ -134,7 +114,7 @@ func (r *reference) newPool() *cuda.SlotPool[*slot] {
 		New:   r.newSlot,
 		Free:  r.freeSlot,
 		Raw:   func(s *slot) **cuda.Buffer { return &s.raw },
-		Check: func(raw int64) error { return r.b.CheckMemory(rounded(slotSizes(r.plan, raw, r.distMap))) },
+		Check: func(raw int64) error { return r.b.CheckMemory(cuda.AllocSizes(slotSizes(r.plan, raw, r.distMap))) },
 	})
 }
 

@@ -23,7 +23,7 @@ import (
 // every band's sums written.
 
 // newFake is the fake allocator with the device's rounding.
-func newFake() *cudaemu.FakeAlloc { return &cudaemu.FakeAlloc{Round: roundAlloc} }
+func newFake() *cudaemu.FakeAlloc { return &cudaemu.FakeAlloc{Round: cuda.AllocSize} }
 
 // fakeRef allocates a reference's buffers with fa, in prepare's order.
 func fakeRef(fa *cudaemu.FakeAlloc, p *cpucv.Plan) *refBufs {

@@ -39,18 +39,6 @@ import (
 // for a slot.
 const maxSlots = 4
 
-// roundAlloc is the size cuda.Device.Alloc really takes for size bytes (its
-// cache buckets: 64 KiB steps up to 2 MiB, 2 MiB steps above), so that the
-// estimate predicts what is held.
-func roundAlloc(size int64) int64 {
-	const small, large = 64 << 10, 2 << 20
-	size = max(size, 4)
-	if size <= large {
-		return (size + small - 1) / small * small
-	}
-	return (size + large - 1) / large * large
-}
-
 // refSizes is the size of every buffer of a w×h reference: the decoding
 // tables, then img and mu per scale.
 func refSizes(w, h int) []int64 {
@@ -62,19 +50,11 @@ func refSizes(w, h int) []int64 {
 	return out
 }
 
-func rounded(sizes []int64) int64 {
-	var b int64
-	for _, n := range sizes {
-		b += roundAlloc(n)
-	}
-	return b
-}
-
 // estimate is the device memory of a prepared reference plus one scorer
 // for uploads of raw bytes (host staging is page-locked host memory, not
 // counted).
 func estimate(w, h int, raw int64) int64 {
-	return rounded(refSizes(w, h)) + rounded(slotSizes(w, h, raw))
+	return cuda.AllocSizes(refSizes(w, h)) + cuda.AllocSizes(slotSizes(w, h, raw))
 }
 
 // fits reports whether a w×h image stays within the kernels' indexing
@@ -133,7 +113,7 @@ func (r *reference) newPool() *cuda.SlotPool[*slot] {
 		New:   r.newSlot,
 		Free:  r.freeSlot,
 		Raw:   func(s *slot) **cuda.Buffer { return &s.raw },
-		Check: func(raw int64) error { return r.b.CheckMemory(rounded(slotSizes(r.w, r.h, raw))) },
+		Check: func(raw int64) error { return r.b.CheckMemory(cuda.AllocSizes(slotSizes(r.w, r.h, raw))) },
 	})
 }
 

@@ -5,6 +5,7 @@ import (
 	"math"
 
 	zenmetrics "github.com/zenmetrics-go/zenmetrics"
+	"github.com/zenmetrics-go/zenmetrics/gpu/cuda"
 	"github.com/zenmetrics-go/zenmetrics/internal/strips"
 )
 
@@ -145,7 +146,7 @@ func (p *stripPlan) slotSizes(raw int64) []int64 {
 // memory is the device bytes of a strip reference and its first slot, as
 // the allocator rounds them.
 func (p *stripPlan) memory(raw int64) int64 {
-	return rounded(p.refSizes()) + rounded(p.slotSizes(raw))
+	return cuda.AllocSizes(p.refSizes()) + cuda.AllocSizes(p.slotSizes(raw))
 }
 
 // indexable reports whether the kernels' int indexing and grid limits

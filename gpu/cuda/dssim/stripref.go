@@ -198,7 +198,7 @@ func prepareStrips(ctx context.Context, b *cuda.Backend, ref *zenmetrics.Image, 
 		New:   r.newSlot,
 		Free:  r.freeSlot,
 		Raw:   func(s *stripSlot) **cuda.Buffer { return &s.raw },
-		Check: func(raw int64) error { return r.b.CheckMemory(rounded(r.p.slotSizes(raw))) },
+		Check: func(raw int64) error { return r.b.CheckMemory(cuda.AllocSizes(r.p.slotSizes(raw))) },
 	})
 	if r.k, err = load(d); err != nil {
 		return nil, err

@@ -25,7 +25,7 @@ import (
 // once at their own offset.
 
 // newFake is the fake allocator with the device's rounding.
-func newFake() *cudaemu.FakeAlloc { return &cudaemu.FakeAlloc{Round: roundAlloc} }
+func newFake() *cudaemu.FakeAlloc { return &cudaemu.FakeAlloc{Round: cuda.AllocSize} }
 
 // chunkEnds are the prefixes an overlapped upload of total bytes reports,
 // in chunks of chunk bytes (the last one is total).

@@ -50,18 +50,6 @@ var stripSpec = strips.Spec{Halo: (iirN + 1) * stripAlign, Align: stripAlign, Mi
 // the reference pyramids (tests).
 var forceKeep *bool
 
-// roundAlloc is the size cuda.Device.Alloc really takes (its buckets: 64
-// KiB steps up to 2 MiB, 2 MiB steps above), so that the model predicts
-// what is held.
-func roundAlloc(size int64) int64 {
-	const small, large = 64 << 10, 2 << 20
-	size = max(size, 4)
-	if size <= large {
-		return (size + small - 1) / small * small
-	}
-	return (size + large - 1) / large * large
-}
-
 // cropScales are n scales of a w×rows plane (halved up, as plan does,
 // however small the crop): a crop has the image's scales.
 func cropScales(w, rows, n int) []scale {
@@ -109,7 +97,7 @@ func newStripPlan(w, h, pyrs int, ss []strips.Strip, keep bool) *stripPlan {
 func pyrBytes(sc []scale) int64 {
 	var b int64
 	for _, s := range sc {
-		b += 3 * roundAlloc(4*3*s.n())
+		b += 3 * cuda.AllocSize(4*3*s.n())
 	}
 	return b
 }
@@ -152,10 +140,7 @@ func (p *stripPlan) slotSizes(raw int64) []int64 {
 
 // memory is the device bytes of a strip reference and its first slot.
 func (p *stripPlan) memory(raw int64) int64 {
-	var b int64
-	for _, n := range p.slotSizes(raw) {
-		b += roundAlloc(n)
-	}
+	b := cuda.AllocSizes(p.slotSizes(raw))
 	if p.keep {
 		for _, bd := range p.bands {
 			b += int64(p.pyrs) * pyrBytes(bd.sc)

@@ -95,7 +95,7 @@ func TestStripBudget(t *testing.T) {
 			t.Errorf("budget %.2f of %d: %d bands (keep %v) use %d", frac, one, len(p.bands), p.keep, mem)
 		}
 		last = len(p.bands)
-		fa := &cudaemu.FakeAlloc{Round: roundAlloc}
+		fa := &cudaemu.FakeAlloc{Round: cuda.AllocSize}
 		if p.keep {
 			for _, b := range p.bands {
 				for v := 0; v < p.pyrs; v++ {
@@ -189,7 +189,7 @@ func emulateWhole(t *testing.T, emu *cudaemu.Emulator, ref, dist *zenmetrics.Ima
 	t.Helper()
 	sc := plan(ref.Width, ref.Height)
 	p := newStripPlan(ref.Width, ref.Height, 1, []strips.Strip{{Y0: 0, Y1: ref.Height, C0: 0, C1: ref.Height}}, true)
-	fa := &cudaemu.FakeAlloc{Round: roundAlloc}
+	fa := &cudaemu.FakeAlloc{Round: cuda.AllocSize}
 	py := newPyramid(sc, fa.Alloc)
 	s := &stripSlot{}
 	fillStripSlot(s, p, max(cuda.RawBytes(ref), cuda.RawBytes(dist)), fa.Alloc)
@@ -208,7 +208,7 @@ func emulateStrips(t *testing.T, emu *cudaemu.Emulator, ref, dist *zenmetrics.Im
 	t.Helper()
 	views, blend, bgs := stripViews(ref)
 	sr := &stripRun{k: newStripKernels(), p: p, views: views, blend: blend, bgs: bgs}
-	fa := &cudaemu.FakeAlloc{Round: roundAlloc}
+	fa := &cudaemu.FakeAlloc{Round: cuda.AllocSize}
 	if p.keep {
 		for _, b := range p.bands {
 			var pys []pyramid
@@ -349,7 +349,7 @@ func TestStripLaunchPlan(t *testing.T) {
 		}
 		p.keep = c.keep
 		sr := &stripRun{k: newStripKernels(), p: p, views: views, blend: blend, bgs: bgs}
-		fa := &cudaemu.FakeAlloc{Round: roundAlloc}
+		fa := &cudaemu.FakeAlloc{Round: cuda.AllocSize}
 		if p.keep {
 			for _, b := range p.bands {
 				var pys []pyramid

@@ -193,16 +193,10 @@ func prepareStrips(ctx context.Context, b *cuda.Backend, ref *zenmetrics.Image, 
 	r := &stripRef{b: b, dev: d}
 	r.p, r.views, r.blend, r.bgs = p, views, blend, bgs
 	r.slots = cuda.NewSlotPool(d, maxSlots, cuda.SlotFuncs[*stripSlot]{
-		New:  r.newSlot,
-		Free: r.freeSlot,
-		Raw:  func(s *stripSlot) **cuda.Buffer { return &s.raw },
-		Check: func(raw int64) error {
-			var n int64
-			for _, m := range r.p.slotSizes(raw) {
-				n += roundAlloc(m)
-			}
-			return r.b.CheckMemory(n)
-		},
+		New:   r.newSlot,
+		Free:  r.freeSlot,
+		Raw:   func(s *stripSlot) **cuda.Buffer { return &s.raw },
+		Check: func(raw int64) error { return r.b.CheckMemory(cuda.AllocSizes(r.p.slotSizes(raw))) },
 	})
 	if r.k, err = stripModule.Load(d); err != nil {
 		return nil, err

@@ -12,7 +12,7 @@ import (
 )
 
 // newFake is the fake allocator with the device's rounding.
-func newFake() *cudaemu.FakeAlloc { return &cudaemu.FakeAlloc{Round: roundAlloc} }
+func newFake() *cudaemu.FakeAlloc { return &cudaemu.FakeAlloc{Round: cuda.AllocSize} }
 
 // fakeRef allocates a reference's buffers (the tables, one per scale)
 // with fa, in prepare's order.
