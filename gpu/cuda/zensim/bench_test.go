@@ -2,7 +2,6 @@ package zensim
 
 import (
 	"context"
-	"sort"
 	"testing"
 
 	zenmetrics "github.com/zenmetrics-go/zenmetrics"
@@ -27,28 +26,6 @@ func BenchmarkCached2(b *testing.B) { bench.Cached2(b) }
 // BenchmarkOneShot prepares, scores and releases (with the kernels loaded).
 func BenchmarkOneShot(b *testing.B) { bench.OneShot(b) }
 
-// timed is a launcher that records an event after every launch, for the
-// GPU time of each kernel.
-type timed struct {
-	q      launch.Stream
-	dev    *cuda.Device
-	events []*cuda.Event
-	names  []string
-}
-
-func (t *timed) Launch(k *launch.Kernel, grid, block cuda.Dim3, args ...any) error {
-	if err := t.q.Launch(k, grid, block, args...); err != nil {
-		return err
-	}
-	e, err := t.dev.NewEvent()
-	if err != nil {
-		return err
-	}
-	t.events = append(t.events, e)
-	t.names = append(t.names, k.Name)
-	return e.Record(t.q.St)
-}
-
 // TestKernelTimes logs the GPU time per kernel of the distorted half of a
 // 16 MP score (the pixels already uploaded), to say where the time goes.
 func TestKernelTimes(t *testing.T) {
@@ -72,48 +49,13 @@ func TestKernelTimes(t *testing.T) {
 	if err := s.wk.Upload(s.raw, dist.Pix[:cuda.RawBytes(dist)]); err != nil {
 		t.Fatal(err)
 	}
-	st := s.wk.Stream
-	q := &timed{q: launch.Stream{St: st}, dev: r.dev}
-	start, err := r.dev.NewEvent()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := start.Record(st); err != nil {
-		t.Fatal(err)
-	}
-	if err := queueXYB(q, r.k, w, h, r.dims[0][0], 0, h, layoutOf(dist), s.raw, r.tab, r.ref[0], s.dist[0], s.flag); err != nil {
-		t.Fatal(err)
-	}
-	if err := queuePyramid(q, r.k, r.dims, s.dist); err != nil {
-		t.Fatal(err)
-	}
-	if err := queueStats(q, r.k, r.dims, s, r.ref); err != nil {
-		t.Fatal(err)
-	}
-	if err := st.Sync(); err != nil {
-		t.Fatal(err)
-	}
-	per := map[string]float64{}
-	prev, total := start, 0.0
-	for i, e := range q.events {
-		ms, err := cuda.Elapsed(prev, e)
-		if err != nil {
-			t.Fatal(err)
+	cudatest.KernelTimes(t, r.dev, s.wk.Stream, 7, w, h, func(q launch.Launcher) error {
+		if err := queueXYB(q, r.k, w, h, r.dims[0][0], 0, h, layoutOf(dist), s.raw, r.tab, r.ref[0], s.dist[0], s.flag); err != nil {
+			return err
 		}
-		per[q.names[i]] += float64(ms)
-		total += float64(ms)
-		prev = e
-	}
-	var names []string
-	for n := range per {
-		names = append(names, n)
-	}
-	sort.Slice(names, func(i, j int) bool { return per[names[i]] > per[names[j]] })
-	for _, n := range names {
-		t.Logf("%-7s %7.3f ms", n, per[n])
-	}
-	t.Logf("%dx%d: %d launches, %.3f ms of kernels (upload not included)", w, h, len(q.events), total)
-	for _, e := range append(q.events, start) {
-		e.Destroy()
-	}
+		if err := queuePyramid(q, r.k, r.dims, s.dist); err != nil {
+			return err
+		}
+		return queueStats(q, r.k, r.dims, s, r.ref)
+	})
 }
