@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math"
 	"path/filepath"
-	"sync"
 	"testing"
 
 	zenmetrics "github.com/zenmetrics-go/zenmetrics"
@@ -226,52 +225,16 @@ func TestParityCorpus(t *testing.T) {
 // gives back every byte.
 func TestCachedConcurrent(t *testing.T) {
 	b := backend(t)
-	ref, _ := metrictest.SyntheticPair(333, 250, 1)
-	opt := zenmetrics.Options{PNorm: 6, DistMap: true}
-	var dists []*zenmetrics.Image
-	var want []zenmetrics.Score
-	for i := 0; i < 6; i++ {
-		f := []zenmetrics.PixelFormat{zenmetrics.RGB8, zenmetrics.RGBA16, zenmetrics.Gray8}[i%3]
-		_, d := metrictest.Synthetic(333, 250, int64(10+i), f)
-		dists = append(dists, d)
-		want = append(want, scoreGPU(t, b, ref, d, opt))
-	}
-	r, err := b.Prepare(context.Background(), zenmetrics.Butteraugli, ref, opt)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var wg sync.WaitGroup
-	errs := make(chan error, 64)
-	for g := 0; g < 6; g++ {
-		wg.Add(1)
-		go func(g int) {
-			defer wg.Done()
-			for i := range dists {
-				j := (i + g) % len(dists)
-				s, err := r.Score(context.Background(), dists[j])
-				if err != nil {
-					errs <- err
-					return
-				}
-				if err := same(s, want[j]); err != nil {
-					errs <- fmt.Errorf("dist %d: %v", j, err)
-				}
+	cudatest.CachedConcurrent(t, b, cudatest.Cached{
+		Metric: zenmetrics.Butteraugli,
+		Opt:    zenmetrics.Options{PNorm: 6, DistMap: true},
+		Same:   same,
+		Self: func(t *testing.T, r zenmetrics.Reference, ref *zenmetrics.Image) {
+			if s, err := r.Score(context.Background(), ref); err != nil || s.Value != 0 || s.Extras["pnorm3"] != 0 {
+				t.Errorf("identical images: %v %v %v, want 0", s.Value, s.Extras, err)
 			}
-		}(g)
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Error(err)
-	}
-	if s, err := r.Score(context.Background(), ref); err != nil || s.Value != 0 || s.Extras["pnorm3"] != 0 {
-		t.Errorf("identical images: %v %v %v, want 0", s.Value, s.Extras, err)
-	}
-	r.Release()
-	r.Release()
-	if _, err := r.Score(context.Background(), dists[0]); !errors.Is(err, zenmetrics.ErrReleased) {
-		t.Errorf("after Release: %v", err)
-	}
+		},
+	})
 	if n := b.Device().Held(); n != 0 {
 		t.Errorf("%d device bytes still held after Release", n)
 	}
@@ -310,67 +273,21 @@ func TestErrors(t *testing.T) {
 	if _, err := b.Prepare(ctx, zenmetrics.Butteraugli, small, zenmetrics.Options{}); !errors.As(err, &ts) {
 		t.Errorf("7x30: %v, want a TooSmallError", err)
 	}
-	r, err := b.Prepare(ctx, zenmetrics.Butteraugli, ref, zenmetrics.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, odd := metrictest.SyntheticPair(16, 15, 1)
-	if _, err := r.Score(ctx, odd); !errors.Is(err, zenmetrics.ErrSizeMismatch) {
-		t.Errorf("size mismatch: %v", err)
-	}
-	cctx, cancel := context.WithCancel(ctx)
-	cancel()
-	if _, err := r.Score(cctx, dist); !errors.Is(err, context.Canceled) {
-		t.Errorf("cancelled score: %v", err)
-	}
-	r.Release()
+	cudatest.ScoreErrors(t, b, zenmetrics.Butteraugli, ref, dist, false)
 	// Strips are strip_test.go's; strip pairs (CVVDP's layout) are refused.
-	if _, err := b.Prepare(ctx, zenmetrics.Butteraugli, ref, zenmetrics.Options{Mode: zenmetrics.ModeStripPair}); !errors.Is(err, zenmetrics.ErrUnsupported) {
-		t.Errorf("strip pairs: %v", err)
-	}
-	if _, ok := b.Estimate(zenmetrics.Butteraugli, 1024, 1024, zenmetrics.ModeStripPair); ok {
-		t.Error("Estimate accepts strip pairs")
-	}
-	if _, ok := b.Estimate(zenmetrics.Butteraugli, 1024, 1024, zenmetrics.ModeStrip); !ok {
-		t.Error("Estimate refuses strips of 1 MP")
-	}
-	const side = 60000 // 3.6 GP: ~TBs of planes
-	if est, ok := b.Estimate(zenmetrics.Butteraugli, side, side, zenmetrics.ModeFull); ok {
-		t.Fatalf("Estimate(%d²) = %d bytes, ok", side, est)
-	}
-	im := &zenmetrics.Image{Width: side, Height: side, Format: zenmetrics.Gray8, Stride: side, Pix: make([]byte, side*side)}
-	before := b.Device().Held()
-	if _, err := b.Prepare(ctx, zenmetrics.Butteraugli, im, zenmetrics.Options{}); !errors.Is(err, zenmetrics.ErrOutOfMemory) {
-		t.Fatalf("Prepare(%d²): %v", side, err)
-	}
-	if after := b.Device().Held(); after != before {
-		t.Errorf("a refused Prepare holds %d bytes", after-before)
-	}
+	cudatest.Modes(t, b, zenmetrics.Butteraugli, ref, []zenmetrics.Mode{zenmetrics.ModeStripPair}, []zenmetrics.Mode{zenmetrics.ModeStrip})
+	cudatest.Refused(t, b, zenmetrics.Butteraugli, 60000) // 3.6 GP: ~TBs of planes
 }
 
 // The estimate predicts what a reference and its first scorer hold.
 func TestEstimateMatchesHeld(t *testing.T) {
-	b := backend(t)
-	for _, f := range []zenmetrics.PixelFormat{zenmetrics.RGB8, zenmetrics.RGBA16} {
-		ref, dist := metrictest.Synthetic(1000, 700, 3, f)
-		before := b.Device().Held()
-		r, err := b.Prepare(context.Background(), zenmetrics.Butteraugli, ref, zenmetrics.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := r.Score(context.Background(), dist); err != nil {
-			t.Fatal(err)
-		}
-		held := b.Device().Held() - before
+	cudatest.EstimateMatchesHeld(t, backend(t), zenmetrics.Butteraugli, zenmetrics.Options{}, func(ref *zenmetrics.Image) int64 {
 		variants := 1
-		if f.HasAlpha() {
+		if ref.Format.HasAlpha() {
 			variants = 2
 		}
-		if est := estimate(1000, 700, variants, cuda.RawBytes(ref)); held != est {
-			t.Errorf("%v: held %d bytes, estimate %d", f, held, est)
-		}
-		r.Release()
-	}
+		return estimate(ref.Width, ref.Height, variants, cuda.RawBytes(ref))
+	})
 }
 
 // bench is the standard benchmarks (cudatest.Bench): their names and

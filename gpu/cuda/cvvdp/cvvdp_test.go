@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"sync"
 	"testing"
 
 	zenmetrics "github.com/zenmetrics-go/zenmetrics"
@@ -163,82 +162,23 @@ func TestSuite(t *testing.T) {
 // map of zeros; Release makes Score fail cleanly and gives back every
 // byte.
 func TestCachedConcurrent(t *testing.T) {
-	b := backend(t)
-	ref, _ := metrictest.SyntheticPair(333, 250, 1)
-	opt := zenmetrics.Options{DistMap: true}
-	var dists []*zenmetrics.Image
-	var want []zenmetrics.Score
-	for i := 0; i < 6; i++ {
-		f := []zenmetrics.PixelFormat{zenmetrics.RGB8, zenmetrics.RGBA16, zenmetrics.Gray8}[i%3]
-		_, d := metrictest.Synthetic(333, 250, int64(10+i), f)
-		dists = append(dists, d)
-		want = append(want, scoreGPU(t, b, ref, d, opt))
-	}
-	before := b.Device().Held()
-	r, err := b.Prepare(context.Background(), zenmetrics.CVVDP, ref, opt)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var wg sync.WaitGroup
-	errs := make(chan error, 64)
-	for g := 0; g < 6; g++ {
-		wg.Add(1)
-		go func(g int) {
-			defer wg.Done()
-			for i := range dists {
-				j := (i + g) % len(dists)
-				s, err := r.Score(context.Background(), dists[j])
-				if err != nil {
-					errs <- err
-					return
-				}
-				if err := same(s, want[j]); err != nil {
-					errs <- fmt.Errorf("dist %d: %v", j, err)
+	cudatest.CachedConcurrent(t, backend(t), cudatest.Cached{
+		Metric: zenmetrics.CVVDP,
+		Opt:    zenmetrics.Options{DistMap: true},
+		Self: func(t *testing.T, r zenmetrics.Reference, ref *zenmetrics.Image) {
+			s, err := r.Score(context.Background(), ref)
+			if err != nil || s.Value != 10 {
+				t.Errorf("identical images: %v %v, want 10", s.Value, err)
+			}
+			if err == nil {
+				for i, v := range s.DistMap.Pix {
+					if v != 0 {
+						t.Fatalf("identical images: map[%d] = %v, want 0", i, v)
+					}
 				}
 			}
-		}(g)
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Error(err)
-	}
-	s, err := r.Score(context.Background(), ref)
-	if err != nil || s.Value != 10 {
-		t.Errorf("identical images: %v %v, want 10", s.Value, err)
-	}
-	if err == nil {
-		for i, v := range s.DistMap.Pix {
-			if v != 0 {
-				t.Fatalf("identical images: map[%d] = %v, want 0", i, v)
-			}
-		}
-	}
-	r.Release()
-	r.Release()
-	if _, err := r.Score(context.Background(), dists[0]); !errors.Is(err, zenmetrics.ErrReleased) {
-		t.Errorf("after Release: %v", err)
-	}
-	if n := b.Device().Held(); n != before {
-		t.Errorf("%d device bytes still held after Release", n-before)
-	}
-}
-
-func same(a, b zenmetrics.Score) error {
-	if math.Float64bits(a.Value) != math.Float64bits(b.Value) {
-		return fmt.Errorf("%v vs %v", a.Value, b.Value)
-	}
-	if (a.DistMap == nil) != (b.DistMap == nil) {
-		return errors.New("map present in one only")
-	}
-	if a.DistMap != nil {
-		for i := range a.DistMap.Pix {
-			if math.Float32bits(a.DistMap.Pix[i]) != math.Float32bits(b.DistMap.Pix[i]) {
-				return fmt.Errorf("maps differ at %d: %v vs %v", i, a.DistMap.Pix[i], b.DistMap.Pix[i])
-			}
-		}
-	}
-	return nil
+		},
+	})
 }
 
 // Errors: size mismatch, cancelled context, bad pixels, an unknown
@@ -249,23 +189,9 @@ func TestErrors(t *testing.T) {
 	b := backend(t)
 	ctx := context.Background()
 	ref, dist := metrictest.SyntheticPair(16, 16, 1)
-	r, err := b.Prepare(ctx, zenmetrics.CVVDP, ref, zenmetrics.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, odd := metrictest.SyntheticPair(16, 15, 1)
-	if _, err := r.Score(ctx, odd); !errors.Is(err, zenmetrics.ErrSizeMismatch) {
-		t.Errorf("size mismatch: %v", err)
-	}
+	cudatest.ScoreErrors(t, b, zenmetrics.CVVDP, ref, dist, true)
 	cctx, cancel := context.WithCancel(ctx)
 	cancel()
-	if _, err := r.Score(cctx, dist); !errors.Is(err, context.Canceled) {
-		t.Errorf("cancelled score: %v", err)
-	}
-	if _, err := r.Score(ctx, &zenmetrics.Image{Width: 16, Height: 16, Format: zenmetrics.RGB8, Stride: 48}); !errors.Is(err, zenmetrics.ErrBadInput) {
-		t.Errorf("no pixels: %v", err)
-	}
-	r.Release()
 	if _, err := b.Prepare(cctx, zenmetrics.CVVDP, ref, zenmetrics.Options{}); !errors.Is(err, context.Canceled) {
 		t.Errorf("cancelled prepare: %v", err)
 	}
@@ -276,15 +202,7 @@ func TestErrors(t *testing.T) {
 	if _, err := b.Prepare(ctx, zenmetrics.CVVDP, one, zenmetrics.Options{}); !errors.Is(err, zenmetrics.ErrBadInput) {
 		t.Errorf("1×16: %v", err)
 	}
-	if _, err := b.Prepare(ctx, zenmetrics.CVVDP, ref, zenmetrics.Options{Mode: zenmetrics.ModeStrip}); !errors.Is(err, zenmetrics.ErrUnsupported) {
-		t.Errorf("strips: %v", err)
-	}
-	if _, ok := b.Estimate(zenmetrics.CVVDP, 1024, 1024, zenmetrics.ModeStrip); ok {
-		t.Error("Estimate accepts strips")
-	}
-	if _, ok := b.Estimate(zenmetrics.CVVDP, 1024, 1024, zenmetrics.ModeFull); !ok {
-		t.Error("Estimate refuses 1 MP")
-	}
+	cudatest.Modes(t, b, zenmetrics.CVVDP, ref, []zenmetrics.Mode{zenmetrics.ModeStrip}, []zenmetrics.Mode{zenmetrics.ModeFull})
 	// 27000² is past the kernels' int indexing (3·w·h floats of a level);
 	// everything within it (about 92 bytes a pixel, 66 GB at most) fits
 	// an H200, so the refusal for lack of memory is checked only where
@@ -319,25 +237,12 @@ func TestErrors(t *testing.T) {
 func TestEstimateMatchesHeld(t *testing.T) {
 	b := backend(t)
 	for _, distMap := range []bool{false, true} {
-		for _, f := range []zenmetrics.PixelFormat{zenmetrics.RGB8, zenmetrics.RGBA16} {
-			ref, dist := metrictest.Synthetic(1000, 700, 3, f)
-			before := b.Device().Held()
-			r, err := b.Prepare(context.Background(), zenmetrics.CVVDP, ref, zenmetrics.Options{DistMap: distMap})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if _, err := r.Score(context.Background(), dist); err != nil {
-				t.Fatal(err)
-			}
-			held := b.Device().Held() - before
-			p, _ := cpucv.NewPlan(1000, 700, "")
-			if est := estimate(p, cuda.RawBytes(ref), distMap); held != est {
-				t.Errorf("%v map %v: held %d bytes, estimate %d", f, distMap, held, est)
-			}
-			if e, _ := b.Estimate(zenmetrics.CVVDP, 1000, 700, zenmetrics.ModeFull); f == zenmetrics.RGBA16 && !distMap && e != held {
-				t.Errorf("Estimate %d, held %d", e, held)
-			}
-			r.Release()
+		held := cudatest.EstimateMatchesHeld(t, b, zenmetrics.CVVDP, zenmetrics.Options{DistMap: distMap}, func(ref *zenmetrics.Image) int64 {
+			p, _ := cpucv.NewPlan(ref.Width, ref.Height, "")
+			return estimate(p, cuda.RawBytes(ref), distMap)
+		})
+		if e, _ := b.Estimate(zenmetrics.CVVDP, 1000, 700, zenmetrics.ModeFull); !distMap && e != held[zenmetrics.RGBA16] {
+			t.Errorf("Estimate %d, held %d", e, held[zenmetrics.RGBA16])
 		}
 	}
 }

@@ -2,10 +2,8 @@ package dssim
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math"
-	"sync"
 	"testing"
 
 	zenmetrics "github.com/zenmetrics-go/zenmetrics"
@@ -133,74 +131,15 @@ func TestSuite(t *testing.T) {
 // goroutines at once; identical images score exactly 0; Release makes
 // Score fail cleanly and gives back every byte.
 func TestCachedConcurrent(t *testing.T) {
-	b := backend(t)
-	ref, _ := metrictest.SyntheticPair(333, 250, 1)
-	opt := zenmetrics.Options{DistMap: true}
-	var dists []*zenmetrics.Image
-	var want []zenmetrics.Score
-	for i := 0; i < 6; i++ {
-		f := []zenmetrics.PixelFormat{zenmetrics.RGB8, zenmetrics.RGBA16, zenmetrics.Gray8}[i%3]
-		_, d := metrictest.Synthetic(333, 250, int64(10+i), f)
-		dists = append(dists, d)
-		want = append(want, scoreGPU(t, b, ref, d, opt))
-	}
-	before := b.Device().Held()
-	r, err := b.Prepare(context.Background(), zenmetrics.DSSIM, ref, opt)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var wg sync.WaitGroup
-	errs := make(chan error, 64)
-	for g := 0; g < 6; g++ {
-		wg.Add(1)
-		go func(g int) {
-			defer wg.Done()
-			for i := range dists {
-				j := (i + g) % len(dists)
-				s, err := r.Score(context.Background(), dists[j])
-				if err != nil {
-					errs <- err
-					return
-				}
-				if err := same(s, want[j]); err != nil {
-					errs <- fmt.Errorf("dist %d: %v", j, err)
-				}
+	cudatest.CachedConcurrent(t, backend(t), cudatest.Cached{
+		Metric: zenmetrics.DSSIM,
+		Opt:    zenmetrics.Options{DistMap: true},
+		Self: func(t *testing.T, r zenmetrics.Reference, ref *zenmetrics.Image) {
+			if s, err := r.Score(context.Background(), ref); err != nil || s.Value != 0 {
+				t.Errorf("identical images: %v %v, want 0", s.Value, err)
 			}
-		}(g)
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Error(err)
-	}
-	if s, err := r.Score(context.Background(), ref); err != nil || s.Value != 0 {
-		t.Errorf("identical images: %v %v, want 0", s.Value, err)
-	}
-	r.Release()
-	r.Release()
-	if _, err := r.Score(context.Background(), dists[0]); !errors.Is(err, zenmetrics.ErrReleased) {
-		t.Errorf("after Release: %v", err)
-	}
-	if n := b.Device().Held(); n != before {
-		t.Errorf("%d device bytes still held after Release", n-before)
-	}
-}
-
-func same(a, b zenmetrics.Score) error {
-	if math.Float64bits(a.Value) != math.Float64bits(b.Value) {
-		return fmt.Errorf("%v vs %v", a.Value, b.Value)
-	}
-	if (a.DistMap == nil) != (b.DistMap == nil) {
-		return errors.New("map present in one only")
-	}
-	if a.DistMap != nil {
-		for i := range a.DistMap.Pix {
-			if math.Float32bits(a.DistMap.Pix[i]) != math.Float32bits(b.DistMap.Pix[i]) {
-				return fmt.Errorf("maps differ at %d: %v vs %v", i, a.DistMap.Pix[i], b.DistMap.Pix[i])
-			}
-		}
-	}
-	return nil
+		},
+	})
 }
 
 // Errors: size mismatch, cancelled context, strip pairs, and out of memory
@@ -208,72 +147,18 @@ func same(a, b zenmetrics.Score) error {
 // and beyond the device's memory).
 func TestErrors(t *testing.T) {
 	b := backend(t)
-	ctx := context.Background()
 	ref, dist := metrictest.SyntheticPair(16, 16, 1)
-	r, err := b.Prepare(ctx, zenmetrics.DSSIM, ref, zenmetrics.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, odd := metrictest.SyntheticPair(16, 15, 1)
-	if _, err := r.Score(ctx, odd); !errors.Is(err, zenmetrics.ErrSizeMismatch) {
-		t.Errorf("size mismatch: %v", err)
-	}
-	cctx, cancel := context.WithCancel(ctx)
-	cancel()
-	if _, err := r.Score(cctx, dist); !errors.Is(err, context.Canceled) {
-		t.Errorf("cancelled score: %v", err)
-	}
-	if _, err := r.Score(ctx, &zenmetrics.Image{Width: 16, Height: 16, Format: zenmetrics.RGB8, Stride: 48}); !errors.Is(err, zenmetrics.ErrBadInput) {
-		t.Errorf("no pixels: %v", err)
-	}
-	r.Release()
+	cudatest.ScoreErrors(t, b, zenmetrics.DSSIM, ref, dist, true)
 	// Strips are strip_test.go's; strip pairs (CVVDP's layout) are refused.
-	if _, err := b.Prepare(ctx, zenmetrics.DSSIM, ref, zenmetrics.Options{Mode: zenmetrics.ModeStripPair}); !errors.Is(err, zenmetrics.ErrUnsupported) {
-		t.Errorf("strip pairs: %v", err)
-	}
-	if _, ok := b.Estimate(zenmetrics.DSSIM, 1024, 1024, zenmetrics.ModeStripPair); ok {
-		t.Error("Estimate accepts strip pairs")
-	}
-	if _, ok := b.Estimate(zenmetrics.DSSIM, 1024, 1024, zenmetrics.ModeStrip); !ok {
-		t.Error("Estimate refuses strips of 1 MP")
-	}
-	if _, ok := b.Estimate(zenmetrics.DSSIM, 1024, 1024, zenmetrics.ModeFull); !ok {
-		t.Error("Estimate refuses 1 MP")
-	}
+	cudatest.Modes(t, b, zenmetrics.DSSIM, ref, []zenmetrics.Mode{zenmetrics.ModeStripPair}, []zenmetrics.Mode{zenmetrics.ModeStrip, zenmetrics.ModeFull})
 	// 60000² is past the kernels' int indexing, 40000² (about 200 GB)
 	// past any device's memory.
-	for _, side := range []int{60000, 40000} {
-		if est, ok := b.Estimate(zenmetrics.DSSIM, side, side, zenmetrics.ModeFull); ok {
-			t.Fatalf("Estimate(%d²) = %d bytes, ok", side, est)
-		}
-		im := &zenmetrics.Image{Width: side, Height: side, Format: zenmetrics.Gray8, Stride: side, Pix: make([]byte, side*side)}
-		before := b.Device().Held()
-		if _, err := b.Prepare(ctx, zenmetrics.DSSIM, im, zenmetrics.Options{}); !errors.Is(err, zenmetrics.ErrOutOfMemory) {
-			t.Fatalf("Prepare(%d²): %v", side, err)
-		}
-		if after := b.Device().Held(); after != before {
-			t.Errorf("a refused Prepare(%d²) holds %d bytes", side, after-before)
-		}
-	}
+	cudatest.Refused(t, b, zenmetrics.DSSIM, 60000, 40000)
 }
 
 // The estimate predicts what a reference and its first scorer hold.
 func TestEstimateMatchesHeld(t *testing.T) {
-	b := backend(t)
-	for _, f := range []zenmetrics.PixelFormat{zenmetrics.RGB8, zenmetrics.RGBA16} {
-		ref, dist := metrictest.Synthetic(1000, 700, 3, f)
-		before := b.Device().Held()
-		r, err := b.Prepare(context.Background(), zenmetrics.DSSIM, ref, zenmetrics.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := r.Score(context.Background(), dist); err != nil {
-			t.Fatal(err)
-		}
-		held := b.Device().Held() - before
-		if est := estimate(1000, 700, cuda.RawBytes(ref)); held != est {
-			t.Errorf("%v: held %d bytes, estimate %d", f, held, est)
-		}
-		r.Release()
-	}
+	cudatest.EstimateMatchesHeld(t, backend(t), zenmetrics.DSSIM, zenmetrics.Options{}, func(ref *zenmetrics.Image) int64 {
+		return estimate(ref.Width, ref.Height, cuda.RawBytes(ref))
+	})
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math"
 	"runtime"
-	"sync"
 	"testing"
 
 	zenmetrics "github.com/zenmetrics-go/zenmetrics"
@@ -127,60 +126,18 @@ func TestSuite(t *testing.T) {
 // against itself scores what the CPU says; Release makes Score fail
 // cleanly and gives back every byte.
 func TestCachedConcurrent(t *testing.T) {
-	b := backend(t)
-	ref, _ := metrictest.SyntheticPair(333, 250, 1)
-	var dists []*zenmetrics.Image
-	var want []float64
-	for i := 0; i < 6; i++ {
-		f := []zenmetrics.PixelFormat{zenmetrics.RGB8, zenmetrics.RGBA16, zenmetrics.Gray8}[i%3]
-		_, d := metrictest.Synthetic(333, 250, int64(10+i), f)
-		dists = append(dists, d)
-		want = append(want, scoreGPU(t, b, ref, d))
-	}
-	before := b.Device().Held()
-	r, err := b.Prepare(context.Background(), zenmetrics.IWSSIM, ref, zenmetrics.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var wg sync.WaitGroup
-	errs := make(chan error, 64)
-	for g := 0; g < 6; g++ {
-		wg.Add(1)
-		go func(g int) {
-			defer wg.Done()
-			for i := range dists {
-				j := (i + g) % len(dists)
-				s, err := r.Score(context.Background(), dists[j])
-				if err != nil {
-					errs <- err
-					return
-				}
-				if math.Float64bits(s.Value) != math.Float64bits(want[j]) {
-					errs <- fmt.Errorf("dist %d: %v, one-shot %v", j, s.Value, want[j])
-				}
+	cudatest.CachedConcurrent(t, backend(t), cudatest.Cached{
+		Metric: zenmetrics.IWSSIM,
+		Self: func(t *testing.T, r zenmetrics.Reference, ref *zenmetrics.Image) {
+			self, err := cpuiw.Score(ref, ref, cpuiw.Config{})
+			if err != nil {
+				t.Fatal(err)
 			}
-		}(g)
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Error(err)
-	}
-	self, err := cpuiw.Score(ref, ref, cpuiw.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if s, err := r.Score(context.Background(), ref); err != nil || math.Abs(s.Value-self) > tolCPU() {
-		t.Errorf("identical images: %v %v, cpu %v", s.Value, err, self)
-	}
-	r.Release()
-	r.Release()
-	if _, err := r.Score(context.Background(), dists[0]); !errors.Is(err, zenmetrics.ErrReleased) {
-		t.Errorf("after Release: %v", err)
-	}
-	if n := b.Device().Held(); n != before {
-		t.Errorf("%d device bytes still held after Release", n-before)
-	}
+			if s, err := r.Score(context.Background(), ref); err != nil || math.Abs(s.Value-self) > tolCPU() {
+				t.Errorf("identical images: %v %v, cpu %v", s.Value, err, self)
+			}
+		},
+	})
 }
 
 // Errors: size mismatch, cancelled context, no pixels, below the
@@ -189,74 +146,23 @@ func TestCachedConcurrent(t *testing.T) {
 // memory).
 func TestErrors(t *testing.T) {
 	b := backend(t)
-	ctx := context.Background()
 	ref, dist := metrictest.SyntheticPair(170, 170, 1)
-	r, err := b.Prepare(ctx, zenmetrics.IWSSIM, ref, zenmetrics.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, odd := metrictest.SyntheticPair(170, 169, 1)
-	if _, err := r.Score(ctx, odd); !errors.Is(err, zenmetrics.ErrSizeMismatch) {
-		t.Errorf("size mismatch: %v", err)
-	}
-	cctx, cancel := context.WithCancel(ctx)
-	cancel()
-	if _, err := r.Score(cctx, dist); !errors.Is(err, context.Canceled) {
-		t.Errorf("cancelled score: %v", err)
-	}
-	if _, err := r.Score(ctx, &zenmetrics.Image{Width: 170, Height: 170, Format: zenmetrics.RGB8, Stride: 510}); !errors.Is(err, zenmetrics.ErrBadInput) {
-		t.Errorf("no pixels: %v", err)
-	}
-	r.Release()
+	cudatest.ScoreErrors(t, b, zenmetrics.IWSSIM, ref, dist, true)
 	small, _ := metrictest.SyntheticPair(160, 400, 1)
 	var ts *zenmetrics.TooSmallError
-	if _, err := b.Prepare(ctx, zenmetrics.IWSSIM, small, zenmetrics.Options{}); !errors.Is(err, zenmetrics.ErrBadInput) || !errors.As(err, &ts) {
+	if _, err := b.Prepare(context.Background(), zenmetrics.IWSSIM, small, zenmetrics.Options{}); !errors.Is(err, zenmetrics.ErrBadInput) || !errors.As(err, &ts) {
 		t.Errorf("160 wide: %v", err)
 	}
-	if _, err := b.Prepare(ctx, zenmetrics.IWSSIM, ref, zenmetrics.Options{Mode: zenmetrics.ModeStrip}); !errors.Is(err, zenmetrics.ErrUnsupported) {
-		t.Errorf("strips: %v", err)
-	}
-	if _, ok := b.Estimate(zenmetrics.IWSSIM, 1024, 1024, zenmetrics.ModeStrip); ok {
-		t.Error("Estimate accepts strips")
-	}
-	if _, ok := b.Estimate(zenmetrics.IWSSIM, 1024, 1024, zenmetrics.ModeFull); !ok {
-		t.Error("Estimate refuses 1 MP")
-	}
+	cudatest.Modes(t, b, zenmetrics.IWSSIM, ref, []zenmetrics.Mode{zenmetrics.ModeStrip}, []zenmetrics.Mode{zenmetrics.ModeFull})
 	// 60000² is past the kernels' int indexing, 40000² (about 216 GB)
 	// past any device's memory; both are refused before anything is
 	// allocated or uploaded.
-	for _, side := range []int{60000, 40000} {
-		if est, ok := b.Estimate(zenmetrics.IWSSIM, side, side, zenmetrics.ModeFull); ok {
-			t.Fatalf("Estimate(%d²) = %d bytes, ok", side, est)
-		}
-		im := &zenmetrics.Image{Width: side, Height: side, Format: zenmetrics.Gray8, Stride: side, Pix: make([]byte, side*side)}
-		before := b.Device().Held()
-		if _, err := b.Prepare(ctx, zenmetrics.IWSSIM, im, zenmetrics.Options{}); !errors.Is(err, zenmetrics.ErrOutOfMemory) {
-			t.Fatalf("Prepare(%d²): %v", side, err)
-		}
-		if after := b.Device().Held(); after != before {
-			t.Errorf("a refused Prepare(%d²) holds %d bytes", side, after-before)
-		}
-	}
+	cudatest.Refused(t, b, zenmetrics.IWSSIM, 60000, 40000)
 }
 
 // The estimate predicts what a reference and its first scorer hold.
 func TestEstimateMatchesHeld(t *testing.T) {
-	b := backend(t)
-	for _, f := range []zenmetrics.PixelFormat{zenmetrics.RGB8, zenmetrics.RGBA16} {
-		ref, dist := metrictest.Synthetic(1000, 700, 3, f)
-		before := b.Device().Held()
-		r, err := b.Prepare(context.Background(), zenmetrics.IWSSIM, ref, zenmetrics.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := r.Score(context.Background(), dist); err != nil {
-			t.Fatal(err)
-		}
-		held := b.Device().Held() - before
-		if est := estimate(1000, 700, cuda.RawBytes(ref)); held != est {
-			t.Errorf("%v: held %d bytes, estimate %d", f, held, est)
-		}
-		r.Release()
-	}
+	cudatest.EstimateMatchesHeld(t, backend(t), zenmetrics.IWSSIM, zenmetrics.Options{}, func(ref *zenmetrics.Image) int64 {
+		return estimate(ref.Width, ref.Height, cuda.RawBytes(ref))
+	})
 }

@@ -7,7 +7,6 @@ import (
 	"math"
 	"sort"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -101,45 +100,22 @@ func TestCachedConcurrent(t *testing.T) {
 	b := backend(t)
 	ref, _ := metrictest.SyntheticPair(333, 250, 1)
 	var dists []*zenmetrics.Image
-	var want []float64
 	for i := 0; i < 6; i++ {
 		_, d := metrictest.SyntheticPair(333, 250, int64(10+i))
 		dists = append(dists, d)
-		want = append(want, score(t, b, ref, d))
 	}
-	r, err := b.Prepare(context.Background(), zenmetrics.SSIMULACRA2, ref, zenmetrics.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var wg sync.WaitGroup
-	errs := make(chan error, 24)
-	for g := 0; g < 4; g++ {
-		wg.Add(1)
-		go func(g int) {
-			defer wg.Done()
-			for i := range dists {
-				j := (i + g) % len(dists)
-				s, err := r.Score(context.Background(), dists[j])
-				if err != nil {
-					errs <- err
-					return
-				}
-				if s.Value != want[j] {
-					errs <- fmt.Errorf("dist %d: cached %.12f, one-shot %.12f", j, s.Value, want[j])
-				}
+	cudatest.CachedConcurrent(t, b, cudatest.Cached{
+		Metric:     zenmetrics.SSIMULACRA2,
+		Ref:        ref,
+		Dists:      dists,
+		Goroutines: 4,
+		Same: func(s, want zenmetrics.Score) error {
+			if s.Value != want.Value {
+				return fmt.Errorf("cached %.12f, one-shot %.12f", s.Value, want.Value)
 			}
-		}(g)
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Error(err)
-	}
-	r.Release()
-	r.Release()
-	if _, err := r.Score(context.Background(), dists[0]); !errors.Is(err, zenmetrics.ErrReleased) {
-		t.Errorf("after Release: %v", err)
-	}
+			return nil
+		},
+	})
 	if n := b.Device().Held(); n != 0 {
 		t.Errorf("%d device bytes still held after Release", n)
 	}

@@ -271,69 +271,29 @@ func TestCorpus(t *testing.T) {
 // identical images score exactly 100 and one changed byte does not;
 // Release makes Score fail cleanly and gives back every byte.
 func TestCachedConcurrent(t *testing.T) {
-	b := backend(t)
-	ref, _ := metrictest.SyntheticPair(333, 250, 1)
-	var dists []*zenmetrics.Image
-	var want []float64
-	for i := 0; i < 6; i++ {
-		f := []zenmetrics.PixelFormat{zenmetrics.RGB8, zenmetrics.RGBA16, zenmetrics.Gray8}[i%3]
-		_, d := metrictest.Synthetic(333, 250, int64(10+i), f)
-		if i == 4 {
-			d = padded(d)
-		}
-		dists = append(dists, d)
-		s, err := zenmetrics.ScoreOnce(context.Background(), b, zenmetrics.Zensim, ref, d, zenmetrics.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		want = append(want, s.Value)
-	}
-	before := b.Device().Held()
-	r, err := b.Prepare(context.Background(), zenmetrics.Zensim, ref, zenmetrics.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var wg sync.WaitGroup
-	errs := make(chan error, 64)
-	for g := 0; g < 6; g++ {
-		wg.Add(1)
-		go func(g int) {
-			defer wg.Done()
-			for i := range dists {
-				j := (i + g) % len(dists)
-				s, err := r.Score(context.Background(), dists[j])
-				if err != nil {
-					errs <- err
-					return
-				}
-				if math.Float64bits(s.Value) != math.Float64bits(want[j]) || s.Metric != zenmetrics.Zensim {
-					errs <- fmt.Errorf("dist %d: %v (%v), one-shot %v", j, s.Value, s.Metric, want[j])
-				}
+	dists := cudatest.SixFormats(333, 250)
+	dists[4] = padded(dists[4])
+	cudatest.CachedConcurrent(t, backend(t), cudatest.Cached{
+		Metric: zenmetrics.Zensim,
+		Dists:  dists,
+		Same: func(s, want zenmetrics.Score) error {
+			if s.Metric != zenmetrics.Zensim {
+				return fmt.Errorf("scored as %v", s.Metric)
 			}
-		}(g)
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Error(err)
-	}
-	if s, err := r.Score(context.Background(), padded(ref)); err != nil || s.Value != 100 {
-		t.Errorf("identical images: %v %v, want exactly 100", s.Value, err)
-	}
-	one := *ref
-	one.Pix = append([]byte(nil), ref.Pix...)
-	one.Pix[len(one.Pix)/2] ^= 0x10
-	if s, err := r.Score(context.Background(), &one); err != nil || !(s.Value < 100) {
-		t.Errorf("one changed byte: %v %v, want below 100", s.Value, err)
-	}
-	r.Release()
-	r.Release()
-	if _, err := r.Score(context.Background(), dists[0]); !errors.Is(err, zenmetrics.ErrReleased) {
-		t.Errorf("after Release: %v", err)
-	}
-	if n := b.Device().Held(); n != before {
-		t.Errorf("%d device bytes still held after Release", n-before)
-	}
+			return cudatest.SameBits(s, want)
+		},
+		Self: func(t *testing.T, r zenmetrics.Reference, ref *zenmetrics.Image) {
+			if s, err := r.Score(context.Background(), padded(ref)); err != nil || s.Value != 100 {
+				t.Errorf("identical images: %v %v, want exactly 100", s.Value, err)
+			}
+			one := *ref
+			one.Pix = append([]byte(nil), ref.Pix...)
+			one.Pix[len(one.Pix)/2] ^= 0x10
+			if s, err := r.Score(context.Background(), &one); err != nil || !(s.Value < 100) {
+				t.Errorf("one changed byte: %v %v, want below 100", s.Value, err)
+			}
+		},
+	})
 }
 
 // Errors: below the 8×8 minimum, size mismatch, cancelled context, no
@@ -342,74 +302,23 @@ func TestCachedConcurrent(t *testing.T) {
 // memory).
 func TestErrors(t *testing.T) {
 	b := backend(t)
-	ctx := context.Background()
 	small, _ := metrictest.SyntheticPair(7, 40, 1)
-	if _, err := b.Prepare(ctx, zenmetrics.Zensim, small, zenmetrics.Options{}); !errors.Is(err, zenmetrics.ErrBadInput) {
+	if _, err := b.Prepare(context.Background(), zenmetrics.Zensim, small, zenmetrics.Options{}); !errors.Is(err, zenmetrics.ErrBadInput) {
 		t.Errorf("7×40: %v", err)
 	}
 	ref, dist := metrictest.SyntheticPair(16, 16, 1)
-	r, err := b.Prepare(ctx, zenmetrics.Zensim, ref, zenmetrics.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, odd := metrictest.SyntheticPair(16, 15, 1)
-	if _, err := r.Score(ctx, odd); !errors.Is(err, zenmetrics.ErrSizeMismatch) {
-		t.Errorf("size mismatch: %v", err)
-	}
-	cctx, cancel := context.WithCancel(ctx)
-	cancel()
-	if _, err := r.Score(cctx, dist); !errors.Is(err, context.Canceled) {
-		t.Errorf("cancelled score: %v", err)
-	}
-	if _, err := r.Score(ctx, &zenmetrics.Image{Width: 16, Height: 16, Format: zenmetrics.RGB8, Stride: 48}); !errors.Is(err, zenmetrics.ErrBadInput) {
-		t.Errorf("no pixels: %v", err)
-	}
-	r.Release()
-	if _, err := b.Prepare(ctx, zenmetrics.Zensim, ref, zenmetrics.Options{Mode: zenmetrics.ModeStrip}); !errors.Is(err, zenmetrics.ErrUnsupported) {
-		t.Errorf("strips: %v", err)
-	}
-	if _, ok := b.Estimate(zenmetrics.Zensim, 1024, 1024, zenmetrics.ModeStrip); ok {
-		t.Error("Estimate accepts strips")
-	}
-	if _, ok := b.Estimate(zenmetrics.Zensim, 1024, 1024, zenmetrics.ModeFull); !ok {
-		t.Error("Estimate refuses 1 MP")
-	}
+	cudatest.ScoreErrors(t, b, zenmetrics.Zensim, ref, dist, true)
+	cudatest.Modes(t, b, zenmetrics.Zensim, ref, []zenmetrics.Mode{zenmetrics.ModeStrip}, []zenmetrics.Mode{zenmetrics.ModeFull})
 	// 47000² is past the kernels' int indexing, 40000² (about 190 GB)
 	// past any device's memory.
-	for _, side := range []int{47000, 40000} {
-		if est, ok := b.Estimate(zenmetrics.Zensim, side, side, zenmetrics.ModeFull); ok {
-			t.Fatalf("Estimate(%d²) = %d bytes, ok", side, est)
-		}
-		im := &zenmetrics.Image{Width: side, Height: side, Format: zenmetrics.Gray8, Stride: side, Pix: make([]byte, side*side)}
-		before := b.Device().Held()
-		if _, err := b.Prepare(ctx, zenmetrics.Zensim, im, zenmetrics.Options{}); !errors.Is(err, zenmetrics.ErrOutOfMemory) {
-			t.Fatalf("Prepare(%d²): %v", side, err)
-		}
-		if after := b.Device().Held(); after != before {
-			t.Errorf("a refused Prepare(%d²) holds %d bytes", side, after-before)
-		}
-	}
+	cudatest.Refused(t, b, zenmetrics.Zensim, 47000, 40000)
 }
 
 // The estimate predicts what a reference and its first scorer hold.
 func TestEstimateMatchesHeld(t *testing.T) {
-	b := backend(t)
-	for _, f := range []zenmetrics.PixelFormat{zenmetrics.RGB8, zenmetrics.RGBA16} {
-		ref, dist := metrictest.Synthetic(1000, 700, 3, f)
-		before := b.Device().Held()
-		r, err := b.Prepare(context.Background(), zenmetrics.Zensim, ref, zenmetrics.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := r.Score(context.Background(), dist); err != nil {
-			t.Fatal(err)
-		}
-		held := b.Device().Held() - before
-		if est := estimate(1000, 700, cuda.RawBytes(ref)); held != est {
-			t.Errorf("%v: held %d bytes, estimate %d", f, held, est)
-		}
-		r.Release()
-	}
+	cudatest.EstimateMatchesHeld(t, backend(t), zenmetrics.Zensim, zenmetrics.Options{}, func(ref *zenmetrics.Image) int64 {
+		return estimate(ref.Width, ref.Height, cuda.RawBytes(ref))
+	})
 }
 
 // Importing the package registers zensim with package cuda (so that
