@@ -119,6 +119,19 @@ func (b *Backend) CheckMemory(need int64) error {
 	return nil
 }
 
+// CheckFits is the check every metric makes before it allocates a whole
+// image's reference: an image past its kernels' int indexing (fits
+// false) is an OutOfMemoryError for need bytes whose detail names the
+// kernels ("a WxH image exceeds the <kernels> kernels' indexing"), as no
+// device could run it; anything else is CheckMemory(need).
+func (b *Backend) CheckFits(kernels string, w, h int, fits bool, need int64) error {
+	if !fits {
+		return &zenmetrics.OutOfMemoryError{Backend: b.Name(), Requested: need, Free: -1,
+			Detail: fmt.Sprintf("a %dx%d image exceeds the %s kernels' indexing", w, h, kernels)}
+	}
+	return b.CheckMemory(need)
+}
+
 // Prepare implements zenmetrics.Backend through the metric's
 // MetricImpl.Prepare.
 func (b *Backend) Prepare(ctx context.Context, m zenmetrics.Metric, ref *zenmetrics.Image, opt zenmetrics.Options) (r zenmetrics.Reference, err error) {

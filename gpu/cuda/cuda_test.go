@@ -290,3 +290,20 @@ func TestAllocSize(t *testing.T) {
 		t.Error("AllocSizes(nil) != 0")
 	}
 }
+
+// CheckFits refuses an image past a metric's kernels' indexing as out of
+// memory for the whole estimate, before asking the device anything (the
+// device here has no driver behind it), with the detail the metrics gave
+// before they shared it.
+func TestCheckFitsRefusal(t *testing.T) {
+	b := &Backend{dev: &Device{info: DeviceInfo{Name: "none"}}}
+	err := b.CheckFits("DSSIM", 60000, 50000, false, 123)
+	var oom *zenmetrics.OutOfMemoryError
+	if !errors.Is(err, zenmetrics.ErrOutOfMemory) || !errors.As(err, &oom) {
+		t.Fatalf("got %v, want an OutOfMemoryError", err)
+	}
+	if oom.Requested != 123 || oom.Free != -1 || oom.Backend != "cuda:none" ||
+		oom.Detail != "a 60000x50000 image exceeds the DSSIM kernels' indexing" {
+		t.Errorf("got %+v", oom)
+	}
+}

@@ -36,7 +36,6 @@ package cvvdp
 import (
 	"context"
 	"encoding/binary"
-	"fmt"
 	"math"
 	"sync"
 
@@ -172,11 +171,7 @@ func prepare(ctx context.Context, b *cuda.Backend, ref *zenmetrics.Image, opt ze
 	r.slots = r.newPool()
 	raw := cuda.RawBytes(ref)
 	need := estimate(p, raw, r.distMap)
-	if !fits(r.w, r.h) {
-		return nil, &zenmetrics.OutOfMemoryError{Backend: b.Name(), Requested: need, Free: -1,
-			Detail: fmt.Sprintf("a %dx%d image exceeds the CVVDP kernels' indexing", r.w, r.h)}
-	}
-	if err := b.CheckMemory(need); err != nil {
+	if err := b.CheckFits("CVVDP", r.w, r.h, fits(r.w, r.h), need); err != nil {
 		return nil, err
 	}
 	if r.k, err = load(d); err != nil {

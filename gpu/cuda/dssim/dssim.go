@@ -25,7 +25,6 @@ package dssim
 import (
 	"context"
 	"encoding/binary"
-	"fmt"
 	"math"
 	"sync"
 
@@ -149,11 +148,7 @@ func prepare(ctx context.Context, b *cuda.Backend, ref *zenmetrics.Image, opt ze
 	r.slots = r.newPool()
 	raw := cuda.RawBytes(ref)
 	need := estimate(r.w, r.h, raw)
-	if !fits(r.w, r.h) {
-		return nil, &zenmetrics.OutOfMemoryError{Backend: b.Name(), Requested: need, Free: -1,
-			Detail: fmt.Sprintf("a %dx%d image exceeds the DSSIM kernels' indexing", r.w, r.h)}
-	}
-	if err := b.CheckMemory(need); err != nil {
+	if err := b.CheckFits("DSSIM", r.w, r.h, fits(r.w, r.h), need); err != nil {
 		return nil, err
 	}
 	if r.k, err = load(d); err != nil {

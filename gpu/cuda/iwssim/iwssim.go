@@ -53,7 +53,6 @@ package iwssim
 import (
 	"context"
 	"encoding/binary"
-	"fmt"
 	"math"
 	"sync"
 
@@ -166,11 +165,7 @@ func prepare(ctx context.Context, b *cuda.Backend, ref *zenmetrics.Image) (_ *re
 	r.slots = r.newPool()
 	raw := cuda.RawBytes(ref)
 	need := estimate(w, h, raw)
-	if !fits(w, h) {
-		return nil, &zenmetrics.OutOfMemoryError{Backend: b.Name(), Requested: need, Free: -1,
-			Detail: fmt.Sprintf("a %dx%d image exceeds the IW-SSIM kernels' indexing", w, h)}
-	}
-	if err := b.CheckMemory(need); err != nil {
+	if err := b.CheckFits("IW-SSIM", w, h, fits(w, h), need); err != nil {
 		return nil, err
 	}
 	if r.k, err = load(d); err != nil {

@@ -186,11 +186,7 @@ func prepare(ctx context.Context, b *cuda.Backend, ref *zenmetrics.Image) (_ *re
 	r.slots = r.newPool()
 	raw := cuda.RawBytes(ref)
 	need := estimate(r.w, r.h, raw)
-	if !fits(r.w, r.h) {
-		return nil, &zenmetrics.OutOfMemoryError{Backend: b.Name(), Requested: need, Free: -1,
-			Detail: fmt.Sprintf("a %dx%d image exceeds the zensim kernels' indexing", r.w, r.h)}
-	}
-	if err := b.CheckMemory(need); err != nil {
+	if err := b.CheckFits("zensim", r.w, r.h, fits(r.w, r.h), need); err != nil {
 		return nil, err
 	}
 	if r.k, err = load(d); err != nil {
