@@ -313,18 +313,7 @@ func TestStripsGPU(t *testing.T) {
 		}
 	}
 	// Four callers at once on one strip reference, kept and recomputed.
-	ref, dist := metrictest.SyntheticPair(300, 900, 9)
-	whole, err := zenmetrics.ScoreOnce(ctx, b, zenmetrics.SSIMULACRA2, ref, dist, zenmetrics.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, keep := range []bool{true, false} {
-		forceKeep = &keep
-		cudatest.StripsConcurrent(t, b, zenmetrics.SSIMULACRA2, ref, dist, 96, whole.Value)
-	}
-	if _, ok := b.Estimate(zenmetrics.SSIMULACRA2, 8000, 8000, zenmetrics.ModeStrip); !ok {
-		t.Error("Estimate declines strips of 64 MP")
-	}
+	cudatest.StripsKeptAndRecomputed(t, b, zenmetrics.SSIMULACRA2, func(k *bool) { forceKeep = k })
 }
 
 // BenchmarkStrips is cudatest.Bench.Strips: cached strip scores at 16 and

@@ -8,7 +8,6 @@ import (
 	"github.com/zenmetrics-go/zenmetrics/gpu/cuda"
 	"github.com/zenmetrics-go/zenmetrics/gpu/cuda/internal/cudatest"
 	"github.com/zenmetrics-go/zenmetrics/gpu/cuda/internal/launch"
-	"github.com/zenmetrics-go/zenmetrics/internal/metrictest"
 )
 
 // bench is the standard benchmarks (cudatest.Bench): their names and
@@ -32,14 +31,7 @@ func TestKernelTimes(t *testing.T) {
 	if testing.Short() {
 		t.Skip("16 MP")
 	}
-	be := backend(t)
-	w, h := cudatest.MP(16)
-	ref, dist := metrictest.SyntheticPair(w, h, 5)
-	rr, err := be.Prepare(context.Background(), zenmetrics.Zensim, ref, zenmetrics.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rr.Release()
+	rr, dist, w, h := cudatest.Prepared16(t, backend(t), zenmetrics.Zensim)
 	r := rr.(*reference)
 	s, err := r.slots.Get(context.Background(), cuda.RawBytes(dist))
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	zenmetrics "github.com/zenmetrics-go/zenmetrics"
+	"github.com/zenmetrics-go/zenmetrics/internal/metrictest"
 )
 
 // StripsConcurrent scores dist against a strip reference of ref from
@@ -40,5 +41,26 @@ func StripsConcurrent(t *testing.T, b zenmetrics.Backend, m zenmetrics.Metric, r
 		if errs[g] != nil || got[g] != want {
 			t.Errorf("concurrent strip score %d: %.17g (%v), want %.17g", g, got[g], errs[g], want)
 		}
+	}
+}
+
+// StripsKeptAndRecomputed is the end every metric's TestStripsGPU shares:
+// StripsConcurrent on a 300×900 pair with 96-row strips against that
+// pair's whole-image score, with the reference kept and then recomputed
+// (setKeep sets the package's forced choice; the caller resets it), and
+// Estimate accepting strips of 64 MP.
+func StripsKeptAndRecomputed(t *testing.T, b zenmetrics.Backend, m zenmetrics.Metric, setKeep func(*bool)) {
+	t.Helper()
+	ref, dist := metrictest.SyntheticPair(300, 900, 9)
+	whole, err := zenmetrics.ScoreOnce(context.Background(), b, m, ref, dist, zenmetrics.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, keep := range []bool{true, false} {
+		setKeep(&keep)
+		StripsConcurrent(t, b, m, ref, dist, 96, whole.Value)
+	}
+	if _, ok := b.Estimate(m, 8000, 8000, zenmetrics.ModeStrip); !ok {
+		t.Error("Estimate declines strips of 64 MP")
 	}
 }

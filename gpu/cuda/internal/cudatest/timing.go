@@ -1,11 +1,14 @@
 package cudatest
 
 import (
+	"context"
 	"sort"
 	"testing"
 
+	zenmetrics "github.com/zenmetrics-go/zenmetrics"
 	"github.com/zenmetrics-go/zenmetrics/gpu/cuda"
 	"github.com/zenmetrics-go/zenmetrics/gpu/cuda/internal/launch"
+	"github.com/zenmetrics-go/zenmetrics/internal/metrictest"
 )
 
 // timed is a launcher that records an event after every launch, for the
@@ -75,4 +78,20 @@ func KernelTimes(t *testing.T, dev *cuda.Device, st *cuda.Stream, nameWidth, w, 
 	for _, e := range append(q.events, start) {
 		e.Destroy()
 	}
+}
+
+// Prepared16 is a reference of metric m prepared on b from the 16 MP
+// synthetic pair the benchmarks use (seed 5), released when the test
+// ends, with the pair's distorted image and size: the start of the
+// TestKernelTimes that time a score's kernels.
+func Prepared16(t *testing.T, b *cuda.Backend, m zenmetrics.Metric) (r zenmetrics.Reference, dist *zenmetrics.Image, w, h int) {
+	t.Helper()
+	w, h = MP(16)
+	ref, dist := metrictest.SyntheticPair(w, h, 5)
+	r, err := b.Prepare(context.Background(), m, ref, zenmetrics.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(r.Release)
+	return r, dist, w, h
 }
