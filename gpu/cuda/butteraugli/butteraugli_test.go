@@ -94,8 +94,7 @@ func compare(t *testing.T, name string, s zenmetrics.Score, c cpuba.Result, opt 
 // other way round).
 func TestVsCPU(t *testing.T) {
 	b := backend(t)
-	formats := []zenmetrics.PixelFormat{zenmetrics.RGB8, zenmetrics.RGBA8, zenmetrics.Gray8, zenmetrics.GrayA8,
-		zenmetrics.RGB16, zenmetrics.RGBA16, zenmetrics.Gray16, zenmetrics.GrayA16}
+	formats := cudatest.AllFormats
 	sizes := [][2]int{{96, 80}, {37, 29}, {8, 8}, {9, 30}, {15, 17}, {200, 131}, {517, 389}}
 	worst := [2]float64{}
 	n := 0
@@ -119,13 +118,12 @@ func TestVsCPU(t *testing.T) {
 		opt := zenmetrics.Options{DistMap: true}
 		compare(t, c.rf.String()+"/"+c.df.String(), scoreGPU(t, b, ref, dist, opt), scoreCPU(t, ref, dist, opt), opt)
 	}
-	for _, sz := range [][2]int{{2047, 1537}, {1601, 1199}} {
-		ref, dist := metrictest.SyntheticPair(sz[0], sz[1], 23)
+	cudatest.LargePairs(func(name string, ref, dist *zenmetrics.Image) {
 		opt := zenmetrics.Options{DistMap: true}
-		eMax, eNorm := compare(t, fmt.Sprintf("%dx%d", sz[0], sz[1]), scoreGPU(t, b, ref, dist, opt), scoreCPU(t, ref, dist, opt), opt)
+		eMax, eNorm := compare(t, name, scoreGPU(t, b, ref, dist, opt), scoreCPU(t, ref, dist, opt), opt)
 		worst[0], worst[1] = math.Max(worst[0], eMax), math.Max(worst[1], eNorm)
 		n++
-	}
+	})
 	t.Logf("%d pairs: worst rel vs CPU reference: max %.2g, 3-norm %.2g", n, worst[0], worst[1])
 }
 

@@ -3,7 +3,6 @@ package cvvdp
 import (
 	"context"
 	"errors"
-	"fmt"
 	"math"
 	"testing"
 
@@ -92,8 +91,6 @@ func compare(t *testing.T, name string, s zenmetrics.Score, ref, dist *zenmetric
 // images of several upload chunks.
 func TestVsCPU(t *testing.T) {
 	b := backend(t)
-	formats := []zenmetrics.PixelFormat{zenmetrics.RGB8, zenmetrics.RGBA8, zenmetrics.Gray8, zenmetrics.GrayA8,
-		zenmetrics.RGB16, zenmetrics.RGBA16, zenmetrics.Gray16, zenmetrics.GrayA16}
 	sizes := [][2]int{{96, 80}, {37, 29}, {2, 2}, {100, 2}, {2, 100}, {7, 40}, {17, 8}, {15, 17}, {200, 131}, {517, 389}}
 	worst, same, n := 0.0, 0, 0
 	check := func(name string, ref, dist *zenmetrics.Image, display string) {
@@ -103,15 +100,7 @@ func TestVsCPU(t *testing.T) {
 			same++
 		}
 	}
-	for i, f := range formats {
-		for j, sz := range sizes {
-			ref, dist := metrictest.Synthetic(sz[0], sz[1], int64(100+10*i+j), f)
-			if (i+j)%3 == 0 {
-				ref, dist = padded(ref), padded(dist)
-			}
-			check(fmt.Sprintf("%v_%dx%d", f, sz[0], sz[1]), ref, dist, "")
-		}
-	}
+	cudatest.FormatGrid(sizes, padded, func(name string, ref, dist *zenmetrics.Image) { check(name, ref, dist, "") })
 	for _, c := range []struct{ rf, df zenmetrics.PixelFormat }{{zenmetrics.RGB8, zenmetrics.RGBA8},
 		{zenmetrics.RGBA8, zenmetrics.Gray8}, {zenmetrics.Gray16, zenmetrics.RGBA16}, {zenmetrics.GrayA8, zenmetrics.RGB16}} {
 		ref, _ := metrictest.Synthetic(64, 64, 5, c.rf)
@@ -134,10 +123,7 @@ func TestVsCPU(t *testing.T) {
 		ref, dist := metrictest.Synthetic(c.w, c.h, int64(30+i), c.f)
 		check(c.disp+"_"+c.f.String(), ref, dist, c.disp)
 	}
-	for _, sz := range [][2]int{{2047, 1537}, {1601, 1199}} {
-		ref, dist := metrictest.SyntheticPair(sz[0], sz[1], 23)
-		check(fmt.Sprintf("%dx%d", sz[0], sz[1]), ref, dist, "")
-	}
+	cudatest.LargePairs(func(name string, ref, dist *zenmetrics.Image) { check(name, ref, dist, "") })
 	t.Logf("%d pairs: worst |Δ| vs cpu/cvvdp %.3g; %d JODs bit-identical", n, worst, same)
 }
 

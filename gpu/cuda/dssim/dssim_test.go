@@ -2,7 +2,6 @@ package dssim
 
 import (
 	"context"
-	"fmt"
 	"math"
 	"testing"
 
@@ -79,8 +78,6 @@ func compare(t *testing.T, name string, s zenmetrics.Score, ref, dist *zenmetric
 // and the other way round); and images of several upload chunks.
 func TestVsCPU(t *testing.T) {
 	b := backend(t)
-	formats := []zenmetrics.PixelFormat{zenmetrics.RGB8, zenmetrics.RGBA8, zenmetrics.Gray8, zenmetrics.GrayA8,
-		zenmetrics.RGB16, zenmetrics.RGBA16, zenmetrics.Gray16, zenmetrics.GrayA16}
 	sizes := [][2]int{{96, 80}, {37, 29}, {1, 1}, {100, 1}, {1, 100}, {7, 40}, {17, 8}, {15, 17}, {200, 131}, {517, 389}}
 	opt := zenmetrics.Options{DistMap: true}
 	worst, differ, n := 0.0, 0, 0
@@ -88,25 +85,14 @@ func TestVsCPU(t *testing.T) {
 		d, k := compare(t, name, scoreGPU(t, b, ref, dist, opt), ref, dist)
 		worst, differ, n = math.Max(worst, d), differ+k, n+1
 	}
-	for i, f := range formats {
-		for j, sz := range sizes {
-			ref, dist := metrictest.Synthetic(sz[0], sz[1], int64(100+10*i+j), f)
-			if (i+j)%3 == 0 {
-				ref, dist = padded(ref), padded(dist)
-			}
-			check(fmt.Sprintf("%v_%dx%d", f, sz[0], sz[1]), ref, dist)
-		}
-	}
+	cudatest.FormatGrid(sizes, padded, check)
 	for _, c := range []struct{ rf, df zenmetrics.PixelFormat }{{zenmetrics.RGB8, zenmetrics.RGBA8},
 		{zenmetrics.RGBA8, zenmetrics.RGB8}, {zenmetrics.Gray16, zenmetrics.RGBA16}, {zenmetrics.GrayA8, zenmetrics.RGB16}} {
 		ref, _ := metrictest.Synthetic(64, 64, 5, c.rf)
 		_, dist := metrictest.Synthetic(64, 64, 5, c.df)
 		check(c.rf.String()+"/"+c.df.String(), ref, dist)
 	}
-	for _, sz := range [][2]int{{2047, 1537}, {1601, 1199}} {
-		ref, dist := metrictest.SyntheticPair(sz[0], sz[1], 23)
-		check(fmt.Sprintf("%dx%d", sz[0], sz[1]), ref, dist)
-	}
+	cudatest.LargePairs(check)
 	t.Logf("%d pairs: worst |Δ| vs cpu/dssim %.3g; %d map values not bit-identical", n, worst, differ)
 }
 

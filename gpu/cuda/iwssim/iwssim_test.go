@@ -3,7 +3,6 @@ package iwssim
 import (
 	"context"
 	"errors"
-	"fmt"
 	"math"
 	"runtime"
 	"testing"
@@ -63,8 +62,6 @@ func scoreGPU(t testing.TB, b *cuda.Backend, ref, dist *zenmetrics.Image) float6
 func TestVsCPU(t *testing.T) {
 	b := backend(t)
 	tol := tolCPU()
-	formats := []zenmetrics.PixelFormat{zenmetrics.RGB8, zenmetrics.RGBA8, zenmetrics.Gray8, zenmetrics.GrayA8,
-		zenmetrics.RGB16, zenmetrics.RGBA16, zenmetrics.Gray16, zenmetrics.GrayA16}
 	sizes := [][2]int{{161, 161}, {162, 333}, {177, 163}, {300, 161}, {517, 389}}
 	worst, differ, n := 0.0, 0, 0
 	check := func(name string, ref, dist *zenmetrics.Image) {
@@ -82,25 +79,14 @@ func TestVsCPU(t *testing.T) {
 			t.Errorf("%s: cuda %.17g, cpu %.17g (|Δ| %.3g > %g)", name, got, want, d, tol)
 		}
 	}
-	for i, f := range formats {
-		for j, sz := range sizes {
-			ref, dist := metrictest.Synthetic(sz[0], sz[1], int64(100+10*i+j), f)
-			if (i+j)%3 == 0 {
-				ref, dist = padded(ref), padded(dist)
-			}
-			check(fmt.Sprintf("%v_%dx%d", f, sz[0], sz[1]), ref, dist)
-		}
-	}
+	cudatest.FormatGrid(sizes, padded, check)
 	for _, c := range []struct{ rf, df zenmetrics.PixelFormat }{{zenmetrics.RGB8, zenmetrics.RGBA8},
 		{zenmetrics.RGBA8, zenmetrics.RGB8}, {zenmetrics.Gray16, zenmetrics.RGBA16}, {zenmetrics.GrayA8, zenmetrics.RGB16}} {
 		ref, _ := metrictest.Synthetic(200, 180, 5, c.rf)
 		_, dist := metrictest.Synthetic(200, 180, 5, c.df)
 		check(c.rf.String()+"/"+c.df.String(), ref, dist)
 	}
-	for _, sz := range [][2]int{{2047, 1537}, {1601, 1199}} {
-		ref, dist := metrictest.SyntheticPair(sz[0], sz[1], 23)
-		check(fmt.Sprintf("%dx%d", sz[0], sz[1]), ref, dist)
-	}
+	cudatest.LargePairs(check)
 	t.Logf("%d pairs: worst |Δ| vs cpu/iwssim %.3g; %d not bit-identical", n, worst, differ)
 }
 

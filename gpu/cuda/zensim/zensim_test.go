@@ -136,28 +136,15 @@ func compare(t *testing.T, b *cuda.Backend, st *stats, name string, ref, dist *z
 func TestVsCPU(t *testing.T) {
 	b := backend(t)
 	var st stats
-	formats := []zenmetrics.PixelFormat{zenmetrics.RGB8, zenmetrics.RGBA8, zenmetrics.Gray8, zenmetrics.GrayA8,
-		zenmetrics.RGB16, zenmetrics.RGBA16, zenmetrics.Gray16, zenmetrics.GrayA16}
 	sizes := [][2]int{{8, 8}, {9, 13}, {37, 29}, {97, 70}, {171, 133}, {260, 70}, {500, 20}, {517, 389}, {1031, 77}}
-	for i, f := range formats {
-		for j, sz := range sizes {
-			ref, dist := metrictest.Synthetic(sz[0], sz[1], int64(100+10*i+j), f)
-			if (i+j)%3 == 0 {
-				ref, dist = padded(ref), padded(dist)
-			}
-			compare(t, b, &st, fmt.Sprintf("%v_%dx%d", f, sz[0], sz[1]), ref, dist)
-		}
-	}
+	cudatest.FormatGrid(sizes, padded, func(name string, ref, dist *zenmetrics.Image) { compare(t, b, &st, name, ref, dist) })
 	for _, c := range []struct{ rf, df zenmetrics.PixelFormat }{{zenmetrics.RGB8, zenmetrics.RGBA8},
 		{zenmetrics.RGBA8, zenmetrics.RGB8}, {zenmetrics.Gray16, zenmetrics.RGBA16}, {zenmetrics.GrayA8, zenmetrics.RGB16}} {
 		ref, _ := metrictest.Synthetic(64, 64, 5, c.rf)
 		_, dist := metrictest.Synthetic(64, 64, 5, c.df)
 		compare(t, b, &st, c.rf.String()+"/"+c.df.String(), ref, dist)
 	}
-	for _, sz := range [][2]int{{2047, 1537}, {1601, 1199}} {
-		ref, dist := metrictest.SyntheticPair(sz[0], sz[1], 23)
-		compare(t, b, &st, fmt.Sprintf("%dx%d", sz[0], sz[1]), ref, dist)
-	}
+	cudatest.LargePairs(func(name string, ref, dist *zenmetrics.Image) { compare(t, b, &st, name, ref, dist) })
 	st.check(t)
 }
 
