@@ -242,17 +242,7 @@ func same(a, b zenmetrics.Score) error {
 	if a.Value != b.Value || a.Extras["pnorm3"] != b.Extras["pnorm3"] || a.Extras["pnorm"] != b.Extras["pnorm"] {
 		return fmt.Errorf("%v %v vs %v %v", a.Value, a.Extras, b.Value, b.Extras)
 	}
-	if (a.DistMap == nil) != (b.DistMap == nil) {
-		return errors.New("distance map present in one only")
-	}
-	if a.DistMap != nil {
-		for i := range a.DistMap.Pix {
-			if math.Float32bits(a.DistMap.Pix[i]) != math.Float32bits(b.DistMap.Pix[i]) {
-				return fmt.Errorf("distance maps differ at %d: %v vs %v", i, a.DistMap.Pix[i], b.DistMap.Pix[i])
-			}
-		}
-	}
-	return nil
+	return cudatest.SameMaps(a, b)
 }
 
 // Errors: bad options, too small, size mismatch, cancelled context, strip pairs,

@@ -39,6 +39,12 @@ func SameBits(a, b zenmetrics.Score) error {
 	if math.Float64bits(a.Value) != math.Float64bits(b.Value) {
 		return fmt.Errorf("%v vs %v", a.Value, b.Value)
 	}
+	return SameMaps(a, b)
+}
+
+// SameMaps reports how a's distance map differs from b's, bit for bit
+// (nil when both have none or they are the same).
+func SameMaps(a, b zenmetrics.Score) error {
 	if (a.DistMap == nil) != (b.DistMap == nil) {
 		return errors.New("map present in one only")
 	}
