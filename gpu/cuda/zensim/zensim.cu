@@ -22,7 +22,7 @@ typedef unsigned char u8;
 // Launch geometry; the host uses the same numbers (kernels.go).
 #define BX 32 // xyb, down: block width
 #define BY 8  // block height
-#define HT 32 // hblur: threads per block (one warp, one plane row each)
+#define HT 128 // hblur: threads per block (4 warps: all load and store, warp 0 walks)
 #define VT 64 // vstats: threads per block (one column each; a multiple of 8)
 #define CT 32 // chain: threads per block (NQ of them work)
 #define MT 64 // merge: threads (3·NQ of them work)
@@ -233,51 +233,89 @@ extern "C" __global__ void down(const float* src, int sw, int sh, int dw, int dh
 // s·d, each written × 1/11 to hb as (mu1, mu2, ssq, s12); 0 for the last
 // two in edge mode. Channels without blurred features do nothing. The
 // sums are serial along the row, as zensim's (their rounding depends on
-// the order), which is why the three channels share one launch.
+// the order), so a row is one thread's work from end to end, and the
+// only parallelism is rows × channels (12288 rows at 16 MP, 384 warps:
+// about 3 per SM of an H200). With so few warps nothing hides memory
+// latency but the block's own loads in flight.
 //
-// A warp whose threads each walk their own row would touch 32 cache
-// lines with every load and store. So the block (one warp, HT rows) goes
-// through its rows in tiles of HW columns: it loads the samples a tile's
-// steps read (columns [x0 − 8, x0 + HW + 8) of each row, clipped to the
-// row: the entering sample is at most 6 ahead, the leaving one 5 behind,
-// and near the row's ends their mirrors fall inside too) with coalesced
-// loads into shared memory, each thread walks its row there, writing
-// its outputs to a shared tile, and the block stores that tile row by
-// row, coalesced. All threads are at the same column at once, so the
-// mirrored indices are the same across the warp (no divergence).
+// So the block (HT threads, HR rows) goes through its rows in tiles of
+// HW columns, and its warps split the work: warp 0 walks the rows (one
+// per lane) through the current tile in shared memory, while all HT
+// threads hold the next tile's samples in registers (HR·HIN/HT = 12 per
+// image and thread, issued before the walk and stored to shared memory
+// after it, so that their latency overlaps the walk), then store the
+// walked tile's outputs row by row. A tile is the samples its steps read
+// (columns [x0 − 8, x0 + HW + 8) of each row, clipped to the row: the
+// entering sample is at most 6 ahead, the leaving one 5 behind, and near
+// the row's ends their mirrors fall inside too). Every global access is
+// coalesced (a warp reads 32 consecutive floats of one row, writes 32
+// consecutive float4 of one row), and all threads of the walking warp
+// are at the same column at once, so the mirrored indices are the same
+// across the warp (no divergence). Each thread's additions are exactly
+// the CPU's, in its order: only who loads the samples changed.
+#define HR 32             // hblur: rows per block (warp 0 walks them)
 #define HW 32             // hblur: columns per tile
 #define HIN (HW + 16)     // its input tile's columns
 #define HIS (HIN + 1)     // the input tile's row stride (odd: no bank conflicts)
 #define HOS (HW + 1)      // the output tile's row stride, in float4
+#define HLD (HR * HIN / HT) // samples per image each thread loads per tile
+#define HST (HR * HW / HT)  // outputs each thread stores per tile
+
+// hblur_fetch issues the loads of the tile at columns [lo, hi) of the
+// block's rows into registers (0 where the tile has no sample; never
+// stored).
+__device__ __forceinline__ void hblur_fetch(const float* s0, const float* d0, int pw, int rows, int lo, int hi, int t, float* rs, float* rd) {
+#pragma unroll
+    for (int j = 0; j < HLD; j++) {
+        int e = t + j * HT, r = e / HIN, k = e % HIN;
+        bool in = r < rows && k < hi - lo;
+        size_t o = (size_t)r * (size_t)pw + (size_t)(lo + k);
+        rs[j] = in ? s0[o] : 0.0f;
+        rd[j] = in ? d0[o] : 0.0f;
+    }
+}
+
+// hblur_put writes the fetched samples to the input tiles.
+__device__ __forceinline__ void hblur_put(float* ts, float* td, int t, const float* rs, const float* rd) {
+#pragma unroll
+    for (int j = 0; j < HLD; j++) {
+        int e = t + j * HT, r = e / HIN, k = e % HIN;
+        ts[r * HIS + k] = rs[j];
+        td[r * HIS + k] = rd[j];
+    }
+}
 
 extern "C" __global__ void hblur(const float* ref, const float* dist, int pw, int h, int modes, float4* hb) {
-    __shared__ float ts[HT * HIS];
-    __shared__ float td[HT * HIS];
-    __shared__ float4 to[HT * HOS];
+    __shared__ float ts[HR * HIS];
+    __shared__ float td[HR * HIS];
+    __shared__ float4 to[HR * HOS];
     int t = threadIdx.x;
-    int y0 = blockIdx.x * HT;
+    int y0 = blockIdx.x * HR;
     int c = blockIdx.y;
     int mode = chan_mode(modes, c);
     if (mode < MODE_EDGE) return; // the whole block: the channel is uniform
     bool full = mode == MODE_FULL;
-    int rows = min(HT, h - y0);
+    int rows = min(HR, h - y0);
+    bool walker = t < rows; // warp 0's lanes with a row
     size_t plane = (size_t)c * (size_t)pw * (size_t)h;
     const float* s0 = ref + plane + (size_t)y0 * (size_t)pw;
     const float* d0 = dist + plane + (size_t)y0 * (size_t)pw;
     float4* o0 = hb + plane + (size_t)y0 * (size_t)pw;
-    const float* st = ts + t * HIS;
-    const float* dt = td + t * HIS;
+    float rs[HLD], rd[HLD];
+    hblur_fetch(s0, d0, pw, rows, 0, min(HW + 8, pw), t, rs, rd);
+    hblur_put(ts, td, t, rs, rd);
+    __syncthreads();
     float ss = 0.0f, sd = 0.0f, sq = 0.0f, sp = 0.0f;
     for (int x0 = 0; x0 < pw; x0 += HW) {
-        int lo = max(x0 - 8, 0), hi = min(x0 + HW + 8, pw), x1 = min(x0 + HW, pw);
-        for (int r = 0; r < rows; r++) {
-            for (int k = t; k < hi - lo; k += HT) {
-                ts[r * HIS + k] = s0[(size_t)r * pw + lo + k];
-                td[r * HIS + k] = d0[(size_t)r * pw + lo + k];
-            }
-        }
-        __syncthreads();
-        if (t < rows) {
+        int lo = max(x0 - 8, 0), x1 = min(x0 + HW, pw);
+        // The next tile's loads go out before the walk (block-uniform).
+        int nx = x0 + HW;
+        bool next = nx < pw;
+        int nlo = nx - 8, nhi = min(nx + HW + 8, pw);
+        if (next) hblur_fetch(s0, d0, pw, rows, nlo, nhi, t, rs, rd);
+        if (walker) {
+            const float* st = ts + t * HIS;
+            const float* dt = td + t * HIS;
             if (x0 == 0) {
                 for (int i = 0; i < DIAM; i++) {
                     int k = init_idx(i, pw);
@@ -304,11 +342,14 @@ extern "C" __global__ void hblur(const float* ref, const float* dist, int pw, in
                 }
             }
         }
-        __syncthreads();
-        for (int r = 0; r < rows; r++) {
-            for (int k = t; k < x1 - x0; k += HT) o0[(size_t)r * pw + x0 + k] = to[r * HOS + k];
+        __syncthreads(); // the walk is done with ts, td; to is complete
+        if (next) hblur_put(ts, td, t, rs, rd);
+#pragma unroll
+        for (int j = 0; j < HST; j++) {
+            int e = t + j * HT, r = e / HW, k = e % HW;
+            if (r < rows && k < x1 - x0) o0[(size_t)r * (size_t)pw + (size_t)(x0 + k)] = to[r * HOS + k];
         }
-        __syncthreads();
+        __syncthreads(); // the next tile is in; to may be overwritten
     }
 }
 
