@@ -21,7 +21,7 @@ const (
 	hblurThreads   = 128   // hblur: all load and store; warp 0 walks the rows
 	hblurRows      = 32    // hblur: rows per block (one per lane of warp 0)
 	vstatsThreads  = 64    // vstats: one column each
-	chainThreads   = 32    // chain: one quantity each (nq of them)
+	chainThreads   = 128   // chain: all load a batch; the first nq add it
 	mergeThreads   = 64    // merge: one (channel, quantity) each
 )
 

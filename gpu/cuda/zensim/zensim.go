@@ -33,8 +33,10 @@
 //	          per-pixel values, then through shared memory one record of
 //	          20 values per output row and zensim column unit (8-column
 //	          group or tail column)
-//	  chain   per strip, channel and quantity: the float64 chain
-//	  merge   the strips in order: 20 values per channel
+//	  chain   per strip, channel and quantity: the float64 chain, fed
+//	          from shared memory by the block's coalesced batch loads
+//	  merge   the strips in order (loaded in batches): 20 values per
+//	          channel
 //
 // and a read-back of 1924 bytes.
 //
