@@ -260,6 +260,8 @@ extern "C" __global__ void down(const float* src, int sw, int sh, int dw, int dh
 #define HOS (HW + 1)      // the output tile's row stride, in float4
 #define HLD (HR * HIN / HT) // samples per image each thread loads per tile
 #define HST (HR * HW / HT)  // outputs each thread stores per tile
+// The walkers are warp 0's lanes, and the tiles split evenly.
+static_assert(HR <= 32 && HT % 32 == 0 && (HR * HIN) % HT == 0 && (HR * HW) % HT == 0, "hblur geometry");
 
 // hblur_fetch issues the loads of the tile at columns [lo, hi) of the
 // block's rows into registers (0 where the tile has no sample; never
@@ -535,6 +537,7 @@ extern "C" __global__ void vstats(const float* ref, const float* dist, const flo
 #define CU 16                  // chain: units per batch
 #define CBF (CU * STRIP * NQ)  // a batch's floats
 #define CLD (CBF / CT)         // the floats each thread loads per batch
+static_assert(CBF % CT == 0 && CT >= NQ, "chain geometry");
 
 // chain_fetch loads batch u0's floats of the strip's n into registers
 // (0 past n; never added).
