@@ -46,7 +46,7 @@ func entryBody(ptx, name string) string {
 // with is the one the source is written for.
 func TestSignaturesMatchSource(t *testing.T) {
 	cudatest.CheckTable(t, kernelSource, newKernels().list())
-	for def, v := range map[string]int{"BX": blockX, "BY": blockY, "HT": hblurThreads, "VT": vstatsThreads,
+	for def, v := range map[string]int{"BX": blockX, "BY": blockY, "HT": hblurThreads, "HR": hblurRows, "VT": vstatsThreads,
 		"CT": chainThreads, "MT": mergeThreads, "NQ": nq, "NSUM": nsum, "STRIP": strip,
 		"RADIUS": cpuz.BlurRadius, "DIAM": 2*cpuz.BlurRadius + 1, "CHUNK": cpuz.ChunkRows} {
 		want := "#define " + def + " " + strconv.Itoa(v) + " "

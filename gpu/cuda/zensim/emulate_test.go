@@ -151,7 +151,8 @@ func diffResults(name string, got, want *cpuz.Result, tolFeature, tolScore float
 // seeded pairs: every pixel format, mixed formats, padded strides, the
 // 8×8 minimum, odd sizes whose scales leave scalar tails (pw mod 8 ≠ 0 at
 // scales 2 and 3), strips and XYB chunks with remainders, a width past
-// 512 (zensim's extra 16 padded columns), and identical images. Opt-in
+// 512 (zensim's extra 16 padded columns), more strips than merge's batch
+// (MB = 32), and identical images. Opt-in
 // (ZENMETRICS_CUDA_EMULATE=1): it needs g++ and takes about 3 minutes (one
 // OS thread per emulated CUDA thread).
 func TestEmulated(t *testing.T) {
@@ -177,6 +178,7 @@ func TestEmulated(t *testing.T) {
 		{500, 20, zenmetrics.RGB8, zenmetrics.RGB8, false},
 		{131, 138, zenmetrics.RGB8, zenmetrics.RGB8, false},
 		{260, 70, zenmetrics.RGB16, zenmetrics.RGB16, true}, // 2-column last blur tile at scale 3
+		{40, 530, zenmetrics.RGB8, zenmetrics.RGB8, false},  // 34 strips at scale 0: merge's second batch of MB
 	}
 	differ, n, worst, worstScore := 0, 0, 0.0, 0.0
 	for i, c := range cases {

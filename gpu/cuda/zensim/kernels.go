@@ -15,12 +15,13 @@ var kernelSource string
 // (built once per process).
 var source = sync.OnceValue(func() string { return header() + kernelSource })
 
-// Launch geometry, the same numbers as zensim.cu's BX/BY, HT, VT, CT, MT.
+// Launch geometry, the same numbers as zensim.cu's BX/BY, HT, HR, VT, CT, MT.
 const (
 	blockX, blockY = 32, 8 // xyb, down
-	hblurThreads   = 32    // hblur: one row each
+	hblurThreads   = 128   // hblur: all load and store; warp 0 walks the rows
+	hblurRows      = 32    // hblur: rows per block (one per lane of warp 0)
 	vstatsThreads  = 64    // vstats: one column each
-	chainThreads   = 32    // chain: one quantity each (nq of them)
+	chainThreads   = 128   // chain: all load a batch; the first nq add it
 	mergeThreads   = 64    // merge: one (channel, quantity) each
 )
 

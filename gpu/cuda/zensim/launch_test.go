@@ -118,7 +118,7 @@ func (c *checker) check(i int, l cudaemu.Launch) {
 		c.Cover(a, dw, dh)
 	case "hblur":
 		seq()
-		grid(cuda.Dim3{X: cuda.Groups(h, hblurThreads), Y: 3, Z: 1})
+		grid(cuda.Dim3{X: cuda.Groups(h, hblurRows), Y: 3, Z: 1})
 		c.next = "vstats"
 	case "vstats":
 		seq()

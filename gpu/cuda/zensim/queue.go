@@ -138,7 +138,7 @@ func queueStats(q launch.Launcher, k *kernels, dims [][2]int, s *slot, ref []*cu
 	for sc, d := range dims {
 		pw, h, m := d[0], d[1], modesOf(sc)
 		ns := strips(h)
-		if err := q.Launch(&k.hblur, cuda.Dim3{X: cuda.Groups(h, hblurThreads), Y: 3, Z: 1}, cuda.Dim3{X: hblurThreads, Y: 1, Z: 1},
+		if err := q.Launch(&k.hblur, cuda.Dim3{X: cuda.Groups(h, hblurRows), Y: 3, Z: 1}, cuda.Dim3{X: hblurThreads, Y: 1, Z: 1},
 			ref[sc], s.dist[sc], pw, h, m, s.hb); err != nil {
 			return err
 		}

@@ -22,9 +22,9 @@ typedef unsigned char u8;
 // Launch geometry; the host uses the same numbers (kernels.go).
 #define BX 32 // xyb, down: block width
 #define BY 8  // block height
-#define HT 32 // hblur: threads per block (one warp, one plane row each)
+#define HT 128 // hblur: threads per block (4 warps: all load and store, warp 0 walks)
 #define VT 64 // vstats: threads per block (one column each; a multiple of 8)
-#define CT 32 // chain: threads per block (NQ of them work)
+#define CT 128 // chain: threads per block (all load; the first NQ add)
 #define MT 64 // merge: threads (3·NQ of them work)
 
 #define RADIUS 5 // the box blur's radius
@@ -233,51 +233,91 @@ extern "C" __global__ void down(const float* src, int sw, int sh, int dw, int dh
 // s·d, each written × 1/11 to hb as (mu1, mu2, ssq, s12); 0 for the last
 // two in edge mode. Channels without blurred features do nothing. The
 // sums are serial along the row, as zensim's (their rounding depends on
-// the order), which is why the three channels share one launch.
+// the order), so a row is one thread's work from end to end, and the
+// only parallelism is rows × channels (12288 rows at 16 MP, 384 warps:
+// about 3 per SM of an H200). With so few warps nothing hides memory
+// latency but the block's own loads in flight.
 //
-// A warp whose threads each walk their own row would touch 32 cache
-// lines with every load and store. So the block (one warp, HT rows) goes
-// through its rows in tiles of HW columns: it loads the samples a tile's
-// steps read (columns [x0 − 8, x0 + HW + 8) of each row, clipped to the
-// row: the entering sample is at most 6 ahead, the leaving one 5 behind,
-// and near the row's ends their mirrors fall inside too) with coalesced
-// loads into shared memory, each thread walks its row there, writing
-// its outputs to a shared tile, and the block stores that tile row by
-// row, coalesced. All threads are at the same column at once, so the
-// mirrored indices are the same across the warp (no divergence).
+// So the block (HT threads, HR rows) goes through its rows in tiles of
+// HW columns, and its warps split the work: warp 0 walks the rows (one
+// per lane) through the current tile in shared memory, while all HT
+// threads hold the next tile's samples in registers (HR·HIN/HT = 12 per
+// image and thread, issued before the walk and stored to shared memory
+// after it, so that their latency overlaps the walk), then store the
+// walked tile's outputs row by row. A tile is the samples its steps read
+// (columns [x0 − 8, x0 + HW + 8) of each row, clipped to the row: the
+// entering sample is at most 6 ahead, the leaving one 5 behind, and near
+// the row's ends their mirrors fall inside too). Every global access is
+// coalesced (a warp reads 32 consecutive floats of one row, writes 32
+// consecutive float4 of one row), and all threads of the walking warp
+// are at the same column at once, so the mirrored indices are the same
+// across the warp (no divergence). Each thread's additions are exactly
+// the CPU's, in its order: only who loads the samples changed.
+#define HR 32             // hblur: rows per block (warp 0 walks them)
 #define HW 32             // hblur: columns per tile
 #define HIN (HW + 16)     // its input tile's columns
 #define HIS (HIN + 1)     // the input tile's row stride (odd: no bank conflicts)
 #define HOS (HW + 1)      // the output tile's row stride, in float4
+#define HLD (HR * HIN / HT) // samples per image each thread loads per tile
+#define HST (HR * HW / HT)  // outputs each thread stores per tile
+// The walkers are warp 0's lanes, and the tiles split evenly.
+static_assert(HR <= 32 && HT % 32 == 0 && (HR * HIN) % HT == 0 && (HR * HW) % HT == 0, "hblur geometry");
+
+// hblur_fetch issues the loads of the tile at columns [lo, hi) of the
+// block's rows into registers (0 where the tile has no sample; never
+// stored).
+__device__ __forceinline__ void hblur_fetch(const float* s0, const float* d0, int pw, int rows, int lo, int hi, int t, float* rs, float* rd) {
+#pragma unroll
+    for (int j = 0; j < HLD; j++) {
+        int e = t + j * HT, r = e / HIN, k = e % HIN;
+        bool in = r < rows && k < hi - lo;
+        size_t o = (size_t)r * (size_t)pw + (size_t)(lo + k);
+        rs[j] = in ? s0[o] : 0.0f;
+        rd[j] = in ? d0[o] : 0.0f;
+    }
+}
+
+// hblur_put writes the fetched samples to the input tiles.
+__device__ __forceinline__ void hblur_put(float* ts, float* td, int t, const float* rs, const float* rd) {
+#pragma unroll
+    for (int j = 0; j < HLD; j++) {
+        int e = t + j * HT, r = e / HIN, k = e % HIN;
+        ts[r * HIS + k] = rs[j];
+        td[r * HIS + k] = rd[j];
+    }
+}
 
 extern "C" __global__ void hblur(const float* ref, const float* dist, int pw, int h, int modes, float4* hb) {
-    __shared__ float ts[HT * HIS];
-    __shared__ float td[HT * HIS];
-    __shared__ float4 to[HT * HOS];
+    __shared__ float ts[HR * HIS];
+    __shared__ float td[HR * HIS];
+    __shared__ float4 to[HR * HOS];
     int t = threadIdx.x;
-    int y0 = blockIdx.x * HT;
+    int y0 = blockIdx.x * HR;
     int c = blockIdx.y;
     int mode = chan_mode(modes, c);
     if (mode < MODE_EDGE) return; // the whole block: the channel is uniform
     bool full = mode == MODE_FULL;
-    int rows = min(HT, h - y0);
+    int rows = min(HR, h - y0);
+    bool walker = t < rows; // warp 0's lanes with a row
     size_t plane = (size_t)c * (size_t)pw * (size_t)h;
     const float* s0 = ref + plane + (size_t)y0 * (size_t)pw;
     const float* d0 = dist + plane + (size_t)y0 * (size_t)pw;
     float4* o0 = hb + plane + (size_t)y0 * (size_t)pw;
-    const float* st = ts + t * HIS;
-    const float* dt = td + t * HIS;
+    float rs[HLD], rd[HLD];
+    hblur_fetch(s0, d0, pw, rows, 0, min(HW + 8, pw), t, rs, rd);
+    hblur_put(ts, td, t, rs, rd);
+    __syncthreads();
     float ss = 0.0f, sd = 0.0f, sq = 0.0f, sp = 0.0f;
     for (int x0 = 0; x0 < pw; x0 += HW) {
-        int lo = max(x0 - 8, 0), hi = min(x0 + HW + 8, pw), x1 = min(x0 + HW, pw);
-        for (int r = 0; r < rows; r++) {
-            for (int k = t; k < hi - lo; k += HT) {
-                ts[r * HIS + k] = s0[(size_t)r * pw + lo + k];
-                td[r * HIS + k] = d0[(size_t)r * pw + lo + k];
-            }
-        }
-        __syncthreads();
-        if (t < rows) {
+        int lo = max(x0 - 8, 0), x1 = min(x0 + HW, pw);
+        // The next tile's loads go out before the walk (block-uniform).
+        int nx = x0 + HW;
+        bool next = nx < pw;
+        int nlo = nx - 8, nhi = min(nx + HW + 8, pw);
+        if (next) hblur_fetch(s0, d0, pw, rows, nlo, nhi, t, rs, rd);
+        if (walker) {
+            const float* st = ts + t * HIS;
+            const float* dt = td + t * HIS;
             if (x0 == 0) {
                 for (int i = 0; i < DIAM; i++) {
                     int k = init_idx(i, pw);
@@ -304,11 +344,14 @@ extern "C" __global__ void hblur(const float* ref, const float* dist, int pw, in
                 }
             }
         }
-        __syncthreads();
-        for (int r = 0; r < rows; r++) {
-            for (int k = t; k < x1 - x0; k += HT) o0[(size_t)r * pw + x0 + k] = to[r * HOS + k];
+        __syncthreads(); // the walk is done with ts, td; to is complete
+        if (next) hblur_put(ts, td, t, rs, rd);
+#pragma unroll
+        for (int j = 0; j < HST; j++) {
+            int e = t + j * HT, r = e / HW, k = e % HW;
+            if (r < rows && k < x1 - x0) o0[(size_t)r * (size_t)pw + (size_t)(x0 + k)] = to[r * HOS + k];
         }
-        __syncthreads();
+        __syncthreads(); // the next tile is in; to may be overwritten
     }
 }
 
@@ -412,11 +455,31 @@ extern "C" __global__ void vstats(const float* ref, const float* dist, const flo
     }
     // The block's tail columns are [tb, te) (none when tb >= te).
     int tb = max(8 * g, bx), te = min(pw, bx + VT);
+    // Each iteration's global loads (the slide's two blurred rows, the
+    // next output row's samples) go out at its start, so that their
+    // latency overlaps the current row's values, barriers and records
+    // instead of stalling the next row; sc, dc are row yy's samples.
+    float sc = 0.0f, dc = 0.0f;
+    if (on && in0 == 0) {
+        sc = s[0];
+        dc = d[0];
+    }
     for (int yy = 0; yy < in1; yy++) {
+        bool slide = yy + 1 < in1; // the remaining slides feed no output row
+        float4 va = make_float4(0.0f, 0.0f, 0.0f, 0.0f), vr = va;
+        float sn = 0.0f, dn = 0.0f;
+        if (on && slide) {
+            va = hr[(size_t)add_idx(yy, hs) * pw];
+            vr = hr[(size_t)rem_idx(yy, hs) * pw];
+            if (yy + 1 >= in0) {
+                sn = s[(size_t)(yy + 1) * pw];
+                dn = d[(size_t)(yy + 1) * pw];
+            }
+        }
         if (yy >= in0) {
             float f[NQ];
             if (on) {
-                feats(full, a1, a2, aq, ap, s[(size_t)yy * pw], d[(size_t)yy * pw], f);
+                feats(full, a1, a2, aq, ap, sc, dc, f);
             } else {
 #pragma unroll
                 for (int q = 0; q < NQ; q++) f[q] = 0.0f;
@@ -445,9 +508,8 @@ extern "C" __global__ void vstats(const float* ref, const float* dist, const flo
             }
             __syncthreads();
         }
-        if (yy + 1 >= in1) break; // the remaining slides feed no output row
+        if (!slide) break;
         if (on) {
-            float4 va = hr[(size_t)add_idx(yy, hs) * pw], vr = hr[(size_t)rem_idx(yy, hs) * pw];
             a1 = (a1 + va.x) - vr.x;
             a2 = (a2 + va.y) - vr.y;
             if (full) {
@@ -455,78 +517,104 @@ extern "C" __global__ void vstats(const float* ref, const float* dist, const flo
                 ap = (ap + va.w) - vr.w;
             }
         }
+        sc = sn;
+        dc = dn;
     }
 }
 
-// chain: one block per strip (blockIdx.x) and channel (blockIdx.y), one
-// thread per quantity: the strip's sum of that quantity as cpu/zensim
+// chain: one block per strip (blockIdx.x) and channel (blockIdx.y); the
+// first NQ threads each form one quantity's strip sum as cpu/zensim
 // forms it, a float64 chain over the units in order and each unit's
 // output rows in order (its maxima: the largest value), into
 // sums[c][strip][q]. A chain of dependent additions is serial by nature;
-// the strips and channels run side by side, and what keeps each chain
-// fed is loading ahead: the records come in batches of CB units (the
-// NQ threads of a warp read one record's 80 contiguous bytes), the next
-// batch in flight while the current one is added. Channels without
-// features get 0.
-#define CB 4 // units per batch
+// the strips and channels run side by side (768 blocks at 16 MP), and
+// what keeps each chain fed is the block's loads in flight: the strip's
+// records (contiguous: [unit][row][NQ]) come in batches of CU units,
+// all CT threads loading the next batch coalesced into registers (CLD
+// floats each) while the first NQ add the current one from shared
+// memory, where a warp's NQ threads read one record's consecutive words
+// (no bank conflicts). Channels without features get 0.
+#define CU 16                  // chain: units per batch
+#define CBF (CU * STRIP * NQ)  // a batch's floats
+#define CLD (CBF / CT)         // the floats each thread loads per batch
+static_assert(CBF % CT == 0 && CT >= NQ, "chain geometry");
 
-// chain_load fills v with the quantity's values of units [u0, u0 + CB)
-// (0 past the last unit or the strip's rows, never added).
-__device__ __forceinline__ void chain_load(const float* p, int u0, int units, int rows, float* v) {
+// chain_fetch loads batch u0's floats of the strip's n into registers
+// (0 past n; never added).
+__device__ __forceinline__ void chain_fetch(const float* p, size_t n, int u0, int t, float* v) {
+    size_t b = (size_t)u0 * (STRIP * NQ);
 #pragma unroll
-    for (int j = 0; j < CB * STRIP; j++) {
-        int u = u0 + j / STRIP, r = j % STRIP;
-        v[j] = u < units && r < rows ? p[((size_t)u * STRIP + r) * NQ] : 0.0f;
-    }
-}
-
-// chain_add adds (or takes the maximum of) the loaded values of units
-// [u0, u0 + CB) in order.
-__device__ __forceinline__ void chain_add(const float* v, int u0, int units, int rows, bool sum, double* t, float* m) {
-#pragma unroll
-    for (int j = 0; j < CB * STRIP; j++) {
-        int u = u0 + j / STRIP, r = j % STRIP;
-        if (u < units && r < rows) {
-            if (sum) *t = *t + (double)v[j];
-            else *m = gmax(*m, v[j]);
-        }
+    for (int j = 0; j < CLD; j++) {
+        size_t i = b + (size_t)(t + j * CT);
+        v[j] = i < n ? p[i] : 0.0f;
     }
 }
 
 extern "C" __global__ void chain(const float* lanes, int pw, int h, int modes, double* sums) {
-    int k = blockIdx.x, c = blockIdx.y, q = threadIdx.x;
-    if (q >= NQ) return;
+    __shared__ float cb[CBF];
+    int k = blockIdx.x, c = blockIdx.y, t = threadIdx.x;
     int units = pw / 8 + pw % 8, ns = (h + STRIP - 1) / STRIP;
     int rows = min(STRIP, h - k * STRIP);
-    double t = 0.0;
+    double tot = 0.0;
     float m = 0.0f;
-    bool sum = q < NSUM;
-    if (chan_mode(modes, c) >= MODE_EDGE) {
-        const float* p = lanes + ((size_t)c * ns + k) * (size_t)units * (STRIP * NQ) + q;
-        float a[CB * STRIP], b[CB * STRIP];
-        chain_load(p, 0, units, rows, a);
-        for (int u0 = 0; u0 < units; u0 += 2 * CB) {
-            chain_load(p, u0 + CB, units, rows, b);
-            chain_add(a, u0, units, rows, sum, &t, &m);
-            chain_load(p, u0 + 2 * CB, units, rows, a);
-            chain_add(b, u0 + CB, units, rows, sum, &t, &m);
+    bool sum = t < NSUM;
+    if (chan_mode(modes, c) >= MODE_EDGE) { // the whole block: the channel is uniform
+        size_t n = (size_t)units * (STRIP * NQ);
+        const float* p = lanes + ((size_t)c * ns + k) * n;
+        float v[CLD];
+        chain_fetch(p, n, 0, t, v);
+#pragma unroll
+        for (int j = 0; j < CLD; j++) cb[t + j * CT] = v[j];
+        __syncthreads();
+        for (int u0 = 0; u0 < units; u0 += CU) {
+            bool next = u0 + CU < units; // block-uniform
+            if (next) chain_fetch(p, n, u0 + CU, t, v);
+            if (t < NQ) {
+                int nu = min(CU, units - u0);
+                for (int u = 0; u < nu; u++) {
+                    for (int r = 0; r < rows; r++) {
+                        float x = cb[(u * STRIP + r) * NQ + t];
+                        if (sum) tot = tot + (double)x;
+                        else m = gmax(m, x);
+                    }
+                }
+            }
+            __syncthreads(); // the adds are done with cb
+            if (next) {
+#pragma unroll
+                for (int j = 0; j < CLD; j++) cb[t + j * CT] = v[j];
+            }
+            __syncthreads(); // the next batch is in
         }
     }
-    sums[((size_t)c * ns + k) * NQ + q] = sum ? t : (double)m;
+    if (t < NQ) sums[((size_t)c * ns + k) * NQ + t] = sum ? tot : (double)m;
 }
 
 // merge: the strips' sums of one scale in strip order (cpu/zensim merges
-// them so), into res[scale][c][q]; thread c·NQ + q.
+// them so), into res[scale][c][q]; thread c·NQ + q. The strips' values
+// come in batches of MB, loaded together before they are added in
+// order, so that the chain waits for one load latency per batch rather
+// than per strip.
+#define MB 32 // merge: strips per batch
+
 extern "C" __global__ void merge(const double* sums, int h, int scale, double* res) {
     int i = threadIdx.x;
     if (i >= 3 * NQ) return;
     int c = i / NQ, q = i % NQ, ns = (h + STRIP - 1) / STRIP;
+    const double* p = sums + (size_t)c * ns * NQ + q;
     double t = 0.0;
     float m = 0.0f;
-    for (int k = 0; k < ns; k++) {
-        double v = sums[((size_t)c * ns + k) * NQ + q];
-        if (q < NSUM) t = t + v;
-        else m = gmax(m, (float)v);
+    for (int k0 = 0; k0 < ns; k0 += MB) {
+        double v[MB];
+#pragma unroll
+        for (int j = 0; j < MB; j++) v[j] = k0 + j < ns ? p[(size_t)(k0 + j) * NQ] : 0.0;
+#pragma unroll
+        for (int j = 0; j < MB; j++) {
+            if (k0 + j < ns) {
+                if (q < NSUM) t = t + v[j];
+                else m = gmax(m, (float)v[j]);
+            }
+        }
     }
     res[(scale * 3 + c) * NQ + q] = q < NSUM ? t : (double)m;
 }

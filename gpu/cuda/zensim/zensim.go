@@ -26,13 +26,17 @@
 //	down    scale s -> s+1 (three planes)
 //	per scale (the three channels in each launch):
 //	  hblur   one thread per row, a warp's rows through shared-memory tiles
-//	          (coalesced): (mu1, mu2, ssq, s12) per pixel
+//	          that the block's 4 warps load (the next tile in flight while
+//	          warp 0 walks the current one) and store, coalesced:
+//	          (mu1, mu2, ssq, s12) per pixel
 //	  vstats  one thread per column and strip: the vertical sums and the
 //	          per-pixel values, then through shared memory one record of
 //	          20 values per output row and zensim column unit (8-column
 //	          group or tail column)
-//	  chain   per strip, channel and quantity: the float64 chain
-//	  merge   the strips in order: 20 values per channel
+//	  chain   per strip, channel and quantity: the float64 chain, fed
+//	          from shared memory by the block's coalesced batch loads
+//	  merge   the strips in order (loaded in batches): 20 values per
+//	          channel
 //
 // and a read-back of 1924 bytes.
 //
