@@ -10,5 +10,5 @@ import (
 // kernel names the host looks up are all exported.
 func TestKernelsCompile(t *testing.T) {
 	cudatest.KernelsCompile(t, "ssim2", source(), []string{"first_scale", "xyb_planes", "downsample", "hblur_ref",
-		"hblur_dist", "vblur_ref", "vblur_terms", "reduce_sums", "vblur_ref_strip", "vblur_terms_strip"})
+		"hblur_dist", "vblur_ref", "vblur_terms", "reduce_sums", "vblur_ref_strip", "vblur_terms_strip", "hblur_dist_all", "vblur_terms_all"})
 }

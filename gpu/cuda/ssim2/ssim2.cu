@@ -239,18 +239,58 @@ __device__ __forceinline__ float sig(float a, float b, int s) {
     return a * b;
 }
 
-// hblur: block (row group, channel), 32 rows from ya; for each tile of HT output
-// columns (tiles start at multiples of 4 so that libjxl's four-lane groups
-// fall inside one tile) the block loads the rows' inputs (zero outside the
-// image, which is exactly libjxl's border handling), warp 0 runs the
-// filters, and the block stores the outputs: plane (NS·c + s).
+// hblur: block (row group, channel), the 32 rows from y0 of channel c;
+// for each tile of HT output columns (tiles start at multiples of 4 so
+// that libjxl's four-lane groups fall inside one tile) the block stages
+// the rows' inputs (zero outside the image, which is exactly libjxl's
+// border handling), warp 0 runs the filters, and the block stores the
+// outputs: plane (NS·c + s).
+//
+// The loads of the next tile are issued into registers before warp 0
+// walks the current one, so that the memory system works while the
+// recursion runs (the walk, not the loads, is then what a block waits
+// for). The arithmetic is untouched by that: only when values arrive.
 template <int NS>
-__device__ void hblur_tiled(const float* __restrict__ a, const float* __restrict__ b, float* __restrict__ out, int w, int h, int ya, int yb) {
+struct HTile {
+    static constexpr int TOT = 32 * HW, K = (TOT + TB - 1) / TB;
+    float va[K], vb[K];
+};
+
+template <int NS>
+__device__ __forceinline__ void hfetch(HTile<NS>& t, const float* __restrict__ pa, const float* __restrict__ pb, int w, int y0, int yb, int x0, int tid) {
+    const int N = RADIUS;
+#pragma unroll
+    for (int k = 0; k < HTile<NS>::K; k++) {
+        int i = tid + k * TB;
+        int rr = i / HW, cc = i % HW;
+        int y = y0 + rr, x = x0 - N - 1 + cc;
+        bool in = i < HTile<NS>::TOT && y < yb && x >= 0 && x < w;
+        size_t o = (size_t)y * w + x;
+        t.va[k] = in ? pa[o] : 0.0f;
+        if (NS == 3) t.vb[k] = in ? pb[o] : 0.0f;
+    }
+}
+
+template <int NS>
+__device__ __forceinline__ void hstage(const HTile<NS>& t, float* ta, float* tb, int tid) {
+#pragma unroll
+    for (int k = 0; k < HTile<NS>::K; k++) {
+        int i = tid + k * TB;
+        if (i < HTile<NS>::TOT) {
+            int rr = i / HW, cc = i % HW;
+            ta[rr * HS + cc] = t.va[k];
+            if (NS == 3) tb[rr * HS + cc] = t.vb[k];
+        }
+    }
+}
+
+template <int NS>
+__device__ void hblur_tiled(const float* __restrict__ a, const float* __restrict__ b, float* __restrict__ out, int w, int h, int c, int y0, int yb) {
     __shared__ float ta[32 * HS];
     __shared__ float tb[NS == 3 ? 32 * HS : 1];
     __shared__ float to[NS][32][HT + 1];
     const int N = RADIUS;
-    const int c = blockIdx.y, y0 = ya + blockIdx.x * 32, tid = threadIdx.x;
+    const int tid = threadIdx.x;
     const size_t n = (size_t)w * h;
     const float* pa = a + c * n;
     const float* pb = NS == 3 ? b + c * n : nullptr;
@@ -267,35 +307,14 @@ __device__ void hblur_tiled(const float* __restrict__ a, const float* __restrict
     const int firstAligned = (N + 1 + 3) / 4 * 4;
     const int interiorEnd = w - N + 1 - 3;  // a group starting below this is interior
     const int r = tid;
+    HTile<NS> t;
+    hfetch<NS>(t, pa, pb, w, y0, yb, -firstAligned, tid);
     for (int x0 = -firstAligned; x0 < w; x0 += HT) {
-        // Stage inputs [x0−N−1, x0+HT+N−1) of the 32 rows. All of a
-        // thread's loads are issued before the first store to shared
-        // memory (a fixed, unrolled count), so their latencies overlap
-        // instead of adding up.
-        {
-            constexpr int TOT = 32 * HW, K = (TOT + TB - 1) / TB;
-            float va[K], vb[K];
-#pragma unroll
-            for (int k = 0; k < K; k++) {
-                int i = tid + k * TB;
-                int rr = i / HW, cc = i % HW;
-                int y = y0 + rr, x = x0 - N - 1 + cc;
-                bool in = i < TOT && y < yb && x >= 0 && x < w;
-                size_t o = (size_t)y * w + x;
-                va[k] = in ? pa[o] : 0.0f;
-                if (NS == 3) vb[k] = in ? pb[o] : 0.0f;
-            }
-#pragma unroll
-            for (int k = 0; k < K; k++) {
-                int i = tid + k * TB;
-                if (i < TOT) {
-                    int rr = i / HW, cc = i % HW;
-                    ta[rr * HS + cc] = va[k];
-                    if (NS == 3) tb[rr * HS + cc] = vb[k];
-                }
-            }
-        }
+        // Stage inputs [x0−N−1, x0+HT+N−1) of the 32 rows (fetched the
+        // previous round), then fetch the next tile's.
+        hstage<NS>(t, ta, tb, tid);
         __syncthreads();
+        if (x0 + HT < w) hfetch<NS>(t, pa, pb, w, y0, yb, x0 + HT, tid);
         if (tid < 32) {
             const float* ra = ta + r * HS;
             const float* rb = NS == 3 ? tb + r * HS : ra;
@@ -329,22 +348,91 @@ __device__ void hblur_tiled(const float* __restrict__ a, const float* __restrict
             }
         }
         __syncthreads();
+        // No barrier after the stores: the next round's staging writes
+        // ta/tb (warp 0 is done reading them) and warp 0 writes `to` only
+        // after the next barrier, which every reader of `to` has passed.
         for (int i = tid; i < NS * 32 * HT; i += TB) {
             int s = i / (32 * HT), rr = (i / HT) % 32, cc = i % HT;
             int y = y0 + rr, x = x0 + cc;
             if (y < yb && x >= 0 && x < w) out[(NS * c + s) * n + (size_t)y * w + x] = to[s][rr][cc];
         }
-        __syncthreads();
     }
 }
 
 // hblur_ref / hblur_dist: rows [ya, yb) of w×h planes (a band, or all).
 extern "C" __global__ void __launch_bounds__(TB) hblur_ref(const float* __restrict__ a, float* __restrict__ out, int w, int h, int ya, int yb) {
-    hblur_tiled<2>(a, nullptr, out, w, h, ya, yb);
+    hblur_tiled<2>(a, nullptr, out, w, h, blockIdx.y, ya + blockIdx.x * 32, yb);
 }
 
 extern "C" __global__ void __launch_bounds__(TB) hblur_dist(const float* __restrict__ a, const float* __restrict__ b, float* __restrict__ out, int w, int h, int ya, int yb) {
-    hblur_tiled<3>(a, b, out, w, h, ya, yb);
+    hblur_tiled<3>(a, b, out, w, h, blockIdx.y, ya + blockIdx.x * 32, yb);
+}
+
+// ---- every scale in one launch ----------------------------------------------
+//
+// A scale's blur chains are as long as its rows (columns) and there are
+// only as many as its rows: at scales 1–5 a launch leaves most of the GPU
+// idle while its few long chains run. The scales' passes are independent
+// once every scale's XYB exists, so one launch covers scales k0..nk−1,
+// scale 0's (longest) blocks first. The distorted planes live in pyramid
+// buffers: scale k's planes start after the planes of scales < k (3 planes
+// per scale for the XYB, 9 for the horizontal blurs), which pyr_scale
+// computes from the full size as the host lays them out.
+
+struct PyrScale {
+    int w, h;
+    size_t off;  // pixels before scale k's planes, per plane
+};
+
+__device__ __forceinline__ PyrScale pyr_scale(int w, int h, int k) {
+    size_t off = 0;
+    for (int j = 0; j < k; j++) {
+        off += (size_t)w * h;
+        w = (w + 1) / 2;
+        h = (h + 1) / 2;
+    }
+    PyrScale p = {w, h, off};
+    return p;
+}
+
+// pick_scale maps a linear block index over scales k0..nk−1 (groups of 32
+// rows, or columns, each: rows when byRows) to its scale and group.
+__device__ __forceinline__ int pick_scale(int w, int h, int k0, int nk, bool byRows, int* grp) {
+    int b = blockIdx.x;
+    for (int k = k0; k < nk; k++) {
+        PyrScale p = pyr_scale(w, h, k);
+        int g = ((byRows ? p.h : p.w) + 31) / 32;
+        if (b < g || k == nk - 1) {
+            *grp = b;
+            return k;
+        }
+        b -= g;
+    }
+    *grp = b;
+    return nk - 1;
+}
+
+__device__ __forceinline__ const float* pick6(int k, const float* p0, const float* p1, const float* p2, const float* p3, const float* p4, const float* p5) {
+    switch (k) {
+        case 0: return p0;
+        case 1: return p1;
+        case 2: return p2;
+        case 3: return p3;
+        case 4: return p4;
+        default: return p5;
+    }
+}
+
+// hblur_dist_all: hblur_dist over scales k0..nk−1 of a w×h image; a0..a5
+// the reference's XYB per scale, img2 and hb the distorted pyramids.
+extern "C" __global__ void __launch_bounds__(TB) hblur_dist_all(const float* __restrict__ a0, const float* __restrict__ a1, const float* __restrict__ a2,
+                                                                const float* __restrict__ a3, const float* __restrict__ a4, const float* __restrict__ a5,
+                                                                const float* __restrict__ img2, float* __restrict__ hb, int w, int h, int k0, int nk) {
+    int grp;
+    int k = pick_scale(w, h, k0, nk, true, &grp);
+    PyrScale p = pyr_scale(w, h, k);
+    if (grp * 32 >= p.h) return;
+    hblur_tiled<3>(pick6(k, a0, a1, a2, a3, a4, a5), img2 + 3 * p.off, hb + 9 * p.off, p.w, p.h, blockIdx.y, grp * 32, p.h);
 }
 
 // vstep is one step of the plain vertical recurrence: y = n2·sv −
@@ -366,182 +454,72 @@ __device__ __forceinline__ double quartic(double x) {
     return x * x;
 }
 
-// vblur: block (column group, channel), 32 columns; for each tile of VT
-// output rows the block loads rows [y0−N−1, y0+VT+N−1) of the NS
-// horizontally blurred planes, warps 0..NS−1 run the column filters (one
-// signal each) into the
-// tile's outputs, and the block then either stores mu and vr = blur(a²) −
-// mu² (the reference, NS 2) or computes cpu/ssim2's rowTerms per pixel
-// and adds them to its threads' sums (a score, NS 3), which are added per
-// column at the end in a fixed order into sums[(c·w + x)·6 + t].
+// vblur: block (column group, channel), the 32 columns from x0 of channel
+// c; for each tile of VT output rows the block stages rows [y0−N−1,
+// y0+VT+N−1) of the NS horizontally blurred planes, warps 0..NS−1 run the
+// column filters (one signal each) into the tile's outputs, and the block
+// then either stores mu and vr = blur(a²) − mu² (the reference, NS 2) or
+// computes cpu/ssim2's rowTerms per pixel and adds them to its threads'
+// sums (a score, NS 3), which are added per column at the end in a fixed
+// order into sums[(c·w + x)·6 + t].
+//
+// As in hblur, the next tile's inputs are fetched into registers while
+// the filters walk the current one, and a score's reference and distorted
+// planes for the tile are fetched before the walk, so that their
+// latencies overlap it.
+//
+// With STRIP, it covers one strip of one scale (strip.go says why this
+// gives the whole image's values bit for bit): the planes are the strip's
+// crop (w × h rows at this scale, crop row 0 = image row r0), the
+// recursion runs over crop rows [lo, hi) only (from −N+1 for the first
+// strip, as the whole image's does) and resumes from the state the
+// previous strip left in st (per channel, column and signal: the three
+// filters' last two outputs); outputs are stored, or turned into terms,
+// for rows [lo, hi) only. Tiles follow the whole image's grid (image rows
+// −N+1 + 32·t), so that every row's terms land in the thread that adds
+// them in the whole image, in the same order: the per-thread sums resume
+// from accs (per channel, column and warp) and are left there, and the
+// per-column sums written to sums after each strip are, after the last
+// strip, the whole image's exactly. The whole image is the case r0 = 0,
+// lo = −N+1, hi = h, first.
 template <int NS>
+struct VTile {
+    static constexpr int TOT = NS * VR * 32, K = (TOT + TB - 1) / TB;
+    float v[K];
+};
+
+template <int NS>
+__device__ __forceinline__ void vfetch(VTile<NS>& t, const float* __restrict__ hb, size_t n, int c, int w, int h, int x0, int y0, int tid) {
+    const int N = RADIUS;
+#pragma unroll
+    for (int k = 0; k < VTile<NS>::K; k++) {
+        int i = tid + k * TB;
+        int s = i / (VR * 32), rr = (i / 32) % VR, cc = i % 32;
+        int y = y0 - N - 1 + rr, xx = x0 + cc;
+        t.v[k] = (i < VTile<NS>::TOT && y >= 0 && y < h && xx < w) ? hb[(NS * c + s) * n + (size_t)y * w + xx] : 0.0f;
+    }
+}
+
+template <int NS, bool STRIP>
 __device__ void vblur_tiled(const float* __restrict__ hb, float* __restrict__ mu, float* __restrict__ vr,
                             const float* __restrict__ img1, const float* __restrict__ mu1, const float* __restrict__ vr1,
-                            const float* __restrict__ img2, double* __restrict__ sums, int w, int h) {
+                            const float* __restrict__ img2, double* __restrict__ sums, float* __restrict__ st,
+                            double* __restrict__ accs, int w, int h, int c, int x0, int r0, int lo, int hi, int first) {
     __shared__ float ti[NS][VR][32];
     __shared__ float to[NS][VT][32];
     __shared__ double red[NS == 3 ? TB / 32 : 1][32][6];
     const int N = RADIUS;
-    const int c = blockIdx.y, x0 = blockIdx.x * 32, tid = threadIdx.x, lane = tid & 31, wid = tid >> 5;
-    const size_t n = (size_t)w * h;
-    const Coefs g = coefs();
-    // Warp s filters signal s of the 32 columns (lane = column).
-    float sa[3] = {0.0f, 0.0f, 0.0f}, sb[3] = {0.0f, 0.0f, 0.0f};
-    double acc[6] = {0, 0, 0, 0, 0, 0};
-    const int x = x0 + lane;
-    for (int y0 = -N + 1; y0 < h; y0 += VT) {
-        {
-            // As in hblur: every load first, then the shared-memory stores.
-            constexpr int TOT = NS * VR * 32, K = (TOT + TB - 1) / TB;
-            float v[K];
-#pragma unroll
-            for (int k = 0; k < K; k++) {
-                int i = tid + k * TB;
-                int s = i / (VR * 32), rr = (i / 32) % VR, cc = i % 32;
-                int y = y0 - N - 1 + rr, xx = x0 + cc;
-                v[k] = (i < TOT && y >= 0 && y < h && xx < w) ? hb[(NS * c + s) * n + (size_t)y * w + xx] : 0.0f;
-            }
-#pragma unroll
-            for (int k = 0; k < K; k++) {
-                int i = tid + k * TB;
-                if (i < TOT) (&ti[0][0][0])[i] = v[k];
-            }
-        }
-        __syncthreads();
-        if (wid < NS) {
-#pragma unroll 8
-            for (int j = 0; j < VT; j++) to[wid][j][lane] = vstep(g, sa, sb, ti[wid][j][lane] + ti[wid][j + 2 * N][lane]);
-        }
-        __syncthreads();
-        constexpr int J = VT / (TB / 32);  // rows per warp per tile
-        float pm1[J], pv1[J], pi1[J], pi2[J];
-        if (NS == 3) {
-            // The reference's and distorted planes at this tile's pixels,
-            // all loads issued before any is used.
-#pragma unroll
-            for (int q = 0; q < J; q++) {
-                int y = y0 + wid + q * (TB / 32);
-                bool ok = y >= 0 && y < h && x < w;
-                size_t o = c * n + (size_t)y * w + x;
-                pm1[q] = ok ? mu1[o] : 0.0f;
-                pv1[q] = ok ? vr1[o] : 0.0f;
-                pi1[q] = ok ? img1[o] : 0.0f;
-                pi2[q] = ok ? img2[o] : 0.0f;
-            }
-        }
-#pragma unroll
-        for (int q = 0; q < J; q++) {
-            int j = wid + q * (TB / 32);
-            int y = y0 + j;
-            if (y < 0 || y >= h || x >= w) continue;
-            size_t o = c * n + (size_t)y * w + x;
-            if (NS == 2) {
-                float m = to[0][j][lane];
-                mu[o] = m;
-                vr[o] = to[1][j][lane] - m * m;
-            } else {
-                float mu2 = to[0][j][lane], s22 = to[1][j][lane], s12 = to[2][j][lane];
-                float m1 = pm1[q];
-                float diff = m1 - mu2;
-                float numM = 1.0f - diff * diff;
-                float numS = 2.0f * (s12 - m1 * mu2) + SSIM_C2;
-                float denS = (pv1[q] + (s22 - mu2 * mu2)) + SSIM_C2;
-                double d = 1.0 - (double)((numM * numS) / denS);
-                d = fmax(d, 0.0);
-                acc[0] += d;
-                acc[1] += quartic(d);
-                double e2 = (double)fabsf(pi2[q] - mu2);
-                double e1 = (double)fabsf(pi1[q] - m1);
-                double d1 = (1.0 + e2) / (1.0 + e1) - 1.0;
-                double ar = fmax(d1, 0.0), lo = fmax(-d1, 0.0);
-                acc[2] += ar;
-                acc[3] += quartic(ar);
-                acc[4] += lo;
-                acc[5] += quartic(lo);
-            }
-        }
-        __syncthreads();
-    }
-    if (NS == 3) {
-#pragma unroll
-        for (int t = 0; t < 6; t++) red[wid][lane][t] = acc[t];
-        __syncthreads();
-        if (tid < 32 && x < w) {
-            double* out = sums + ((size_t)c * w + x) * 6;
-#pragma unroll
-            for (int t = 0; t < 6; t++) {
-                double v = 0.0;
-                for (int k = 0; k < TB / 32; k++) v += red[k][lane][t];
-                out[t] = v;
-            }
-        }
-    }
-}
-
-extern "C" __global__ void __launch_bounds__(TB) vblur_ref(const float* __restrict__ hb, float* __restrict__ mu, float* __restrict__ vr, int w, int h) {
-    vblur_tiled<2>(hb, mu, vr, nullptr, nullptr, nullptr, nullptr, nullptr, w, h);
-}
-
-extern "C" __global__ void __launch_bounds__(TB) vblur_terms(const float* __restrict__ hb, const float* __restrict__ img1,
-                                                             const float* __restrict__ mu1, const float* __restrict__ vr1,
-                                                             const float* __restrict__ img2, double* __restrict__ sums, int w, int h) {
-    vblur_tiled<3>(hb, nullptr, nullptr, img1, mu1, vr1, img2, sums, w, h);
-}
-
-// reduce_sums: block (t, c, k) adds term t of channel c over the w_k
-// columns of scale k (sums at k·stride), in a fixed tree, into
-// tot[(k·3 + c)·6 + t]. Deterministic: the same order every run.
-extern "C" __global__ void reduce_sums(const double* __restrict__ sums, double* __restrict__ tot, int w0, int stride) {
-    __shared__ double part[256];
-    int t = blockIdx.x, c = blockIdx.y, k = blockIdx.z;
-    int w = w0;
-    for (int i = 0; i < k; i++) w = (w + 1) / 2;
-    const double* s = sums + (size_t)k * stride + (size_t)c * w * 6 + t;
-    double acc = 0.0;
-    for (int x = threadIdx.x; x < w; x += 256) acc += s[(size_t)x * 6];
-    part[threadIdx.x] = acc;
-    __syncthreads();
-    for (int m = 128; m > 0; m >>= 1) {
-        if (threadIdx.x < m) part[threadIdx.x] += part[threadIdx.x + m];
-        __syncthreads();
-    }
-    if (threadIdx.x == 0) tot[(k * 3 + c) * 6 + t] = part[0];
-}
-
-// ---- strips (ModeStrip) ----------------------------------------------------
-//
-// vblur_tiled for one strip of one scale (strip.go says why this gives the
-// whole image's values bit for bit). The planes are the strip's crop (w ×
-// h rows at this scale, crop row 0 = image row r0). The recursion runs
-// over crop rows [lo, hi) only (from −N+1 for the first strip, as the
-// whole image's does) and resumes from the state the previous strip left
-// in st (per channel, column and signal: the three filters' last two
-// outputs); outputs are stored, or turned into terms, for rows [lo, hi)
-// only. Tiles follow the whole image's grid (image rows −N+1 + 32·t), so
-// that every row's terms land in the thread that adds them in the whole
-// image, in the same order: the per-thread sums resume from acc (per
-// channel, column and warp) and are left there, and the per-column sums
-// written to sums after each strip are, after the last strip, the whole
-// image's exactly.
-template <int NS>
-__device__ void vblur_strip_tiled(const float* __restrict__ hb, float* __restrict__ mu, float* __restrict__ vr,
-                                  const float* __restrict__ img1, const float* __restrict__ mu1, const float* __restrict__ vr1,
-                                  const float* __restrict__ img2, double* __restrict__ sums, float* __restrict__ st,
-                                  double* __restrict__ accs, int w, int h, int r0, int lo, int hi, int first) {
-    __shared__ float ti[NS][VR][32];
-    __shared__ float to[NS][VT][32];
-    __shared__ double red[NS == 3 ? TB / 32 : 1][32][6];
-    const int N = RADIUS;
-    const int c = blockIdx.y, x0 = blockIdx.x * 32, tid = threadIdx.x, lane = tid & 31, wid = tid >> 5;
+    const int tid = threadIdx.x, lane = tid & 31, wid = tid >> 5;
     const size_t n = (size_t)w * h;
     const Coefs g = coefs();
     const int x = x0 + lane;
     const int rs = first ? -N + 1 : lo;  // the recursion's first row
+    // Warp s filters signal s of the 32 columns (lane = column).
     float sa[3] = {0.0f, 0.0f, 0.0f}, sb[3] = {0.0f, 0.0f, 0.0f};
     double acc[6] = {0, 0, 0, 0, 0, 0};
-    float* sp = st + (((size_t)c * w + x) * NS + wid) * 6;
-    double* ap = accs + (((size_t)c * w + x) * (TB / 32) + wid) * 6;
-    if (!first && x < w) {
+    float* sp = STRIP ? st + (((size_t)c * w + x) * NS + wid) * 6 : nullptr;
+    double* ap = STRIP && NS == 3 ? accs + (((size_t)c * w + x) * (TB / 32) + wid) * 6 : nullptr;
+    if (STRIP && !first && x < w) {
         if (wid < NS)
             for (int k = 0; k < 3; k++) sa[k] = sp[k], sb[k] = sp[3 + k];
         if (NS == 3)
@@ -549,33 +527,18 @@ __device__ void vblur_strip_tiled(const float* __restrict__ hb, float* __restric
     }
     // The whole image's tile containing crop row rs: image row r0 + rs.
     const int g0 = r0 + rs + N - 1;  // ≥ 0
-    for (int y0 = g0 / VT * VT - N + 1 - r0; y0 < hi; y0 += VT) {
-        {
-            constexpr int TOT = NS * VR * 32, K = (TOT + TB - 1) / TB;
-            float v[K];
+    int y0 = g0 / VT * VT - N + 1 - r0;
+    VTile<NS> t;
+    if (y0 < hi) vfetch<NS>(t, hb, n, c, w, h, x0, y0, tid);
+    for (; y0 < hi; y0 += VT) {
 #pragma unroll
-            for (int k = 0; k < K; k++) {
-                int i = tid + k * TB;
-                int s = i / (VR * 32), rr = (i / 32) % VR, cc = i % 32;
-                int y = y0 - N - 1 + rr, xx = x0 + cc;
-                v[k] = (i < TOT && y >= 0 && y < h && xx < w) ? hb[(NS * c + s) * n + (size_t)y * w + xx] : 0.0f;
-            }
-#pragma unroll
-            for (int k = 0; k < K; k++) {
-                int i = tid + k * TB;
-                if (i < TOT) (&ti[0][0][0])[i] = v[k];
-            }
+        for (int k = 0; k < VTile<NS>::K; k++) {
+            int i = tid + k * TB;
+            if (i < VTile<NS>::TOT) (&ti[0][0][0])[i] = t.v[k];
         }
         __syncthreads();
-        if (wid < NS) {
-            for (int j = 0; j < VT; j++) {
-                int y = y0 + j;
-                if (y < rs || y >= hi) continue;
-                to[wid][j][lane] = vstep(g, sa, sb, ti[wid][j][lane] + ti[wid][j + 2 * N][lane]);
-            }
-        }
-        __syncthreads();
-        constexpr int J = VT / (TB / 32);
+        if (y0 + VT < hi) vfetch<NS>(t, hb, n, c, w, h, x0, y0 + VT, tid);
+        constexpr int J = VT / (TB / 32);  // rows per warp per tile
         float pm1[J], pv1[J], pi1[J], pi2[J];
         if (NS == 3) {
 #pragma unroll
@@ -589,6 +552,22 @@ __device__ void vblur_strip_tiled(const float* __restrict__ hb, float* __restric
                 pi2[q] = ok ? img2[o] : 0.0f;
             }
         }
+        if (wid < NS) {
+            if (STRIP) {
+                for (int j = 0; j < VT; j++) {
+                    int y = y0 + j;
+                    if (y < rs || y >= hi) continue;
+                    to[wid][j][lane] = vstep(g, sa, sb, ti[wid][j][lane] + ti[wid][j + 2 * N][lane]);
+                }
+            } else {
+#pragma unroll 8
+                for (int j = 0; j < VT; j++) to[wid][j][lane] = vstep(g, sa, sb, ti[wid][j][lane] + ti[wid][j + 2 * N][lane]);
+            }
+        }
+        __syncthreads();
+        // No barrier after the outputs: the next round's staging writes ti
+        // (the filters are done with it) and the filters write `to` only
+        // after the next barrier, which every reader of `to` has passed.
 #pragma unroll
         for (int q = 0; q < J; q++) {
             int j = wid + q * (TB / 32);
@@ -613,16 +592,15 @@ __device__ void vblur_strip_tiled(const float* __restrict__ hb, float* __restric
                 double e2 = (double)fabsf(pi2[q] - mu2);
                 double e1 = (double)fabsf(pi1[q] - m1);
                 double d1 = (1.0 + e2) / (1.0 + e1) - 1.0;
-                double ar = fmax(d1, 0.0), lo2 = fmax(-d1, 0.0);
+                double ar = fmax(d1, 0.0), lw = fmax(-d1, 0.0);
                 acc[2] += ar;
                 acc[3] += quartic(ar);
-                acc[4] += lo2;
-                acc[5] += quartic(lo2);
+                acc[4] += lw;
+                acc[5] += quartic(lw);
             }
         }
-        __syncthreads();
     }
-    if (x < w) {
+    if (STRIP && x < w) {
         if (wid < NS)
             for (int k = 0; k < 3; k++) sp[k] = sa[k], sp[3 + k] = sb[k];
         if (NS == 3)
@@ -644,13 +622,62 @@ __device__ void vblur_strip_tiled(const float* __restrict__ hb, float* __restric
     }
 }
 
+extern "C" __global__ void __launch_bounds__(TB) vblur_ref(const float* __restrict__ hb, float* __restrict__ mu, float* __restrict__ vr, int w, int h) {
+    vblur_tiled<2, false>(hb, mu, vr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, w, h, blockIdx.y, blockIdx.x * 32, 0, -RADIUS + 1, h, 1);
+}
+
+extern "C" __global__ void __launch_bounds__(TB) vblur_terms(const float* __restrict__ hb, const float* __restrict__ img1,
+                                                             const float* __restrict__ mu1, const float* __restrict__ vr1,
+                                                             const float* __restrict__ img2, double* __restrict__ sums, int w, int h) {
+    vblur_tiled<3, false>(hb, nullptr, nullptr, img1, mu1, vr1, img2, sums, nullptr, nullptr, w, h, blockIdx.y, blockIdx.x * 32, 0, -RADIUS + 1, h, 1);
+}
+
+// vblur_terms_all: vblur_terms over scales 0..nk−1 (column groups, scale
+// 0's first); i_k, m_k, v_k the reference's XYB, blur and variance per
+// scale, img2 and hb the distorted pyramids, scale k's column sums at
+// sums + k·sum_step.
+extern "C" __global__ void __launch_bounds__(TB) vblur_terms_all(const float* __restrict__ hb, const float* __restrict__ img2, double* __restrict__ sums,
+                                                                 int w, int h, int nk, int sum_step,
+                                                                 const float* i0, const float* i1, const float* i2, const float* i3, const float* i4, const float* i5,
+                                                                 const float* m0, const float* m1, const float* m2, const float* m3, const float* m4, const float* m5,
+                                                                 const float* v0, const float* v1, const float* v2, const float* v3, const float* v4, const float* v5) {
+    int grp;
+    int k = pick_scale(w, h, 0, nk, false, &grp);
+    PyrScale p = pyr_scale(w, h, k);
+    if (grp * 32 >= p.w) return;
+    vblur_tiled<3, false>(hb + 9 * p.off, nullptr, nullptr, pick6(k, i0, i1, i2, i3, i4, i5), pick6(k, m0, m1, m2, m3, m4, m5), pick6(k, v0, v1, v2, v3, v4, v5),
+                          img2 + 3 * p.off, sums + (size_t)k * sum_step, nullptr, nullptr, p.w, p.h, blockIdx.y, grp * 32, 0, -RADIUS + 1, p.h, 1);
+}
+
+// reduce_sums: block (t, c, k) adds term t of channel c over the w_k
+// columns of scale k (sums at k·stride), in a fixed tree, into
+// tot[(k·3 + c)·6 + t]. Deterministic: the same order every run.
+extern "C" __global__ void reduce_sums(const double* __restrict__ sums, double* __restrict__ tot, int w0, int stride) {
+    __shared__ double part[256];
+    int t = blockIdx.x, c = blockIdx.y, k = blockIdx.z;
+    int w = w0;
+    for (int i = 0; i < k; i++) w = (w + 1) / 2;
+    const double* s = sums + (size_t)k * stride + (size_t)c * w * 6 + t;
+    double acc = 0.0;
+    for (int x = threadIdx.x; x < w; x += 256) acc += s[(size_t)x * 6];
+    part[threadIdx.x] = acc;
+    __syncthreads();
+    for (int m = 128; m > 0; m >>= 1) {
+        if (threadIdx.x < m) part[threadIdx.x] += part[threadIdx.x + m];
+        __syncthreads();
+    }
+    if (threadIdx.x == 0) tot[(k * 3 + c) * 6 + t] = part[0];
+}
+
+// ---- strips (ModeStrip) ----------------------------------------------------
+//
 // vblur_ref_strip / vblur_terms_strip: vblur_ref and vblur_terms over one
-// strip's crop (vblur_strip_tiled). st holds 3·w·NS·6 floats, acc (the
-// terms' only) 3·w·8·6 doubles.
+// strip's crop (vblur_tiled with STRIP). st holds 3·w·NS·6 floats, acc
+// (the terms' only) 3·w·8·6 doubles.
 extern "C" __global__ void __launch_bounds__(TB) vblur_ref_strip(const float* __restrict__ hb, float* __restrict__ mu, float* __restrict__ vr, float* __restrict__ st, int w, int h, int r0, int lo, int hi, int first) {
-    vblur_strip_tiled<2>(hb, mu, vr, nullptr, nullptr, nullptr, nullptr, nullptr, st, nullptr, w, h, r0, lo, hi, first);
+    vblur_tiled<2, true>(hb, mu, vr, nullptr, nullptr, nullptr, nullptr, nullptr, st, nullptr, w, h, blockIdx.y, blockIdx.x * 32, r0, lo, hi, first);
 }
 
 extern "C" __global__ void __launch_bounds__(TB) vblur_terms_strip(const float* __restrict__ hb, const float* __restrict__ img1, const float* __restrict__ mu1, const float* __restrict__ vr1, const float* __restrict__ img2, double* __restrict__ sums, float* __restrict__ st, double* __restrict__ acc, int w, int h, int r0, int lo, int hi, int first) {
-    vblur_strip_tiled<3>(hb, nullptr, nullptr, img1, mu1, vr1, img2, sums, st, acc, w, h, r0, lo, hi, first);
+    vblur_tiled<3, true>(hb, nullptr, nullptr, img1, mu1, vr1, img2, sums, st, acc, w, h, blockIdx.y, blockIdx.x * 32, r0, lo, hi, first);
 }

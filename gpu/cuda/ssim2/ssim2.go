@@ -25,6 +25,7 @@ import (
 
 	zenmetrics "github.com/zenmetrics-go/zenmetrics"
 	"github.com/zenmetrics-go/zenmetrics/gpu/cuda"
+	"github.com/zenmetrics-go/zenmetrics/gpu/cuda/internal/launch"
 )
 
 //go:embed ssim2.cu
@@ -46,41 +47,6 @@ func tiles(n int) cuda.Dim3 { return cuda.Dim3{X: cuda.Groups(n, 32), Y: 3, Z: 1
 // (built once per process).
 var source = sync.OnceValue(func() string { return header() + kernelSource })
 
-type kernels struct {
-	first, xyb, down, hRef, hDist, vRef, vTerms, reduce *cuda.Function
-}
-
-var (
-	kmu   sync.Mutex
-	kByDv = map[*cuda.Device]*kernels{}
-)
-
-// load compiles (or takes from the disk cache) and loads the kernels,
-// once per device.
-func load(d *cuda.Device) (*kernels, error) {
-	kmu.Lock()
-	defer kmu.Unlock()
-	if k := kByDv[d]; k != nil {
-		return k, nil
-	}
-	m, err := d.Module("ssim2", source())
-	if err != nil {
-		return nil, err
-	}
-	k := &kernels{}
-	for _, f := range []struct {
-		name string
-		dst  **cuda.Function
-	}{{"first_scale", &k.first}, {"xyb_planes", &k.xyb}, {"downsample", &k.down}, {"hblur_ref", &k.hRef},
-		{"hblur_dist", &k.hDist}, {"vblur_ref", &k.vRef}, {"vblur_terms", &k.vTerms}, {"reduce_sums", &k.reduce}} {
-		if *f.dst, err = m.Function(f.name); err != nil {
-			return nil, err
-		}
-	}
-	kByDv[d] = k
-	return k, nil
-}
-
 type scale struct{ w, h int }
 
 func (s scale) n() int64 { return int64(s.w) * int64(s.h) }
@@ -99,6 +65,24 @@ func plan(w, h int) []scale {
 	return p
 }
 
+// pyrPixels is the pixels of every scale together: a distorted pyramid
+// buffer holds that many per plane (scale k after the scales before it,
+// as hblur_dist_all and vblur_terms_all index them).
+func pyrPixels(p []scale) int64 {
+	var n int64
+	for _, s := range p {
+		n += s.n()
+	}
+	return n
+}
+
+// pyrView is scale k's part of a distorted pyramid buffer of planes
+// planes per scale.
+func pyrView(b *cuda.Buffer, p []scale, k int, planes int64) *cuda.Buffer {
+	off := 4 * planes * pyrPixels(p[:k])
+	return &cuda.Buffer{Ptr: b.Ptr + cuda.DevPtr(off), Size: 4 * planes * p[k].n()}
+}
+
 // refScale is one scale of a reference pyramid: positive XYB, its blur and
 // its variance, three channel planes each.
 type refScale struct{ img, mu, vr *cuda.Buffer }
@@ -111,6 +95,9 @@ type view struct {
 }
 
 // slot is one scorer's device scratch with its worker (stream, staging).
+// For a whole image, img2 (the distorted XYB) and hb (its horizontal
+// blurs) hold every scale (pyrView), so that one launch blurs them all;
+// a strip slot holds one scale at a time.
 type slot struct {
 	wk      *cuda.Worker
 	raw     *cuda.Buffer
@@ -125,7 +112,7 @@ type slot struct {
 type reference struct {
 	b     *cuda.Backend
 	dev   *cuda.Device
-	k     *kernels
+	k     *kernels // the launch table (module)
 	w, h  int
 	plan  []scale
 	alpha bool // the reference has an alpha channel: two backgrounds
@@ -172,7 +159,6 @@ func estimate(w, h, views int, raw int64) int64 {
 
 func slotBytes(w, h int, raw int64) int64 {
 	p := plan(w, h)
-	n := p[0].n()
 	var n1, n2 int64
 	if len(p) > 1 {
 		n1 = p[1].n()
@@ -180,28 +166,35 @@ func slotBytes(w, h int, raw int64) int64 {
 	if len(p) > 2 {
 		n2 = p[2].n()
 	}
-	return raw + 4*3*(n1+n2) + 4*3*n + 4*9*n + 8*int64(numScales)*3*int64(w)*numTerms + 8*2*numScales*3*numTerms
+	all := pyrPixels(p) // img2 and hb hold every scale
+	return raw + 4*3*(n1+n2) + 4*3*all + 4*9*all + 8*int64(numScales)*3*int64(w)*numTerms + 8*2*numScales*3*numTerms
 }
 
 // newSlot allocates a scorer's scratch for images of up to raw bytes.
 func (r *reference) newSlot(raw int64) (*slot, error) {
-	p := r.plan
-	n := p[0].n()
-	s := &slot{sumStep: 3 * int64(r.w) * numTerms}
+	s := &slot{}
 	var err error
 	s.wk, err = r.dev.NewScratch(raw, 8*2*numScales*3*numTerms, func(alloc func(int64) *cuda.Buffer) {
-		s.raw = alloc(raw)
-		s.lin[0] = alloc(4 * 3 * p[min(1, len(p)-1)].n())
-		s.lin[1] = alloc(4 * 3 * p[min(2, len(p)-1)].n())
-		s.img2 = alloc(4 * 3 * n)
-		s.hb = alloc(4 * 9 * n)
-		s.sums = alloc(8 * numScales * s.sumStep)
-		s.tot = alloc(8 * 2 * numScales * 3 * numTerms)
+		fillSlot(s, r.plan, raw, alloc)
 	})
 	if err != nil {
 		return nil, err
 	}
 	return s, nil
+}
+
+// fillSlot allocates a whole-image slot's buffers with alloc (slotBytes
+// counts them).
+func fillSlot(s *slot, p []scale, raw int64, alloc func(int64) *cuda.Buffer) {
+	all := pyrPixels(p)
+	s.sumStep = 3 * int64(p[0].w) * numTerms
+	s.raw = alloc(raw)
+	s.lin[0] = alloc(4 * 3 * p[min(1, len(p)-1)].n())
+	s.lin[1] = alloc(4 * 3 * p[min(2, len(p)-1)].n())
+	s.img2 = alloc(4 * 3 * all)
+	s.hb = alloc(4 * 9 * all)
+	s.sums = alloc(8 * numScales * s.sumStep)
+	s.tot = alloc(8 * 2 * numScales * 3 * numTerms)
 }
 
 // freeSlot gives a slot's buffers and worker back to the device.
@@ -229,36 +222,25 @@ func upload(s *slot, im *zenmetrics.Image) error {
 	return s.wk.Upload(s.raw, im.Pix[:cuda.RawBytes(im)])
 }
 
-// firstScale queues scale 0's XYB (into xyb0) and scale 1's linear
-// planes (into s.lin[0]) from the raw pixels in s.raw.
-func (r *reference) firstScale(s *slot, im *zenmetrics.Image, blend bool, bg float32, xyb0 *cuda.Buffer) error {
-	return r.firstBand(s, im, blend, bg, xyb0, 0, r.plan[1].h)
-}
+// queue is the launcher on s's stream.
+func queue(s *slot) launch.Stream { return launch.Stream{St: s.wk.Stream} }
 
-// firstBand is firstScale for scale-1 rows [oy0, oy1).
-func (r *reference) firstBand(s *slot, im *zenmetrics.Image, blend bool, bg float32, xyb0 *cuda.Buffer, oy0, oy1 int) error {
+var tb = cuda.Dim3{X: tileThreads, Y: 1, Z: 1}
+
+// firstBand queues, for scale-1 rows [oy0, oy1), scale 0's XYB (into
+// xyb0) and scale 1's linear planes (into s.lin[0]) from the raw pixels
+// in s.raw (queueXYB's scale 0, a band of it).
+func firstBand(q launch.Launcher, k *kernels, p []scale, s *slot, sd sideOf, xyb0 *cuda.Buffer, oy0, oy1 int) error {
 	if oy1 <= oy0 {
 		return nil
 	}
-	f := im.Format
 	bl := 0
-	if blend {
+	if sd.blend {
 		bl = 1
 	}
-	s1 := r.plan[1]
+	s1 := p[1]
 	g, b := groups2(s1.w, oy1-oy0)
-	return s.wk.Stream.Launch(r.k.first, g, b, 0, s.raw, r.w, r.h, im.Stride, f.Channels(), f.BytesPerSample(), bl, bg,
-		xyb0, s.lin[0], s1.w, s1.h, oy0, oy1)
-}
-
-// hblurDist queues the distorted half's horizontal pass over rows
-// [y0, y1) of scale k.
-func (r *reference) hblurDist(s *slot, k int, ref *cuda.Buffer, y0, y1 int) error {
-	if y1 <= y0 {
-		return nil
-	}
-	sc := r.plan[k]
-	return s.wk.Stream.Launch(r.k.hDist, tiles(y1-y0), cuda.Dim3{X: tileThreads}, 0, ref, s.img2, s.hb, sc.w, sc.h, y0, y1)
+	return q.Launch(&k.first, g, b, s.raw, p[0].w, p[0].h, sd.stride, sd.ch, sd.bps, bl, sd.bg, xyb0, s.lin[0], s1.w, s1.h, oy0, oy1)
 }
 
 // uploadBands uploads dist and, as each chunk arrives, queues scale 0's
@@ -268,6 +250,7 @@ func (r *reference) hblurDist(s *slot, k int, ref *cuda.Buffer, y0, y1 int) erro
 func (r *reference) uploadBands(s *slot, dist *zenmetrics.Image, blend bool, v view) error {
 	total := cuda.RawBytes(dist)
 	h, h1 := r.h, r.plan[1].h
+	sd := side(dist, blend, v.bg)
 	oyDone, yDone := 0, 0
 	return s.wk.UploadOverlapped(s.raw, dist.Pix[:total], func(end int64) error {
 		rows := h
@@ -278,7 +261,7 @@ func (r *reference) uploadBands(s *slot, dist *zenmetrics.Image, blend bool, v v
 		if rows < h {
 			oy = rows / 2 // both rows of a scale-1 row
 		}
-		if err := r.firstBand(s, dist, blend, v.bg, s.img2, oyDone, oy); err != nil {
+		if err := firstBand(queue(s), r.k, r.plan, s, sd, s.img2, oyDone, oy); err != nil {
 			return err
 		}
 		oyDone = max(oyDone, oy)
@@ -286,29 +269,15 @@ func (r *reference) uploadBands(s *slot, dist *zenmetrics.Image, blend bool, v v
 		if oyDone < h1 {
 			y = min(h, 2*oyDone) / 32 * 32 // whole blocks of decoded rows
 		}
-		if err := r.hblurDist(s, 0, v.pyr[0].img, yDone, y); err != nil {
-			return err
+		if y > yDone {
+			// Scale 0's part of the pyramids is at their start.
+			if err := queue(s).Launch(&r.k.hDist, tiles(y-yDone), tb, v.pyr[0].img, s.img2, s.hb, r.w, r.h, yDone, y); err != nil {
+				return err
+			}
 		}
 		yDone = max(yDone, y)
 		return nil
 	})
-}
-
-// pyramidStep queues, for scale k ≥ 1, the downsampling from scale k−1
-// (k ≥ 2) and the XYB conversion into xyb; cur is the lin buffer holding
-// scale k−1 (k ≥ 2) and the returned one holds scale k.
-func (r *reference) pyramidStep(s *slot, k, cur int, xyb *cuda.Buffer) (int, error) {
-	st := s.wk.Stream
-	if k >= 2 {
-		pv, sc := r.plan[k-1], r.plan[k]
-		g, b := groups2(sc.w, sc.h)
-		if err := st.Launch(r.k.down, g, b, 0, s.lin[cur], pv.w, pv.h, s.lin[1-cur], sc.w, sc.h); err != nil {
-			return cur, err
-		}
-		cur = 1 - cur
-	}
-	n := int(r.plan[k].n())
-	return cur, st.Launch(r.k.xyb, cuda.Dim3{X: cuda.Groups(n, 256)}, cuda.Dim3{X: 256}, 0, s.lin[cur], xyb, n)
 }
 
 // buildPyramid queues the reference's planes for one background.
@@ -325,26 +294,26 @@ func (r *reference) buildPyramid(s *slot, ref *zenmetrics.Image, blend bool, bg 
 			*dst = b
 		}
 	}
-	st := s.wk.Stream
+	return pyr, queueRefPyramid(queue(s), r.k, r.plan, s, side(ref, blend, bg), pyr)
+}
+
+// queueRefPyramid queues a reference's planes for one view from its raw
+// pixels in s.raw: per scale its XYB, horizontal and vertical passes.
+func queueRefPyramid(q launch.Launcher, k *kernels, p []scale, s *slot, sd sideOf, pyr []refScale) error {
 	cur := 0
-	for k, sc := range r.plan {
+	for kk, sc := range p {
 		var err error
-		if k == 0 {
-			err = r.firstScale(s, ref, blend, bg, pyr[0].img)
-		} else {
-			cur, err = r.pyramidStep(s, k, cur, pyr[k].img)
+		if cur, err = queueXYB(q, k, p, kk, cur, sd, s, pyr[kk].img); err != nil {
+			return err
 		}
-		if err != nil {
-			return nil, err
+		if err := q.Launch(&k.hRef, tiles(sc.h), tb, pyr[kk].img, s.hb, sc.w, sc.h, 0, sc.h); err != nil {
+			return err
 		}
-		if err := st.Launch(r.k.hRef, tiles(sc.h), cuda.Dim3{X: tileThreads}, 0, pyr[k].img, s.hb, sc.w, sc.h, 0, sc.h); err != nil {
-			return nil, err
-		}
-		if err := st.Launch(r.k.vRef, tiles(sc.w), cuda.Dim3{X: tileThreads}, 0, s.hb, pyr[k].mu, pyr[k].vr, sc.w, sc.h); err != nil {
-			return nil, err
+		if err := q.Launch(&k.vRefWhole, tiles(sc.w), tb, s.hb, pyr[kk].mu, pyr[kk].vr, sc.w, sc.h); err != nil {
+			return err
 		}
 	}
-	return pyr, nil
+	return nil
 }
 
 func prepare(ctx context.Context, b *cuda.Backend, ref *zenmetrics.Image) (_ *reference, err error) {
@@ -362,7 +331,7 @@ func prepare(ctx context.Context, b *cuda.Backend, ref *zenmetrics.Image) (_ *re
 	if err := b.CheckMemory(estimate(ref.Width, ref.Height, views, raw)); err != nil {
 		return nil, err
 	}
-	k, err := load(d)
+	k, err := module.Load(d)
 	if err != nil {
 		return nil, err
 	}
@@ -479,40 +448,61 @@ func (r *reference) Score(ctx context.Context, dist *zenmetrics.Image) (sc zenme
 }
 
 // runView queues the distorted half against one view, its sums into
-// s.tot's run j.
-// With done0, scale 0's decode and horizontal pass are already queued
-// (uploadBands).
+// s.tot's run j. With done0, scale 0's decode and horizontal pass are
+// already queued (uploadBands).
 func (r *reference) runView(s *slot, dist *zenmetrics.Image, blend bool, v view, j int, done0 bool) error {
-	st := s.wk.Stream
+	return queueView(queue(s), r.k, r.plan, s, side(dist, blend, v.bg), v.pyr, j, done0)
+}
+
+// queueView queues a score's distorted half against the reference
+// pyramid pyr: every scale's XYB into the pyramid s.img2, then one
+// launch for every scale's horizontal pass (hblur_dist_all; scale 0's
+// is skipped with done0) and one for every scale's vertical pass and
+// terms (vblur_terms_all), then the sums of run j. Scale by scale, the
+// same arithmetic as the per-scale kernels (hblur_dist, vblur_terms).
+func queueView(q launch.Launcher, k *kernels, p []scale, s *slot, sd sideOf, pyr []refScale, j int, done0 bool) error {
 	cur := 0
-	for k, sc := range r.plan {
-		rs := v.pyr[k]
-		if k > 0 || !done0 {
-			var err error
-			if k == 0 {
-				err = r.firstScale(s, dist, blend, v.bg, s.img2)
-			} else {
-				cur, err = r.pyramidStep(s, k, cur, s.img2)
-			}
-			if err != nil {
-				return err
-			}
-			mark(s, k, "xyb")
-			if err := r.hblurDist(s, k, rs.img, 0, sc.h); err != nil {
-				return err
-			}
+	for kk := range p {
+		if kk == 0 && done0 {
+			continue
 		}
-		mark(s, k, "hblur")
-		sums := s.sums.Ptr + cuda.DevPtr(8*int64(k)*s.sumStep)
-		if err := st.Launch(r.k.vTerms, tiles(sc.w), cuda.Dim3{X: tileThreads}, 0,
-			s.hb, rs.img, rs.mu, rs.vr, s.img2, sums, sc.w, sc.h); err != nil {
+		var err error
+		if cur, err = queueXYB(q, k, p, kk, cur, sd, s, pyrView(s.img2, p, kk, 3)); err != nil {
 			return err
 		}
-		mark(s, k, "vblur+terms")
 	}
-	tot := s.tot.Ptr + cuda.DevPtr(int64(j)*numScales*3*numTerms*8)
-	return st.Launch(r.k.reduce, cuda.Dim3{X: numTerms, Y: 3, Z: uint32(len(r.plan))}, cuda.Dim3{X: 256}, 0,
-		s.sums, tot, r.w, int(s.sumStep))
+	mark(s, 0, "xyb")
+	k0, rows := 0, 0
+	if done0 {
+		k0 = 1
+	}
+	var refs [3 * numScales]any // img, mu, vr per scale; unused scales repeat the last
+	for kk := 0; kk < numScales; kk++ {
+		rs := pyr[min(kk, len(p)-1)]
+		refs[kk], refs[numScales+kk], refs[2*numScales+kk] = rs.img, rs.mu, rs.vr
+	}
+	cols := 0
+	for kk, c := range p {
+		if kk >= k0 {
+			rows += int(cuda.Groups(c.h, 32))
+		}
+		cols += int(cuda.Groups(c.w, 32))
+	}
+	w, h, nk := p[0].w, p[0].h, len(p)
+	if rows > 0 {
+		args := append(append([]any{}, refs[:numScales]...), s.img2, s.hb, w, h, k0, nk)
+		if err := q.Launch(&k.hDistAll, cuda.Dim3{X: uint32(rows), Y: 3, Z: 1}, tb, args...); err != nil {
+			return err
+		}
+	}
+	mark(s, 0, "hblur")
+	args := append([]any{s.hb, s.img2, s.sums, w, h, nk, int(s.sumStep)}, refs[:]...)
+	if err := q.Launch(&k.vTermsAll, cuda.Dim3{X: uint32(cols), Y: 3, Z: 1}, tb, args...); err != nil {
+		return err
+	}
+	mark(s, 0, "vblur+terms")
+	tot := &cuda.Buffer{Ptr: s.tot.Ptr + cuda.DevPtr(int64(j)*numScales*3*numTerms*8), Size: numScales * 3 * numTerms * 8}
+	return q.Launch(&k.reduce, cuda.Dim3{X: numTerms, Y: 3, Z: uint32(len(p))}, cuda.Dim3{X: 256, Y: 1, Z: 1}, s.sums, tot, w, int(s.sumStep))
 }
 
 // profile, when set (tests), is called after each step of a score's
@@ -520,7 +510,7 @@ func (r *reference) runView(s *slot, dist *zenmetrics.Image, blend bool, v view,
 var profile func(st *cuda.Stream, k int, step string)
 
 func mark(s *slot, k int, step string) {
-	if profile != nil {
+	if profile != nil && s.wk != nil {
 		profile(s.wk.Stream, k, step)
 	}
 }

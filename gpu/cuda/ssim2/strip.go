@@ -3,6 +3,7 @@ package ssim2
 import (
 	"fmt"
 	"math"
+	"strings"
 
 	zenmetrics "github.com/zenmetrics-go/zenmetrics"
 	"github.com/zenmetrics-go/zenmetrics/gpu/cuda"
@@ -197,18 +198,21 @@ func estimateStrips(w, h int, budget int64) (int64, bool) {
 // launch, and against ssim2.cu by the strip tests).
 type kern = launch.Kernel
 
-// stripKernels are the kernels the strips launch, through launch.Launcher
-// so that the tests record and replay them (cudaemu).
-type stripKernels struct {
+// kernels are the kernels the whole image and the strips launch, through
+// launch.Launcher so that the tests record and replay them (cudaemu).
+// vRef and vTerms are the strip passes; the whole image's reference uses
+// vRefWhole and its scores the every-scale passes hDistAll and vTermsAll.
+type kernels struct {
 	first, xyb, down, hRef, hDist, vRef, vTerms, reduce kern
+	vRefWhole, hDistAll, vTermsAll                      kern
 }
 
-func (k *stripKernels) list() []*kern {
-	return []*kern{&k.first, &k.xyb, &k.down, &k.hRef, &k.hDist, &k.vRef, &k.vTerms, &k.reduce}
+func (k *kernels) list() []*kern {
+	return []*kern{&k.first, &k.xyb, &k.down, &k.hRef, &k.hDist, &k.vRef, &k.vTerms, &k.reduce, &k.vRefWhole, &k.hDistAll, &k.vTermsAll}
 }
 
-func newStripKernels() *stripKernels {
-	return &stripKernels{
+func newKernels() *kernels {
+	return &kernels{
 		first:  kern{Name: "first_scale", Sig: "piiiiiifppiiii"},
 		xyb:    kern{Name: "xyb_planes", Sig: "ppi"},
 		down:   kern{Name: "downsample", Sig: "piipii"},
@@ -217,12 +221,15 @@ func newStripKernels() *stripKernels {
 		vRef:   kern{Name: "vblur_ref_strip", Sig: "ppppiiiiii"},
 		vTerms: kern{Name: "vblur_terms_strip", Sig: "ppppppppiiiiii"},
 		reduce: kern{Name: "reduce_sums", Sig: "ppii"},
+
+		vRefWhole: kern{Name: "vblur_ref", Sig: "pppii"},
+		hDistAll:  kern{Name: "hblur_dist_all", Sig: "ppppppppiiii"},
+		vTermsAll: kern{Name: "vblur_terms_all", Sig: "pppiiii" + strings.Repeat("p", 3*numScales)},
 	}
 }
 
-// stripModule loads them (the same module as the whole image's: Device.
-// Module keeps one per name).
-var stripModule = launch.Module[stripKernels]{Name: "ssim2", Source: source, Table: newStripKernels, List: (*stripKernels).list}
+// module loads them, once per device.
+var module = launch.Module[kernels]{Name: "ssim2", Source: source, Table: newKernels, List: (*kernels).list}
 
 // pyramid is one crop's reference planes per scale.
 type pyramid []refScale
@@ -293,7 +300,7 @@ func side(im *zenmetrics.Image, blend bool, bg float32) sideOf {
 // raw crop in s.raw (scale 0) or the previous scale's linear planes (cur
 // is the lin buffer holding scale k−1 for k ≥ 2); it returns the lin
 // buffer now holding scale k.
-func queueXYB(q launch.Launcher, k *stripKernels, sc []scale, kk, cur int, sd sideOf, s *stripSlot, xyb *cuda.Buffer) (int, error) {
+func queueXYB(q launch.Launcher, k *kernels, sc []scale, kk, cur int, sd sideOf, s *slot, xyb *cuda.Buffer) (int, error) {
 	if kk == 0 {
 		bl := 0
 		if sd.blend {
@@ -318,12 +325,12 @@ func queueXYB(q launch.Launcher, k *stripKernels, sc []scale, kk, cur int, sd si
 // queueBandRef queues band i's reference pyramid (one view) into py from
 // the reference crop already in s.raw, the vertical recursion resuming
 // from the previous band's state.
-func queueBandRef(q launch.Launcher, k *stripKernels, b *band, i int, sd sideOf, s *stripSlot, py pyramid) error {
+func queueBandRef(q launch.Launcher, k *kernels, b *band, i int, sd sideOf, s *stripSlot, py pyramid) error {
 	cur := 0
 	tb := cuda.Dim3{X: tileThreads, Y: 1, Z: 1}
 	for kk, c := range b.sc {
 		var err error
-		if cur, err = queueXYB(q, k, b.sc, kk, cur, sd, s, py[kk].img); err != nil {
+		if cur, err = queueXYB(q, k, b.sc, kk, cur, sd, &s.slot, py[kk].img); err != nil {
 			return err
 		}
 		if err := q.Launch(&k.hRef, tiles(c.h), tb, py[kk].img, s.hb, c.w, c.h, 0, c.h); err != nil {
@@ -340,12 +347,12 @@ func queueBandRef(q launch.Launcher, k *stripKernels, b *band, i int, sd sideOf,
 // crop already in s.raw: per scale its XYB, horizontal pass and the
 // vertical pass's terms over the band's rows, resumed from the previous
 // band.
-func queueBandDist(q launch.Launcher, k *stripKernels, b *band, i int, sd sideOf, s *stripSlot, py pyramid) error {
+func queueBandDist(q launch.Launcher, k *kernels, b *band, i int, sd sideOf, s *stripSlot, py pyramid) error {
 	cur := 0
 	tb := cuda.Dim3{X: tileThreads, Y: 1, Z: 1}
 	for kk, c := range b.sc {
 		var err error
-		if cur, err = queueXYB(q, k, b.sc, kk, cur, sd, s, s.img2); err != nil {
+		if cur, err = queueXYB(q, k, b.sc, kk, cur, sd, &s.slot, s.img2); err != nil {
 			return err
 		}
 		if err := q.Launch(&k.hDist, tiles(c.h), tb, py[kk].img, s.img2, s.hb, c.w, c.h, 0, c.h); err != nil {
@@ -362,7 +369,7 @@ func queueBandDist(q launch.Launcher, k *stripKernels, b *band, i int, sd sideOf
 
 // queueReduce adds the per-column sums of every scale into run j's
 // results (reduce_sums, as the whole image).
-func queueReduce(q launch.Launcher, k *stripKernels, p *stripPlan, s *stripSlot, j int) error {
+func queueReduce(q launch.Launcher, k *kernels, p *stripPlan, s *stripSlot, j int) error {
 	tot := &cuda.Buffer{Ptr: s.tot.Ptr + cuda.DevPtr(int64(j)*numScales*3*numTerms*8), Size: numScales * 3 * numTerms * 8}
 	return q.Launch(&k.reduce, cuda.Dim3{X: numTerms, Y: 3, Z: uint32(len(p.full))}, cuda.Dim3{X: 256, Y: 1, Z: 1},
 		s.sums, tot, p.w, int(s.sumStep))

@@ -24,7 +24,7 @@ func TestStripSignatures(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, k := range append(newStripKernels().list(), wholeKernels()...) {
+	for _, k := range append(newKernels().list(), wholeKernels()...) {
 		ps, ok := sigs[k.Name]
 		if !ok {
 			t.Errorf("kernel %s is not in ssim2.cu", k.Name)
@@ -128,7 +128,7 @@ func wholeKernels() []*kern {
 // ssim2.go's sequence (first_scale or downsample and xyb_planes, the
 // horizontal then the vertical pass per scale; the score's terms per
 // scale, then reduce_sums into run 0), for one view without compositing.
-func queueWhole(q launch.Launcher, k *stripKernels, sc []scale, s *stripSlot, py pyramid, ref, dist *zenmetrics.Image, up uploadFn) error {
+func queueWhole(q launch.Launcher, k *kernels, sc []scale, s *stripSlot, py pyramid, ref, dist *zenmetrics.Image, up uploadFn) error {
 	wk := wholeKernels()
 	tb := cuda.Dim3{X: tileThreads, Y: 1, Z: 1}
 	if err := up(s.raw, ref.Pix[:cuda.RawBytes(ref)]); err != nil {
@@ -137,7 +137,7 @@ func queueWhole(q launch.Launcher, k *stripKernels, sc []scale, s *stripSlot, py
 	cur := 0
 	for kk, c := range sc {
 		var err error
-		if cur, err = queueXYB(q, k, sc, kk, cur, side(ref, false, 0), s, py[kk].img); err != nil {
+		if cur, err = queueXYB(q, k, sc, kk, cur, side(ref, false, 0), &s.slot, py[kk].img); err != nil {
 			return err
 		}
 		if err := q.Launch(&k.hRef, tiles(c.h), tb, py[kk].img, s.hb, c.w, c.h, 0, c.h); err != nil {
@@ -153,7 +153,7 @@ func queueWhole(q launch.Launcher, k *stripKernels, sc []scale, s *stripSlot, py
 	cur = 0
 	for kk, c := range sc {
 		var err error
-		if cur, err = queueXYB(q, k, sc, kk, cur, side(dist, false, 0.5), s, s.img2); err != nil {
+		if cur, err = queueXYB(q, k, sc, kk, cur, side(dist, false, 0.5), &s.slot, s.img2); err != nil {
 			return err
 		}
 		if err := q.Launch(&k.hDist, tiles(c.h), tb, py[kk].img, s.img2, s.hb, c.w, c.h, 0, c.h); err != nil {
@@ -194,7 +194,7 @@ func emulateWhole(t *testing.T, emu *cudaemu.Emulator, ref, dist *zenmetrics.Ima
 	s := &stripSlot{}
 	fillStripSlot(s, p, max(cuda.RawBytes(ref), cuda.RawBytes(dist)), fa.Alloc)
 	r := &replay{run: emu.Session(t, fa.Bufs)}
-	if err := queueWhole(&r.rec, newStripKernels(), sc, s, py, ref, dist, r.upload); err != nil {
+	if err := queueWhole(&r.rec, newKernels(), sc, s, py, ref, dist, r.upload); err != nil {
 		t.Fatal(err)
 	}
 	r.flush()
@@ -207,7 +207,7 @@ func emulateWhole(t *testing.T, emu *cudaemu.Emulator, ref, dist *zenmetrics.Ima
 func emulateStrips(t *testing.T, emu *cudaemu.Emulator, ref, dist *zenmetrics.Image, p *stripPlan) float64 {
 	t.Helper()
 	views, blend, bgs := stripViews(ref)
-	sr := &stripRun{k: newStripKernels(), p: p, views: views, blend: blend, bgs: bgs}
+	sr := &stripRun{k: newKernels(), p: p, views: views, blend: blend, bgs: bgs}
 	fa := &cudaemu.FakeAlloc{Round: cuda.AllocSize}
 	if p.keep {
 		for _, b := range p.bands {
@@ -337,7 +337,7 @@ func TestStripLaunchPlan(t *testing.T) {
 			t.Fatal(err)
 		}
 		p.keep = c.keep
-		sr := &stripRun{k: newStripKernels(), p: p, views: views, blend: blend, bgs: bgs}
+		sr := &stripRun{k: newKernels(), p: p, views: views, blend: blend, bgs: bgs}
 		fa := &cudaemu.FakeAlloc{Round: cuda.AllocSize}
 		if p.keep {
 			for _, b := range p.bands {

@@ -35,7 +35,7 @@ func stripViews(ref *zenmetrics.Image) (views []stripView, blend bool, bgs []flo
 
 // stripRun is what the strip queues need of a reference.
 type stripRun struct {
-	k     *stripKernels
+	k     *kernels
 	p     *stripPlan
 	views []stripView
 	blend bool      // the reference's pyramids are composited
@@ -198,7 +198,7 @@ func prepareStrips(ctx context.Context, b *cuda.Backend, ref *zenmetrics.Image, 
 		Raw:   func(s *stripSlot) **cuda.Buffer { return &s.raw },
 		Check: func(raw int64) error { return r.b.CheckMemory(cuda.AllocSizes(r.p.slotSizes(raw))) },
 	})
-	if r.k, err = stripModule.Load(d); err != nil {
+	if r.k, err = module.Load(d); err != nil {
 		return nil, err
 	}
 	defer func() {
