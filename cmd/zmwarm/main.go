@@ -246,7 +246,9 @@ type row struct {
 	NsPerPx float64 `json:"ns_per_px,omitempty"`
 	MPPerS  float64 `json:"mp_per_s,omitempty"`
 	VRAMMiB float64 `json:"vram_mib,omitempty"`
-	Note    string  `json:"note,omitempty"`
+	// Spread is the noise of NsPerPx (capability.Sample.Spread).
+	Spread float64 `json:"spread,omitempty"`
+	Note   string  `json:"note,omitempty"`
 }
 
 // rows lists the profile's measurements, plus (after a bench) the cells
@@ -259,7 +261,7 @@ func rows(p *capability.Profile, res *capability.WarmResult) []row {
 	for _, m := range zenmetrics.AllMetrics() {
 		for _, c := range p.Classes(m) {
 			for _, s := range p.Samples(m, c) {
-				r := row{Metric: m.String(), Backend: c, Pixels: s.Pixels, NsPerPx: s.NsPerPx, VRAMMiB: s.VRAMMiB}
+				r := row{Metric: m.String(), Backend: c, Pixels: s.Pixels, NsPerPx: s.NsPerPx, VRAMMiB: s.VRAMMiB, Spread: s.Spread}
 				if side := isqrt(s.Pixels); side*side == s.Pixels {
 					r.Side = int(side)
 				}
@@ -275,6 +277,15 @@ func rows(p *capability.Profile, res *capability.WarmResult) []row {
 	}
 	if res != nil && res.Bench != nil {
 		for _, b := range res.Bench.Results {
+			if b.Unsettled && b.NsPerPx > 0 {
+				// A GPU cell timed at the settle cap: its clock may not
+				// have ramped, so its number is less sure than the others.
+				for i := range out {
+					if r := &out[i]; r.Metric == b.Metric.String() && r.Backend == b.Class && r.Pixels == b.Pixels && r.Note == "" {
+						r.Note = fmt.Sprintf("GPU clock not settled after %d runs", b.SettleRuns)
+					}
+				}
+			}
 			if b.Skipped == "" && b.Err == nil || b.Skipped == "unsupported" {
 				continue
 			}
@@ -330,7 +341,7 @@ func writeTable(w io.Writer, o *orchestrator.Orchestrator, res *capability.WarmR
 		return
 	}
 	tw := tabwriter.NewWriter(w, 2, 8, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "metric\tbackend\tsize\tns/px\tMP/s\tVRAM MiB\t\t")
+	fmt.Fprintln(tw, "metric\tbackend\tsize\tns/px\tMP/s\tVRAM MiB\tspread\t\t")
 	for _, r := range rs {
 		size := strconv.FormatInt(r.Pixels, 10) + " px"
 		if r.Side > 0 {
@@ -344,7 +355,7 @@ func writeTable(w io.Writer, o *orchestrator.Orchestrator, res *capability.WarmR
 		if r.VRAMMiB > 0 {
 			vram = fmt.Sprintf("%.0f", r.VRAMMiB)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t\t%s\n", r.Metric, r.Backend, size, ns, mps, vram, r.Note)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t\t%s\n", r.Metric, r.Backend, size, ns, mps, vram, plusMinus(r.Spread), r.Note)
 	}
 	tw.Flush()
 	if path := cpuPath(res); path != "" {
