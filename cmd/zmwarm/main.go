@@ -8,12 +8,20 @@
 //	       [--validity 168h] [--runs N] [--run-budget 250ms]
 //	       [--compare-routing PROFILE] [-v] [--version] [--help]
 //
+// The table lists each cell's ns/px with its spread (the timed runs' half
+// range over their median); a GPU cell is timed after the GPU's clock has
+// ramped (capability.SettleConfig), and one timed at the settle cap says
+// so in its note.
+//
 // --compare-routing checks the routing this machine's profile leads to
 // against another profile of it, usually a slow, thorough bench
 // (`zmwarm --force --cache-dir DIR --time-limit 5m --runs 9 --run-budget 2s`):
 // for every metric and square size from 256² to 8192², the class the
 // chooser would prefer by each profile, and where they differ how much
-// slower the thorough profile measured the quick one's pick.
+// slower the thorough profile measured the quick one's pick, and whether
+// that lies within the thorough profile's own noise ("coin flip": the two
+// cells' timed runs overlap, no bench could tell them apart) or beyond it
+// ("real"); "?" where a profile predates the spreads.
 //
 // With an NVIDIA driver it benches the first CUDA device too, after the
 // WebGPU adapter in the same lane (usually the same GPU): its rows say

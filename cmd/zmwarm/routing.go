@@ -91,12 +91,15 @@ func verdict(r orchestrator.RouteCompare) string {
 	return pct(r.Noise) + " real"
 }
 
-// plusMinus is a spread as "±4%", "" when unknown.
+// plusMinus is a spread as "±4.2%" or "±31%", "" when unknown.
 func plusMinus(s float64) string {
-	if s <= 0 {
+	switch {
+	case s <= 0:
 		return ""
+	case s < 0.1:
+		return fmt.Sprintf("±%.1f%%", 100*s)
 	}
-	return fmt.Sprintf("±%.2g%%", 100*s)
+	return fmt.Sprintf("±%.0f%%", 100*s)
 }
 
 func pct(x float64) string { return fmt.Sprintf("%.1f%%", 100*x) }

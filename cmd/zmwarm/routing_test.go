@@ -118,7 +118,7 @@ func TestCompareRoutingNoiseVerdicts(t *testing.T) {
 			t.Errorf("%s²: verdict %q, want %q\n%s", side, verdicts[side], v, out)
 		}
 	}
-	for _, s := range []string{"gpu_full 0.9±3%/1±5%", "of the 6 disagreements, 3 are coin flips (within the reference's noise), 3 real, 0 of unknown noise; worst real regret 50.0%"} {
+	for _, s := range []string{"gpu_full 0.9±3.0%/1±5.0%", "of the 6 disagreements, 3 are coin flips (within the reference's noise), 3 real, 0 of unknown noise; worst real regret 50.0%"} {
 		if !strings.Contains(out, s) {
 			t.Errorf("output lacks %q:\n%s", s, out)
 		}
