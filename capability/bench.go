@@ -2,8 +2,6 @@ package capability
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"log/slog"
 	"math"
 	"math/rand/v2"
@@ -18,11 +16,11 @@ import (
 // the small photos batches are full of, where fixed per-image costs show,
 // up to 4096²), enough to fit a line in log2(pixels).
 //
-// DefaultBenchTimeLimit is the soft limit of the whole bench. The GPU and
-// the CPU are benched side by side (Bench), so this covers what 40 s did
-// when they took turns. A GPU's runtimes (WebGPU, CUDA) share its lane
-// and so this budget: adding CUDA cells cuts large sizes of that lane
-// rather than lengthening the bench.
+// DefaultBenchTimeLimit is the soft limit of the whole bench: the GPU
+// phase and then the CPU phase (Bench), so that zmwarm, with its probe
+// and device start-up, stays within 20 s on a big GPU machine. A GPU's
+// runtimes (WebGPU, CUDA) share its lane and so this budget: adding CUDA
+// cells cuts large sizes of that lane rather than lengthening the bench.
 var (
 	DefaultBenchSides     = []int{512, 1024, 2048, 4096}
 	DefaultBenchTimeLimit = 15 * time.Second
@@ -36,6 +34,27 @@ const DefaultCPUBenchMaxPixels = 2048 * 2048
 // early (BenchConfig.RunBudget): a run of a quarter second or more varies
 // by a few per cent, so repeating it buys little precision for its time.
 const DefaultRunBudget = 250 * time.Millisecond
+
+// Default timed runs of a cell (BenchConfig.Runs 0). A GPU cell gets more:
+// its runs are short (a 16 MP score is 10–20 ms on an H200, so five fit
+// the run budget), and the CUDA-against-WebGPU choice its p50 decides is
+// often a matter of tens of per cent, where the median of three still
+// moves with one slow run and the median of five does not.
+const (
+	DefaultRuns    = 3
+	DefaultGPURuns = 5
+)
+
+// DefaultHostShare is the part of the time limit kept for the CPU phase
+// when a GPU phase runs first (BenchConfig.HostShare): 5 s of the default
+// 15, meant for the CPU's 512² and 1024² cells of every metric. A CPU
+// round runs one task per worker side by side, so it takes about one
+// task's time whatever the core count; at the 75–280 ns/px per task of a
+// 2-core machine's profile that is 3–4 s (an estimate, not a measurement
+// on a big host). The GPU cells, which decide the close CUDA-against-
+// WebGPU races, get the rest, and what the GPU phase leaves unused goes
+// to the CPU's larger sizes.
+const DefaultHostShare = 1.0 / 3
 
 // BenchTarget is one backend class to measure.
 type BenchTarget struct {
@@ -89,7 +108,8 @@ type BenchConfig struct {
 	// there is one. 0: 1.
 	WarmUps int
 	// Runs is the most timed runs (rounds, with Concurrency) per cell; the
-	// p50 of their times is recorded. 0: 3.
+	// p50 of their times is recorded. 0: DefaultRuns, DefaultGPURuns for
+	// a GPU target.
 	Runs int
 	// RunBudget stops a cell's timed runs once they add up to this much
 	// (at least one runs). 0: DefaultRunBudget.
@@ -97,13 +117,25 @@ type BenchConfig struct {
 	// TimeLimit is soft: a size whose predicted cost would cross it is
 	// skipped, a run in progress is never cut. 0: DefaultBenchTimeLimit.
 	TimeLimit time.Duration
-	Seed      uint64
-	Logger    *slog.Logger
+	// HostShare is the part of TimeLimit the CPU phase may count on: the
+	// GPU phase, which runs first, skips cells that would end past
+	// TimeLimit × (1 − HostShare). 0: DefaultHostShare; no CPU target:
+	// the GPU phase has all of it.
+	HostShare float64
+	// Settle says how a GPU cell waits for the GPU's clock before it is
+	// timed (SettleConfig); the zero value is the defaults.
+	Settle SettleConfig
+	Seed   uint64
+	Logger *slog.Logger
 	// Progress, if set, sees each cell as it finishes (for a CLI); calls
 	// are serialised, but cells of different backends interleave.
 	Progress func(BenchResult)
-	// Now is the clock (tests); nil: time.Now.
+	// Now stamps the profile (tests); nil: time.Now.
 	Now func() time.Time
+	// Clock times the cells and the time limit (tests: a fake clock the
+	// fake backends advance, so that settling and limits are exact and no
+	// test depends on the machine's speed); nil: time.Now.
+	Clock func() time.Time
 }
 
 // BenchResult is one (metric, class, size) cell.
@@ -133,6 +165,16 @@ type BenchResult struct {
 	Err   error           `json:"-"`
 	Error string          `json:"error,omitempty"`
 	Runs  []time.Duration `json:"runs_ns,omitempty"`
+	// Spread is the timed runs' half range over their p50 ((max − min) /
+	// 2 / p50, at least 0.001; 0 with one run): the noise of NsPerPx,
+	// kept in the profile so that a routing check can tell a coin flip
+	// from a real difference.
+	Spread float64 `json:"spread,omitempty"`
+	// SettleRuns is how many untimed runs a GPU cell spent waiting for the
+	// GPU's clock (SettleConfig); Unsettled says they reached the cap
+	// without two slices agreeing, so the timing may include a ramp.
+	SettleRuns int  `json:"settle_runs,omitempty"`
+	Unsettled  bool `json:"unsettled,omitempty"`
 }
 
 // MemoryMeter is a backend that measures its own device memory over a run
@@ -157,9 +199,12 @@ type benchPlan struct {
 	sides     []int
 	metrics   []zenmetrics.Metric
 	warm      int
-	runs      int
+	runs      int // BenchConfig.Runs, 0 for the defaults (runsFor)
 	budget    time.Duration
 	limit     time.Duration
+	hostShare float64
+	settle    SettleConfig // with the defaults filled in
+	clock     func() time.Time
 	start     time.Time
 	log       *slog.Logger
 	pairs     []benchPair // per side, generated once
@@ -188,22 +233,34 @@ func (b *benchPlan) pair(si int) (ref, dist *zenmetrics.Image) {
 // recorded there (the cell was the load of the day, not a limit); a failure
 // with ErrOutOfMemory records one and stops that target at larger sizes.
 //
-// Targets on different backends are benched side by side, one goroutine
-// per lane (the CPU's cells run while the GPU's do, as they do in a
-// batch); targets sharing a backend or a Lane take turns, so a GPU's
-// cells never measure each other, whichever runtime runs them. The time
-// limit is one wall-clock budget for all lanes: each lane skips a cell
-// whose predicted end would cross it, so a lane with more targets (a GPU
-// benched through two runtimes) measures fewer large sizes, not longer. The report lists the cells in the same order
-// whatever the interleaving: by size, metric, then target.
+// Targets sharing a backend or a Lane take turns in one lane, so a GPU's
+// cells never measure each other, whichever runtime runs them. The GPU
+// lanes are benched first, side by side (different devices), and the CPU
+// lanes after them, one at a time: never beside a GPU cell. A CPU cell
+// keeps every core busy, and a GPU cell timed beside it times its own
+// host side (staging fills, submits, read-backs, its goroutine's turn on
+// a core) under that load; benched side by side on the H200 host the same
+// GPU cell varied up to 4.8× between benches, enough to flip the
+// CUDA-against-WebGPU choice (issue #23), with that load one of the two
+// likely causes. Each GPU cell is timed on a GPU whose clock has ramped
+// (SettleConfig). The time limit is one wall-clock budget: each lane
+// skips a cell whose predicted end would cross its phase's limit (the
+// GPU phase's keeps HostShare for the CPU), so a lane with more targets
+// (a GPU benched through two runtimes) measures fewer large sizes, not
+// longer. The report lists the cells in the same order whatever the
+// interleaving: by size, metric, then target.
 func Bench(ctx context.Context, cfg BenchConfig, p *Profile) (rep *BenchReport, err error) {
 	defer zenmetrics.Recover(&err)
 	now := cfg.Now
 	if now == nil {
 		now = time.Now
 	}
-	b := &benchPlan{cfg: cfg, sides: cfg.Sides, metrics: cfg.Metrics, warm: cfg.WarmUps, runs: cfg.Runs,
-		budget: cfg.RunBudget, limit: cfg.TimeLimit, log: cfg.Logger, p: p, measured: map[zenmetrics.Metric]bool{}}
+	b := &benchPlan{cfg: cfg, sides: cfg.Sides, metrics: cfg.Metrics, warm: cfg.WarmUps, runs: max(0, cfg.Runs),
+		budget: cfg.RunBudget, limit: cfg.TimeLimit, hostShare: cfg.HostShare, settle: cfg.Settle.withDefaults(),
+		clock: cfg.Clock, log: cfg.Logger, p: p, measured: map[zenmetrics.Metric]bool{}}
+	if b.clock == nil {
+		b.clock = time.Now
+	}
 	if b.log == nil {
 		b.log = slog.New(slog.DiscardHandler)
 	}
@@ -213,9 +270,10 @@ func Bench(ctx context.Context, cfg BenchConfig, p *Profile) (rep *BenchReport, 
 	if b.warm <= 0 {
 		b.warm = 1
 	}
-	if b.runs <= 0 {
-		b.runs = 3
+	if b.hostShare <= 0 {
+		b.hostShare = DefaultHostShare
 	}
+	b.hostShare = min(b.hostShare, 1)
 	if b.budget <= 0 {
 		b.budget = DefaultRunBudget
 	}
@@ -233,28 +291,18 @@ func Bench(ctx context.Context, cfg BenchConfig, p *Profile) (rep *BenchReport, 
 			b.cells[si][mi] = make([]BenchResult, len(cfg.Targets))
 		}
 	}
-	b.start = time.Now()
-	var wg sync.WaitGroup
-	var panicErr error
-	for _, lane := range lanes(cfg.Targets) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			var perr error
-			func() {
-				defer zenmetrics.Recover(&perr)
-				b.runLane(ctx, lane)
-			}()
-			if perr != nil {
-				b.mu.Lock()
-				if panicErr == nil {
-					panicErr = perr
-				}
-				b.mu.Unlock()
-			}
-		}()
+	b.start = b.clock()
+	gpuLanes, hostLanes := splitLanes(cfg.Targets)
+	gpuLimit := b.limit
+	if len(hostLanes) > 0 {
+		gpuLimit = time.Duration(float64(b.limit) * (1 - b.hostShare))
 	}
-	wg.Wait()
+	panicErr := b.runPhase(ctx, gpuLanes, gpuLimit)
+	for _, lane := range hostLanes {
+		if err := b.runPhase(ctx, [][]int{lane}, b.limit); panicErr == nil {
+			panicErr = err
+		}
+	}
 	rep = &BenchReport{}
 	for si := range b.cells {
 		for mi := range b.cells[si] {
@@ -268,7 +316,7 @@ func Bench(ctx context.Context, cfg BenchConfig, p *Profile) (rep *BenchReport, 
 			}
 		}
 	}
-	rep.Elapsed = time.Since(b.start)
+	rep.Elapsed = b.clock().Sub(b.start)
 	if panicErr != nil {
 		return rep, panicErr
 	}
@@ -286,6 +334,51 @@ func Bench(ctx context.Context, cfg BenchConfig, p *Profile) (rep *BenchReport, 
 	}
 	p.LastValidated = t
 	return rep, nil
+}
+
+// runPhase benches lanes side by side, each skipping cells that would end
+// past limit (counted from the bench's start), and returns the first
+// panic of any of them as an error.
+func (b *benchPlan) runPhase(ctx context.Context, ls [][]int, limit time.Duration) error {
+	var wg sync.WaitGroup
+	var panicErr error
+	for _, lane := range ls {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var perr error
+			func() {
+				defer zenmetrics.Recover(&perr)
+				b.runLane(ctx, lane, limit)
+			}()
+			if perr != nil {
+				b.mu.Lock()
+				if panicErr == nil {
+					panicErr = perr
+				}
+				b.mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	return panicErr
+}
+
+// onGPU says whether the target times a GPU (any class but ClassCPU): its
+// cells settle the clock first and run in the GPU phase.
+func (t BenchTarget) onGPU() bool { return t.Class != ClassCPU }
+
+// splitLanes is lanes(ts) parted into the lanes with a GPU target and the
+// CPU-only ones, each in lanes' order.
+func splitLanes(ts []BenchTarget) (gpu, host [][]int) {
+	for _, lane := range lanes(ts) {
+		if slices.ContainsFunc(lane, func(i int) bool { return ts[i].onGPU() }) {
+			gpu = append(gpu, lane)
+		} else {
+			host = append(host, lane)
+		}
+	}
+	return gpu, host
 }
 
 // lanes groups the targets' indexes into lanes that run side by side: two
@@ -337,103 +430,6 @@ func sameBackend(a, b zenmetrics.Backend) (same bool) {
 	return a == b
 }
 
-// runLane benches one backend's targets, size by size.
-func (b *benchPlan) runLane(ctx context.Context, lane []int) {
-	type key struct {
-		m zenmetrics.Metric
-		t int
-	}
-	lastNs := map[key]float64{} // last ns/px, to predict the next size
-	stopped := map[key]string{} // why a target stopped for a metric
-	for si, side := range b.sides {
-		px := int64(side) * int64(side)
-		for mi, m := range b.metrics {
-			for _, ti := range lane {
-				t := b.cfg.Targets[ti]
-				if t.Metrics != nil && !slices.Contains(t.Metrics, m) {
-					continue
-				}
-				res := BenchResult{Metric: m, Class: t.Class, Backend: t.Backend.Name(), Side: side, Pixels: px, Path: t.Path}
-				k := key{m, ti}
-				bytes, ok := t.Backend.Estimate(m, side, side, t.Mode)
-				switch {
-				case ctx.Err() != nil:
-					res.Skipped = "cancelled"
-				case !ok:
-					res.Skipped = "unsupported"
-				case t.MaxPixels > 0 && px > t.MaxPixels:
-					res.Skipped = "above this backend's bench size"
-				case stopped[k] != "":
-					res.Skipped = stopped[k]
-				}
-				ns, seen := lastNs[k]
-				warm := 0
-				if !seen || ns*float64(px) < float64(b.budget)/4 {
-					warm = b.warm
-				}
-				if res.Skipped == "" {
-					elapsed := time.Since(b.start)
-					if seen {
-						// Larger images cost a bit more per pixel (caches).
-						predicted := time.Duration(ns * 1.2 * float64(px) * float64(warm+1))
-						if elapsed+predicted > b.limit {
-							res.Skipped = fmt.Sprintf("time limit (%v predicted, %v left)", predicted.Round(time.Millisecond), (b.limit - elapsed).Round(time.Millisecond))
-						}
-					} else if elapsed > b.limit {
-						res.Skipped = "time limit"
-					}
-				}
-				if res.Skipped != "" {
-					b.record(si, mi, ti, res)
-					continue
-				}
-				ref, dist := b.pair(si)
-				if t.RecordVRAM && bytes > 0 {
-					res.VRAMMiB = float64(bytes) / (1 << 20)
-					res.VRAMPredictedMiB = res.VRAMMiB
-				}
-				conc := concurrency(t, bytes)
-				if conc > 1 {
-					res.Concurrent = conc
-				}
-				res.Runs, res.Err = b.timeCell(ctx, t, m, ref, dist, warm, conc, &res)
-				if res.Err != nil {
-					if ctxErr := ctx.Err(); ctxErr != nil {
-						b.mu.Lock()
-						b.cancelled = ctxErr
-						b.mu.Unlock()
-						res.Error = res.Err.Error()
-						b.record(si, mi, ti, res)
-						return
-					}
-					res.Error = res.Err.Error()
-					stopped[k] = "failed at a smaller size"
-					if errors.Is(res.Err, zenmetrics.ErrOutOfMemory) {
-						b.mu.Lock()
-						b.p.RecordOOM(m, Cell{Backend: t.Class, Pixels: px})
-						b.mu.Unlock()
-						stopped[k] = "out of memory at a smaller size"
-					}
-					b.log.Warn("bench cell failed", "metric", m, "backend", t.Class, "side", side, "err", res.Err)
-				} else {
-					p50 := median(res.Runs)
-					res.NsPerPx = float64(p50.Nanoseconds()) / float64(px)
-					res.MPPerS = 1e3 / res.NsPerPx
-					lastNs[k] = res.NsPerPx
-					b.mu.Lock()
-					b.p.SetSample(m, t.Class, Sample{Pixels: px, NsPerPx: res.NsPerPx, VRAMMiB: res.VRAMMiB})
-					clearOOM(b.p, m, Cell{Backend: t.Class, Pixels: px})
-					b.measured[m] = true
-					b.mu.Unlock()
-					b.log.Debug("bench cell", "metric", m, "backend", t.Class, "side", side, "ns_per_px", res.NsPerPx,
-						"runs", len(res.Runs), "concurrent", conc)
-				}
-				b.record(si, mi, ti, res)
-			}
-		}
-	}
-}
-
 // record files a finished cell and shows it to Progress.
 func (b *benchPlan) record(si, mi, ti int, res BenchResult) {
 	b.mu.Lock()
@@ -457,82 +453,6 @@ func concurrency(t BenchTarget, bytes int64) int {
 func clearOOM(p *Profile, m zenmetrics.Metric, c Cell) {
 	mp := p.Metric(m)
 	mp.CellsFailedOOM = slices.DeleteFunc(mp.CellsFailedOOM, func(x Cell) bool { return x == c })
-}
-
-// timeCell does a cell's warm-ups (a MemoryMeter measures the device
-// memory on the last one, or on an extra run when there is none), then up
-// to b.runs timed rounds of conc tasks side by side, stopping once the
-// rounds add up to b.budget. It returns the time of every task.
-func (b *benchPlan) timeCell(ctx context.Context, t BenchTarget, m zenmetrics.Metric, ref, dist *zenmetrics.Image, warm, conc int, res *BenchResult) ([]time.Duration, error) {
-	opt := zenmetrics.Options{Mode: t.Mode}
-	once := func() (err error) {
-		defer zenmetrics.Recover(&err)
-		_, err = zenmetrics.ScoreOnce(ctx, t.Backend, m, ref, dist, opt)
-		return err
-	}
-	round := func(out []time.Duration) ([]time.Duration, error) {
-		if conc <= 1 {
-			t0 := time.Now()
-			err := once()
-			return append(out, time.Since(t0)), err
-		}
-		ds := make([]time.Duration, conc)
-		errs := make([]error, conc)
-		var wg sync.WaitGroup
-		for i := range conc {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				t0 := time.Now()
-				errs[i] = once()
-				ds[i] = time.Since(t0)
-			}()
-		}
-		wg.Wait()
-		return append(out, ds...), errors.Join(errs...)
-	}
-	mm, meter := t.Backend.(MemoryMeter)
-	meter = meter && t.RecordVRAM
-	measure := func(fn func() error) error {
-		peak, dev, err := mm.MeasureMemory(ctx, fn)
-		if err != nil {
-			return err
-		}
-		res.VRAMMiB = float64(peak) / (1 << 20)
-		res.VRAMMeasured = true
-		res.VRAMDeviceMiB = -1
-		if dev >= 0 {
-			res.VRAMDeviceMiB = float64(dev) / (1 << 20)
-		}
-		return nil
-	}
-	for i := range warm {
-		var err error
-		if meter && i == warm-1 {
-			err = measure(once)
-		} else {
-			_, err = round(nil)
-		}
-		if err != nil {
-			return nil, err
-		}
-	}
-	if meter && warm == 0 {
-		if err := measure(once); err != nil {
-			return nil, err
-		}
-	}
-	var out []time.Duration
-	var spent time.Duration
-	for r := 0; r < b.runs && (r == 0 || spent < b.budget); r++ {
-		t0 := time.Now()
-		var err error
-		if out, err = round(out); err != nil {
-			return nil, err
-		}
-		spent += time.Since(t0)
-	}
-	return out, nil
 }
 
 // median of ds; of an even count, the mean of the middle two (a cell

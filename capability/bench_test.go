@@ -63,6 +63,8 @@ func TestBenchRecordsAndLimits(t *testing.T) {
 	cfg := BenchConfig{
 		Metrics: []zenmetrics.Metric{zenmetrics.SSIMULACRA2},
 		Sides:   smallSides,
+		// Settling is TestSettle*'s; here it would only add runs.
+		Settle: SettleConfig{Cap: -1},
 		Targets: []BenchTarget{
 			{Class: ClassGPUFull, Backend: gpu, Mode: zenmetrics.ModeFull, RecordVRAM: true},
 			{Class: ClassGPUStripPair, Backend: gpu, Mode: zenmetrics.ModeStripPair, RecordVRAM: true},
@@ -80,7 +82,7 @@ func TestBenchRecordsAndLimits(t *testing.T) {
 	for _, r := range rep.Results {
 		byKey[r.Class+"/"+strconv.Itoa(r.Side)] = r
 	}
-	if r := byKey["gpu_full/128"]; r.NsPerPx <= 0 || r.VRAMMiB != float64(128*128*16)/(1<<20) || len(r.Runs) != 3 {
+	if r := byKey["gpu_full/128"]; r.NsPerPx <= 0 || r.VRAMMiB != float64(128*128*16)/(1<<20) || len(r.Runs) != DefaultGPURuns {
 		t.Fatalf("gpu_full/128: %+v", r)
 	}
 	if r := byKey["gpu_full/256"]; !errors.Is(r.Err, zenmetrics.ErrOutOfMemory) {
@@ -100,10 +102,11 @@ func TestBenchRecordsAndLimits(t *testing.T) {
 		t.Fatalf("cpu samples %+v", s)
 	}
 	// 1 warm-up (cheap runs warm up at every size) + 3 runs per measured
-	// cell; the OOM cell fails at the first.
-	// gpu: 64,128 measured (8) + 256 (1); cpu: 64,128 (8)
-	if n := gpu.prepares.Load(); n != 9 {
-		t.Fatalf("gpu prepares %d, want 9", n)
+	// cell, 5 on the GPU; the OOM cell fails at the first. The GPU lane
+	// first primes gpu_full at 64² (its strip pairs are unsupported).
+	// gpu: 1 + 64,128 measured (12) + 256 (1); cpu: 64,128 (8)
+	if n := gpu.prepares.Load(); n != 14 {
+		t.Fatalf("gpu prepares %d, want 14", n)
 	}
 	if n := cpu.prepares.Load(); n != 8 {
 		t.Fatalf("cpu prepares %d, want 8", n)
@@ -350,26 +353,29 @@ func (r gateRef) Score(ctx context.Context, d *zenmetrics.Image) (zenmetrics.Sco
 }
 func (r gateRef) Release() {}
 
-// Targets on different backends run side by side; the cells still come
-// out in size, metric, target order.
-func TestBenchLanesRunSideBySide(t *testing.T) {
-	a := &gateBackend{fakeBackend: fakeBackend{name: "gpu"}, started: make(chan struct{})}
-	c := &gateBackend{fakeBackend: fakeBackend{name: "cpu"}, started: make(chan struct{})}
+// GPU targets in different lanes (two devices) run side by side; the
+// cells still come out in size, metric, target order, the CPU's with
+// them although it ran after them (TestBenchCPUNeverBesideGPU).
+func TestBenchGPULanesRunSideBySide(t *testing.T) {
+	a := &gateBackend{fakeBackend: fakeBackend{name: "gpu0"}, started: make(chan struct{})}
+	c := &gateBackend{fakeBackend: fakeBackend{name: "gpu1"}, started: make(chan struct{})}
 	a.peer, c.peer = c, a
+	cpu := &fakeBackend{name: "cpu"}
 	p := NewProfile(testReport(), time.Now())
 	rep, err := Bench(context.Background(), BenchConfig{
 		Metrics: []zenmetrics.Metric{zenmetrics.SSIMULACRA2},
 		Sides:   []int{64},
 		Runs:    1,
-		Targets: []BenchTarget{{Class: ClassGPUFull, Backend: a}, {Class: ClassCPU, Backend: c}},
+		Settle:  SettleConfig{Cap: -1},
+		Targets: []BenchTarget{{Class: ClassCPU, Backend: cpu}, {Class: ClassGPUFull, Backend: a, Lane: "gpu0"}, {Class: ClassCUDAFull, Backend: c, Lane: "gpu1"}},
 	}, p)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !a.met.Load() || !c.met.Load() {
-		t.Fatal("the two backends' cells did not run at the same time")
+		t.Fatal("the two GPUs' cells did not run at the same time")
 	}
-	if len(rep.Results) != 2 || rep.Results[0].Class != ClassGPUFull || rep.Results[1].Class != ClassCPU {
+	if len(rep.Results) != 3 || rep.Results[0].Class != ClassCPU || rep.Results[1].Class != ClassGPUFull || rep.Results[2].Class != ClassCUDAFull {
 		t.Fatalf("results %+v", rep.Results)
 	}
 }

@@ -99,7 +99,8 @@ cells_failed_oom = [["gpu_full", 67108864]]
 		t.Fatalf("old profile is stale: %s", r)
 	}
 	m := zenmetrics.SSIMULACRA2
-	if s := p.Samples(m, ClassGPUFull); len(s) != 1 || s[0].NsPerPx != 4.68 || s[0].VRAMMiB != 71 {
+	// Written before spreads were kept too: every spread is unknown.
+	if s := p.Samples(m, ClassGPUFull); len(s) != 1 || s[0].NsPerPx != 4.68 || s[0].VRAMMiB != 71 || s[0].Spread != 0 {
 		t.Fatalf("gpu_full: %+v", s)
 	}
 	if s := p.Samples(m, ClassCUDAFull); len(s) != 0 {

@@ -130,10 +130,14 @@ type Cell struct {
 
 // Sample is what was measured for one backend class at one size. NsPerPx is
 // 0 when only VRAM is known, VRAMMiB is 0 when only timing is known.
+// Spread is NsPerPx's noise, the timed runs' half range over their p50
+// (BenchResult.Spread); 0 when unknown (one run, or a profile written
+// before spreads were kept).
 type Sample struct {
 	Pixels  int64
 	NsPerPx float64
 	VRAMMiB float64
+	Spread  float64
 }
 
 // MetricProfile holds the measurements of one metric. Tables are keyed by
@@ -142,6 +146,9 @@ type MetricProfile struct {
 	LastMeasured time.Time
 	NsPerPxAt    map[int64]map[string]float64
 	VRAMMiBAt    map[int64]map[string]float64
+	// SpreadAt is the noise of each NsPerPxAt entry (Sample.Spread),
+	// where it was measured.
+	SpreadAt map[int64]map[string]float64
 	// CellsFailedOOM lists the cells that ran out of memory on this
 	// machine; the chooser never tries them again (see orchestrator).
 	CellsFailedOOM []Cell
@@ -254,6 +261,11 @@ func (p *Profile) Samples(m zenmetrics.Metric, class string) []Sample {
 			get(px).VRAMMiB = v
 		}
 	}
+	for px, row := range mp.SpreadAt {
+		if s := byPx[px]; s != nil && s.NsPerPx > 0 {
+			s.Spread = row[class]
+		}
+	}
 	out := make([]Sample, 0, len(byPx))
 	for _, s := range byPx {
 		out = append(out, *s)
@@ -262,27 +274,36 @@ func (p *Profile) Samples(m zenmetrics.Metric, class string) []Sample {
 	return out
 }
 
-// SetSample records a measurement. A zero or negative value is not stored.
+// SetSample records a measurement. A zero or negative value is not stored;
+// a timing recorded without a spread drops the spread of the timing it
+// replaces, which described other runs.
 func (p *Profile) SetSample(m zenmetrics.Metric, class string, s Sample) {
 	mp := p.Metric(m)
 	if s.NsPerPx > 0 {
-		if mp.NsPerPxAt == nil {
-			mp.NsPerPxAt = map[int64]map[string]float64{}
+		setCell(&mp.NsPerPxAt, s.Pixels, class, s.NsPerPx)
+		if s.Spread > 0 {
+			setCell(&mp.SpreadAt, s.Pixels, class, s.Spread)
+		} else if row := mp.SpreadAt[s.Pixels]; row != nil {
+			delete(row, class)
+			if len(row) == 0 {
+				delete(mp.SpreadAt, s.Pixels)
+			}
 		}
-		if mp.NsPerPxAt[s.Pixels] == nil {
-			mp.NsPerPxAt[s.Pixels] = map[string]float64{}
-		}
-		mp.NsPerPxAt[s.Pixels][class] = s.NsPerPx
 	}
 	if s.VRAMMiB > 0 {
-		if mp.VRAMMiBAt == nil {
-			mp.VRAMMiBAt = map[int64]map[string]float64{}
-		}
-		if mp.VRAMMiBAt[s.Pixels] == nil {
-			mp.VRAMMiBAt[s.Pixels] = map[string]float64{}
-		}
-		mp.VRAMMiBAt[s.Pixels][class] = s.VRAMMiB
+		setCell(&mp.VRAMMiBAt, s.Pixels, class, s.VRAMMiB)
 	}
+}
+
+// setCell sets (*t)[px][class], making the maps it needs.
+func setCell(t *map[int64]map[string]float64, px int64, class string, v float64) {
+	if *t == nil {
+		*t = map[int64]map[string]float64{}
+	}
+	if (*t)[px] == nil {
+		(*t)[px] = map[string]float64{}
+	}
+	(*t)[px][class] = v
 }
 
 // OOMCells returns the cells of metric m that ran out of memory.
@@ -323,6 +344,7 @@ func (p *Profile) Clone() *Profile {
 		c := &MetricProfile{LastMeasured: mp.LastMeasured, CellsFailedOOM: slices.Clone(mp.CellsFailedOOM)}
 		c.NsPerPxAt = cloneTable(mp.NsPerPxAt)
 		c.VRAMMiBAt = cloneTable(mp.VRAMMiBAt)
+		c.SpreadAt = cloneTable(mp.SpreadAt)
 		q.Metrics[m] = c
 	}
 	return &q
@@ -430,11 +452,16 @@ type fileProfile struct {
 	Metrics       map[string]*fileMetric `toml:"metrics"`
 }
 
+// fileMetric's ns_per_px_spread_at came after schema 1's first files
+// without a version bump, as new classes did (Runtime): a file without it
+// loads with every spread unknown, and a build that predates it ignores
+// the table (the decoder skips keys it has no field for).
 type fileMetric struct {
-	LastMeasured   time.Time                     `toml:"last_measured"`
-	CellsFailedOOM [][]any                       `toml:"cells_failed_oom"`
-	NsPerPxAt      map[string]map[string]float64 `toml:"ns_per_px_at"`
-	VRAMMiBAt      map[string]map[string]float64 `toml:"vram_mib_at"`
+	LastMeasured    time.Time                     `toml:"last_measured"`
+	CellsFailedOOM  [][]any                       `toml:"cells_failed_oom"`
+	NsPerPxAt       map[string]map[string]float64 `toml:"ns_per_px_at"`
+	VRAMMiBAt       map[string]map[string]float64 `toml:"vram_mib_at"`
+	NsPerPxSpreadAt map[string]map[string]float64 `toml:"ns_per_px_spread_at,omitempty"`
 }
 
 // Marshal encodes p as TOML in the documented layout.
@@ -457,6 +484,9 @@ func (p *Profile) Marshal() ([]byte, error) {
 			CellsFailedOOM: [][]any{},
 			NsPerPxAt:      tableToFile(mp.NsPerPxAt),
 			VRAMMiBAt:      tableToFile(mp.VRAMMiBAt),
+		}
+		if len(mp.SpreadAt) > 0 {
+			fm.NsPerPxSpreadAt = tableToFile(mp.SpreadAt)
 		}
 		for _, c := range mp.CellsFailedOOM {
 			fm.CellsFailedOOM = append(fm.CellsFailedOOM, []any{c.Backend, c.Pixels})
@@ -526,6 +556,9 @@ func Unmarshal(data []byte) (*Profile, error) {
 			return nil, err
 		}
 		if mp.VRAMMiBAt, err = tableFromFile(fm.VRAMMiBAt); err != nil {
+			return nil, err
+		}
+		if mp.SpreadAt, err = tableFromFile(fm.NsPerPxSpreadAt); err != nil {
 			return nil, err
 		}
 		for i, c := range fm.CellsFailedOOM {

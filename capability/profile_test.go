@@ -108,6 +108,55 @@ func TestProfileRoundTripAndLayout(t *testing.T) {
 	}
 }
 
+// A timing's spread (its noise) is kept beside it in ns_per_px_spread_at,
+// round trips, and goes when the timing is replaced by one without it; a
+// profile without any spread writes no such table, so its file is what
+// it was before spreads were kept. A table this build does not know (as
+// ns_per_px_spread_at is to older builds) is skipped, not an error.
+func TestSpreadRoundTrip(t *testing.T) {
+	now := time.Date(2026, 11, 21, 5, 0, 0, 0, time.UTC)
+	m := zenmetrics.SSIMULACRA2
+	plain, _ := sampleProfile(now).Marshal()
+	if strings.Contains(string(plain), "spread") {
+		t.Fatalf("a profile without spreads writes a spread table:\n%s", plain)
+	}
+	p := sampleProfile(now)
+	p.SetSample(m, ClassCUDAFull, Sample{Pixels: 1 << 20, NsPerPx: 0.31, Spread: 0.042})
+	p.SetSample(m, ClassGPUFull, Sample{Pixels: 1 << 22, NsPerPx: 0.30, Spread: 0.0104})
+	data, err := p.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(data), "[metrics.ssim2.ns_per_px_spread_at.1048576]") {
+		t.Fatalf("no spread table:\n%s", data)
+	}
+	q, err := Unmarshal(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := q.Samples(m, ClassCUDAFull); len(s) != 1 || s[0].Spread != 0.042 {
+		t.Fatalf("cuda_full: %+v", s)
+	}
+	if s := q.Samples(m, ClassGPUFull); len(s) != 2 || s[0].Spread != 0 || s[1].Spread != 0.01 {
+		t.Fatalf("gpu_full: %+v, want no spread at 1 MP and 0.01 (three decimals) at 4 MP", s)
+	}
+	if c := q.Clone(); c.Samples(m, ClassCUDAFull)[0].Spread != 0.042 {
+		t.Fatal("Clone lost the spread")
+	}
+	q.SetSample(m, ClassCUDAFull, Sample{Pixels: 1 << 20, NsPerPx: 0.5})
+	if s := q.Samples(m, ClassCUDAFull); s[0].NsPerPx != 0.5 || s[0].Spread != 0 {
+		t.Fatalf("replaced timing kept the old spread: %+v", s)
+	}
+	future := strings.Replace(string(data), "[metrics.ssim2.ns_per_px_spread_at.1048576]", "[metrics.ssim2.ns_per_px_p90_at.1048576]", 1)
+	if _, err := Unmarshal([]byte(future)); err != nil {
+		t.Fatalf("a table from a newer build: %v", err)
+	}
+	bad := strings.Replace(string(data), "cuda_full = 0.042", "cuda_full = -0.042", 1)
+	if _, err := Unmarshal([]byte(bad)); !errors.Is(err, ErrCorruptProfile) {
+		t.Fatalf("negative spread: %v", err)
+	}
+}
+
 // The example in DESIGN.md must be readable as is.
 func TestUnmarshalDesignExample(t *testing.T) {
 	const doc = `schema_version = 1

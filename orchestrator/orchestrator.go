@@ -166,9 +166,9 @@ type Config struct {
 	BenchSides []int
 	// BenchRuns and BenchRunBudget override the bench's timed runs per
 	// cell and the time after which a cell stops repeating (0: the
-	// capability defaults, 3 runs and 250 ms). A slow, thorough bench
-	// (more runs, a longer budget) is the yardstick zmwarm's
-	// --compare-routing checks the quick bench's routing against.
+	// capability defaults, 3 runs, 5 on a GPU, and 250 ms). A slow,
+	// thorough bench (more runs, a longer budget) is the yardstick
+	// zmwarm's --compare-routing checks the quick bench's routing against.
 	BenchRuns      int
 	BenchRunBudget time.Duration
 	// Pool is the initial pool configuration.

@@ -85,3 +85,80 @@ func TestCompareRoutingCommonClasses(t *testing.T) {
 		t.Fatalf("rows %+v, want one row ranking only cpu", rows)
 	}
 }
+
+// spreadProfile builds a profile from {class: {side: {ns/px, spread}}}.
+func spreadProfile(m zenmetrics.Metric, cells map[string]map[int][2]float64) *capability.Profile {
+	p := &capability.Profile{}
+	for c, row := range cells {
+		for side, v := range row {
+			p.SetSample(m, c, capability.Sample{Pixels: int64(side) * int64(side), NsPerPx: v[0], Spread: v[1]})
+		}
+	}
+	return p
+}
+
+// A disagreement the reference's own noise covers (the two cells' runs
+// overlap) is a coin flip; one beyond it is a routing error; one where a
+// profile kept no spreads (written before they were) is neither.
+func TestCompareRoutingNoise(t *testing.T) {
+	m := zenmetrics.Zensim
+	quick := spreadProfile(m, map[string]map[int][2]float64{
+		capability.ClassCPU:      {1024: {200, 0.01}, 2048: {210, 0.01}},
+		capability.ClassGPUFull:  {1024: {0.9, 0.03}, 2048: {0.5, 0.03}},
+		capability.ClassCUDAFull: {1024: {1.0, 0.03}, 2048: {0.55, 0.03}},
+	})
+	thorough := spreadProfile(m, map[string]map[int][2]float64{
+		capability.ClassCPU:      {1024: {190, 0.01}, 2048: {200, 0.01}},
+		capability.ClassGPUFull:  {1024: {1.0, 0.05}, 2048: {0.6, 0.02}},
+		capability.ClassCUDAFull: {1024: {0.97, 0.05}, 2048: {0.4, 0.02}},
+	})
+	rows := CompareRouting(quick, thorough, []zenmetrics.Metric{m}, sidesToPixels([]int{1024, 2048}))
+	if len(rows) != 2 {
+		t.Fatalf("%d rows", len(rows))
+	}
+	r1, r2 := rows[0], rows[1]
+	// 1024²: WebGPU instead of CUDA costs 1.0/0.97 − 1 = 3.1 %; the
+	// reference's runs span ±5 % of each: noise (1.0·0.05 + 0.97·0.05)/0.97.
+	if want := (1.0*0.05 + 0.97*0.05) / 0.97; r1.Chosen != capability.ClassGPUFull || !r1.NoiseKnown || math.Abs(r1.Noise-want) > 1e-12 || !r1.WithinNoise() || !r1.GPUWithinNoise() {
+		t.Errorf("1024²: %+v, want a coin flip with noise %g", r1, want)
+	}
+	// 2048²: 0.6/0.4 − 1 = 50 % against a noise of 5 %: a real error.
+	if r2.Chosen != capability.ClassGPUFull || r2.Best != capability.ClassCUDAFull || !r2.NoiseKnown || math.Abs(r2.Noise-0.05) > 1e-12 || r2.WithinNoise() {
+		t.Errorf("2048²: %+v, want a real error, noise 0.05", r2)
+	}
+	s := SummarizeRouting(rows)
+	if s.Within != 1 || s.Real != 1 || s.WorstReal != &rows[1] || math.Abs(s.WorstRealRegret-0.5) > 1e-12 || s.GPUWithin != 1 || s.GPUReal != 1 {
+		t.Errorf("summary %+v", s)
+	}
+	// A reference written before spreads were kept: the same picks, and
+	// no verdict either way.
+	old := routeProfile(m, map[string]map[int]float64{
+		capability.ClassCPU:      {1024: 190, 2048: 200},
+		capability.ClassGPUFull:  {1024: 1.0, 2048: 0.6},
+		capability.ClassCUDAFull: {1024: 0.97, 2048: 0.4},
+	})
+	s = SummarizeRouting(CompareRouting(quick, old, []zenmetrics.Metric{m}, sidesToPixels([]int{1024, 2048})))
+	if s.Agree != 0 || s.Within != 0 || s.Real != 0 || s.WorstReal != nil || s.Worst == nil {
+		t.Errorf("against an old reference: %+v", s)
+	}
+}
+
+// predictSpread takes the spread of the samples the prediction uses.
+func TestPredictSpread(t *testing.T) {
+	ss := []capability.Sample{{Pixels: 1 << 22, NsPerPx: 1, Spread: 0.04}, {Pixels: 1 << 20, NsPerPx: 2, Spread: 0.01}}
+	for _, c := range []struct {
+		px   int64
+		want float64
+	}{{1 << 18, 0.01}, {1 << 20, 0.01}, {1 << 21, 0.04}, {1 << 22, 0.04}, {1 << 26, 0.04}} {
+		if got := predictSpread(ss, c.px); got != c.want {
+			t.Errorf("%d px: %g, want %g", c.px, got, c.want)
+		}
+	}
+	ss[0].Spread = 0
+	if got := predictSpread(ss, 1<<21); got != 0 {
+		t.Errorf("with an unknown neighbour: %g, want 0", got)
+	}
+	if got := predictSpread(nil, 1<<21); got != 0 {
+		t.Errorf("no samples: %g", got)
+	}
+}

@@ -8,12 +8,20 @@
 //	       [--validity 168h] [--runs N] [--run-budget 250ms]
 //	       [--compare-routing PROFILE] [-v] [--version] [--help]
 //
+// The table lists each cell's ns/px with its spread (the timed runs' half
+// range over their median); a GPU cell is timed after the GPU's clock has
+// ramped (capability.SettleConfig), and one timed at the settle cap says
+// so in its note.
+//
 // --compare-routing checks the routing this machine's profile leads to
 // against another profile of it, usually a slow, thorough bench
 // (`zmwarm --force --cache-dir DIR --time-limit 5m --runs 9 --run-budget 2s`):
 // for every metric and square size from 256² to 8192², the class the
 // chooser would prefer by each profile, and where they differ how much
-// slower the thorough profile measured the quick one's pick.
+// slower the thorough profile measured the quick one's pick, and whether
+// that lies within the thorough profile's own noise ("coin flip": the two
+// cells' timed runs overlap, no bench could tell them apart) or beyond it
+// ("real"); "?" where a profile predates the spreads.
 //
 // With an NVIDIA driver it benches the first CUDA device too, after the
 // WebGPU adapter in the same lane (usually the same GPU): its rows say
@@ -246,7 +254,9 @@ type row struct {
 	NsPerPx float64 `json:"ns_per_px,omitempty"`
 	MPPerS  float64 `json:"mp_per_s,omitempty"`
 	VRAMMiB float64 `json:"vram_mib,omitempty"`
-	Note    string  `json:"note,omitempty"`
+	// Spread is the noise of NsPerPx (capability.Sample.Spread).
+	Spread float64 `json:"spread,omitempty"`
+	Note   string  `json:"note,omitempty"`
 }
 
 // rows lists the profile's measurements, plus (after a bench) the cells
@@ -259,7 +269,7 @@ func rows(p *capability.Profile, res *capability.WarmResult) []row {
 	for _, m := range zenmetrics.AllMetrics() {
 		for _, c := range p.Classes(m) {
 			for _, s := range p.Samples(m, c) {
-				r := row{Metric: m.String(), Backend: c, Pixels: s.Pixels, NsPerPx: s.NsPerPx, VRAMMiB: s.VRAMMiB}
+				r := row{Metric: m.String(), Backend: c, Pixels: s.Pixels, NsPerPx: s.NsPerPx, VRAMMiB: s.VRAMMiB, Spread: s.Spread}
 				if side := isqrt(s.Pixels); side*side == s.Pixels {
 					r.Side = int(side)
 				}
@@ -275,6 +285,15 @@ func rows(p *capability.Profile, res *capability.WarmResult) []row {
 	}
 	if res != nil && res.Bench != nil {
 		for _, b := range res.Bench.Results {
+			if b.Unsettled && b.NsPerPx > 0 {
+				// A GPU cell timed at the settle cap: its clock may not
+				// have ramped, so its number is less sure than the others.
+				for i := range out {
+					if r := &out[i]; r.Metric == b.Metric.String() && r.Backend == b.Class && r.Pixels == b.Pixels && r.Note == "" {
+						r.Note = fmt.Sprintf("GPU clock not settled after %d runs", b.SettleRuns)
+					}
+				}
+			}
 			if b.Skipped == "" && b.Err == nil || b.Skipped == "unsupported" {
 				continue
 			}
@@ -330,7 +349,7 @@ func writeTable(w io.Writer, o *orchestrator.Orchestrator, res *capability.WarmR
 		return
 	}
 	tw := tabwriter.NewWriter(w, 2, 8, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "metric\tbackend\tsize\tns/px\tMP/s\tVRAM MiB\t\t")
+	fmt.Fprintln(tw, "metric\tbackend\tsize\tns/px\tMP/s\tVRAM MiB\tspread\t\t")
 	for _, r := range rs {
 		size := strconv.FormatInt(r.Pixels, 10) + " px"
 		if r.Side > 0 {
@@ -344,7 +363,7 @@ func writeTable(w io.Writer, o *orchestrator.Orchestrator, res *capability.WarmR
 		if r.VRAMMiB > 0 {
 			vram = fmt.Sprintf("%.0f", r.VRAMMiB)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t\t%s\n", r.Metric, r.Backend, size, ns, mps, vram, r.Note)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t\t%s\n", r.Metric, r.Backend, size, ns, mps, vram, plusMinus(r.Spread), r.Note)
 	}
 	tw.Flush()
 	if path := cpuPath(res); path != "" {
