@@ -131,19 +131,25 @@ func (b *benchPlan) runLane(ctx context.Context, lane []int, limit time.Duration
 // compiles its kernels, a pause of a CPU's work during which the GPU
 // idles and drops its clock. Done cell by cell, each metric's first cell
 // would wait out a new ramp; done here, the GPU ramps once, at the first
-// cell. Failures are left to the cells, which meet them again and record
-// them.
+// cell. The tasks run side by side: on a machine whose kernel cache is
+// cold, CUDA compiles every metric's module (NVRTC, one process-wide
+// program per module, safe to run at once) and that took 7.5 s of the
+// 15 s bench one after another on the H200, leaving the first bench's
+// GPU phase no time for sizes over 1024². Failures are left to the
+// cells, which meet them again and record them.
 func (b *benchPlan) primeGPU(ctx context.Context, lane []int, limit time.Duration) {
 	if len(b.sides) == 0 {
 		return
 	}
 	side := b.sides[0]
 	px := int64(side) * int64(side)
+	ref, dist := b.pair(0)
+	var wg sync.WaitGroup
 	for _, m := range b.metrics {
 		for _, ti := range lane {
 			t := b.cfg.Targets[ti]
 			if ctx.Err() != nil || b.clock().Sub(b.start) > limit {
-				return
+				break
 			}
 			if !t.onGPU() || (t.Metrics != nil && !slices.Contains(t.Metrics, m)) || (t.MaxPixels > 0 && px > t.MaxPixels) {
 				continue
@@ -151,13 +157,15 @@ func (b *benchPlan) primeGPU(ctx context.Context, lane []int, limit time.Duratio
 			if _, ok := t.Backend.Estimate(m, side, side, t.Mode); !ok {
 				continue
 			}
-			ref, dist := b.pair(0)
-			func() {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
 				defer func() { _ = recover() }()
 				_, _ = zenmetrics.ScoreOnce(ctx, t.Backend, m, ref, dist, zenmetrics.Options{Mode: t.Mode})
 			}()
 		}
 	}
+	wg.Wait()
 }
 
 // runsFor is the most timed runs of t's cells: BenchConfig.Runs, or the

@@ -146,15 +146,25 @@ func TestLanes(t *testing.T) {
 type overlapBackend struct {
 	fakeBackend
 	running, peak *atomic.Int64
+	prepared      atomic.Int64
 }
 
+// Prepare's first reference is the GPU lane's priming task (primeGPU),
+// which runs beside the other targets' on purpose (untimed: it only
+// compiles kernels), so only later references count.
 func (o *overlapBackend) Prepare(ctx context.Context, m zenmetrics.Metric, ref *zenmetrics.Image, opt zenmetrics.Options) (zenmetrics.Reference, error) {
-	return overlapRef{o}, nil
+	return overlapRef{o, o.prepared.Add(1) > 1}, nil
 }
 
-type overlapRef struct{ o *overlapBackend }
+type overlapRef struct {
+	o     *overlapBackend
+	timed bool
+}
 
 func (r overlapRef) Score(ctx context.Context, d *zenmetrics.Image) (zenmetrics.Score, error) {
+	if !r.timed {
+		return zenmetrics.Score{Value: 1}, nil
+	}
 	n := r.o.running.Add(1)
 	defer r.o.running.Add(-1)
 	for t0 := time.Now(); time.Since(t0) < 300*time.Millisecond; time.Sleep(time.Millisecond) {
@@ -206,5 +216,48 @@ func TestBenchSharedLaneTakesTurns(t *testing.T) {
 		if got := peak.Load(); got != want {
 			t.Errorf("lane %q: %d scores at once, want %d", lane, got, want)
 		}
+	}
+}
+
+// primeBackend's first prepares (the priming tasks, one per metric) wait
+// for each other: they meet only if primeGPU runs them side by side.
+type primeBackend struct {
+	fakeBackend
+	n, running, peak atomic.Int64
+}
+
+func (o *primeBackend) Prepare(ctx context.Context, m zenmetrics.Metric, ref *zenmetrics.Image, opt zenmetrics.Options) (zenmetrics.Reference, error) {
+	if o.n.Add(1) > 2 {
+		return o.fakeBackend.Prepare(ctx, m, ref, opt)
+	}
+	n := o.running.Add(1)
+	defer o.running.Add(-1)
+	for t0 := time.Now(); n < 2 && time.Since(t0) < 2*time.Second; time.Sleep(time.Millisecond) {
+		n = o.running.Load()
+	}
+	for {
+		p := o.peak.Load()
+		if n <= p || o.peak.CompareAndSwap(p, n) {
+			break
+		}
+	}
+	return o.fakeBackend.Prepare(ctx, m, ref, opt)
+}
+
+// A GPU lane's priming tasks (one per metric: kernel compiles on a cold
+// cache) run side by side.
+func TestBenchPrimesMetricsTogether(t *testing.T) {
+	b := &primeBackend{fakeBackend: fakeBackend{name: "cuda", nsPerPx: 1}}
+	p := NewProfile(testReport(), time.Now())
+	if _, err := Bench(context.Background(), BenchConfig{
+		Metrics: []zenmetrics.Metric{zenmetrics.SSIMULACRA2, zenmetrics.Butteraugli},
+		Sides:   []int{32},
+		Runs:    1,
+		Targets: []BenchTarget{{Class: ClassCUDAFull, Backend: b}},
+	}, p); err != nil {
+		t.Fatal(err)
+	}
+	if got := b.peak.Load(); got != 2 {
+		t.Errorf("priming tasks at once: %d, want 2", got)
 	}
 }
