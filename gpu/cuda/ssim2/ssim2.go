@@ -124,12 +124,33 @@ type reference struct {
 	slots    *cuda.SlotPool[*slot]
 }
 
-// bandsOn enables uploadBands (ZENMETRICS_CUDA_BANDS=on). Off by default:
-// measured on the H200 at 16 MP it does not pay (6.98 ms cached with
-// bands, 6.81 ms without), because each band's horizontal pass is as long
-// as a whole one (its chains run the full row width) with a fraction of
-// the blocks, and the bands queue behind each other on one stream.
-var bandsOn = os.Getenv("ZENMETRICS_CUDA_BANDS") == "on"
+// bandsMin is the smallest upload (bytes) that uploadBands takes: measured
+// on the H200 from page-locked memory, the two bands take a 16 MP RGB8
+// score (48 MiB) from 3.50 to 3.20 ms but a 4 MP one (12 MiB) from 1.00
+// to 1.05 ms, where the overlapped half is too short to pay for the
+// split. ZENMETRICS_CUDA_BANDS=on or off overrides it (bandsOn).
+const bandsMin = 32 << 20
+
+// bandsOn, when not nil, forces uploadBands on or off.
+var bandsOn = func() *bool {
+	switch os.Getenv("ZENMETRICS_CUDA_BANDS") {
+	case "on":
+		on := true
+		return &on
+	case "off":
+		off := false
+		return &off
+	}
+	return nil
+}()
+
+// banded says whether a score uploads n bytes in two bands.
+func banded(n int64) bool {
+	if bandsOn != nil {
+		return *bandsOn
+	}
+	return n >= bandsMin
+}
 
 // maxSlots bounds the scorers that run at once on one reference (each has
 // a stream, page-locked staging and a full set of scratch planes); more
@@ -243,41 +264,40 @@ func firstBand(q launch.Launcher, k *kernels, p []scale, s *slot, sd sideOf, xyb
 	return q.Launch(&k.first, g, b, s.raw, p[0].w, p[0].h, sd.stride, sd.ch, sd.bps, bl, sd.bg, xyb0, s.lin[0], s1.w, s1.h, oy0, oy1)
 }
 
-// uploadBands uploads dist and, as each chunk arrives, queues scale 0's
-// decode (first_scale) and horizontal pass for the rows it completes,
-// so that those kernels run while the rest of the image travels. For a
-// single view (no second background).
-func (r *reference) uploadBands(s *slot, dist *zenmetrics.Image, blend bool, v view) error {
+// uploadBands uploads dist on the worker's copy stream and, once the
+// upper half of its rows has arrived, queues scale 0's decode
+// (first_scale) and horizontal pass for those rows, which then run while
+// the lower half travels; when the rest has arrived, the rest of scale 0's
+// decode. It returns the scale-0 rows already blurred (queueView's y0).
+// Two bands, not one per staging chunk: a band's horizontal pass takes as
+// long as a whole one (its chains run the full row width) with a fraction
+// of the blocks, so more bands would queue behind each other on the
+// stream. For a single view (no second background).
+func (r *reference) uploadBands(s *slot, dist *zenmetrics.Image, blend bool, v view) (int, error) {
 	total := cuda.RawBytes(dist)
 	h, h1 := r.h, r.plan[1].h
+	half := h / 2 / 32 * 32 // whole blocks of rows, both rows of their scale-1 rows
 	sd := side(dist, blend, v.bg)
+	q := queue(s)
 	oyDone, yDone := 0, 0
-	return s.wk.UploadOverlapped(s.raw, dist.Pix[:total], func(end int64) error {
-		rows := h
+	err := s.wk.UploadOverlapped(s.raw, dist.Pix[:total], func(end int64) error {
 		if end < total {
-			rows = int(end / int64(dist.Stride)) // rows whose bytes have all arrived
-		}
-		oy := h1
-		if rows < h {
-			oy = rows / 2 // both rows of a scale-1 row
-		}
-		if err := firstBand(queue(s), r.k, r.plan, s, sd, s.img2, oyDone, oy); err != nil {
-			return err
-		}
-		oyDone = max(oyDone, oy)
-		y := h
-		if oyDone < h1 {
-			y = min(h, 2*oyDone) / 32 * 32 // whole blocks of decoded rows
-		}
-		if y > yDone {
-			// Scale 0's part of the pyramids is at their start.
-			if err := queue(s).Launch(&r.k.hDist, tiles(y-yDone), tb, v.pyr[0].img, s.img2, s.hb, r.w, r.h, yDone, y); err != nil {
+			if yDone > 0 || half == 0 || end/int64(dist.Stride) < int64(half) {
+				return nil
+			}
+			if err := firstBand(q, r.k, r.plan, s, sd, s.img2, 0, half/2); err != nil {
 				return err
 			}
+			// Scale 0's part of the pyramids is at their start.
+			if err := q.Launch(&r.k.hDist, tiles(half), tb, v.pyr[0].img, s.img2, s.hb, r.w, r.h, 0, half); err != nil {
+				return err
+			}
+			oyDone, yDone = half/2, half
+			return nil
 		}
-		yDone = max(yDone, y)
-		return nil
+		return firstBand(q, r.k, r.plan, s, sd, s.img2, oyDone, h1)
 	})
+	return yDone, err
 }
 
 // buildPyramid queues the reference's planes for one background.
@@ -420,16 +440,17 @@ func (r *reference) Score(ctx context.Context, dist *zenmetrics.Image) (sc zenme
 	}
 	// One run (no transparency to composite twice): scale 0's first
 	// kernels overlap the upload. Else upload, then run each view.
-	banded := len(runs) == 1 && bandsOn
-	if banded {
-		if err := r.uploadBands(s, dist, blendDist, r.views[runs[0]]); err != nil {
+	bands := len(runs) == 1 && banded(cuda.RawBytes(dist))
+	y0 := 0
+	if bands {
+		if y0, err = r.uploadBands(s, dist, blendDist, r.views[runs[0]]); err != nil {
 			return sc, err
 		}
 	} else if err := upload(s, dist); err != nil {
 		return sc, err
 	}
 	for j, vi := range runs {
-		if err := r.runView(s, dist, blendDist, r.views[vi], j, banded); err != nil {
+		if err := queueView(queue(s), r.k, r.plan, s, side(dist, blendDist, r.views[vi].bg), r.views[vi].pyr, j, bands, y0); err != nil {
 			return sc, err
 		}
 	}
@@ -447,23 +468,17 @@ func (r *reference) Score(ctx context.Context, dist *zenmetrics.Image) (sc zenme
 	return zenmetrics.Score{Metric: zenmetrics.SSIMULACRA2, Value: best}, nil
 }
 
-// runView queues the distorted half against one view, its sums into
-// s.tot's run j. With done0, scale 0's decode and horizontal pass are
-// already queued (uploadBands).
-func (r *reference) runView(s *slot, dist *zenmetrics.Image, blend bool, v view, j int, done0 bool) error {
-	return queueView(queue(s), r.k, r.plan, s, side(dist, blend, v.bg), v.pyr, j, done0)
-}
-
 // queueView queues a score's distorted half against the reference
-// pyramid pyr: every scale's XYB into the pyramid s.img2, then one
-// launch for every scale's horizontal pass (hblur_dist_all; scale 0's
-// is skipped with done0) and one for every scale's vertical pass and
-// terms (vblur_terms_all), then the sums of run j. Scale by scale, the
-// same arithmetic as the per-scale kernels (hblur_dist, vblur_terms).
-func queueView(q launch.Launcher, k *kernels, p []scale, s *slot, sd sideOf, pyr []refScale, j int, done0 bool) error {
+// pyramid pyr: every scale's XYB into the pyramid s.img2 (scale 0's
+// already queued when banded: uploadBands), then one launch for every
+// scale's horizontal pass (hblur_dist_all; scale 0's from row y0) and
+// one for every scale's vertical pass and terms (vblur_terms_all), then
+// the sums of run j. Scale by scale, the same arithmetic as the
+// per-scale kernels (hblur_dist, vblur_terms).
+func queueView(q launch.Launcher, k *kernels, p []scale, s *slot, sd sideOf, pyr []refScale, j int, banded bool, y0 int) error {
 	cur := 0
 	for kk := range p {
-		if kk == 0 && done0 {
+		if kk == 0 && banded {
 			continue
 		}
 		var err error
@@ -472,10 +487,7 @@ func queueView(q launch.Launcher, k *kernels, p []scale, s *slot, sd sideOf, pyr
 		}
 	}
 	mark(s, 0, "xyb")
-	k0, rows := 0, 0
-	if done0 {
-		k0 = 1
-	}
+	rows := 0
 	var refs [3 * numScales]any // img, mu, vr per scale; unused scales repeat the last
 	for kk := 0; kk < numScales; kk++ {
 		rs := pyr[min(kk, len(p)-1)]
@@ -483,14 +495,16 @@ func queueView(q launch.Launcher, k *kernels, p []scale, s *slot, sd sideOf, pyr
 	}
 	cols := 0
 	for kk, c := range p {
-		if kk >= k0 {
+		if kk == 0 {
+			rows += int(cuda.Groups(c.h-y0, 32))
+		} else {
 			rows += int(cuda.Groups(c.h, 32))
 		}
 		cols += int(cuda.Groups(c.w, 32))
 	}
 	w, h, nk := p[0].w, p[0].h, len(p)
 	if rows > 0 {
-		args := append(append([]any{}, refs[:numScales]...), s.img2, s.hb, w, h, k0, nk)
+		args := append(append([]any{}, refs[:numScales]...), s.img2, s.hb, w, h, y0, nk)
 		if err := q.Launch(&k.hDistAll, cuda.Dim3{X: uint32(rows), Y: 3, Z: 1}, tb, args...); err != nil {
 			return err
 		}

@@ -41,8 +41,8 @@ func score(t testing.TB, b *cuda.Backend, ref, dist *zenmetrics.Image) float64 {
 func TestVsCPU(t *testing.T) {
 	for _, on := range []bool{false, true} {
 		t.Run(map[bool]string{false: "plain", true: "bands"}[on], func(t *testing.T) {
-			defer func(was bool) { bandsOn = was }(bandsOn)
-			bandsOn = on
+			defer func(was *bool) { bandsOn = was }(bandsOn)
+			bandsOn = &on
 			vsCPU(t)
 		})
 	}
@@ -166,8 +166,8 @@ func BenchmarkOneShot(b *testing.B) { bench.OneShot(b) }
 // kernels queued band by band as the upload arrives
 // (ZENMETRICS_CUDA_BANDS=on), to measure what that overlap gains.
 func BenchmarkCachedBands(b *testing.B) {
-	defer func(on bool) { bandsOn = on }(bandsOn)
-	bandsOn = true
+	defer func(was *bool) { bandsOn = was }(bandsOn)
+	bandsOn = force(true)
 	be := backend(b)
 	ref, dist := metrictest.SyntheticPair(4096, 4096, 5)
 	r, err := be.Prepare(context.Background(), zenmetrics.SSIMULACRA2, ref, zenmetrics.Options{})
@@ -188,8 +188,8 @@ func BenchmarkCachedBands(b *testing.B) {
 // image in page-locked memory: with no host copy in the way, the banded
 // upload can overlap the DMA with scale 0's first kernels.
 func BenchmarkCachedPinnedBands(b *testing.B) {
-	defer func(on bool) { bandsOn = on }(bandsOn)
-	bandsOn = true
+	defer func(was *bool) { bandsOn = was }(bandsOn)
+	bandsOn = force(true)
 	be := backend(b)
 	ref, dist := metrictest.SyntheticPair(4096, 4096, 5)
 	r, err := be.Prepare(context.Background(), zenmetrics.SSIMULACRA2, ref, zenmetrics.Options{})
@@ -224,13 +224,13 @@ func TestProfile(t *testing.T) {
 	defer r.Release()
 	// The banded upload (6 chunks here) gives the very same bits as
 	// upload-then-compute.
-	defer func(on bool) { bandsOn = on }(bandsOn)
-	bandsOn = true
+	defer func(was *bool) { bandsOn = was }(bandsOn)
+	bandsOn = force(true)
 	banded, err := r.Score(context.Background(), dist)
 	if err != nil {
 		t.Fatal(err)
 	}
-	bandsOn = false
+	bandsOn = force(false)
 	plain, err := r.Score(context.Background(), dist)
 	if err != nil {
 		t.Fatal(err)
@@ -242,7 +242,7 @@ func TestProfile(t *testing.T) {
 	// same bits again.
 	pin := cudatest.PinnedCopy(t, dist)
 	for _, on := range []bool{false, true} {
-		bandsOn = on
+		bandsOn = &on
 		got, err := r.Score(context.Background(), pin)
 		if err != nil {
 			t.Fatal(err)
@@ -251,7 +251,7 @@ func TestProfile(t *testing.T) {
 			t.Errorf("16 MP pinned (bands %v): %.12f, plain %.12f", on, got.Value, plain.Value)
 		}
 	}
-	bandsOn = false
+	bandsOn = force(false)
 	type ev struct {
 		label string
 		e     *cuda.Event
@@ -303,3 +303,6 @@ func TestProfile(t *testing.T) {
 		e.e.Destroy()
 	}
 }
+
+// force is a bandsOn value.
+func force(on bool) *bool { return &on }
