@@ -3,6 +3,7 @@ package ssim2
 import (
 	"fmt"
 	"math"
+	"os"
 	"strconv"
 	"strings"
 
@@ -84,5 +85,16 @@ func header() string {
 	def("SCALE8", scale8)
 	def("SCALE16", scale16)
 	def("SSIM_C2", ssimC2)
+	novec := 0
+	if noVec {
+		novec = 1
+	}
+	fmt.Fprintf(&b, "#define NOVEC %d\n", novec)
 	return b.String()
 }
+
+// noVec makes the blur passes move their tiles one float at a time even
+// where rows are 16-byte aligned (ZENMETRICS_CUDA_SSIM2_VEC=off), to
+// measure what the float4 path gains on a device; the results are the
+// same bits either way.
+var noVec = os.Getenv("ZENMETRICS_CUDA_SSIM2_VEC") == "off"

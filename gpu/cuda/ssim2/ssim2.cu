@@ -250,15 +250,47 @@ __device__ __forceinline__ float sig(float a, float b, int s) {
 // walks the current one, so that the memory system works while the
 // recursion runs (the walk, not the loads, is then what a block waits
 // for). The arithmetic is untouched by that: only when values arrive.
-template <int NS>
-struct HTile {
-    static constexpr int TOT = 32 * HW, K = (TOT + TB - 1) / TB;
-    float va[K], vb[K];
-};
+//
+// Where rows are 16-byte aligned (w a multiple of 4, aligned planes: vec),
+// the tiles move as float4: the loads cover the aligned columns [x0−HX,
+// x0+HT+HX) ⊇ [x0−N−1, x0+HT+N−1) (x0 is a multiple of 4), a quarter of
+// the load and store instructions and of their index arithmetic, which
+// with the walks shortened to one signal per warp is most of what a block
+// issues per tile. Otherwise one float per load, as any width needs.
+#define HX 8                    // the aligned superset's columns left of x0
+#define HW4 ((HT + 2 * HX) / 4) // float4 per row of the aligned superset
+static_assert(RADIUS + 1 <= HX && HT % 4 == 0, "the aligned superset covers the tile's inputs");
 
 template <int NS>
-__device__ __forceinline__ void hfetch(HTile<NS>& t, const float* __restrict__ pa, const float* __restrict__ pb, int w, int y0, int yb, int x0, int tid) {
+struct HTile {
+    static constexpr int TOT = 32 * HW, K = (TOT + TB - 1) / TB;       // scalar loads
+    static constexpr int TOT4 = 32 * HW4, K4 = (TOT4 + TB - 1) / TB;  // float4 loads
+    static constexpr int KM = K > 4 * K4 ? K : 4 * K4;
+    float va[KM], vb[KM];
+};
+
+__device__ __forceinline__ bool aligned16(const void* p) { return !NOVEC && ((size_t)p & 15) == 0; }
+
+template <int NS>
+__device__ __forceinline__ void hfetch(HTile<NS>& t, const float* __restrict__ pa, const float* __restrict__ pb, int w, int y0, int yb, int x0, int tid, bool vec) {
     const int N = RADIUS;
+    if (vec) {
+#pragma unroll
+        for (int k = 0; k < HTile<NS>::K4; k++) {
+            int i = tid + k * TB;
+            int rr = i / HW4, q = i % HW4;
+            int y = y0 + rr, x = x0 - HX + 4 * q;
+            // x and w are multiples of 4: all four columns are inside or none.
+            bool in = i < HTile<NS>::TOT4 && y < yb && x >= 0 && x < w;
+            size_t o = (size_t)y * w + x;
+            float4 za = make_float4(0.0f, 0.0f, 0.0f, 0.0f), zb = za;
+            if (in) za = *reinterpret_cast<const float4*>(pa + o);
+            if (NS == 3 && in) zb = *reinterpret_cast<const float4*>(pb + o);
+            t.va[4 * k] = za.x, t.va[4 * k + 1] = za.y, t.va[4 * k + 2] = za.z, t.va[4 * k + 3] = za.w;
+            if (NS == 3) t.vb[4 * k] = zb.x, t.vb[4 * k + 1] = zb.y, t.vb[4 * k + 2] = zb.z, t.vb[4 * k + 3] = zb.w;
+        }
+        return;
+    }
 #pragma unroll
     for (int k = 0; k < HTile<NS>::K; k++) {
         int i = tid + k * TB;
@@ -272,7 +304,26 @@ __device__ __forceinline__ void hfetch(HTile<NS>& t, const float* __restrict__ p
 }
 
 template <int NS>
-__device__ __forceinline__ void hstage(const HTile<NS>& t, float* ta, float* tb, int tid) {
+__device__ __forceinline__ void hstage(const HTile<NS>& t, float* ta, float* tb, int tid, bool vec) {
+    const int N = RADIUS;
+    if (vec) {
+#pragma unroll
+        for (int k = 0; k < HTile<NS>::K4; k++) {
+            int i = tid + k * TB;
+            if (i < HTile<NS>::TOT4) {
+                int rr = i / HW4, q = i % HW4;
+#pragma unroll
+                for (int j = 0; j < 4; j++) {
+                    int cc = 4 * q + j - (HX - N - 1);  // the tile's column of this value
+                    if (cc >= 0 && cc < HW) {
+                        ta[rr * HS + cc] = t.va[4 * k + j];
+                        if (NS == 3) tb[rr * HS + cc] = t.vb[4 * k + j];
+                    }
+                }
+            }
+        }
+        return;
+    }
 #pragma unroll
     for (int k = 0; k < HTile<NS>::K; k++) {
         int i = tid + k * TB;
@@ -343,14 +394,15 @@ __device__ void hblur_tiled(const float* __restrict__ a, const float* __restrict
 #pragma unroll
         for (int k = 0; k < 3; k++) p1[s][k] = p2[s][k] = 0.0f;
     const int firstAligned = (N + 1 + 3) / 4 * 4;
+    const bool vec = w % 4 == 0 && aligned16(pa) && (NS == 2 || aligned16(pb)) && aligned16(out + NS * c * n);
     HTile<NS> t;
-    hfetch<NS>(t, pa, pb, w, y0, yb, -firstAligned, tid);
+    hfetch<NS>(t, pa, pb, w, y0, yb, -firstAligned, tid, vec);
     for (int x0 = -firstAligned; x0 < w; x0 += HT) {
         // Stage inputs [x0−N−1, x0+HT+N−1) of the 32 rows (fetched the
         // previous round), then fetch the next tile's.
-        hstage<NS>(t, ta, tb, tid);
+        hstage<NS>(t, ta, tb, tid, vec);
         __syncthreads();
-        if (x0 + HT < w) hfetch<NS>(t, pa, pb, w, y0, yb, x0 + HT, tid);
+        if (x0 + HT < w) hfetch<NS>(t, pa, pb, w, y0, yb, x0 + HT, tid, vec);
         const float* ra = ta + r * HS;
         const float* rb = NS == 3 ? tb + r * HS : ra;
         if (wid == 0) hwalk<NS, 0>(g, p1, p2, ra, rb, to, r, x0, w);
@@ -363,10 +415,21 @@ __device__ void hblur_tiled(const float* __restrict__ a, const float* __restrict
         // ta/tb (the walkers are done reading them) and the walkers write
         // `to` only after the next barrier, which every reader of `to` has
         // passed.
-        for (int i = tid; i < NS * 32 * HT; i += TB) {
-            int s = i / (32 * HT), rr = (i / HT) % 32, cc = i % HT;
-            int y = y0 + rr, x = x0 + cc;
-            if (y < yb && x >= 0 && x < w) out[(NS * c + s) * n + (size_t)y * w + x] = to[s][rr][cc];
+        if (vec) {
+            for (int i = tid; i < NS * 32 * HT / 4; i += TB) {
+                int s = i / (32 * HT / 4), rr = (i / (HT / 4)) % 32, q = i % (HT / 4);
+                int y = y0 + rr, x = x0 + 4 * q;
+                if (y < yb && x >= 0 && x < w) {
+                    const float* v = &to[s][rr][4 * q];
+                    *reinterpret_cast<float4*>(out + (NS * c + s) * n + (size_t)y * w + x) = make_float4(v[0], v[1], v[2], v[3]);
+                }
+            }
+        } else {
+            for (int i = tid; i < NS * 32 * HT; i += TB) {
+                int s = i / (32 * HT), rr = (i / HT) % 32, cc = i % HT;
+                int y = y0 + rr, x = x0 + cc;
+                if (y < yb && x >= 0 && x < w) out[(NS * c + s) * n + (size_t)y * w + x] = to[s][rr][cc];
+            }
         }
     }
 }
@@ -500,13 +563,29 @@ __device__ __forceinline__ double quartic(double x) {
 // lo = −N+1, hi = h, first.
 template <int NS>
 struct VTile {
-    static constexpr int TOT = NS * VR * 32, K = (TOT + TB - 1) / TB;
-    float v[K];
+    static constexpr int TOT = NS * VR * 32, K = (TOT + TB - 1) / TB;   // scalar loads
+    static constexpr int TOT4 = NS * VR * 8, K4 = (TOT4 + TB - 1) / TB; // float4 loads (vec)
+    static constexpr int KM = K > 4 * K4 ? K : 4 * K4;
+    float v[KM];
 };
 
+// vfetch loads a tile's inputs: with vec (w a multiple of 4, hb aligned,
+// as hblur's vec) four columns per load.
 template <int NS>
-__device__ __forceinline__ void vfetch(VTile<NS>& t, const float* __restrict__ hb, size_t n, int c, int w, int h, int x0, int y0, int tid) {
+__device__ __forceinline__ void vfetch(VTile<NS>& t, const float* __restrict__ hb, size_t n, int c, int w, int h, int x0, int y0, int tid, bool vec) {
     const int N = RADIUS;
+    if (vec) {
+#pragma unroll
+        for (int k = 0; k < VTile<NS>::K4; k++) {
+            int i = tid + k * TB;
+            int s = i / (VR * 8), rr = (i / 8) % VR, q = i % 8;
+            int y = y0 - N - 1 + rr, xx = x0 + 4 * q;
+            float4 z = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+            if (i < VTile<NS>::TOT4 && y >= 0 && y < h && xx < w) z = *reinterpret_cast<const float4*>(hb + (NS * c + s) * n + (size_t)y * w + xx);
+            t.v[4 * k] = z.x, t.v[4 * k + 1] = z.y, t.v[4 * k + 2] = z.z, t.v[4 * k + 3] = z.w;
+        }
+        return;
+    }
 #pragma unroll
     for (int k = 0; k < VTile<NS>::K; k++) {
         int i = tid + k * TB;
@@ -545,15 +624,28 @@ __device__ void vblur_tiled(const float* __restrict__ hb, float* __restrict__ mu
     const int g0 = r0 + rs + N - 1;  // ≥ 0
     int y0 = g0 / VT * VT - N + 1 - r0;
     VTile<NS> t;
-    if (y0 < hi) vfetch<NS>(t, hb, n, c, w, h, x0, y0, tid);
+    const bool vec = w % 4 == 0 && aligned16(hb);
+    if (y0 < hi) vfetch<NS>(t, hb, n, c, w, h, x0, y0, tid, vec);
     for (; y0 < hi; y0 += VT) {
+        float* tl = &ti[0][0][0];
+        if (vec) {
+            // float4 i holds floats 4i..4i+3 of the tile, in ti's order.
 #pragma unroll
-        for (int k = 0; k < VTile<NS>::K; k++) {
-            int i = tid + k * TB;
-            if (i < VTile<NS>::TOT) (&ti[0][0][0])[i] = t.v[k];
+            for (int k = 0; k < VTile<NS>::K4; k++) {
+                int i = tid + k * TB;
+                if (i < VTile<NS>::TOT4)
+#pragma unroll
+                    for (int j = 0; j < 4; j++) tl[4 * i + j] = t.v[4 * k + j];
+            }
+        } else {
+#pragma unroll
+            for (int k = 0; k < VTile<NS>::K; k++) {
+                int i = tid + k * TB;
+                if (i < VTile<NS>::TOT) tl[i] = t.v[k];
+            }
         }
         __syncthreads();
-        if (y0 + VT < hi) vfetch<NS>(t, hb, n, c, w, h, x0, y0 + VT, tid);
+        if (y0 + VT < hi) vfetch<NS>(t, hb, n, c, w, h, x0, y0 + VT, tid, vec);
         constexpr int J = VT / (TB / 32);  // rows per warp per tile
         float pm1[J], pv1[J], pi1[J], pi2[J];
         if (NS == 3) {
