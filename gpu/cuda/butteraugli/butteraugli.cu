@@ -15,7 +15,9 @@
 // level: blocks of 16×16 (pixel kernels, opsin, malta), 64×4 (rows_*) or
 // 32×8 (cols_*), a grid covering w×h. No thread returns before a
 // __syncthreads: the out-of-image threads of a block still help fill its
-// tile, then leave.
+// tile, then leave. butteraugli_fast.cu has faster variants of opsin, the
+// blurs and the Malta kernels (several outputs per thread), which the host
+// runs unless told otherwise (kernels.go, EnvVariant).
 
 typedef unsigned char u8;
 
@@ -194,6 +196,24 @@ __device__ __forceinline__ float sep5(const float* s, int b, int st) {
     return s[b + 2 * st] * OPSIN_W0 + (s[b + st] + s[b + 3 * st]) * OPSIN_W1 + (s[b] + s[b + 4 * st]) * OPSIN_W2;
 }
 
+// opsin_px writes one pixel's XYB from its blurred (r0, g0, b0) and own
+// (r1, g1, b1) linear values, each already times the intensity.
+__device__ __forceinline__ void opsin_px(float r0, float g0, float b0, float r1, float g1, float b1, float* ox,
+                                         float* oy, float* ob) {
+    float p0 = fmaxf(fmaxf(MIX0 * r0 + (MIX1 * g0 + (MIX2 * b0 + MIX3)), MIX3), 1e-4f);
+    float p1 = fmaxf(fmaxf(MIX4 * r0 + (MIX5 * g0 + (MIX6 * b0 + MIX7)), MIX7), 1e-4f);
+    float p2 = fmaxf(fmaxf(MIX8 * r0 + (MIX9 * g0 + (MIX10 * b0 + MIX11)), MIX11), 1e-4f);
+    float s0 = fmaxf(gamma_hdr(p0) / p0, 1e-4f);
+    float s1 = fmaxf(gamma_hdr(p1) / p1, 1e-4f);
+    float s2 = fmaxf(gamma_hdr(p2) / p2, 1e-4f);
+    float c0 = fmaxf((MIX0 * r1 + (MIX1 * g1 + (MIX2 * b1 + MIX3))) * s0, MIX3);
+    float c1 = fmaxf((MIX4 * r1 + (MIX5 * g1 + (MIX6 * b1 + MIX7))) * s1, MIX7);
+    float c2 = fmaxf((MIX8 * r1 + (MIX9 * g1 + (MIX10 * b1 + MIX11))) * s2, MIX11);
+    *ox = c0 - c1;
+    *oy = c0 + c1;
+    *ob = c2;
+}
+
 extern "C" __global__ void opsin(const float* lin_r, const float* lin_g, const float* lin_b, int w, int h,
                                  float intensity, float* out_x, float* out_y, float* out_b) {
     __shared__ float src[3][OHT * OHT];
@@ -220,21 +240,10 @@ extern "C" __global__ void opsin(const float* lin_r, const float* lin_g, const f
     float r0 = sep5(hor[0], b, PX) * intensity;
     float g0 = sep5(hor[1], b, PX) * intensity;
     float b0 = sep5(hor[2], b, PX) * intensity;
-    float p0 = fmaxf(fmaxf(MIX0 * r0 + (MIX1 * g0 + (MIX2 * b0 + MIX3)), MIX3), 1e-4f);
-    float p1 = fmaxf(fmaxf(MIX4 * r0 + (MIX5 * g0 + (MIX6 * b0 + MIX7)), MIX7), 1e-4f);
-    float p2 = fmaxf(fmaxf(MIX8 * r0 + (MIX9 * g0 + (MIX10 * b0 + MIX11)), MIX11), 1e-4f);
-    float s0 = fmaxf(gamma_hdr(p0) / p0, 1e-4f);
-    float s1 = fmaxf(gamma_hdr(p1) / p1, 1e-4f);
-    float s2 = fmaxf(gamma_hdr(p2) / p2, 1e-4f);
     int cc = (threadIdx.y + 2) * OHT + threadIdx.x + 2;
     float r1 = src[0][cc] * intensity, g1 = src[1][cc] * intensity, b1 = src[2][cc] * intensity;
-    float c0 = fmaxf((MIX0 * r1 + (MIX1 * g1 + (MIX2 * b1 + MIX3))) * s0, MIX3);
-    float c1 = fmaxf((MIX4 * r1 + (MIX5 * g1 + (MIX6 * b1 + MIX7))) * s1, MIX7);
-    float c2 = fmaxf((MIX8 * r1 + (MIX9 * g1 + (MIX10 * b1 + MIX11))) * s2, MIX11);
     size_t i = (size_t)y * w + x;
-    out_x[i] = c0 - c1;
-    out_y[i] = c0 + c1;
-    out_b[i] = c2;
+    opsin_px(r0, g0, b0, r1, g1, b1, out_x + i, out_y + i, out_b + i);
 }
 
 // ---------------------------------------------------------------------------
@@ -267,32 +276,39 @@ struct KMASK {
     __device__ static float half(int i) { return KH_MASK[i]; }
 };
 
-// fir blurs the tile sample at index c along one axis: st is the index
-// step between neighbours, p the coordinate on that axis, n the extent.
+// fir_in is the blur of the tile sample at index c along one axis (st is
+// the index step between neighbours) where the whole kernel lies inside
+// the image. It is its own function so that the multi-output kernels
+// (butteraugli_fast.cu) can run the same arithmetic on a register window.
 template <class K>
-__device__ float fir(const float* t, int c, int st, int p, int n) {
+__device__ __forceinline__ float fir_in(const float* t, int c, int st) {
     const int off = K::OFF;
-    if (p >= off && p < n - off) {
-        float a0 = 0.0f, a1 = 0.0f, a2 = 0.0f, a3 = 0.0f;
+    float a0 = 0.0f, a1 = 0.0f, a2 = 0.0f, a3 = 0.0f;
 #pragma unroll
-        for (int i = 0; i < off; i += 4) {
-            int d = (off - i) * st;
-            a0 = a0 + (t[c - d] + t[c + d]) * K::half(i);
-            if (i + 1 < off) {
-                d -= st;
-                a1 = a1 + (t[c - d] + t[c + d]) * K::half(i + 1);
-            }
-            if (i + 2 < off) {
-                d -= st;
-                a2 = a2 + (t[c - d] + t[c + d]) * K::half(i + 2);
-            }
-            if (i + 3 < off) {
-                d -= st;
-                a3 = a3 + (t[c - d] + t[c + d]) * K::half(i + 3);
-            }
+    for (int i = 0; i < off; i += 4) {
+        int d = (off - i) * st;
+        a0 = a0 + (t[c - d] + t[c + d]) * K::half(i);
+        if (i + 1 < off) {
+            d -= st;
+            a1 = a1 + (t[c - d] + t[c + d]) * K::half(i + 1);
         }
-        return t[c] * K::half(off) + a0 + a1 + a2 + a3;
+        if (i + 2 < off) {
+            d -= st;
+            a2 = a2 + (t[c - d] + t[c + d]) * K::half(i + 2);
+        }
+        if (i + 3 < off) {
+            d -= st;
+            a3 = a3 + (t[c - d] + t[c + d]) * K::half(i + 3);
+        }
     }
+    return t[c] * K::half(off) + a0 + a1 + a2 + a3;
+}
+
+// fir_edge is the blur of a sample whose kernel is cut off by the image
+// edge: p is the coordinate on the axis, n the extent.
+template <class K>
+__device__ float fir_edge(const float* t, int c, int st, int p, int n) {
+    const int off = K::OFF;
     int lo = max(0, p - off);
     int hi = min(n - 1, p + off);
     float ws = 0.0f;
@@ -301,6 +317,14 @@ __device__ float fir(const float* t, int c, int st, int p, int n) {
     float s = 0.0f;
     for (int j = lo; j <= hi; j++) s = s + t[c + (j - p) * st] * K::full(j - p + off);
     return s * scale;
+}
+
+// fir blurs the tile sample at index c along one axis: st is the index
+// step between neighbours, p the coordinate on that axis, n the extent.
+template <class K>
+__device__ float fir(const float* t, int c, int st, int p, int n) {
+    if (p >= K::OFF && p < n - K::OFF) return fir_in<K>(t, c, st);
+    return fir_edge<K>(t, c, st, p, n);
 }
 
 // rows_impl convolves one plane along x: a block of RTX×RTY outputs, each
@@ -527,7 +551,10 @@ extern "C" __global__ void erode(const float* act, float* mac, float* mdc, int w
 #define MT 24          // tile side with the halo
 #define MT_N (MT * MT)
 
-#define S(r, c) t[(r) * MT + (c)]
+// The filters read the tile through S with the tile's row stride ST (a
+// template parameter: the 16×16 kernels' tiles are MT wide, the column
+// kernels' of butteraugli_fast.cu wider).
+#define S(r, c) t[(r) * ST + (c)]
 
 __device__ __forceinline__ float sum5(float a, float b, float c, float d, float e) { return (a + b) + (c + (d + e)); }
 
@@ -540,7 +567,8 @@ __device__ __forceinline__ float sum9(float a, float b, float c, float d, float 
 }
 
 // malta_lf: t points at the top-left sample of the 9×9 neighbourhood.
-__device__ float malta_lf(const float* t) {
+template <int ST>
+__device__ __forceinline__ float malta_lf(const float* t) {
     float c = S(4, 4);
     float s = sum5(S(4, 0), S(4, 2), c, S(4, 6), S(4, 8));
     float r = s * s;
@@ -579,7 +607,8 @@ __device__ float malta_lf(const float* t) {
 
 // malta_hf: the dense filter; four segments are counted twice, the second
 // time at the end, in the reference's order.
-__device__ float malta_hf(const float* t) {
+template <int ST>
+__device__ __forceinline__ float malta_hf(const float* t) {
     float c = S(4, 4);
     float s = sum9(S(4, 0), S(4, 1), S(4, 2), S(4, 3), c, S(4, 5), S(4, 6), S(4, 7), S(4, 8));
     float r = s * s;
@@ -699,7 +728,7 @@ extern "C" __global__ void malta_x(const float* u0, const float* u1, const float
     int x = px_x(), y = px_y();
     if (x >= w || y >= h) return;
     int b = threadIdx.y * MT + threadIdx.x;
-    float ms = malta_hf(mt + b) + malta_lf(mt + MT_N + b) + malta_lf(mt + 2 * MT_N + b);
+    float ms = malta_hf<MT>(mt + b) + malta_lf<MT>(mt + MT_N + b) + malta_lf<MT>(mt + 2 * MT_N + b);
     size_t i = (size_t)y * w + x;
     float a = asym_l2(h0[i], h1[i], ASYM_X, ASYM_X, ms);
     float d = m0[i] - m1[i];
@@ -719,7 +748,7 @@ extern "C" __global__ void malta_y(const float* u0, const float* u1, const float
     int x = px_x(), y = px_y();
     if (x >= w || y >= h) return;
     int b = threadIdx.y * MT + threadIdx.x;
-    float ms = malta_hf(mt + b) + malta_lf(mt + MT_N + b) + malta_lf(mt + 2 * MT_N + b);
+    float ms = malta_hf<MT>(mt + b) + malta_lf<MT>(mt + MT_N + b) + malta_lf<MT>(mt + 2 * MT_N + b);
     size_t i = (size_t)y * w + x;
     float a = asym_l2(h0[i], h1[i], ASYM_Y, ASYM_Y, ms);
     float d = m0[i] - m1[i];

@@ -18,9 +18,12 @@ import (
 // reported), replaying the launch sequences queuePrepare and queueScore
 // record (the host code Prepare and Score run), and checks the scores
 // and maps against cpu/butteraugli. Opt-in (ZENMETRICS_CUDA_EMULATE=1):
-// it needs g++ and takes seconds per pair.
+// it needs g++ and takes seconds per pair. The kernels are the process's
+// variant (EnvVariant: ZENMETRICS_CUDA_BA_NEW=0 emulates the original
+// ones).
 func TestEmulated(t *testing.T) {
 	emu := cudaemu.Build(t, source())
+	t.Logf("kernels: %v (%s)", envVariant(), EnvVariant)
 	cases := []struct {
 		w, h   int
 		rf, df zenmetrics.PixelFormat
@@ -64,9 +67,16 @@ func relDiff(a, b float64) float64 {
 	return math.Abs(a-b) / math.Max(math.Abs(a), math.Abs(b))
 }
 
-// emulate records one prepare and score, replays it with the emulator and
-// returns (max, 3-norm, p-norm) and the map.
+// emulate records one prepare and score with the process's kernel variant
+// (EnvVariant), replays it with the emulator and returns (max, 3-norm,
+// p-norm) and the map.
 func emulate(t *testing.T, emu *cudaemu.Emulator, ref, dist *zenmetrics.Image, opt zenmetrics.Options) ([3]float64, []float32) {
+	t.Helper()
+	return emulateK(t, emu, newKernels(), ref, dist, opt)
+}
+
+// emulateK is emulate with the kernel table k.
+func emulateK(t *testing.T, emu *cudaemu.Emulator, k *kernels, ref, dist *zenmetrics.Image, opt zenmetrics.Options) ([3]float64, []float32) {
 	t.Helper()
 	it, err := checkOptions(opt)
 	if err != nil {
@@ -95,7 +105,6 @@ func emulate(t *testing.T, emu *cudaemu.Emulator, ref, dist *zenmetrics.Image, o
 	run.Upload(luts[1], lutTable(1))
 	run.Upload(luts[2], lutTable(2))
 	run.Upload(s.raw, ref.Pix[:cuda.RawBytes(ref)])
-	k := newKernels()
 	var r cudaemu.Recorder
 	rl := layoutOf(ref)
 	if err := queuePrepare(&r, k, lv, float32(it), s, luts[rl.bps], rl, sets); err != nil {

@@ -2,6 +2,8 @@ package butteraugli
 
 import (
 	_ "embed"
+	"os"
+	"strings"
 	"sync"
 
 	"github.com/zenmetrics-go/zenmetrics/gpu/cuda"
@@ -9,7 +11,16 @@ import (
 )
 
 //go:embed butteraugli.cu
-var kernelSource string
+var baseSource string
+
+// fastSource is the faster kernel variants (issue #17); they use
+// butteraugli.cu's helpers, so they follow it.
+//
+//go:embed butteraugli_fast.cu
+var fastSource string
+
+// kernelSource is every kernel, as the module compiles them.
+var kernelSource = baseSource + "\n" + fastSource
 
 // source is the compiled text: the generated constants, then the kernels
 // (built once per process).
@@ -24,7 +35,54 @@ const (
 	reduceThreads = 256
 	// reducePer is the map values each reduce_map thread sums.
 	reducePer = 16
+
+	// The faster variants (butteraugli_fast.cu's MCW/MCH/MCR, RVX/RVY/RVQ,
+	// CVX/CVY/CVR, OVX/OVY): blocks of threads and outputs per thread.
+	opsinTX, opsinTY, opsinPer = 32, 8, 2 // opsin_v2: 2 rows per thread
+	maltaTX, maltaTY, maltaPer = 32, 8, 4 // malta_*_v2: MCR rows per thread
+	rowVX, rowVY, rowVPer      = 64, 4, 4 // rows_*_v2: RVQ columns per thread…
+	rowVRows                   = 2        // …in each of RVR rows
+	colVX, colVY, colVPer      = 32, 8, 4 // cols_*_v2: CVR rows per thread
 )
+
+// EnvVariant picks the kernel variants, so that one binary can time both
+// (issue #17's A/B): "0" runs the original kernels (one output per
+// thread, 16×16 opsin and Malta tiles), "malta" or "blur" (opsin and the
+// separable blurs) the new kernels of that family only, anything else
+// (unset) every new kernel. Read once per process.
+const EnvVariant = "ZENMETRICS_CUDA_BA_NEW"
+
+// variant says which kernel families run their butteraugli_fast.cu
+// version.
+type variant struct{ malta, blur bool }
+
+func (v variant) String() string {
+	switch {
+	case v.malta && v.blur:
+		return "new (malta_*_v2, opsin_v2, rows_*_v2, cols_*_v2)"
+	case v.malta:
+		return "new malta (malta_*_v2), old blurs"
+	case v.blur:
+		return "new blurs (opsin_v2, rows_*_v2, cols_*_v2), old malta"
+	}
+	return "old (one output per thread, 16×16 opsin and Malta)"
+}
+
+// parseVariant reads EnvVariant's value.
+func parseVariant(s string) variant {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "0", "old", "false":
+		return variant{}
+	case "malta":
+		return variant{malta: true}
+	case "blur":
+		return variant{blur: true}
+	}
+	return variant{malta: true, blur: true}
+}
+
+// envVariant is the process's choice.
+var envVariant = sync.OnceValue(func() variant { return parseVariant(os.Getenv(EnvVariant)) })
 
 // kern is one kernel with its signature (the shared table type: the
 // compile test checks the signatures against butteraugli.cu, every launch
@@ -39,6 +97,13 @@ type kernels struct {
 	colsLF, colsMF, colsUHF, colsMask  kern
 	maskPre, erode, maltaX, maltaY     kern
 	combine, reduceMap, reducePartials kern
+	// The faster variants (butteraugli_fast.cu), used where v says.
+	opsin2                                kern
+	rowsLF2, rowsHF2, rowsUHF2, rowsMask2 kern
+	colsLF2, colsMF2, colsUHF2, colsMask2 kern
+	maltaX2, maltaY2                      kern
+
+	v variant
 }
 
 // kernelList names every kernel with its signature, in the order of the
@@ -46,13 +111,19 @@ type kernels struct {
 func (k *kernels) list() []*kern {
 	return []*kern{&k.unpack, &k.subsample, &k.opsin, &k.rowsLF, &k.rowsHF, &k.rowsUHF, &k.rowsMask,
 		&k.colsLF, &k.colsMF, &k.colsUHF, &k.colsMask, &k.maskPre, &k.erode, &k.maltaX, &k.maltaY,
-		&k.combine, &k.reduceMap, &k.reducePartials}
+		&k.combine, &k.reduceMap, &k.reducePartials,
+		&k.opsin2, &k.rowsLF2, &k.rowsHF2, &k.rowsUHF2, &k.rowsMask2, &k.colsLF2, &k.colsMF2, &k.colsUHF2, &k.colsMask2,
+		&k.maltaX2, &k.maltaY2}
 }
 
 // newKernels is the table without functions (the dry-run tests use it as
-// it is).
-func newKernels() *kernels {
+// it is), with the process's variant (EnvVariant).
+func newKernels() *kernels { return newKernelsV(envVariant()) }
+
+// newKernelsV is the table with variant v.
+func newKernelsV(v variant) *kernels {
 	return &kernels{
+		v:              v,
 		unpack:         kern{Name: "unpack", Sig: "ppiiiiiifppp"},
 		subsample:      kern{Name: "subsample", Sig: "pppiipppii"},
 		opsin:          kern{Name: "opsin", Sig: "pppiifppp"},
@@ -71,6 +142,17 @@ func newKernels() *kernels {
 		combine:        kern{Name: "combine", Sig: "pppppppppppppiiii"},
 		reduceMap:      kern{Name: "reduce_map", Sig: "piidip"},
 		reducePartials: kern{Name: "reduce_partials", Sig: "pip"},
+		opsin2:         kern{Name: "opsin_v2", Sig: "pppiifppp"},
+		rowsLF2:        kern{Name: "rows_lf_v2", Sig: "ppii"},
+		rowsHF2:        kern{Name: "rows_hf_v2", Sig: "ppii"},
+		rowsUHF2:       kern{Name: "rows_uhf_v2", Sig: "ppii"},
+		rowsMask2:      kern{Name: "rows_mask_v2", Sig: "ppii"},
+		colsLF2:        kern{Name: "cols_lf_v2", Sig: "pppppppppii"},
+		colsMF2:        kern{Name: "cols_mf_v2", Sig: "ppppppppii"},
+		colsUHF2:       kern{Name: "cols_uhf_v2", Sig: "ppppppii"},
+		colsMask2:      kern{Name: "cols_mask_v2", Sig: "ppii"},
+		maltaX2:        kern{Name: "malta_x_v2", Sig: "ppppppppppii"},
+		maltaY2:        kern{Name: "malta_y_v2", Sig: "pppppppppii"},
 	}
 }
 
@@ -92,6 +174,28 @@ func rowGrid(w, h int) (cuda.Dim3, cuda.Dim3) {
 
 func colGrid(w, h int) (cuda.Dim3, cuda.Dim3) {
 	return cuda.Dim3{X: cuda.Groups(w, colTX), Y: cuda.Groups(h, colTY), Z: 1}, cuda.Dim3{X: colTX, Y: colTY, Z: 1}
+}
+
+// The launches of the faster variants: each thread computes several
+// outputs (maltaPer rows, opsinPer rows, rowVPer columns × rowVRows rows,
+// colVPer rows).
+func maltaGrid(w, h int) (cuda.Dim3, cuda.Dim3) {
+	return cuda.Dim3{X: cuda.Groups(w, maltaTX), Y: cuda.Groups(h, maltaTY*maltaPer), Z: 1},
+		cuda.Dim3{X: maltaTX, Y: maltaTY, Z: 1}
+}
+
+func opsinGrid(w, h int) (cuda.Dim3, cuda.Dim3) {
+	return cuda.Dim3{X: cuda.Groups(w, opsinTX), Y: cuda.Groups(h, opsinTY*opsinPer), Z: 1},
+		cuda.Dim3{X: opsinTX, Y: opsinTY, Z: 1}
+}
+
+func rowGrid2(w, h int) (cuda.Dim3, cuda.Dim3) {
+	return cuda.Dim3{X: cuda.Groups(w, rowVX*rowVPer), Y: cuda.Groups(h, rowVY*rowVRows), Z: 1},
+		cuda.Dim3{X: rowVX, Y: rowVY, Z: 1}
+}
+
+func colGrid2(w, h int) (cuda.Dim3, cuda.Dim3) {
+	return cuda.Dim3{X: cuda.Groups(w, colVX), Y: cuda.Groups(h, colVY*colVPer), Z: 1}, cuda.Dim3{X: colVX, Y: colVY, Z: 1}
 }
 
 // reduceGroups is the number of reduce_map blocks over n map values.

@@ -30,11 +30,38 @@ func blockOf(name string) cuda.Dim3 {
 		return cuda.Dim3{X: rowTX, Y: rowTY, Z: 1}
 	case "cols_lf", "cols_mf", "cols_uhf", "cols_mask":
 		return cuda.Dim3{X: colTX, Y: colTY, Z: 1}
+	case "rows_lf_v2", "rows_hf_v2", "rows_uhf_v2", "rows_mask_v2":
+		return cuda.Dim3{X: rowVX, Y: rowVY, Z: 1}
+	case "cols_lf_v2", "cols_mf_v2", "cols_uhf_v2", "cols_mask_v2":
+		return cuda.Dim3{X: colVX, Y: colVY, Z: 1}
+	case "malta_x_v2", "malta_y_v2":
+		return cuda.Dim3{X: maltaTX, Y: maltaTY, Z: 1}
+	case "opsin_v2":
+		return cuda.Dim3{X: opsinTX, Y: opsinTY, Z: 1}
 	case "reduce_map", "reduce_partials":
 		return cuda.Dim3{X: reduceThreads, Y: 1, Z: 1}
 	}
 	return cuda.Dim3{X: pxBlock, Y: pxBlock, Z: 1}
 }
+
+// perThread is the outputs each thread of a kernel computes along x and
+// y (the faster variants compute several).
+func perThread(name string) (int, int) {
+	switch name {
+	case "rows_lf_v2", "rows_hf_v2", "rows_uhf_v2", "rows_mask_v2":
+		return rowVPer, rowVRows
+	case "cols_lf_v2", "cols_mf_v2", "cols_uhf_v2", "cols_mask_v2":
+		return 1, colVPer
+	case "malta_x_v2", "malta_y_v2":
+		return 1, maltaPer
+	case "opsin_v2":
+		return 1, opsinPer
+	}
+	return 1, 1
+}
+
+// allVariants are the kernel choices EnvVariant offers.
+var allVariants = []variant{{}, {malta: true}, {blur: true}, {malta: true, blur: true}}
 
 // checker follows the launches of one scenario: the common checks
 // (cudatest.Launches), then butteraugli's own.
@@ -83,7 +110,10 @@ func (c *checker) check(i int, l cudaemu.Launch) {
 		if w < minSize || h < minSize {
 			t.Fatalf("%s: level %d×%d", name, w, h)
 		}
-		c.Cover(a, w, h)
+		// A kernel computing px×py outputs per thread covers the level
+		// when its grid covers the level's px×py cells.
+		px, py := perThread(l.K.Name)
+		c.Cover(a, (w+px-1)/px, (h+py-1)/py)
 	}
 	c.Buffers(a)
 }
@@ -113,8 +143,16 @@ func (c *checker) needs(kname, pname string, ints map[string]int) int64 {
 }
 
 func TestLaunchPlan(t *testing.T) {
+	for _, v := range allVariants {
+		t.Run(fmt.Sprintf("malta%v_blur%v", v.malta, v.blur), func(t *testing.T) { testLaunchPlan(t, v) })
+	}
+}
+
+// testLaunchPlan checks the launches of variant v over sizes and formats.
+func testLaunchPlan(t *testing.T, v variant) {
 	sigs := cudatest.Signatures(t, kernelSource)
-	k := newKernels()
+	k := newKernelsV(v)
+	used := map[string]bool{}
 	formats := []zenmetrics.PixelFormat{zenmetrics.RGB8, zenmetrics.RGBA8, zenmetrics.GrayA16, zenmetrics.Gray8}
 	for _, sz := range [][2]int{{8, 8}, {9, 30}, {15, 17}, {37, 29}, {64, 48}, {200, 131}, {1023, 517}} {
 		for _, rf := range formats {
@@ -174,6 +212,7 @@ func TestLaunchPlan(t *testing.T) {
 				c.lay = dl
 				for i, l := range r.L {
 					c.check(i, l)
+					used[l.K.Name] = true
 				}
 				if !c.Written[s.tot.Ptr] || !c.Written[s.ws[0].dm.Ptr] {
 					t.Errorf("%s: the sums or the map are never written", name)
@@ -192,6 +231,19 @@ func TestLaunchPlan(t *testing.T) {
 					t.Errorf("%s: %d combines, want %d backgrounds × %d levels", name, combines, wantV, len(lv))
 				}
 			}
+		}
+	}
+	// The variant runs its own family of kernels and none of the other.
+	for _, kk := range k.list() {
+		isNew := strings.HasSuffix(kk.Name, "_v2")
+		family := v.blur
+		if strings.HasPrefix(kk.Name, "malta") {
+			family = v.malta
+		} else if !strings.HasPrefix(kk.Name, "rows_") && !strings.HasPrefix(kk.Name, "cols_") && !strings.HasPrefix(kk.Name, "opsin") {
+			continue
+		}
+		if want := isNew == family; used[kk.Name] != want {
+			t.Errorf("variant %v: %s used %v", v, kk.Name, used[kk.Name])
 		}
 	}
 }
