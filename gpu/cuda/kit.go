@@ -1,7 +1,9 @@
 package cuda
 
 import (
+	"encoding/binary"
 	"fmt"
+	"math"
 	"sync"
 	"unsafe"
 
@@ -164,6 +166,49 @@ func (w *Worker) UploadOverlapped(dst *Buffer, src []byte, ready func(end int64)
 		}
 	}
 	return nil
+}
+
+// Span is the first N bytes of a device buffer, for ReadBack.
+type Span struct {
+	Buf *Buffer
+	N   int64
+}
+
+// ReadBack is the end of a score: it queues the download of spans into
+// Out, back to back from offset 0, waits for Stream and returns those
+// bytes of Out (valid until the worker's next read-back).
+func (w *Worker) ReadBack(spans ...Span) ([]byte, error) {
+	var off int64
+	for _, s := range spans {
+		if err := w.Stream.Download(w.Out, off, s.Buf, 0, s.N); err != nil {
+			return nil, err
+		}
+		off += s.N
+	}
+	if err := w.Stream.Sync(); err != nil {
+		return nil, err
+	}
+	return w.Out.Bytes[:off], nil
+}
+
+// Float64s decodes the n little-endian doubles at the start of b, as the
+// kernels write them.
+func Float64s(b []byte, n int) []float64 {
+	out := make([]float64, n)
+	for i := range out {
+		out[i] = math.Float64frombits(binary.LittleEndian.Uint64(b[8*i:]))
+	}
+	return out
+}
+
+// Float32s decodes the n little-endian floats at the start of b (a
+// read-back map).
+func Float32s(b []byte, n int) []float32 {
+	out := make([]float32, n)
+	for i := range out {
+		out[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
+	}
+	return out
 }
 
 // parallelCopy copies with a few goroutines for large chunks: one core's
