@@ -23,7 +23,6 @@ package butteraugli
 
 import (
 	"context"
-	"encoding/binary"
 	"fmt"
 	"math"
 	"sync"
@@ -93,8 +92,7 @@ func checkOptions(opt zenmetrics.Options) (float64, error) {
 
 // reference is a prepared Butteraugli reference on a CUDA device.
 type reference struct {
-	b         *cuda.Backend
-	dev       *cuda.Device
+	cuda.RefBase[*slot]
 	k         *kernels
 	w, h      int
 	sz        []size
@@ -103,11 +101,6 @@ type reference struct {
 	distMap   bool
 	sets      [][]planeSet    // [background][level]: one background, or two with alpha
 	lut       [3]*cuda.Buffer // decoding tables by bytes per sample
-	bufs      []*cuda.Buffer  // every reference buffer, to free
-
-	mu       sync.RWMutex
-	released bool
-	slots    *cuda.SlotPool[*slot]
 }
 
 // outBytes is the page-locked read-back a slot needs: the 8 sums, and the
@@ -123,7 +116,7 @@ func (r *reference) outBytes() int64 {
 func (r *reference) newSlot(raw int64) (*slot, error) {
 	s := &slot{}
 	var err error
-	s.wk, err = r.dev.NewScratch(raw, r.outBytes(), func(alloc func(int64) *cuda.Buffer) { fillSlot(s, r.sz, raw, alloc) })
+	s.wk, err = r.Dev.NewScratch(raw, r.outBytes(), func(alloc func(int64) *cuda.Buffer) { fillSlot(s, r.sz, raw, alloc) })
 	if err != nil {
 		return nil, err
 	}
@@ -170,19 +163,22 @@ func (s *slot) buffers() []*cuda.Buffer {
 
 // freeSlot gives a slot's buffers and worker back to the device.
 func (r *reference) freeSlot(s *slot) {
-	r.dev.FreeScratch(s.wk, s.buffers()...)
+	r.Dev.FreeScratch(s.wk, s.buffers()...)
 	s.wk = nil
 }
 
-// newPool is the reference's slot pool: a slot beyond the first is
+// Worker is the slot's worker (cuda.Slot).
+func (s *slot) Worker() *cuda.Worker { return s.wk }
+
+// slotFuncs are the reference's slot pool's: a slot beyond the first is
 // checked against the free memory before it is allocated.
-func (r *reference) newPool() *cuda.SlotPool[*slot] {
-	return cuda.NewSlotPool(r.dev, maxSlots, cuda.SlotFuncs[*slot]{
+func (r *reference) slotFuncs() cuda.SlotFuncs[*slot] {
+	return cuda.SlotFuncs[*slot]{
 		New:   r.newSlot,
 		Free:  r.freeSlot,
 		Raw:   func(s *slot) **cuda.Buffer { return &s.raw },
-		Check: func(raw int64) error { return r.b.CheckMemory(slotBytes(r.w, r.h, raw)) },
-	})
+		Check: func(raw int64) error { return r.B.CheckMemory(slotBytes(r.w, r.h, raw)) },
+	}
 }
 
 // layoutOf is how im's samples sit in the upload buffer.
@@ -202,10 +198,9 @@ func prepare(ctx context.Context, b *cuda.Backend, ref *zenmetrics.Image, opt ze
 	if err := ref.Validate(); err != nil {
 		return nil, err
 	}
-	d := b.Device()
-	r := &reference{b: b, dev: d, w: ref.Width, h: ref.Height, sz: levels(ref.Width, ref.Height),
+	r := &reference{w: ref.Width, h: ref.Height, sz: levels(ref.Width, ref.Height),
 		intensity: float32(it), pnorm: opt.PNorm, distMap: opt.DistMap}
-	r.slots = r.newPool()
+	r.Init(b, maxSlots, r.slotFuncs())
 	if len(r.sz) == 0 {
 		return r, nil // the map is all zeros: nothing to keep
 	}
@@ -217,54 +212,38 @@ func prepare(ctx context.Context, b *cuda.Backend, ref *zenmetrics.Image, opt ze
 	if err := b.CheckMemory(estimate(r.w, r.h, variants, raw)); err != nil {
 		return nil, err
 	}
-	if r.k, err = load(d); err != nil {
+	if r.k, err = load(r.Dev); err != nil {
 		return nil, err
 	}
-	defer func() {
-		if err != nil {
-			r.Release()
+	err = r.Build(ctx, raw, func(alloc func(int64) *cuda.Buffer) {
+		for _, bps := range []int{1, 2} {
+			r.lut[bps] = alloc(int64(len(lutTable(bps))))
 		}
-	}()
-	for _, bps := range []int{1, 2} {
-		if r.lut[bps] = r.dev.AllocInto(&r.bufs, &err, int64(len(lutTable(bps)))); err != nil {
-			return nil, err
+		r.sets = newSets(r.sz, variants, alloc)
+	}, func(s *slot) error {
+		if err := uploadLuts(s.wk, r.lut); err != nil {
+			return err
 		}
-	}
-	for v := 0; v < variants; v++ {
-		var sets []planeSet
-		for _, l := range r.sz {
-			n := 4 * int64(l.w) * int64(l.h)
-			sets = append(sets, newSet(func() *cuda.Buffer { return r.dev.AllocInto(&r.bufs, &err, n) }, true))
+		if err := s.wk.Upload(s.raw, ref.Pix[:raw]); err != nil {
+			return err
 		}
-		r.sets = append(r.sets, sets)
-	}
+		lay := layoutOf(ref)
+		return queuePrepare(launch.Stream{St: s.wk.Stream}, r.k, r.sz, r.intensity, s, r.lut[lay.bps], lay, r.sets)
+	})
 	if err != nil {
-		return nil, err
-	}
-	s, err := r.slots.Get(ctx, raw)
-	if err != nil {
-		return nil, err
-	}
-	defer r.slots.Put(s)
-	for _, bps := range []int{1, 2} {
-		if err := s.wk.Upload(r.lut[bps], lutTable(bps)); err != nil {
-			return nil, err
-		}
-	}
-	if err := s.wk.Upload(s.raw, ref.Pix[:raw]); err != nil {
-		return nil, err
-	}
-	lay := layoutOf(ref)
-	if err := queuePrepare(launch.Stream{St: s.wk.Stream}, r.k, r.sz, r.intensity, s, r.lut[lay.bps], lay, r.sets); err != nil {
-		return nil, err
-	}
-	if err := s.wk.Stream.Sync(); err != nil {
-		return nil, err
-	}
-	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
 	return r, nil
+}
+
+// uploadLuts uploads the decoding tables (by bytes per sample) with wk.
+func uploadLuts(wk *cuda.Worker, lut [3]*cuda.Buffer) error {
+	for _, bps := range []int{1, 2} {
+		if err := wk.Upload(lut[bps], lutTable(bps)); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 var (
@@ -284,76 +263,65 @@ func lutTable(bps int) []byte {
 // for concurrent use: each caller gets its own slot (stream, staging,
 // scratch).
 func (r *reference) Score(ctx context.Context, dist *zenmetrics.Image) (sc zenmetrics.Score, err error) {
-	defer zenmetrics.Recover(&err)
-	r.mu.RLock()
-	defer r.mu.RUnlock()
-	if r.released {
-		return sc, zenmetrics.ErrReleased
-	}
-	if err := cuda.CheckScored(ctx, dist, r.w, r.h); err != nil {
-		return sc, err
-	}
-	sums, dm, err := r.run(ctx, dist)
-	if err != nil {
-		return sc, err
-	}
-	sc = zenmetrics.Score{Metric: zenmetrics.Butteraugli, Value: sums[0], Extras: map[string]float64{"pnorm3": 0}}
-	n := float64(r.w) * float64(r.h)
-	if len(r.sz) > 0 {
-		sc.Extras["pnorm3"] = norm(sums[1:4], n, 3)
-	}
-	if r.pnorm > 0 {
-		sc.Extras["pnorm"] = 0
-		if len(r.sz) > 0 {
-			sc.Extras["pnorm"] = norm(sums[4:7], n, r.pnorm)
+	err = r.Scoring(ctx, dist, r.w, r.h, func() error {
+		sums, dm, err := r.run(ctx, dist)
+		if err != nil {
+			return err
 		}
-	}
-	if r.distMap {
-		sc.DistMap = &zenmetrics.FloatPlane{Width: r.w, Height: r.h, Pix: dm}
-	}
-	return sc, nil
+		sc = zenmetrics.Score{Metric: zenmetrics.Butteraugli, Value: sums[0], Extras: map[string]float64{"pnorm3": 0}}
+		n := float64(r.w) * float64(r.h)
+		if len(r.sz) > 0 {
+			sc.Extras["pnorm3"] = norm(sums[1:4], n, 3)
+		}
+		if r.pnorm > 0 {
+			sc.Extras["pnorm"] = 0
+			if len(r.sz) > 0 {
+				sc.Extras["pnorm"] = norm(sums[4:7], n, r.pnorm)
+			}
+		}
+		if r.distMap {
+			sc.DistMap = &zenmetrics.FloatPlane{Width: r.w, Height: r.h, Pix: dm}
+		}
+		return nil
+	})
+	return sc, err
 }
 
 // run scores dist and returns the 8 sums (queueReduce) and, when asked
 // for, the map.
 func (r *reference) run(ctx context.Context, dist *zenmetrics.Image) (sums [8]float64, dm []float32, err error) {
 	n := r.w * r.h
-	if r.distMap {
-		dm = make([]float32, n)
-	}
 	if len(r.sz) == 0 {
+		if r.distMap {
+			dm = make([]float32, n)
+		}
 		return sums, dm, nil // below 8 px: libjxl's map is all zeros
 	}
 	raw := cuda.RawBytes(dist)
-	s, err := r.slots.Get(ctx, raw)
+	err = r.InSlot(ctx, raw, func(s *slot) error {
+		if err := s.wk.Upload(s.raw, dist.Pix[:raw]); err != nil {
+			return err
+		}
+		lay := layoutOf(dist)
+		if err := queueScore(launch.Stream{St: s.wk.Stream}, r.k, r.sz, r.intensity, s, r.lut[lay.bps], lay, r.sets, r.pnorm); err != nil {
+			return err
+		}
+		spans := []cuda.Span{{Buf: s.tot, N: 64}}
+		if r.distMap {
+			spans = append(spans, cuda.Span{Buf: s.ws[0].dm, N: 4 * int64(n)})
+		}
+		out, err := s.wk.ReadBack(spans...)
+		if err != nil {
+			return err
+		}
+		copy(sums[:], cuda.Float64s(out, len(sums)))
+		if r.distMap {
+			dm = cuda.Float32s(out[64:], n)
+		}
+		return nil
+	})
 	if err != nil {
 		return sums, nil, err
-	}
-	defer r.slots.Put(s)
-	if err := s.wk.Upload(s.raw, dist.Pix[:raw]); err != nil {
-		return sums, nil, err
-	}
-	lay := layoutOf(dist)
-	if err := queueScore(launch.Stream{St: s.wk.Stream}, r.k, r.sz, r.intensity, s, r.lut[lay.bps], lay, r.sets, r.pnorm); err != nil {
-		return sums, nil, err
-	}
-	out := s.wk.Out
-	if err := s.wk.Stream.Download(out, 0, s.tot, 0, 64); err != nil {
-		return sums, nil, err
-	}
-	if dm != nil {
-		if err := s.wk.Stream.Download(out, 64, s.ws[0].dm, 0, 4*int64(n)); err != nil {
-			return sums, nil, err
-		}
-	}
-	if err := s.wk.Stream.Sync(); err != nil {
-		return sums, nil, err
-	}
-	for i := range sums {
-		sums[i] = math.Float64frombits(binary.LittleEndian.Uint64(out.Bytes[8*i:]))
-	}
-	for i := range dm {
-		dm[i] = math.Float32frombits(binary.LittleEndian.Uint32(out.Bytes[64+4*i:]))
 	}
 	return sums, dm, nil
 }
@@ -371,14 +339,4 @@ func norm(s []float64, n, p float64) float64 {
 
 // Release frees the reference's device memory; it waits for running
 // scores. Idempotent.
-func (r *reference) Release() {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.released {
-		return
-	}
-	r.released = true
-	r.slots.Close()
-	r.dev.Free(r.bufs...)
-	r.bufs, r.sets = nil, nil
-}
+func (r *reference) Release() { r.RefBase.Release(func() { r.sets = nil }) }

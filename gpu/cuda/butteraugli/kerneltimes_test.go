@@ -22,11 +22,11 @@ func TestKernelTimes(t *testing.T) {
 	}
 	rr, dist, w, h := cudatest.Prepared16(t, backend(t), zenmetrics.Butteraugli)
 	r := rr.(*reference)
-	s, err := r.slots.Get(context.Background(), cuda.RawBytes(dist))
+	s, err := r.Slots.Get(context.Background(), cuda.RawBytes(dist))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer r.slots.Put(s)
+	defer r.Slots.Put(s)
 	if err := s.wk.Upload(s.raw, dist.Pix[:cuda.RawBytes(dist)]); err != nil {
 		t.Fatal(err)
 	}
@@ -42,7 +42,7 @@ func TestKernelTimes(t *testing.T) {
 			if err := queue(launch.Stream{St: s.wk.Stream}); err != nil {
 				t.Fatal(err)
 			}
-			cudatest.KernelTimes(t, r.dev, s.wk.Stream, 14, w, h, queue)
+			cudatest.KernelTimes(t, r.Dev, s.wk.Stream, 14, w, h, queue)
 		})
 	}
 }

@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
-	"sync"
 
 	zenmetrics "github.com/zenmetrics-go/zenmetrics"
 	"github.com/zenmetrics-go/zenmetrics/gpu/cuda"
@@ -242,18 +241,12 @@ func combine(tots []byte, bands int) [8]float64 {
 	return sums
 }
 
-// stripRef is a Butteraugli reference prepared in strips.
+// stripRef is a Butteraugli reference prepared in strips (Host,
+// recomputed: a copy of the reference).
 type stripRef struct {
+	cuda.StripBase[*stripSlot]
 	stripRun
-	b       *cuda.Backend
-	dev     *cuda.Device
 	distMap bool
-	host    *zenmetrics.Image // recomputed: a copy of the reference
-	bufs    []*cuda.Buffer
-
-	mu       sync.RWMutex
-	released bool
-	slots    *cuda.SlotPool[*stripSlot]
 }
 
 // Strips reports the band count and whether the reference planes stay
@@ -271,7 +264,7 @@ func (r *stripRef) outBytes() int64 {
 func (r *stripRef) newSlot(raw int64) (*stripSlot, error) {
 	s := &stripSlot{}
 	var err error
-	s.wk, err = r.dev.NewScratch(raw, r.outBytes(), func(alloc func(int64) *cuda.Buffer) { fillStripSlot(s, r.p, raw, alloc) })
+	s.wk, err = r.Dev.NewScratch(raw, r.outBytes(), func(alloc func(int64) *cuda.Buffer) { fillStripSlot(s, r.p, raw, alloc) })
 	if err != nil {
 		return nil, err
 	}
@@ -279,7 +272,7 @@ func (r *stripRef) newSlot(raw int64) (*stripSlot, error) {
 }
 
 func (r *stripRef) freeSlot(s *stripSlot) {
-	r.dev.FreeScratch(s.wk, append(s.buffers(), s.more...)...)
+	r.Dev.FreeScratch(s.wk, append(s.buffers(), s.more...)...)
 	s.wk, s.more = nil, nil
 }
 
@@ -312,59 +305,41 @@ func prepareStrips(ctx context.Context, b *cuda.Backend, ref *zenmetrics.Image, 
 	if err := b.CheckMemory(p.memory(raw)); err != nil {
 		return nil, err
 	}
-	d := b.Device()
-	r := &stripRef{b: b, dev: d, distMap: opt.DistMap}
+	r := &stripRef{distMap: opt.DistMap}
 	r.p, r.intensity, r.pnorm = p, float32(it), opt.PNorm
-	r.slots = cuda.NewSlotPool(d, maxSlots, cuda.SlotFuncs[*stripSlot]{
+	r.Init(b, maxSlots, cuda.SlotFuncs[*stripSlot]{
 		New:   r.newSlot,
 		Free:  r.freeSlot,
 		Raw:   func(s *stripSlot) **cuda.Buffer { return &s.raw },
-		Check: func(raw int64) error { return r.b.CheckMemory(r.p.slotBytes(raw)) },
+		Check: func(raw int64) error { return r.B.CheckMemory(r.p.slotBytes(raw)) },
 	})
-	if r.k, err = load(d); err != nil {
+	if r.k, err = load(r.Dev); err != nil {
 		return nil, err
 	}
-	defer func() {
-		if err != nil {
-			r.Release()
+	err = r.Build(ctx, raw, func(alloc func(int64) *cuda.Buffer) {
+		for _, bps := range []int{1, 2} {
+			r.lut[bps] = alloc(int64(len(lutTable(bps))))
 		}
-	}()
-	for _, bps := range []int{1, 2} {
-		r.lut[bps] = d.AllocInto(&r.bufs, &err, int64(len(lutTable(bps))))
-	}
-	if p.keep {
-		for _, s := range p.bands {
-			r.kept = append(r.kept, newSets(levels(p.w, s.Rows()), variants, func(n int64) *cuda.Buffer { return d.AllocInto(&r.bufs, &err, n) }))
+		if p.keep {
+			for _, s := range p.bands {
+				r.kept = append(r.kept, newSets(levels(p.w, s.Rows()), variants, alloc))
+			}
+		} else {
+			r.KeepHost(ref)
 		}
-	} else {
-		r.host = zenmetrics.NewImage(ref.Width, ref.Height, ref.Format)
-		for y := range ref.Height {
-			copy(r.host.Row(y), ref.Row(y))
+	}, func(s *stripSlot) error {
+		if err := uploadLuts(s.wk, r.lut); err != nil {
+			return err
 		}
-	}
+		q := launch.Stream{St: s.wk.Stream}
+		for i := range r.kept {
+			if err := r.queueBandRef(q, s.wk.Upload, &s.slot, i, ref, r.kept[i]); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
 	if err != nil {
-		return nil, err
-	}
-	s, err := r.slots.Get(ctx, raw)
-	if err != nil {
-		return nil, err
-	}
-	defer r.slots.Put(s)
-	for _, bps := range []int{1, 2} {
-		if err := s.wk.Upload(r.lut[bps], lutTable(bps)); err != nil {
-			return nil, err
-		}
-	}
-	q := launch.Stream{St: s.wk.Stream}
-	for i := range r.kept {
-		if err := r.queueBandRef(q, s.wk.Upload, &s.slot, i, ref, r.kept[i]); err != nil {
-			return nil, err
-		}
-	}
-	if err := s.wk.Stream.Sync(); err != nil {
-		return nil, err
-	}
-	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
 	return r, nil
@@ -374,74 +349,45 @@ func prepareStrips(ctx context.Context, b *cuda.Backend, ref *zenmetrics.Image, 
 // (Value, Extras, DistMap), from the bands' interiors. Safe for
 // concurrent use.
 func (r *stripRef) Score(ctx context.Context, dist *zenmetrics.Image) (sc zenmetrics.Score, err error) {
-	defer zenmetrics.Recover(&err)
-	r.mu.RLock()
-	defer r.mu.RUnlock()
-	if r.released {
-		return sc, zenmetrics.ErrReleased
-	}
 	w, h, nb := r.p.w, r.p.h, len(r.p.bands)
-	if err := cuda.CheckScored(ctx, dist, w, h); err != nil {
-		return sc, err
-	}
-	raw := cuda.RawBytes(strips.Crop(dist, 0, r.p.rows))
-	if r.host != nil {
-		raw = max(raw, cuda.RawBytes(strips.Crop(r.host, 0, r.p.rows)))
-	}
-	s, err := r.slots.Get(ctx, raw)
-	if err != nil {
-		return sc, err
-	}
-	defer r.slots.Put(s)
-	st := s.wk.Stream
-	out := s.wk.Out
-	q := launch.Stream{St: st}
-	for i, b := range r.p.bands {
-		if err := r.queueBand(q, s.wk.Upload, s, i, r.host, dist); err != nil {
-			_ = st.Sync()
-			return sc, fmt.Errorf("butteraugli strip %d/%d (rows %d-%d): %w", i+1, nb, b.Y0, b.Y1, err)
-		}
-		if r.distMap {
-			lo, hi := b.Window()
-			if err := st.Download(out, 64*int64(nb)+4*int64(b.Y0)*int64(w), s.ws[0].dm, 4*int64(lo)*int64(w), 4*int64(hi-lo)*int64(w)); err != nil {
+	err = r.Scored(ctx, dist, w, h, r.p.rows, func(s *stripSlot) error {
+		st := s.wk.Stream
+		out := s.wk.Out
+		q := launch.Stream{St: st}
+		for i, b := range r.p.bands {
+			if err := r.queueBand(q, s.wk.Upload, s, i, r.Host, dist); err != nil {
 				_ = st.Sync()
-				return sc, err
+				return fmt.Errorf("butteraugli strip %d/%d (rows %d-%d): %w", i+1, nb, b.Y0, b.Y1, err)
+			}
+			if r.distMap {
+				lo, hi := b.Window()
+				if err := st.Download(out, 64*int64(nb)+4*int64(b.Y0)*int64(w), s.ws[0].dm, 4*int64(lo)*int64(w), 4*int64(hi-lo)*int64(w)); err != nil {
+					_ = st.Sync()
+					return err
+				}
 			}
 		}
-	}
-	if err := st.Download(out, 0, s.tots, 0, 64*int64(nb)); err != nil {
-		_ = st.Sync()
-		return sc, err
-	}
-	if err := st.Sync(); err != nil {
-		return sc, err
-	}
-	sums := combine(out.Bytes, nb)
-	n := float64(w) * float64(h)
-	sc = zenmetrics.Score{Metric: zenmetrics.Butteraugli, Value: sums[0], Extras: map[string]float64{"pnorm3": norm(sums[1:4], n, 3)}}
-	if r.pnorm > 0 {
-		sc.Extras["pnorm"] = norm(sums[4:7], n, r.pnorm)
-	}
-	if r.distMap {
-		dm := make([]float32, w*h)
-		for i := range dm {
-			dm[i] = math.Float32frombits(binary.LittleEndian.Uint32(out.Bytes[64*nb+4*i:]))
+		if err := st.Download(out, 0, s.tots, 0, 64*int64(nb)); err != nil {
+			_ = st.Sync()
+			return err
 		}
-		sc.DistMap = &zenmetrics.FloatPlane{Width: w, Height: h, Pix: dm}
-	}
-	return sc, nil
+		if err := st.Sync(); err != nil {
+			return err
+		}
+		sums := combine(out.Bytes, nb)
+		n := float64(w) * float64(h)
+		sc = zenmetrics.Score{Metric: zenmetrics.Butteraugli, Value: sums[0], Extras: map[string]float64{"pnorm3": norm(sums[1:4], n, 3)}}
+		if r.pnorm > 0 {
+			sc.Extras["pnorm"] = norm(sums[4:7], n, r.pnorm)
+		}
+		if r.distMap {
+			sc.DistMap = &zenmetrics.FloatPlane{Width: w, Height: h, Pix: cuda.Float32s(out.Bytes[64*nb:], w*h)}
+		}
+		return nil
+	})
+	return sc, err
 }
 
 // Release frees the reference's device memory; it waits for running
 // scores. Idempotent.
-func (r *stripRef) Release() {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.released {
-		return
-	}
-	r.released = true
-	r.slots.Close()
-	r.dev.Free(r.bufs...)
-	r.bufs, r.kept, r.host = nil, nil, nil
-}
+func (r *stripRef) Release() { r.StripBase.Release(func() { r.kept = nil }) }

@@ -24,9 +24,7 @@ package dssim
 
 import (
 	"context"
-	"encoding/binary"
 	"math"
-	"sync"
 
 	zenmetrics "github.com/zenmetrics-go/zenmetrics"
 	"github.com/zenmetrics-go/zenmetrics/gpu/cuda"
@@ -64,19 +62,13 @@ func fits(w, h int) bool {
 
 // reference is a prepared DSSIM reference on a CUDA device.
 type reference struct {
-	b       *cuda.Backend
-	dev     *cuda.Device
+	cuda.RefBase[*slot]
 	k       *kernels
 	w, h    int
 	dims    [][2]int
 	distMap bool
 	lut     *cuda.Buffer
 	ref     planes
-	bufs    []*cuda.Buffer // every reference buffer, to free
-
-	mu       sync.RWMutex
-	released bool
-	slots    *cuda.SlotPool[*slot]
 }
 
 // outBytes is the page-locked read-back a slot needs: the results, and
@@ -92,7 +84,7 @@ func (r *reference) outBytes() int64 {
 func (r *reference) newSlot(raw int64) (*slot, error) {
 	s := &slot{}
 	var err error
-	s.wk, err = r.dev.NewScratch(raw, r.outBytes(), func(alloc func(int64) *cuda.Buffer) { fillSlot(s, r.w, r.h, raw, alloc) })
+	s.wk, err = r.Dev.NewScratch(raw, r.outBytes(), func(alloc func(int64) *cuda.Buffer) { fillSlot(s, r.w, r.h, raw, alloc) })
 	if err != nil {
 		return nil, err
 	}
@@ -101,19 +93,22 @@ func (r *reference) newSlot(raw int64) (*slot, error) {
 
 // freeSlot gives a slot's buffers and worker back to the device.
 func (r *reference) freeSlot(s *slot) {
-	r.dev.FreeScratch(s.wk, s.buffers()...)
+	r.Dev.FreeScratch(s.wk, s.buffers()...)
 	s.wk = nil
 }
 
-// newPool is the reference's slot pool: a slot beyond the first is
+// Worker is the slot's worker (cuda.Slot).
+func (s *slot) Worker() *cuda.Worker { return s.wk }
+
+// slotFuncs are the reference's slot pool's: a slot beyond the first is
 // checked against the free memory before it is allocated.
-func (r *reference) newPool() *cuda.SlotPool[*slot] {
-	return cuda.NewSlotPool(r.dev, maxSlots, cuda.SlotFuncs[*slot]{
+func (r *reference) slotFuncs() cuda.SlotFuncs[*slot] {
+	return cuda.SlotFuncs[*slot]{
 		New:   r.newSlot,
 		Free:  r.freeSlot,
 		Raw:   func(s *slot) **cuda.Buffer { return &s.raw },
-		Check: func(raw int64) error { return r.b.CheckMemory(cuda.AllocSizes(slotSizes(r.w, r.h, raw))) },
-	})
+		Check: func(raw int64) error { return r.B.CheckMemory(cuda.AllocSizes(slotSizes(r.w, r.h, raw))) },
+	}
 }
 
 // layoutOf is how im's samples sit in the upload buffer.
@@ -142,52 +137,35 @@ func prepare(ctx context.Context, b *cuda.Backend, ref *zenmetrics.Image, opt ze
 	if err := ref.Validate(); err != nil {
 		return nil, err
 	}
-	d := b.Device()
-	r := &reference{b: b, dev: d, w: ref.Width, h: ref.Height, dims: scaleDims(ref.Width, ref.Height),
-		distMap: opt.DistMap}
-	r.slots = r.newPool()
+	r := &reference{w: ref.Width, h: ref.Height, dims: scaleDims(ref.Width, ref.Height), distMap: opt.DistMap}
+	r.Init(b, maxSlots, r.slotFuncs())
 	raw := cuda.RawBytes(ref)
 	need := estimate(r.w, r.h, raw)
 	if err := b.CheckFits("DSSIM", r.w, r.h, fits(r.w, r.h), need); err != nil {
 		return nil, err
 	}
-	if r.k, err = load(d); err != nil {
+	if r.k, err = load(r.Dev); err != nil {
 		return nil, err
 	}
-	defer func() {
-		if err != nil {
-			r.Release()
+	err = r.Build(ctx, raw, func(alloc func(int64) *cuda.Buffer) {
+		sizes := refSizes(r.w, r.h)
+		r.lut = alloc(sizes[0])
+		for sc := range r.dims {
+			r.ref.img = append(r.ref.img, alloc(sizes[1+2*sc]))
+			r.ref.mu = append(r.ref.mu, alloc(sizes[2+2*sc]))
 		}
-	}()
-	sizes := refSizes(r.w, r.h)
-	r.lut = r.dev.AllocInto(&r.bufs, &err, sizes[0])
-	for sc := range r.dims {
-		r.ref.img = append(r.ref.img, r.dev.AllocInto(&r.bufs, &err, sizes[1+2*sc]))
-		r.ref.mu = append(r.ref.mu, r.dev.AllocInto(&r.bufs, &err, sizes[2+2*sc]))
-	}
+	}, func(s *slot) error {
+		if err := s.wk.Upload(r.lut, lutBytes()); err != nil {
+			return err
+		}
+		// The tables travel on the kernel stream, the pixels on the copy
+		// stream: the first unpack waits for both.
+		if err := r.upload(s, ref); err != nil {
+			return err
+		}
+		return queueReference(launch.Stream{St: s.wk.Stream}, r.k, r.dims, layoutOf(ref).alpha, 0, s, &r.ref)
+	})
 	if err != nil {
-		return nil, err
-	}
-	s, err := r.slots.Get(ctx, raw)
-	if err != nil {
-		return nil, err
-	}
-	defer r.slots.Put(s)
-	if err := s.wk.Upload(r.lut, lutBytes()); err != nil {
-		return nil, err
-	}
-	// The tables travel on the kernel stream, the pixels on the copy
-	// stream: the first unpack waits for both.
-	if err := r.upload(s, ref); err != nil {
-		return nil, err
-	}
-	if err := queueReference(launch.Stream{St: s.wk.Stream}, r.k, r.dims, layoutOf(ref).alpha, 0, s, &r.ref); err != nil {
-		return nil, err
-	}
-	if err := s.wk.Stream.Sync(); err != nil {
-		return nil, err
-	}
-	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
 	return r, nil
@@ -198,65 +176,39 @@ func prepare(ctx context.Context, b *cuda.Backend, ref *zenmetrics.Image, opt ze
 // concurrent use: each caller gets its own slot (stream, staging,
 // scratch).
 func (r *reference) Score(ctx context.Context, dist *zenmetrics.Image) (sc zenmetrics.Score, err error) {
-	defer zenmetrics.Recover(&err)
-	r.mu.RLock()
-	defer r.mu.RUnlock()
-	if r.released {
-		return sc, zenmetrics.ErrReleased
+	err = r.Scored(ctx, dist, r.w, r.h, cuda.RawBytes, func(s *slot) error {
+		if err := r.upload(s, dist); err != nil {
+			return err
+		}
+		if err := queueDistorted(launch.Stream{St: s.wk.Stream}, r.k, r.dims, layoutOf(dist).alpha, s, &r.ref); err != nil {
+			return err
+		}
+		sc, err = readScore(s.wk, s.res, s.maps[0], r.dims, r.w, r.h, r.distMap)
+		return err
+	})
+	return sc, err
+}
+
+// readScore reads back the results (and scale 0's map into a w×h plane
+// with distMap) after a score's kernels and pools them: the end of a
+// whole image's score and of a strip one.
+func readScore(wk *cuda.Worker, res, map0 *cuda.Buffer, dims [][2]int, w, h int, distMap bool) (zenmetrics.Score, error) {
+	n := int64(w) * int64(h)
+	spans := []cuda.Span{{Buf: res, N: resBytes}}
+	if distMap {
+		spans = append(spans, cuda.Span{Buf: map0, N: 4 * n})
 	}
-	if err := cuda.CheckScored(ctx, dist, r.w, r.h); err != nil {
-		return sc, err
-	}
-	s, err := r.slots.Get(ctx, cuda.RawBytes(dist))
+	out, err := wk.ReadBack(spans...)
 	if err != nil {
-		return sc, err
+		return zenmetrics.Score{}, err
 	}
-	defer r.slots.Put(s)
-	if err := r.upload(s, dist); err != nil {
-		return sc, err
-	}
-	if err := queueDistorted(launch.Stream{St: s.wk.Stream}, r.k, r.dims, layoutOf(dist).alpha, s, &r.ref); err != nil {
-		return sc, err
-	}
-	out := s.wk.Out
-	st := s.wk.Stream
-	if err := st.Download(out, 0, s.res, 0, resBytes); err != nil {
-		return sc, err
-	}
-	n := int64(r.w) * int64(r.h)
-	if r.distMap {
-		if err := st.Download(out, resBytes, s.maps[0], 0, 4*n); err != nil {
-			return sc, err
-		}
-	}
-	if err := st.Sync(); err != nil {
-		return sc, err
-	}
-	res := make([]float64, 8*maxScales)
-	for i := range res {
-		res[i] = math.Float64frombits(binary.LittleEndian.Uint64(out.Bytes[8*i:]))
-	}
-	sc = zenmetrics.Score{Metric: zenmetrics.DSSIM, Value: pool(r.dims, res)}
-	if r.distMap {
-		m := &zenmetrics.FloatPlane{Width: r.w, Height: r.h, Pix: make([]float32, n)}
-		for i := range m.Pix {
-			m.Pix[i] = math.Float32frombits(binary.LittleEndian.Uint32(out.Bytes[resBytes+4*int64(i):]))
-		}
-		sc.DistMap = m
+	sc := zenmetrics.Score{Metric: zenmetrics.DSSIM, Value: pool(dims, cuda.Float64s(out, 8*maxScales))}
+	if distMap {
+		sc.DistMap = &zenmetrics.FloatPlane{Width: w, Height: h, Pix: cuda.Float32s(out[resBytes:], int(n))}
 	}
 	return sc, nil
 }
 
 // Release frees the reference's device memory; it waits for running
 // scores. Idempotent.
-func (r *reference) Release() {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.released {
-		return
-	}
-	r.released = true
-	r.slots.Close()
-	r.dev.Free(r.bufs...)
-	r.bufs, r.ref = nil, planes{}
-}
+func (r *reference) Release() { r.RefBase.Release(func() { r.ref = planes{} }) }

@@ -2,9 +2,6 @@ package dssim
 
 import (
 	"context"
-	"encoding/binary"
-	"math"
-	"sync"
 
 	zenmetrics "github.com/zenmetrics-go/zenmetrics"
 	"github.com/zenmetrics-go/zenmetrics/gpu/cuda"
@@ -110,18 +107,12 @@ func (sr *stripRun) queueScore(q launch.Launcher, up uploader, s *stripSlot, ref
 	return nil
 }
 
-// stripRef is a prepared DSSIM reference scored strip by strip.
+// stripRef is a prepared DSSIM reference scored strip by strip (Host: a
+// copy of the reference, recomputed per score when not kept).
 type stripRef struct {
+	cuda.StripBase[*stripSlot]
 	stripRun
-	b       *cuda.Backend
-	dev     *cuda.Device
 	distMap bool
-	host    *zenmetrics.Image // a copy of the reference, recomputed per score when not kept
-	bufs    []*cuda.Buffer
-
-	mu       sync.RWMutex
-	released bool
-	slots    *cuda.SlotPool[*stripSlot]
 }
 
 // Strips reports the strip count and whether the reference planes stay
@@ -138,7 +129,7 @@ func (r *stripRef) outBytes() int64 {
 func (r *stripRef) newSlot(raw int64) (*stripSlot, error) {
 	s := &stripSlot{}
 	var err error
-	s.wk, err = r.dev.NewScratch(raw, r.outBytes(), func(alloc func(int64) *cuda.Buffer) { fillStripSlot(s, r.p, raw, alloc) })
+	s.wk, err = r.Dev.NewScratch(raw, r.outBytes(), func(alloc func(int64) *cuda.Buffer) { fillStripSlot(s, r.p, raw, alloc) })
 	if err != nil {
 		return nil, err
 	}
@@ -153,21 +144,9 @@ func (r *stripRef) freeSlot(s *stripSlot) {
 	if s.wk != nil {
 		_ = s.wk.Copy.Sync()
 	}
-	r.dev.FreeScratch(s.wk, append(s.all, s.raw)...)
+	r.Dev.FreeScratch(s.wk, append(s.all, s.raw)...)
 	s.up.Close()
 	s.wk, s.all, s.raw = nil, nil, nil
-}
-
-// copyImage is im's rows as one tightly packed image the reference owns:
-// a strip reference that is recomputed per score reads its pixels again,
-// after the caller may have reused its own buffer.
-func copyImage(im *zenmetrics.Image) *zenmetrics.Image {
-	row := im.Width * im.Format.BytesPerPixel()
-	out := &zenmetrics.Image{Width: im.Width, Height: im.Height, Format: im.Format, Stride: row, Pix: make([]byte, row*im.Height)}
-	for y := 0; y < im.Height; y++ {
-		copy(out.Pix[y*row:(y+1)*row], im.Pix[y*im.Stride:])
-	}
-	return out
 }
 
 // prepareStrips plans the strips within the free memory (or opt's strip
@@ -191,60 +170,47 @@ func prepareStrips(ctx context.Context, b *cuda.Backend, ref *zenmetrics.Image, 
 	if err := b.CheckMemory(p.memory(raw)); err != nil {
 		return nil, err
 	}
-	d := b.Device()
-	r := &stripRef{b: b, dev: d, distMap: opt.DistMap}
+	r := &stripRef{distMap: opt.DistMap}
 	r.p = p
-	r.slots = cuda.NewSlotPool(d, maxSlots, cuda.SlotFuncs[*stripSlot]{
+	r.Init(b, maxSlots, cuda.SlotFuncs[*stripSlot]{
 		New:   r.newSlot,
 		Free:  r.freeSlot,
 		Raw:   func(s *stripSlot) **cuda.Buffer { return &s.raw },
-		Check: func(raw int64) error { return r.b.CheckMemory(cuda.AllocSizes(r.p.slotSizes(raw))) },
+		Check: func(raw int64) error { return r.B.CheckMemory(cuda.AllocSizes(r.p.slotSizes(raw))) },
 	})
-	if r.k, err = load(d); err != nil {
+	if r.k, err = load(r.Dev); err != nil {
 		return nil, err
 	}
-	defer func() {
-		if err != nil {
-			r.Release()
-		}
-	}()
-	sizes := p.refSizes()
-	r.lut = d.AllocInto(&r.bufs, &err, sizes[0])
-	sizes = sizes[1:]
-	if p.keep {
-		for _, bd := range p.bands {
-			var pl planes
-			for range bd.dims {
-				pl.img = append(pl.img, d.AllocInto(&r.bufs, &err, sizes[0]))
-				pl.mu = append(pl.mu, d.AllocInto(&r.bufs, &err, sizes[1]))
-				sizes = sizes[2:]
+	err = r.Build(ctx, raw, func(alloc func(int64) *cuda.Buffer) {
+		sizes := p.refSizes()
+		r.lut = alloc(sizes[0])
+		sizes = sizes[1:]
+		if p.keep {
+			for _, bd := range p.bands {
+				var pl planes
+				for range bd.dims {
+					pl.img = append(pl.img, alloc(sizes[0]))
+					pl.mu = append(pl.mu, alloc(sizes[1]))
+					sizes = sizes[2:]
+				}
+				r.kept = append(r.kept, pl)
 			}
-			r.kept = append(r.kept, pl)
+		} else {
+			r.KeepHost(ref)
 		}
-	} else {
-		r.host = copyImage(ref)
-	}
-	if err != nil {
-		return nil, err
-	}
-	s, err := r.slots.Get(ctx, raw)
-	if err != nil {
-		return nil, err
-	}
-	defer r.slots.Put(s)
-	if err := s.wk.Upload(r.lut, lutBytes()); err != nil {
-		return nil, err
-	}
-	q := launch.Stream{St: s.wk.Stream}
-	for i := range r.kept {
-		if err := r.queueBandRef(q, s.up.Upload, &s.slot, i, ref, &r.kept[i]); err != nil {
-			return nil, err
+	}, func(s *stripSlot) error {
+		if err := s.wk.Upload(r.lut, lutBytes()); err != nil {
+			return err
 		}
-	}
-	if err := s.wk.Stream.Sync(); err != nil {
-		return nil, err
-	}
-	if err := ctx.Err(); err != nil {
+		q := launch.Stream{St: s.wk.Stream}
+		for i := range r.kept {
+			if err := r.queueBandRef(q, s.up.Upload, &s.slot, i, ref, &r.kept[i]); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
 		return nil, err
 	}
 	return r, nil
@@ -253,67 +219,18 @@ func prepareStrips(ctx context.Context, b *cuda.Backend, ref *zenmetrics.Image, 
 // Score implements zenmetrics.Reference, with the whole-image Score's
 // results (the same maps, pooled the same way). Safe for concurrent use.
 func (r *stripRef) Score(ctx context.Context, dist *zenmetrics.Image) (sc zenmetrics.Score, err error) {
-	defer zenmetrics.Recover(&err)
-	r.mu.RLock()
-	defer r.mu.RUnlock()
-	if r.released {
-		return sc, zenmetrics.ErrReleased
-	}
-	if err := cuda.CheckScored(ctx, dist, r.p.w, r.p.h); err != nil {
-		return sc, err
-	}
-	raw := cropRaw(dist.Width, r.p.rows, dist.Stride, dist.Format)
-	if r.host != nil {
-		raw = max(raw, cropRaw(r.host.Width, r.p.rows, r.host.Stride, r.host.Format))
-	}
-	s, err := r.slots.Get(ctx, raw)
-	if err != nil {
-		return sc, err
-	}
-	defer r.slots.Put(s)
-	st := s.wk.Stream
-	if err := r.queueScore(launch.Stream{St: st}, s.up.Upload, s, r.host, dist); err != nil {
-		_ = st.Sync()
-		return sc, err
-	}
-	out := s.wk.Out
-	if err := st.Download(out, 0, s.res, 0, resBytes); err != nil {
-		return sc, err
-	}
-	n := int64(r.p.w) * int64(r.p.h)
-	if r.distMap {
-		if err := st.Download(out, resBytes, s.maps[0], 0, 4*n); err != nil {
-			return sc, err
+	err = r.Scored(ctx, dist, r.p.w, r.p.h, r.p.rows, func(s *stripSlot) error {
+		st := s.wk.Stream
+		if err := r.queueScore(launch.Stream{St: st}, s.up.Upload, s, r.Host, dist); err != nil {
+			_ = st.Sync()
+			return err
 		}
-	}
-	if err := st.Sync(); err != nil {
-		return sc, err
-	}
-	res := make([]float64, 8*maxScales)
-	for i := range res {
-		res[i] = math.Float64frombits(binary.LittleEndian.Uint64(out.Bytes[8*i:]))
-	}
-	sc = zenmetrics.Score{Metric: zenmetrics.DSSIM, Value: pool(r.p.dims, res)}
-	if r.distMap {
-		m := &zenmetrics.FloatPlane{Width: r.p.w, Height: r.p.h, Pix: make([]float32, n)}
-		for i := range m.Pix {
-			m.Pix[i] = math.Float32frombits(binary.LittleEndian.Uint32(out.Bytes[resBytes+4*int64(i):]))
-		}
-		sc.DistMap = m
-	}
-	return sc, nil
+		sc, err = readScore(s.wk, s.res, s.maps[0], r.p.dims, r.p.w, r.p.h, r.distMap)
+		return err
+	})
+	return sc, err
 }
 
 // Release frees the reference's device memory; it waits for running
 // scores. Idempotent.
-func (r *stripRef) Release() {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.released {
-		return
-	}
-	r.released = true
-	r.slots.Close()
-	r.dev.Free(r.bufs...)
-	r.bufs, r.kept, r.host = nil, nil, nil
-}
+func (r *stripRef) Release() { r.StripBase.Release(func() { r.kept = nil }) }
