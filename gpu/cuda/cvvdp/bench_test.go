@@ -33,15 +33,15 @@ func TestKernelTimes(t *testing.T) {
 	}
 	rr, dist, w, h := cudatest.Prepared16(t, backend(t), zenmetrics.CVVDP)
 	r := rr.(*reference)
-	s, err := r.slots.Get(context.Background(), cuda.RawBytes(dist))
+	s, err := r.Slots.Get(context.Background(), cuda.RawBytes(dist))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer r.slots.Put(s)
+	defer r.Slots.Put(s)
 	if err := r.upload(s, dist); err != nil {
 		t.Fatal(err)
 	}
-	cudatest.KernelTimes(t, r.dev, s.wk.Stream, 9, w, h, func(q launch.Launcher) error {
+	cudatest.KernelTimes(t, r.Dev, s.wk.Stream, 9, w, h, func(q launch.Launcher) error {
 		if err := queueUnpack(q, r.k, r.plan, 0, h, layoutOf(dist), &r.ref, s); err != nil {
 			return err
 		}

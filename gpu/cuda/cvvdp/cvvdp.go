@@ -37,7 +37,6 @@ import (
 	"context"
 	"encoding/binary"
 	"math"
-	"sync"
 
 	zenmetrics "github.com/zenmetrics-go/zenmetrics"
 	cpucv "github.com/zenmetrics-go/zenmetrics/cpu/cvvdp"
@@ -66,18 +65,12 @@ func fits(w, h int) bool {
 
 // reference is a prepared CVVDP reference on a CUDA device.
 type reference struct {
-	b       *cuda.Backend
-	dev     *cuda.Device
+	cuda.RefBase[*slot]
 	k       *kernels
 	plan    *cpucv.Plan
 	w, h    int
 	distMap bool
 	ref     refBufs
-	bufs    []*cuda.Buffer // every reference buffer, to free
-
-	mu       sync.RWMutex
-	released bool
-	slots    *cuda.SlotPool[*slot]
 }
 
 // outBytes is the page-locked read-back a slot needs: the results, and
@@ -93,7 +86,7 @@ func (r *reference) outBytes() int64 {
 func (r *reference) newSlot(raw int64) (*slot, error) {
 	s := &slot{}
 	var err error
-	s.wk, err = r.dev.NewScratch(raw, r.outBytes(), func(alloc func(int64) *cuda.Buffer) { fillSlot(s, r.plan, raw, r.distMap, alloc) })
+	s.wk, err = r.Dev.NewScratch(raw, r.outBytes(), func(alloc func(int64) *cuda.Buffer) { fillSlot(s, r.plan, raw, r.distMap, alloc) })
 	if err != nil {
 		return nil, err
 	}
@@ -102,19 +95,22 @@ func (r *reference) newSlot(raw int64) (*slot, error) {
 
 // freeSlot gives a slot's buffers and worker back to the device.
 func (r *reference) freeSlot(s *slot) {
-	r.dev.FreeScratch(s.wk, s.buffers()...)
+	r.Dev.FreeScratch(s.wk, s.buffers()...)
 	s.wk = nil
 }
 
-// newPool is the reference's slot pool: a slot beyond the first is
+// Worker is the slot's worker (cuda.Slot).
+func (s *slot) Worker() *cuda.Worker { return s.wk }
+
+// slotFuncs are the reference's slot pool's: a slot beyond the first is
 // checked against the free memory before it is allocated.
-func (r *reference) newPool() *cuda.SlotPool[*slot] {
-	return cuda.NewSlotPool(r.dev, maxSlots, cuda.SlotFuncs[*slot]{
+func (r *reference) slotFuncs() cuda.SlotFuncs[*slot] {
+	return cuda.SlotFuncs[*slot]{
 		New:   r.newSlot,
 		Free:  r.freeSlot,
 		Raw:   func(s *slot) **cuda.Buffer { return &s.raw },
-		Check: func(raw int64) error { return r.b.CheckMemory(cuda.AllocSizes(slotSizes(r.plan, raw, r.distMap))) },
-	})
+		Check: func(raw int64) error { return r.B.CheckMemory(cuda.AllocSizes(slotSizes(r.plan, raw, r.distMap))) },
+	}
 }
 
 // layoutOf is how im's samples sit in the upload buffer.
@@ -166,56 +162,40 @@ func prepare(ctx context.Context, b *cuda.Backend, ref *zenmetrics.Image, opt ze
 	if err != nil {
 		return nil, err
 	}
-	d := b.Device()
-	r := &reference{b: b, dev: d, plan: p, w: ref.Width, h: ref.Height, distMap: opt.DistMap}
-	r.slots = r.newPool()
+	r := &reference{plan: p, w: ref.Width, h: ref.Height, distMap: opt.DistMap}
+	r.Init(b, maxSlots, r.slotFuncs())
 	raw := cuda.RawBytes(ref)
 	need := estimate(p, raw, r.distMap)
 	if err := b.CheckFits("CVVDP", r.w, r.h, fits(r.w, r.h), need); err != nil {
 		return nil, err
 	}
-	if r.k, err = load(d); err != nil {
+	if r.k, err = load(r.Dev); err != nil {
 		return nil, err
 	}
-	defer func() {
-		if err != nil {
-			r.Release()
+	err = r.Build(ctx, raw, func(alloc func(int64) *cuda.Buffer) {
+		sizes := refSizes(p)
+		next := func() *cuda.Buffer { n := sizes[0]; sizes = sizes[1:]; return alloc(n) }
+		r.ref.lut, r.ref.kb = next(), next()
+		for bd := 0; bd+1 < p.Levels; bd++ {
+			r.ref.rp = append(r.ref.rp, next())
+			r.ref.s = append(r.ref.s, next())
 		}
-	}()
-	sizes := refSizes(p)
-	next := func() *cuda.Buffer { n := sizes[0]; sizes = sizes[1:]; return r.dev.AllocInto(&r.bufs, &err, n) }
-	r.ref.lut, r.ref.kb = next(), next()
-	for bd := 0; bd+1 < p.Levels; bd++ {
-		r.ref.rp = append(r.ref.rp, next())
-		r.ref.s = append(r.ref.s, next())
-	}
-	r.ref.rb = next()
+		r.ref.rb = next()
+	}, func(s *slot) error {
+		// The tables travel on the kernel stream, the pixels on the copy
+		// stream: the first unpack waits for both.
+		if err := s.wk.Upload(r.ref.lut, f32Bytes(lutFloats(p))); err != nil {
+			return err
+		}
+		if err := s.wk.Upload(r.ref.kb, f32Bytes(kbFloats(p))); err != nil {
+			return err
+		}
+		if err := r.upload(s, ref); err != nil {
+			return err
+		}
+		return queueReference(launch.Stream{St: s.wk.Stream}, r.k, p, s, &r.ref)
+	})
 	if err != nil {
-		return nil, err
-	}
-	s, err := r.slots.Get(ctx, raw)
-	if err != nil {
-		return nil, err
-	}
-	defer r.slots.Put(s)
-	// The tables travel on the kernel stream, the pixels on the copy
-	// stream: the first unpack waits for both.
-	if err := s.wk.Upload(r.ref.lut, f32Bytes(lutFloats(p))); err != nil {
-		return nil, err
-	}
-	if err := s.wk.Upload(r.ref.kb, f32Bytes(kbFloats(p))); err != nil {
-		return nil, err
-	}
-	if err := r.upload(s, ref); err != nil {
-		return nil, err
-	}
-	if err := queueReference(launch.Stream{St: s.wk.Stream}, r.k, p, s, &r.ref); err != nil {
-		return nil, err
-	}
-	if err := s.wk.Stream.Sync(); err != nil {
-		return nil, err
-	}
-	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
 	return r, nil
@@ -240,61 +220,36 @@ func (r *reference) Score(ctx context.Context, dist *zenmetrics.Image) (sc zenme
 
 // run scores dist on the device and returns the band sums and, with a
 // map, the map.
-func (r *reference) run(ctx context.Context, dist *zenmetrics.Image) ([][nCh]float64, []float32, error) {
-	r.mu.RLock()
-	defer r.mu.RUnlock()
-	if r.released {
-		return nil, nil, zenmetrics.ErrReleased
-	}
-	if err := cuda.CheckScored(ctx, dist, r.w, r.h); err != nil {
-		return nil, nil, err
-	}
-	s, err := r.slots.Get(ctx, cuda.RawBytes(dist))
+func (r *reference) run(ctx context.Context, dist *zenmetrics.Image) (sums [][nCh]float64, dm []float32, err error) {
+	err = r.Scored(ctx, dist, r.w, r.h, cuda.RawBytes, func(s *slot) error {
+		if err := r.upload(s, dist); err != nil {
+			return err
+		}
+		if err := queueDistorted(launch.Stream{St: s.wk.Stream}, r.k, r.plan, s, &r.ref); err != nil {
+			return err
+		}
+		rb := resBytes(r.plan)
+		spans := []cuda.Span{{Buf: s.res, N: rb}}
+		n := int64(r.w) * int64(r.h)
+		if r.distMap {
+			spans = append(spans, cuda.Span{Buf: s.mm, N: 4 * n})
+		}
+		out, err := s.wk.ReadBack(spans...)
+		if err != nil {
+			return err
+		}
+		sums = readSums(r.plan, out)
+		if r.distMap {
+			dm = cuda.Float32s(out[rb:], int(n))
+		}
+		return nil
+	})
 	if err != nil {
 		return nil, nil, err
-	}
-	defer r.slots.Put(s)
-	if err := r.upload(s, dist); err != nil {
-		return nil, nil, err
-	}
-	if err := queueDistorted(launch.Stream{St: s.wk.Stream}, r.k, r.plan, s, &r.ref); err != nil {
-		return nil, nil, err
-	}
-	out, st := s.wk.Out, s.wk.Stream
-	rb := resBytes(r.plan)
-	if err := st.Download(out, 0, s.res, 0, rb); err != nil {
-		return nil, nil, err
-	}
-	n := int64(r.w) * int64(r.h)
-	if r.distMap {
-		if err := st.Download(out, rb, s.mm, 0, 4*n); err != nil {
-			return nil, nil, err
-		}
-	}
-	if err := st.Sync(); err != nil {
-		return nil, nil, err
-	}
-	sums := readSums(r.plan, out.Bytes)
-	var dm []float32
-	if r.distMap {
-		dm = make([]float32, n)
-		for i := range dm {
-			dm[i] = math.Float32frombits(binary.LittleEndian.Uint32(out.Bytes[rb+4*int64(i):]))
-		}
 	}
 	return sums, dm, nil
 }
 
 // Release frees the reference's device memory; it waits for running
 // scores. Idempotent.
-func (r *reference) Release() {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.released {
-		return
-	}
-	r.released = true
-	r.slots.Close()
-	r.dev.Free(r.bufs...)
-	r.bufs, r.ref = nil, refBufs{}
-}
+func (r *reference) Release() { r.RefBase.Release(func() { r.ref = refBufs{} }) }

@@ -50,15 +50,15 @@ func TestKernelTimes(t *testing.T) {
 	defer rr.Release()
 	t.Logf("Prepare (upload, both device phases, the host's eigenvalue step): %v", time.Since(t0))
 	r := rr.(*reference)
-	s, err := r.slots.Get(context.Background(), cuda.RawBytes(dist))
+	s, err := r.Slots.Get(context.Background(), cuda.RawBytes(dist))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer r.slots.Put(s)
+	defer r.Slots.Put(s)
 	if err := s.wk.Upload(s.raw, dist.Pix[:cuda.RawBytes(dist)]); err != nil {
 		t.Fatal(err)
 	}
-	cudatest.KernelTimes(t, r.dev, s.wk.Stream, 7, w, h, func(q launch.Launcher) error {
+	cudatest.KernelTimes(t, r.Dev, s.wk.Stream, 7, w, h, func(q launch.Launcher) error {
 		if err := queueUnpack(q, r.k, w, 0, h, layoutOf(dist), s.raw, s.x[0]); err != nil {
 			return err
 		}

@@ -54,7 +54,6 @@ import (
 	"context"
 	"encoding/binary"
 	"math"
-	"sync"
 
 	zenmetrics "github.com/zenmetrics-go/zenmetrics"
 	cpuiw "github.com/zenmetrics-go/zenmetrics/cpu/iwssim"
@@ -85,23 +84,17 @@ var minSide, _ = cpuiw.MinSize()
 
 // reference is a prepared IW-SSIM reference on a CUDA device.
 type reference struct {
-	b    *cuda.Backend
-	dev  *cuda.Device
-	k    *kernels
-	gm   geometry
-	ref  refPlanes
-	bufs []*cuda.Buffer // every reference buffer, to free
-
-	mu       sync.RWMutex
-	released bool
-	slots    *cuda.SlotPool[*slot]
+	cuda.RefBase[*slot]
+	k   *kernels
+	gm  geometry
+	ref refPlanes
 }
 
 // newSlot allocates a scorer's scratch for uploads of up to raw bytes.
 func (r *reference) newSlot(raw int64) (*slot, error) {
 	s := &slot{}
 	var err error
-	s.wk, err = r.dev.NewScratch(raw, outBytes(r.gm), func(alloc func(int64) *cuda.Buffer) { fillSlot(s, r.gm.w, r.gm.h, raw, alloc) })
+	s.wk, err = r.Dev.NewScratch(raw, outBytes(r.gm), func(alloc func(int64) *cuda.Buffer) { fillSlot(s, r.gm.w, r.gm.h, raw, alloc) })
 	if err != nil {
 		return nil, err
 	}
@@ -110,19 +103,22 @@ func (r *reference) newSlot(raw int64) (*slot, error) {
 
 // freeSlot gives a slot's buffers and worker back to the device.
 func (r *reference) freeSlot(s *slot) {
-	r.dev.FreeScratch(s.wk, s.buffers()...)
+	r.Dev.FreeScratch(s.wk, s.buffers()...)
 	s.wk = nil
 }
 
-// newPool is the reference's slot pool: a slot beyond the first is
+// Worker is the slot's worker (cuda.Slot).
+func (s *slot) Worker() *cuda.Worker { return s.wk }
+
+// slotFuncs are the reference's slot pool's: a slot beyond the first is
 // checked against the free memory before it is allocated.
-func (r *reference) newPool() *cuda.SlotPool[*slot] {
-	return cuda.NewSlotPool(r.dev, maxSlots, cuda.SlotFuncs[*slot]{
+func (r *reference) slotFuncs() cuda.SlotFuncs[*slot] {
+	return cuda.SlotFuncs[*slot]{
 		New:   r.newSlot,
 		Free:  r.freeSlot,
 		Raw:   func(s *slot) **cuda.Buffer { return &s.raw },
-		Check: func(raw int64) error { return r.b.CheckMemory(cuda.AllocSizes(slotSizes(r.gm.w, r.gm.h, raw))) },
-	})
+		Check: func(raw int64) error { return r.B.CheckMemory(cuda.AllocSizes(slotSizes(r.gm.w, r.gm.h, raw))) },
+	}
 }
 
 // layoutOf is how im's samples sit in the upload buffer.
@@ -160,42 +156,29 @@ func prepare(ctx context.Context, b *cuda.Backend, ref *zenmetrics.Image) (_ *re
 	if w < minSide || h < minSide {
 		return nil, tooSmall(w, h)
 	}
-	d := b.Device()
-	r := &reference{b: b, dev: d, gm: newGeometry(w, h)}
-	r.slots = r.newPool()
+	r := &reference{gm: newGeometry(w, h)}
+	r.Init(b, maxSlots, r.slotFuncs())
 	raw := cuda.RawBytes(ref)
 	need := estimate(w, h, raw)
 	if err := b.CheckFits("IW-SSIM", w, h, fits(w, h), need); err != nil {
 		return nil, err
 	}
-	if r.k, err = load(d); err != nil {
+	if r.k, err = load(r.Dev); err != nil {
 		return nil, err
 	}
-	defer func() {
-		if err != nil {
-			r.Release()
-		}
-	}()
-	fillRef(&r.ref, w, h, func(n int64) *cuda.Buffer { return r.dev.AllocInto(&r.bufs, &err, n) })
+	err = r.Build(ctx, raw, func(alloc func(int64) *cuda.Buffer) { fillRef(&r.ref, w, h, alloc) },
+		func(s *slot) error { return r.build(ctx, s, ref) })
 	if err != nil {
-		return nil, err
-	}
-	s, err := r.slots.Get(ctx, raw)
-	if err != nil {
-		return nil, err
-	}
-	defer r.slots.Put(s)
-	if err := r.build(ctx, s, ref); err != nil {
 		return nil, err
 	}
 	return r, nil
 }
 
-// build does the reference's half in the slot s: the upload (the unpack
+// build queues the reference's half in the slot s: the upload (the unpack
 // of scale 0 into ref.y[0] following the bytes), queueReference, one
 // read-back of the covariance sums and band maxima, the host's flatness
-// test and eigenvalue step (model),
-// the model's upload and queueMahal. Two round trips in all.
+// test and eigenvalue step (model), the model's upload and queueMahal.
+// Two round trips in all, the second one Build's.
 func (r *reference) build(ctx context.Context, s *slot, im *zenmetrics.Image) error {
 	q := launch.Stream{St: s.wk.Stream}
 	w, h := r.gm.w, r.gm.h
@@ -209,21 +192,14 @@ func (r *reference) build(ctx context.Context, s *slot, im *zenmetrics.Image) er
 		return err
 	}
 	_, n := covOffsets(r.gm)
-	out := s.wk.Out
-	if err := s.wk.Stream.Download(out, 0, covBuf, 0, 8*int64(n)); err != nil {
-		return err
-	}
-	if err := s.wk.Stream.Sync(); err != nil {
+	out, err := s.wk.ReadBack(cuda.Span{Buf: covBuf, N: 8 * int64(n)})
+	if err != nil {
 		return err
 	}
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	cov := make([]float64, n)
-	for i := range cov {
-		cov[i] = math.Float64frombits(binary.LittleEndian.Uint64(out.Bytes[8*i:]))
-	}
-	m, err := model(r.gm, cov, &r.ref)
+	m, err := model(r.gm, cuda.Float64s(out, n), &r.ref)
 	if err != nil {
 		return err
 	}
@@ -231,13 +207,7 @@ func (r *reference) build(ctx context.Context, s *slot, im *zenmetrics.Image) er
 	if err := s.wk.Upload(r.ref.model, f64Bytes(&buf, m)); err != nil {
 		return err
 	}
-	if err := queueMahal(q, r.k, r.gm, &r.ref); err != nil {
-		return err
-	}
-	if err := s.wk.Stream.Sync(); err != nil {
-		return err
-	}
-	return ctx.Err()
+	return queueMahal(q, r.k, r.gm, &r.ref)
 }
 
 // pool adds each scale's row sums in row order and takes piq's product
@@ -276,58 +246,30 @@ func pool(gm geometry, sums []float64) (float64, error) {
 // versions have one). Safe for concurrent use: each caller gets its own
 // slot (stream, staging, scratch).
 func (r *reference) Score(ctx context.Context, dist *zenmetrics.Image) (sc zenmetrics.Score, err error) {
-	defer zenmetrics.Recover(&err)
-	r.mu.RLock()
-	defer r.mu.RUnlock()
-	if r.released {
-		return sc, zenmetrics.ErrReleased
-	}
-	if err := cuda.CheckScored(ctx, dist, r.gm.w, r.gm.h); err != nil {
-		return sc, err
-	}
-	s, err := r.slots.Get(ctx, cuda.RawBytes(dist))
-	if err != nil {
-		return sc, err
-	}
-	defer r.slots.Put(s)
-	q := launch.Stream{St: s.wk.Stream}
-	total := cuda.RawBytes(dist)
-	ready := unpacker(q, r.k, r.gm.w, r.gm.h, total, layoutOf(dist), s.raw, s.x[0])
-	if err := s.wk.UploadOverlapped(s.raw, dist.Pix[:total], ready); err != nil {
-		return sc, err
-	}
-	if err := queueScore(q, r.k, r.gm, s, &r.ref); err != nil {
-		return sc, err
-	}
-	n := sumsBytes(r.gm)
-	out := s.wk.Out
-	if err := s.wk.Stream.Download(out, 0, s.sums, 0, n); err != nil {
-		return sc, err
-	}
-	if err := s.wk.Stream.Sync(); err != nil {
-		return sc, err
-	}
-	sums := make([]float64, 2*r.gm.rows)
-	for i := range sums {
-		sums[i] = math.Float64frombits(binary.LittleEndian.Uint64(out.Bytes[8*i:]))
-	}
-	v, err := pool(r.gm, sums)
-	if err != nil {
-		return sc, err
-	}
-	return zenmetrics.Score{Metric: zenmetrics.IWSSIM, Value: v}, nil
+	err = r.Scored(ctx, dist, r.gm.w, r.gm.h, cuda.RawBytes, func(s *slot) error {
+		q := launch.Stream{St: s.wk.Stream}
+		total := cuda.RawBytes(dist)
+		ready := unpacker(q, r.k, r.gm.w, r.gm.h, total, layoutOf(dist), s.raw, s.x[0])
+		if err := s.wk.UploadOverlapped(s.raw, dist.Pix[:total], ready); err != nil {
+			return err
+		}
+		if err := queueScore(q, r.k, r.gm, s, &r.ref); err != nil {
+			return err
+		}
+		out, err := s.wk.ReadBack(cuda.Span{Buf: s.sums, N: sumsBytes(r.gm)})
+		if err != nil {
+			return err
+		}
+		v, err := pool(r.gm, cuda.Float64s(out, 2*r.gm.rows))
+		if err != nil {
+			return err
+		}
+		sc = zenmetrics.Score{Metric: zenmetrics.IWSSIM, Value: v}
+		return nil
+	})
+	return sc, err
 }
 
 // Release frees the reference's device memory; it waits for running
 // scores. Idempotent.
-func (r *reference) Release() {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.released {
-		return
-	}
-	r.released = true
-	r.slots.Close()
-	r.dev.Free(r.bufs...)
-	r.bufs, r.ref = nil, refPlanes{}
-}
+func (r *reference) Release() { r.RefBase.Release(func() { r.ref = refPlanes{} }) }

@@ -33,15 +33,15 @@ func TestKernelTimes(t *testing.T) {
 	}
 	rr, dist, w, h := cudatest.Prepared16(t, backend(t), zenmetrics.Zensim)
 	r := rr.(*reference)
-	s, err := r.slots.Get(context.Background(), cuda.RawBytes(dist))
+	s, err := r.Slots.Get(context.Background(), cuda.RawBytes(dist))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer r.slots.Put(s)
+	defer r.Slots.Put(s)
 	if err := s.wk.Upload(s.raw, dist.Pix[:cuda.RawBytes(dist)]); err != nil {
 		t.Fatal(err)
 	}
-	cudatest.KernelTimes(t, r.dev, s.wk.Stream, 7, w, h, func(q launch.Launcher) error {
+	cudatest.KernelTimes(t, r.Dev, s.wk.Stream, 7, w, h, func(q launch.Launcher) error {
 		if err := queueXYB(q, r.k, w, h, r.dims[0][0], 0, h, layoutOf(dist), s.raw, r.tab, r.ref[0], s.dist[0], s.flag); err != nil {
 			return err
 		}

@@ -56,7 +56,6 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
-	"sync"
 
 	zenmetrics "github.com/zenmetrics-go/zenmetrics"
 	cpuz "github.com/zenmetrics-go/zenmetrics/cpu/zensim"
@@ -100,25 +99,19 @@ func fits(w, h int) bool {
 
 // reference is a prepared zensim reference on a CUDA device.
 type reference struct {
-	b    *cuda.Backend
-	dev  *cuda.Device
+	cuda.RefBase[*slot]
 	k    *kernels
 	w, h int
 	dims [][2]int
 	tab  *cuda.Buffer
 	ref  []*cuda.Buffer // the XYB pyramid, one buffer per scale
-	bufs []*cuda.Buffer // every reference buffer, to free
-
-	mu       sync.RWMutex
-	released bool
-	slots    *cuda.SlotPool[*slot]
 }
 
 // newSlot allocates a scorer's scratch for uploads of up to raw bytes.
 func (r *reference) newSlot(raw int64) (*slot, error) {
 	s := &slot{}
 	var err error
-	s.wk, err = r.dev.NewScratch(raw, outBytes, func(alloc func(int64) *cuda.Buffer) { fillSlot(s, r.dims, raw, alloc) })
+	s.wk, err = r.Dev.NewScratch(raw, outBytes, func(alloc func(int64) *cuda.Buffer) { fillSlot(s, r.dims, raw, alloc) })
 	if err != nil {
 		return nil, err
 	}
@@ -133,19 +126,22 @@ func (r *reference) freeSlot(s *slot) {
 			bufs = append(bufs, b)
 		}
 	}
-	r.dev.FreeScratch(s.wk, bufs...)
+	r.Dev.FreeScratch(s.wk, bufs...)
 	s.wk = nil
 }
 
-// newPool is the reference's slot pool: a slot beyond the first is
+// Worker is the slot's worker (cuda.Slot).
+func (s *slot) Worker() *cuda.Worker { return s.wk }
+
+// slotFuncs are the reference's slot pool's: a slot beyond the first is
 // checked against the free memory before it is allocated.
-func (r *reference) newPool() *cuda.SlotPool[*slot] {
-	return cuda.NewSlotPool(r.dev, maxSlots, cuda.SlotFuncs[*slot]{
+func (r *reference) slotFuncs() cuda.SlotFuncs[*slot] {
+	return cuda.SlotFuncs[*slot]{
 		New:   r.newSlot,
 		Free:  r.freeSlot,
 		Raw:   func(s *slot) **cuda.Buffer { return &s.raw },
-		Check: func(raw int64) error { return r.b.CheckMemory(cuda.AllocSizes(slotSizes(r.dims, raw))) },
-	})
+		Check: func(raw int64) error { return r.B.CheckMemory(cuda.AllocSizes(slotSizes(r.dims, raw))) },
+	}
 }
 
 // layoutOf is how im's samples sit in the upload buffer.
@@ -185,50 +181,34 @@ func prepare(ctx context.Context, b *cuda.Backend, ref *zenmetrics.Image) (_ *re
 	if !supported() {
 		return nil, fmt.Errorf("%w: zensim on CUDA: a channel of the weights needs the MSE-only mode", zenmetrics.ErrUnsupported)
 	}
-	d := b.Device()
-	r := &reference{b: b, dev: d, w: ref.Width, h: ref.Height, dims: scaleDims(ref.Width, ref.Height)}
-	r.slots = r.newPool()
+	r := &reference{w: ref.Width, h: ref.Height, dims: scaleDims(ref.Width, ref.Height)}
+	r.Init(b, maxSlots, r.slotFuncs())
 	raw := cuda.RawBytes(ref)
 	need := estimate(r.w, r.h, raw)
 	if err := b.CheckFits("zensim", r.w, r.h, fits(r.w, r.h), need); err != nil {
 		return nil, err
 	}
-	if r.k, err = load(d); err != nil {
+	if r.k, err = load(r.Dev); err != nil {
 		return nil, err
 	}
-	defer func() {
-		if err != nil {
-			r.Release()
+	err = r.Build(ctx, raw, func(alloc func(int64) *cuda.Buffer) {
+		sizes := refSizes(r.dims)
+		r.tab = alloc(sizes[0])
+		for s := range r.dims {
+			r.ref = append(r.ref, alloc(sizes[1+s]))
 		}
-	}()
-	sizes := refSizes(r.dims)
-	r.tab = r.dev.AllocInto(&r.bufs, &err, sizes[0])
-	for s := range r.dims {
-		r.ref = append(r.ref, r.dev.AllocInto(&r.bufs, &err, sizes[1+s]))
-	}
+	}, func(s *slot) error {
+		if err := s.wk.Upload(r.tab, tabBytes()); err != nil {
+			return err
+		}
+		// The tables travel on the kernel stream, the pixels on the copy
+		// stream: the first conversion waits for both.
+		if err := r.upload(s, ref, nil, r.ref[0]); err != nil {
+			return err
+		}
+		return queuePyramid(launch.Stream{St: s.wk.Stream}, r.k, r.dims, r.ref)
+	})
 	if err != nil {
-		return nil, err
-	}
-	s, err := r.slots.Get(ctx, raw)
-	if err != nil {
-		return nil, err
-	}
-	defer r.slots.Put(s)
-	if err := s.wk.Upload(r.tab, tabBytes()); err != nil {
-		return nil, err
-	}
-	// The tables travel on the kernel stream, the pixels on the copy
-	// stream: the first conversion waits for both.
-	if err := r.upload(s, ref, nil, r.ref[0]); err != nil {
-		return nil, err
-	}
-	if err := queuePyramid(launch.Stream{St: s.wk.Stream}, r.k, r.dims, r.ref); err != nil {
-		return nil, err
-	}
-	if err := s.wk.Stream.Sync(); err != nil {
-		return nil, err
-	}
-	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
 	return r, nil
@@ -249,45 +229,32 @@ func (r *reference) Score(ctx context.Context, dist *zenmetrics.Image) (zenmetri
 // ScoreDetail is Score with cpu/zensim's Result: the distance and the 228
 // features (the tests compare them with the CPU's feature by feature).
 func (r *reference) ScoreDetail(ctx context.Context, dist *zenmetrics.Image) (res *cpuz.Result, err error) {
-	defer zenmetrics.Recover(&err)
-	r.mu.RLock()
-	defer r.mu.RUnlock()
-	if r.released {
-		return nil, zenmetrics.ErrReleased
-	}
-	if err := cuda.CheckScored(ctx, dist, r.w, r.h); err != nil {
-		return nil, err
-	}
-	s, err := r.slots.Get(ctx, cuda.RawBytes(dist))
+	err = r.Scored(ctx, dist, r.w, r.h, cuda.RawBytes, func(s *slot) error {
+		st := s.wk.Stream
+		if err := st.Zero(s.flag, 0, 4); err != nil {
+			return err
+		}
+		if err := r.upload(s, dist, r.ref[0], s.dist[0]); err != nil {
+			return err
+		}
+		q := launch.Stream{St: st}
+		if err := queuePyramid(q, r.k, r.dims, s.dist); err != nil {
+			return err
+		}
+		if err := queueStats(q, r.k, r.dims, s, r.ref); err != nil {
+			return err
+		}
+		out, err := s.wk.ReadBack(cuda.Span{Buf: s.res, N: resBytes}, cuda.Span{Buf: s.flag, N: 4})
+		if err != nil {
+			return err
+		}
+		res = pool(r.w, r.h, len(r.dims), out)
+		return nil
+	})
 	if err != nil {
 		return nil, err
 	}
-	defer r.slots.Put(s)
-	st := s.wk.Stream
-	if err := st.Zero(s.flag, 0, 4); err != nil {
-		return nil, err
-	}
-	if err := r.upload(s, dist, r.ref[0], s.dist[0]); err != nil {
-		return nil, err
-	}
-	q := launch.Stream{St: st}
-	if err := queuePyramid(q, r.k, r.dims, s.dist); err != nil {
-		return nil, err
-	}
-	if err := queueStats(q, r.k, r.dims, s, r.ref); err != nil {
-		return nil, err
-	}
-	out := s.wk.Out
-	if err := st.Download(out, 0, s.res, 0, resBytes); err != nil {
-		return nil, err
-	}
-	if err := st.Download(out, resBytes, s.flag, 0, 4); err != nil {
-		return nil, err
-	}
-	if err := st.Sync(); err != nil {
-		return nil, err
-	}
-	return pool(r.w, r.h, len(r.dims), out.Bytes[:outBytes]), nil
+	return res, nil
 }
 
 // pool turns the read-back (the results of nScales scales, then the
@@ -315,14 +282,4 @@ func pool(w, h, nScales int, out []byte) *cpuz.Result {
 
 // Release frees the reference's device memory; it waits for running
 // scores. Idempotent.
-func (r *reference) Release() {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.released {
-		return
-	}
-	r.released = true
-	r.slots.Close()
-	r.dev.Free(r.bufs...)
-	r.bufs, r.ref = nil, nil
-}
+func (r *reference) Release() { r.RefBase.Release(func() { r.ref = nil }) }
