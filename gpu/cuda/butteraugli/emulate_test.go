@@ -10,6 +10,7 @@ import (
 	cpuba "github.com/zenmetrics-go/zenmetrics/cpu/butteraugli"
 	"github.com/zenmetrics-go/zenmetrics/gpu/cuda"
 	"github.com/zenmetrics-go/zenmetrics/gpu/cuda/internal/cudaemu"
+	"github.com/zenmetrics-go/zenmetrics/gpu/cuda/internal/cudatest"
 	"github.com/zenmetrics-go/zenmetrics/internal/metrictest"
 )
 
@@ -84,7 +85,7 @@ func emulateK(t *testing.T, emu *cudaemu.Emulator, k *kernels, ref, dist *zenmet
 	}
 	w, h := ref.Width, ref.Height
 	lv := levels(w, h)
-	fa := newFake()
+	fa := cudatest.NewFake()
 	variants := 1
 	if ref.Format.HasAlpha() {
 		variants = 2

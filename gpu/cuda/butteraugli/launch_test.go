@@ -20,9 +20,6 @@ import (
 // indexes, no buffer passed twice, and no input read before some earlier
 // launch (or the upload) wrote it.
 
-// newFake is the fake allocator with the device's rounding.
-func newFake() *cudaemu.FakeAlloc { return &cudaemu.FakeAlloc{Round: cuda.AllocSize} }
-
 // blockOf is the block shape each kernel is written for.
 func blockOf(name string) cuda.Dim3 {
 	switch name {
@@ -160,7 +157,7 @@ func testLaunchPlan(t *testing.T, v variant) {
 				w, h := sz[0], sz[1]
 				name := fmt.Sprintf("%dx%d_%v_%v", w, h, rf, df)
 				lv := levels(w, h)
-				fa := newFake()
+				fa := cudatest.NewFake()
 				variants := 1
 				if rf.HasAlpha() {
 					variants = 2

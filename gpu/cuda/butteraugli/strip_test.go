@@ -52,7 +52,7 @@ func TestStripBudget(t *testing.T) {
 			t.Errorf("budget %.2f of %d: %d bands (keep %v) use %d", frac, full, len(p.bands), p.keep, mem)
 		}
 		last = len(p.bands)
-		fa := newFake()
+		fa := cudatest.NewFake()
 		fa.Alloc(4 * 256)
 		fa.Alloc(4 * 65536)
 		if p.keep {
@@ -91,7 +91,7 @@ func TestStripLaunchPlan(t *testing.T) {
 			}
 			p.keep = keep
 			ref, dist := metrictest.Synthetic(c.w, c.h, 5, zenmetrics.RGBA8)
-			fa := newFake()
+			fa := cudatest.NewFake()
 			sr, s := fakeStrips(fa, p, rawOf(p.rows))
 			var rec cudaemu.Recorder
 			up := func(dst *cuda.Buffer, src []byte) error {
@@ -157,7 +157,7 @@ func fakeStrips(fa *cudaemu.FakeAlloc, p *stripPlan, raw int64) (*stripRun, *str
 func emulateStrips(t *testing.T, emu *cudaemu.Emulator, ref, dist *zenmetrics.Image, opt zenmetrics.Options, p *stripPlan) ([3]float64, []float32) {
 	t.Helper()
 	w, h := p.w, p.h
-	fa := newFake()
+	fa := cudatest.NewFake()
 	raw := max(cuda.RawBytes(strips.Crop(ref, 0, p.rows)), cuda.RawBytes(strips.Crop(dist, 0, p.rows)))
 	sr, s := fakeStrips(fa, p, raw)
 	sr.pnorm = opt.PNorm

@@ -13,6 +13,7 @@ import (
 	cpucv "github.com/zenmetrics-go/zenmetrics/cpu/cvvdp"
 	"github.com/zenmetrics-go/zenmetrics/gpu/cuda"
 	"github.com/zenmetrics-go/zenmetrics/gpu/cuda/internal/cudaemu"
+	"github.com/zenmetrics-go/zenmetrics/gpu/cuda/internal/cudatest"
 	"github.com/zenmetrics-go/zenmetrics/imageio"
 	"github.com/zenmetrics-go/zenmetrics/internal/metrictest"
 	"github.com/zenmetrics-go/zenmetrics/internal/shared"
@@ -161,7 +162,7 @@ func checkEmulated(t *testing.T, emu *cudaemu.Emulator, name string, ref, dist *
 func emulate(t *testing.T, emu *cudaemu.Emulator, p *cpucv.Plan, ref, dist *zenmetrics.Image) ([][nCh]float64, []float32) {
 	t.Helper()
 	w, h := p.W[0], p.H[0]
-	fa := newFake()
+	fa := cudatest.NewFake()
 	rb := fakeRef(fa, p)
 	s := &slot{}
 	fillSlot(s, p, max(cuda.RawBytes(ref), cuda.RawBytes(dist)), true, fa.Alloc)
@@ -173,7 +174,7 @@ func emulate(t *testing.T, emu *cudaemu.Emulator, p *cpucv.Plan, ref, dist *zenm
 		var r cudaemu.Recorder
 		ready := unpacker(&r, k, p, total, layoutOf(im), rb, s)
 		// As an overlapped upload in chunks of 5 rows and a bit.
-		for _, end := range chunkEnds(total, 5*int64(im.Stride)+3) {
+		for _, end := range cudatest.ChunkEnds(total, 5*int64(im.Stride)+3) {
 			if err := ready(end); err != nil {
 				t.Fatal(err)
 			}

@@ -22,9 +22,6 @@ import (
 // it, the levels in the plan's order and sizes, every row unpacked once,
 // every band's sums written.
 
-// newFake is the fake allocator with the device's rounding.
-func newFake() *cudaemu.FakeAlloc { return &cudaemu.FakeAlloc{Round: cuda.AllocSize} }
-
 // fakeRef allocates a reference's buffers with fa, in prepare's order.
 func fakeRef(fa *cudaemu.FakeAlloc, p *cpucv.Plan) *refBufs {
 	sizes := refSizes(p)
@@ -36,16 +33,6 @@ func fakeRef(fa *cudaemu.FakeAlloc, p *cpucv.Plan) *refBufs {
 	}
 	r.rb = next()
 	return r
-}
-
-// chunkEnds are the prefixes an overlapped upload of total bytes reports,
-// in chunks of chunk bytes (the last one is total).
-func chunkEnds(total, chunk int64) []int64 {
-	var out []int64
-	for off := int64(0); off < total; off += chunk {
-		out = append(out, min(off+chunk, total))
-	}
-	return out
 }
 
 // blockOf is the block shape each kernel is written for.
@@ -242,34 +229,17 @@ func TestLaunchPlan(t *testing.T) {
 						lay.gray = 1
 					}
 					raw := int64(lay.stride)*int64(h-1) + int64(w*f.BytesPerPixel())
-					fa := newFake()
+					fa := cudatest.NewFake()
 					rb := fakeRef(fa, p)
 					s := &slot{}
 					fillSlot(s, p, raw, distMap, fa.Alloc)
 					side := func(chunk int64, written []*cuda.Buffer, tail func(q launch.Launcher) error) *checker {
 						c := newChecker(t, sigs, p, lay)
-						for _, b := range append([]*cuda.Buffer{s.raw, rb.lut, rb.kb}, written...) {
-							c.Written[b.Ptr] = true
-						}
-						var r cudaemu.Recorder
-						ready := unpacker(&r, k, p, raw, lay, rb, s)
-						for _, end := range chunkEnds(raw, chunk) {
-							n := len(r.L)
-							if err := ready(end); err != nil {
-								t.Fatalf("%s: unpack: %v", name, err)
-							}
-							for _, u := range r.L[n:] {
-								if y1 := u.Args[6].(int); int64(lay.stride)*int64(y1-1)+int64(w*f.BytesPerPixel()) > end {
-									t.Errorf("%s: row %d unpacked with %d bytes arrived", name, y1-1, end)
-								}
-							}
-						}
-						if err := tail(&r); err != nil {
-							t.Fatalf("%s: %v", name, err)
-						}
-						for i, l := range r.L {
-							c.check(i, l)
-						}
+						c.Wrote(append([]*cuda.Buffer{s.raw, rb.lut, rb.kb}, written...)...)
+						u := cudatest.Rows{H: h, Stride: int64(lay.stride), Row: int64(w * f.BytesPerPixel()), Chunk: chunk, Y1Arg: 6}
+						cudatest.Record(t, name, u, func(q launch.Launcher) func(int64) error {
+							return unpacker(q, k, p, raw, lay, rb, s)
+						}, tail, c.check)
 						if c.rows != h {
 							t.Errorf("%s: %d of %d rows unpacked", name, c.rows, h)
 						}
@@ -305,7 +275,7 @@ func TestEstimateAndArgs(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			fa := newFake()
+			fa := cudatest.NewFake()
 			fakeRef(fa, p)
 			s := &slot{}
 			fillSlot(s, p, worstRaw(w, h), distMap, fa.Alloc)

@@ -11,6 +11,7 @@ import (
 	cpudssim "github.com/zenmetrics-go/zenmetrics/cpu/dssim"
 	"github.com/zenmetrics-go/zenmetrics/gpu/cuda"
 	"github.com/zenmetrics-go/zenmetrics/gpu/cuda/internal/cudaemu"
+	"github.com/zenmetrics-go/zenmetrics/gpu/cuda/internal/cudatest"
 	"github.com/zenmetrics-go/zenmetrics/internal/metrictest"
 )
 
@@ -113,7 +114,7 @@ func emulate(t *testing.T, emu *cudaemu.Emulator, ref, dist *zenmetrics.Image) (
 	t.Helper()
 	w, h := ref.Width, ref.Height
 	dims := scaleDims(w, h)
-	fa := newFake()
+	fa := cudatest.NewFake()
 	lut, planes := fakeRef(fa, w, h)
 	s := &slot{}
 	fillSlot(s, w, h, max(cuda.RawBytes(ref), cuda.RawBytes(dist)), fa.Alloc)
@@ -125,7 +126,7 @@ func emulate(t *testing.T, emu *cudaemu.Emulator, ref, dist *zenmetrics.Image) (
 		var r cudaemu.Recorder
 		ready := unpacker(&r, k, w, h, 0, total, layoutOf(im), lut, s)
 		// As an overlapped upload in chunks of 5 rows and a bit.
-		for _, end := range chunkEnds(total, 5*int64(im.Stride)+3) {
+		for _, end := range cudatest.ChunkEnds(total, 5*int64(im.Stride)+3) {
 			if err := ready(end); err != nil {
 				t.Fatal(err)
 			}

@@ -1,7 +1,6 @@
 package dssim
 
 import (
-	"fmt"
 	"math"
 	"testing"
 
@@ -21,9 +20,6 @@ import (
 // indexes, no buffer passed twice, no input read before some earlier
 // launch (or the upload) wrote it, the scales in dssim-core's order and
 // sizes, every row unpacked once, scale 0's map never overwritten.
-
-// newFake is the fake allocator with the device's rounding.
-func newFake() *cudaemu.FakeAlloc { return &cudaemu.FakeAlloc{Round: cuda.AllocSize} }
 
 // blockOf is the block shape each kernel is written for.
 func blockOf(name string) cuda.Dim3 {
@@ -172,116 +168,78 @@ func (c *checker) needs(kname, pname string, ints map[string]int) int64 {
 	return 0
 }
 
-// chunkEnds are the prefixes an overlapped upload of total bytes reports,
-// in chunks of chunk bytes (the last one is total).
-func chunkEnds(total, chunk int64) []int64 {
-	var out []int64
-	for off := int64(0); off < total; off += chunk {
-		out = append(out, min(off+chunk, total))
-	}
-	return out
-}
-
 func TestLaunchPlan(t *testing.T) {
 	sigs := cudatest.Signatures(t, kernelSource)
 	k := newKernels()
 	formats := []zenmetrics.PixelFormat{zenmetrics.RGB8, zenmetrics.RGBA8, zenmetrics.GrayA16, zenmetrics.Gray8}
 	sizes := [][2]int{{1, 1}, {1, 100}, {100, 1}, {7, 40}, {8, 8}, {17, 8}, {15, 17}, {37, 29}, {64, 48}, {200, 131}, {1023, 517}}
-	for _, sz := range sizes {
-		for _, rf := range formats {
-			for _, df := range formats {
-				w, h := sz[0], sz[1]
-				name := fmt.Sprintf("%dx%d_%v_%v", w, h, rf, df)
-				dims := scaleDims(w, h)
-				fa := newFake()
-				lut, ref := fakeRef(fa, w, h)
-				lay := func(f zenmetrics.PixelFormat, pad int) layout {
-					l := layout{stride: w*f.BytesPerPixel() + pad, channels: f.Channels(), bps: f.BytesPerSample()}
-					if f.HasAlpha() {
-						l.alpha = 1
-					}
-					return l
-				}
-				rl, dl := lay(rf, 0), lay(df, 3)
-				rawOf := func(l layout) int64 { return int64(l.stride)*int64(h-1) + int64(w*l.channels*l.bps) }
-				s := &slot{}
-				fillSlot(s, w, h, max(rawOf(rl), rawOf(dl)), fa.Alloc)
-				// side records and checks one side: the unpack as the bytes
-				// arrive in chunks of chunk bytes, then tail; written says
-				// what holds data before (the uploads, and the reference
-				// planes when scoring).
-				side := func(l layout, chunk int64, written []*cuda.Buffer, tail func(q launch.Launcher) error) *checker {
-					c := newChecker(t, sigs, l, w, h, dims)
-					for _, b := range append([]*cuda.Buffer{s.raw, lut}, written...) {
-						c.Written[b.Ptr] = true
-					}
-					var r cudaemu.Recorder
-					ready := unpacker(&r, k, w, h, 0, rawOf(l), l, lut, s)
-					for _, end := range chunkEnds(rawOf(l), chunk) {
-						n := len(r.L)
-						if err := ready(end); err != nil {
-							t.Fatalf("%s: unpack: %v", name, err)
-						}
-						// Only rows whose bytes have all arrived.
-						for _, u := range r.L[n:] {
-							if y1 := u.Args[4].(int); int64(l.stride)*int64(y1-1)+int64(w*l.channels*l.bps) > end {
-								t.Errorf("%s: row %d unpacked with %d bytes arrived", name, y1-1, end)
-							}
-						}
-					}
-					if err := tail(&r); err != nil {
-						t.Fatalf("%s: %v", name, err)
-					}
-					for i, l := range r.L {
-						c.check(i, l)
-					}
-					if c.rows != h {
-						t.Errorf("%s: %d of %d rows unpacked", name, c.rows, h)
-					}
-					return c
-				}
-				// The reference, its bytes arriving in chunks of 7 rows.
-				c := side(rl, 7*int64(rl.stride)+1, nil, func(q launch.Launcher) error {
-					return queueReference(q, k, dims, rl.alpha, 0, s, &ref)
-				})
-				for _, b := range append(ref.img, ref.mu...) {
-					if !c.Written[b.Ptr] {
-						t.Errorf("%s: a reference plane is never written", name)
-					}
-				}
-				// The distorted image, in one chunk and in chunks of 3
-				// rows and a bit.
-				for _, chunk := range []int64{1 << 40, 3*int64(dl.stride) + 5} {
-					var maps0 int
-					c := side(dl, chunk, append(ref.img, ref.mu...), func(q launch.Launcher) error {
-						return queueDistorted(q, k, dims, dl.alpha, s, &ref)
-					})
-					if !c.Written[s.res.Ptr] || !c.Written[s.maps[0].Ptr] {
-						t.Errorf("%s: the results or the map are never written", name)
-					}
-					var r cudaemu.Recorder
-					_ = unpacker(&r, k, w, h, 0, rawOf(dl), dl, lut, s)(rawOf(dl))
-					_ = queueDistorted(&r, k, dims, dl.alpha, s, &ref)
-					means, finishes := 0, 0
-					for _, l := range r.L {
-						switch l.K.Name {
-						case "ssim":
-							if l.Args[9].(*cuda.Buffer) == s.maps[0] {
-								maps0++
-							}
-						case "mean":
-							means++
-						case "finish":
-							finishes++
-						}
-					}
-					if maps0 != 1 || means != len(dims) || finishes != len(dims) {
-						t.Errorf("%s: scale 0's map written %d times; %d means, %d finishes for %d scales", name, maps0, means, finishes, len(dims))
-					}
-				}
+	cudatest.FormatPairs(sizes, formats, func(name string, w, h int, rf, df zenmetrics.PixelFormat) {
+		dims := scaleDims(w, h)
+		fa := cudatest.NewFake()
+		lut, ref := fakeRef(fa, w, h)
+		lay := func(f zenmetrics.PixelFormat, pad int) layout {
+			return layoutOf(&zenmetrics.Image{Width: w, Height: h, Format: f, Stride: w*f.BytesPerPixel() + pad})
+		}
+		rl, dl := lay(rf, 0), lay(df, 3)
+		rawOf := func(l layout) int64 { return int64(l.stride)*int64(h-1) + int64(w*l.channels*l.bps) }
+		s := &slot{}
+		fillSlot(s, w, h, max(rawOf(rl), rawOf(dl)), fa.Alloc)
+		// side records and checks one side: the unpack as the bytes
+		// arrive in chunks of chunk bytes, then tail; written says
+		// what holds data before (the uploads, and the reference
+		// planes when scoring).
+		side := func(l layout, chunk int64, written []*cuda.Buffer, tail func(q launch.Launcher) error) *checker {
+			c := newChecker(t, sigs, l, w, h, dims)
+			c.Wrote(append([]*cuda.Buffer{s.raw, lut}, written...)...)
+			u := cudatest.Rows{H: h, Stride: int64(l.stride), Row: int64(w * l.channels * l.bps), Chunk: chunk, Y1Arg: 4}
+			cudatest.Record(t, name, u, func(q launch.Launcher) func(int64) error {
+				return unpacker(q, k, w, h, 0, rawOf(l), l, lut, s)
+			}, tail, c.check)
+			if c.rows != h {
+				t.Errorf("%s: %d of %d rows unpacked", name, c.rows, h)
+			}
+			return c
+		}
+		// The reference, its bytes arriving in chunks of 7 rows.
+		c := side(rl, 7*int64(rl.stride)+1, nil, func(q launch.Launcher) error {
+			return queueReference(q, k, dims, rl.alpha, 0, s, &ref)
+		})
+		for _, b := range append(ref.img, ref.mu...) {
+			if !c.Written[b.Ptr] {
+				t.Errorf("%s: a reference plane is never written", name)
 			}
 		}
-	}
+		// The distorted image, in one chunk and in chunks of 3
+		// rows and a bit.
+		for _, chunk := range []int64{1 << 40, 3*int64(dl.stride) + 5} {
+			var maps0 int
+			c := side(dl, chunk, append(ref.img, ref.mu...), func(q launch.Launcher) error {
+				return queueDistorted(q, k, dims, dl.alpha, s, &ref)
+			})
+			if !c.Written[s.res.Ptr] || !c.Written[s.maps[0].Ptr] {
+				t.Errorf("%s: the results or the map are never written", name)
+			}
+			var r cudaemu.Recorder
+			_ = unpacker(&r, k, w, h, 0, rawOf(dl), dl, lut, s)(rawOf(dl))
+			_ = queueDistorted(&r, k, dims, dl.alpha, s, &ref)
+			means, finishes := 0, 0
+			for _, l := range r.L {
+				switch l.K.Name {
+				case "ssim":
+					if l.Args[9].(*cuda.Buffer) == s.maps[0] {
+						maps0++
+					}
+				case "mean":
+					means++
+				case "finish":
+					finishes++
+				}
+			}
+			if maps0 != 1 || means != len(dims) || finishes != len(dims) {
+				t.Errorf("%s: scale 0's map written %d times; %d means, %d finishes for %d scales", name, maps0, means, finishes, len(dims))
+			}
+		}
+	})
 }
 
 // The slot and reference buffer lists agree with the estimate, and a
@@ -290,7 +248,7 @@ func TestLaunchPlan(t *testing.T) {
 func TestEstimateAndArgs(t *testing.T) {
 	for _, sz := range [][2]int{{1, 1}, {7, 40}, {1000, 700}, {4096, 4096}} {
 		w, h := sz[0], sz[1]
-		fa := newFake()
+		fa := cudatest.NewFake()
 		fakeRef(fa, w, h)
 		fillSlot(&slot{}, w, h, worstRaw(w, h), fa.Alloc)
 		var held int64

@@ -89,7 +89,7 @@ func TestStripBudget(t *testing.T) {
 			t.Errorf("budget %.2f of %d: %d bands (keep %v) use %d", frac, full, len(p.bands), p.keep, mem)
 		}
 		last = len(p.bands)
-		fa := newFake()
+		fa := cudatest.NewFake()
 		for _, n := range p.refSizes() {
 			fa.Alloc(n)
 		}
@@ -127,7 +127,7 @@ func TestStripLaunchPlan(t *testing.T) {
 			}
 			p.keep = keep
 			ref, dist := metrictest.Synthetic(c.w, c.h, 3, zenmetrics.RGBA8)
-			fa := newFake()
+			fa := cudatest.NewFake()
 			sr, s := fakeStrips(fa, p, cuda.RawBytes(ref))
 			var rec cudaemu.Recorder
 			up := func(dst *cuda.Buffer, src []byte, ready func(int64) error) error {
@@ -218,7 +218,7 @@ func fakeStrips(fa *cudaemu.FakeAlloc, p *stripPlan, raw int64) (*stripRun, *str
 func emulateStrips(t *testing.T, emu *cudaemu.Emulator, ref, dist *zenmetrics.Image, p *stripPlan) (float64, []float32) {
 	t.Helper()
 	w, h := ref.Width, ref.Height
-	fa := newFake()
+	fa := cudatest.NewFake()
 	raw := max(cropRaw(w, p.rows, ref.Stride, ref.Format), cropRaw(w, p.rows, dist.Stride, dist.Format))
 	sr, s := fakeStrips(fa, p, raw)
 	run := emu.Session(t, fa.Bufs)
@@ -230,7 +230,7 @@ func emulateStrips(t *testing.T, emu *cudaemu.Emulator, ref, dist *zenmetrics.Im
 	up := func(dst *cuda.Buffer, src []byte, ready func(int64) error) error {
 		flush()
 		run.Upload(dst, src)
-		for _, end := range chunkEnds(int64(len(src)), 5*int64(ref.Stride)+3) {
+		for _, end := range cudatest.ChunkEnds(int64(len(src)), 5*int64(ref.Stride)+3) {
 			if err := ready(end); err != nil {
 				return err
 			}

@@ -13,6 +13,7 @@ import (
 	cpuiw "github.com/zenmetrics-go/zenmetrics/cpu/iwssim"
 	"github.com/zenmetrics-go/zenmetrics/gpu/cuda"
 	"github.com/zenmetrics-go/zenmetrics/gpu/cuda/internal/cudaemu"
+	"github.com/zenmetrics-go/zenmetrics/gpu/cuda/internal/cudatest"
 	"github.com/zenmetrics-go/zenmetrics/imageio"
 	"github.com/zenmetrics-go/zenmetrics/internal/metrictest"
 	"github.com/zenmetrics-go/zenmetrics/internal/shared"
@@ -203,7 +204,7 @@ func emulate(t *testing.T, emu *cudaemu.Emulator, ref, dist *zenmetrics.Image) e
 	t.Helper()
 	w, h := ref.Width, ref.Height
 	gm := newGeometry(w, h)
-	fa := newFake()
+	fa := cudatest.NewFake()
 	var rp refPlanes
 	fillRef(&rp, w, h, fa.Alloc)
 	s := &slot{}
@@ -215,7 +216,7 @@ func emulate(t *testing.T, emu *cudaemu.Emulator, ref, dist *zenmetrics.Image) e
 		total := cuda.RawBytes(im)
 		run.Upload(s.raw, im.Pix[:total])
 		ready := unpacker(r, k, w, h, total, layoutOf(im), s.raw, dst)
-		for _, end := range chunkEnds(total, 37*int64(im.Stride)+3) {
+		for _, end := range cudatest.ChunkEnds(total, 37*int64(im.Stride)+3) {
 			if err := ready(end); err != nil {
 				t.Fatal(err)
 			}

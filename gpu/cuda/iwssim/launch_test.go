@@ -24,19 +24,6 @@ import (
 // piq's sizes, every row unpacked once, every scale's row sums written
 // once at their own offset.
 
-// newFake is the fake allocator with the device's rounding.
-func newFake() *cudaemu.FakeAlloc { return &cudaemu.FakeAlloc{Round: cuda.AllocSize} }
-
-// chunkEnds are the prefixes an overlapped upload of total bytes reports,
-// in chunks of chunk bytes (the last one is total).
-func chunkEnds(total, chunk int64) []int64 {
-	var out []int64
-	for off := int64(0); off < total; off += chunk {
-		out = append(out, min(off+chunk, total))
-	}
-	return out
-}
-
 // blockOf is the block shape each kernel is written for.
 func blockOf(name string) cuda.Dim3 {
 	switch name {
@@ -306,26 +293,12 @@ func (c *checker) needs(kname, pname string, ints map[string]int) int64 {
 
 // record runs a side's unpack, the bytes arriving in chunks of chunk
 // bytes (checking that only rows whose bytes have all arrived are
-// converted), then tail, and returns the launches.
-func record(t *testing.T, name string, k *kernels, w, h int, lay layout, chunk int64, raw, dst *cuda.Buffer, tail func(q launch.Launcher) error) []cudaemu.Launch {
-	total := int64(lay.stride)*int64(h-1) + int64(w*lay.channels*lay.bps)
-	var r cudaemu.Recorder
-	ready := unpacker(&r, k, w, h, total, lay, raw, dst)
-	for _, end := range chunkEnds(total, chunk) {
-		n := len(r.L)
-		if err := ready(end); err != nil {
-			t.Fatalf("%s: unpack: %v", name, err)
-		}
-		for _, u := range r.L[n:] {
-			if y1 := u.Args[3].(int); int64(lay.stride)*int64(y1-1)+int64(w*lay.channels*lay.bps) > end {
-				t.Errorf("%s: row %d unpacked with %d bytes arrived", name, y1-1, end)
-			}
-		}
-	}
-	if err := tail(&r); err != nil {
-		t.Fatalf("%s: %v", name, err)
-	}
-	return r.L
+// converted), then tail, and checks every launch with c.
+func record(t *testing.T, name string, c *checker, k *kernels, w, h int, lay layout, chunk int64, raw, dst *cuda.Buffer, tail func(q launch.Launcher) error) {
+	u := cudatest.Rows{H: h, Stride: int64(lay.stride), Row: int64(w * lay.channels * lay.bps), Chunk: chunk, Y1Arg: 3}
+	cudatest.Record(t, name, u, func(q launch.Launcher) func(int64) error {
+		return unpacker(q, k, w, h, u.Total(), lay, raw, dst)
+	}, tail, c.check)
 }
 
 // The launches of a preparation (unpack into the reference's band 0,
@@ -341,7 +314,7 @@ func TestLaunchPlan(t *testing.T) {
 			w, h := sz[0], sz[1]
 			name := fmt.Sprintf("%dx%d_%v", w, h, f)
 			gm := newGeometry(w, h)
-			fa := newFake()
+			fa := cudatest.NewFake()
 			var rp refPlanes
 			fillRef(&rp, w, h, fa.Alloc)
 			for l := 0; l < nScales-1; l++ {
@@ -357,11 +330,9 @@ func TestLaunchPlan(t *testing.T) {
 			// The preparation, its bytes in chunks of 7 rows and a bit.
 			c := newChecker(t, sigs, lay, gm)
 			c.Written[s.raw.Ptr] = true
-			for i, l := range record(t, name, k, w, h, lay, 7*int64(lay.stride)+1, s.raw, rp.y[0], func(q launch.Launcher) error {
+			record(t, name, c, k, w, h, lay, 7*int64(lay.stride)+1, s.raw, rp.y[0], func(q launch.Launcher) error {
 				return queueReference(q, k, gm, s, &rp, s.x[0])
-			}) {
-				c.check(i, l)
-			}
+			})
 			c.Written[rp.model.Ptr] = true // the model's upload
 			var r cudaemu.Recorder
 			if err := queueMahal(&r, k, gm, &rp); err != nil {
@@ -383,14 +354,10 @@ func TestLaunchPlan(t *testing.T) {
 			// rows and a bit.
 			for _, chunk := range []int64{1 << 40, 5*int64(lay.stride) + 3} {
 				c := newChecker(t, sigs, lay, gm)
-				for _, b := range append([]*cuda.Buffer{s.raw}, rp.buffers()...) {
-					c.Written[b.Ptr] = true
-				}
-				for i, l := range record(t, name, k, w, h, lay, chunk, s.raw, s.x[0], func(q launch.Launcher) error {
+				c.Wrote(append([]*cuda.Buffer{s.raw}, rp.buffers()...)...)
+				record(t, name, c, k, w, h, lay, chunk, s.raw, s.x[0], func(q launch.Launcher) error {
 					return queueScore(q, k, gm, s, &rp)
-				}) {
-					c.check(i, l)
-				}
+				})
 				if c.rows != h || c.level != 4*(nScales-1) || len(c.terms) != nScales {
 					t.Errorf("%s: %d of %d rows unpacked, %d pyramid launches, %d scales' sums", name, c.rows, h, c.level, len(c.terms))
 				}
@@ -409,7 +376,7 @@ func TestLaunchPlan(t *testing.T) {
 func TestEstimateAndArgs(t *testing.T) {
 	for _, sz := range [][2]int{{161, 161}, {1000, 700}, {4096, 4096}, {7000, 5001}} {
 		w, h := sz[0], sz[1]
-		fa := newFake()
+		fa := cudatest.NewFake()
 		var rp refPlanes
 		fillRef(&rp, w, h, fa.Alloc)
 		s := &slot{}

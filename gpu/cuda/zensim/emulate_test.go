@@ -11,6 +11,7 @@ import (
 	cpuz "github.com/zenmetrics-go/zenmetrics/cpu/zensim"
 	"github.com/zenmetrics-go/zenmetrics/gpu/cuda"
 	"github.com/zenmetrics-go/zenmetrics/gpu/cuda/internal/cudaemu"
+	"github.com/zenmetrics-go/zenmetrics/gpu/cuda/internal/cudatest"
 	"github.com/zenmetrics-go/zenmetrics/imageio"
 	"github.com/zenmetrics-go/zenmetrics/internal/metrictest"
 )
@@ -48,16 +49,6 @@ func padded(im *zenmetrics.Image) *zenmetrics.Image {
 	return out
 }
 
-// chunkEnds are the prefixes an overlapped upload of total bytes reports,
-// in chunks of chunk bytes (the last one is total).
-func chunkEnds(total, chunk int64) []int64 {
-	var out []int64
-	for off := int64(0); off < total; off += chunk {
-		out = append(out, min(off+chunk, total))
-	}
-	return out
-}
-
 // emulate records one prepare and score as Prepare and ScoreDetail queue
 // them (the conversion in chunks, as an overlapped upload queues it),
 // replays them with the emulator and pools the read-back.
@@ -65,7 +56,7 @@ func emulate(t *testing.T, emu *cudaemu.Emulator, ref, dist *zenmetrics.Image) *
 	t.Helper()
 	w, h := ref.Width, ref.Height
 	dims := scaleDims(w, h)
-	fa := newFake()
+	fa := cudatest.NewFake()
 	tab, rp := fakeRef(fa, dims)
 	s := &slot{}
 	fillSlot(s, dims, max(cuda.RawBytes(ref), cuda.RawBytes(dist)), fa.Alloc)
@@ -77,7 +68,7 @@ func emulate(t *testing.T, emu *cudaemu.Emulator, ref, dist *zenmetrics.Image) *
 		var r cudaemu.Recorder
 		ready := converter(&r, k, w, h, dims[0][0], total, layoutOf(im), s.raw, tab, cmp, out, flag)
 		// As an overlapped upload in chunks of 5 rows and a bit.
-		for _, end := range chunkEnds(total, 5*int64(im.Stride)+3) {
+		for _, end := range cudatest.ChunkEnds(total, 5*int64(im.Stride)+3) {
 			if err := ready(end); err != nil {
 				t.Fatal(err)
 			}

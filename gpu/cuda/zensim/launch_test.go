@@ -1,7 +1,6 @@
 package zensim
 
 import (
-	"fmt"
 	"testing"
 
 	zenmetrics "github.com/zenmetrics-go/zenmetrics"
@@ -10,9 +9,6 @@ import (
 	"github.com/zenmetrics-go/zenmetrics/gpu/cuda/internal/cudatest"
 	"github.com/zenmetrics-go/zenmetrics/gpu/cuda/internal/launch"
 )
-
-// newFake is the fake allocator with the device's rounding.
-func newFake() *cudaemu.FakeAlloc { return &cudaemu.FakeAlloc{Round: cuda.AllocSize} }
 
 // fakeRef allocates a reference's buffers (the tables, one per scale)
 // with fa, in prepare's order.
@@ -176,84 +172,56 @@ func TestLaunchPlan(t *testing.T) {
 	k := newKernels()
 	formats := []zenmetrics.PixelFormat{zenmetrics.RGB8, zenmetrics.RGBA8, zenmetrics.GrayA16, zenmetrics.Gray8}
 	sizes := [][2]int{{8, 8}, {8, 100}, {100, 8}, {9, 13}, {15, 17}, {37, 29}, {64, 48}, {97, 70}, {500, 20}, {200, 131}, {1023, 517}}
-	for _, sz := range sizes {
-		for _, rf := range formats {
-			for _, df := range formats {
-				w, h := sz[0], sz[1]
-				name := fmt.Sprintf("%dx%d_%v_%v", w, h, rf, df)
-				dims := scaleDims(w, h)
-				fa := newFake()
-				tab, rp := fakeRef(fa, dims)
-				lay := func(f zenmetrics.PixelFormat, pad int) layout {
-					l := layout{stride: w*f.BytesPerPixel() + pad, channels: f.Channels(), bps: f.BytesPerSample()}
-					if f.HasAlpha() {
-						l.alpha = 1
-					}
-					return l
-				}
-				rl, dl := lay(rf, 0), lay(df, 3)
-				rawOf := func(l layout) int64 { return int64(l.stride)*int64(h-1) + int64(w*l.channels*l.bps) }
-				s := &slot{}
-				fillSlot(s, dims, max(rawOf(rl), rawOf(dl)), fa.Alloc)
-				// side records and checks one side: the conversion as the
-				// bytes arrive in chunks of chunk bytes, then tail; written
-				// says what holds data before (the uploads, and the
-				// reference pyramid when scoring).
-				side := func(l layout, chunk int64, cmp, out, flag *cuda.Buffer, written []*cuda.Buffer, tail func(q launch.Launcher) error) *checker {
-					c := newChecker(t, sigs, l, w, h, dims)
-					for _, b := range append([]*cuda.Buffer{s.raw, tab}, written...) {
-						c.Written[b.Ptr] = true
-					}
-					var r cudaemu.Recorder
-					ready := converter(&r, k, w, h, dims[0][0], rawOf(l), l, s.raw, tab, cmp, out, flag)
-					for _, end := range chunkEnds(rawOf(l), chunk) {
-						n := len(r.L)
-						if err := ready(end); err != nil {
-							t.Fatalf("%s: xyb: %v", name, err)
-						}
-						// Only rows whose bytes have all arrived.
-						for _, u := range r.L[n:] {
-							if y1 := u.Args[6].(int); int64(l.stride)*int64(y1-1)+int64(w*l.channels*l.bps) > end {
-								t.Errorf("%s: row %d converted with %d bytes arrived", name, y1-1, end)
-							}
-						}
-					}
-					if err := tail(&r); err != nil {
-						t.Fatalf("%s: %v", name, err)
-					}
-					for i, l := range r.L {
-						c.check(i, l)
-					}
-					if c.rows != h {
-						t.Errorf("%s: %d of %d rows converted", name, c.rows, h)
-					}
-					return c
-				}
-				// The reference, its bytes arriving in chunks of 7 rows.
-				c := side(rl, 7*int64(rl.stride)+1, nil, rp[0], nil, nil, func(q launch.Launcher) error {
-					return queuePyramid(q, k, dims, rp)
-				})
-				for _, b := range rp {
-					if !c.Written[b.Ptr] {
-						t.Errorf("%s: a reference scale is never written", name)
-					}
-				}
-				// The distorted image, in one chunk and in chunks of 3
-				// rows and a bit.
-				for _, chunk := range []int64{1 << 40, 3*int64(dl.stride) + 5} {
-					c := side(dl, chunk, rp[0], s.dist[0], s.flag, rp, func(q launch.Launcher) error {
-						if err := queuePyramid(q, k, dims, s.dist); err != nil {
-							return err
-						}
-						return queueStats(q, k, dims, s, rp)
-					})
-					if !c.Written[s.res.Ptr] || !c.Written[s.flag.Ptr] || c.scale != len(dims) || c.next != "hblur" {
-						t.Errorf("%s: %d of %d scales merged (next %s); results or flag never written", name, c.scale, len(dims), c.next)
-					}
-				}
+	cudatest.FormatPairs(sizes, formats, func(name string, w, h int, rf, df zenmetrics.PixelFormat) {
+		dims := scaleDims(w, h)
+		fa := cudatest.NewFake()
+		tab, rp := fakeRef(fa, dims)
+		lay := func(f zenmetrics.PixelFormat, pad int) layout {
+			return layoutOf(&zenmetrics.Image{Width: w, Height: h, Format: f, Stride: w*f.BytesPerPixel() + pad})
+		}
+		rl, dl := lay(rf, 0), lay(df, 3)
+		rawOf := func(l layout) int64 { return int64(l.stride)*int64(h-1) + int64(w*l.channels*l.bps) }
+		s := &slot{}
+		fillSlot(s, dims, max(rawOf(rl), rawOf(dl)), fa.Alloc)
+		// side records and checks one side: the conversion as the
+		// bytes arrive in chunks of chunk bytes, then tail; written
+		// says what holds data before (the uploads, and the
+		// reference pyramid when scoring).
+		side := func(l layout, chunk int64, cmp, out, flag *cuda.Buffer, written []*cuda.Buffer, tail func(q launch.Launcher) error) *checker {
+			c := newChecker(t, sigs, l, w, h, dims)
+			c.Wrote(append([]*cuda.Buffer{s.raw, tab}, written...)...)
+			u := cudatest.Rows{H: h, Stride: int64(l.stride), Row: int64(w * l.channels * l.bps), Chunk: chunk, Y1Arg: 6}
+			cudatest.Record(t, name, u, func(q launch.Launcher) func(int64) error {
+				return converter(q, k, w, h, dims[0][0], rawOf(l), l, s.raw, tab, cmp, out, flag)
+			}, tail, c.check)
+			if c.rows != h {
+				t.Errorf("%s: %d of %d rows converted", name, c.rows, h)
+			}
+			return c
+		}
+		// The reference, its bytes arriving in chunks of 7 rows.
+		c := side(rl, 7*int64(rl.stride)+1, nil, rp[0], nil, nil, func(q launch.Launcher) error {
+			return queuePyramid(q, k, dims, rp)
+		})
+		for _, b := range rp {
+			if !c.Written[b.Ptr] {
+				t.Errorf("%s: a reference scale is never written", name)
 			}
 		}
-	}
+		// The distorted image, in one chunk and in chunks of 3
+		// rows and a bit.
+		for _, chunk := range []int64{1 << 40, 3*int64(dl.stride) + 5} {
+			c := side(dl, chunk, rp[0], s.dist[0], s.flag, rp, func(q launch.Launcher) error {
+				if err := queuePyramid(q, k, dims, s.dist); err != nil {
+					return err
+				}
+				return queueStats(q, k, dims, s, rp)
+			})
+			if !c.Written[s.res.Ptr] || !c.Written[s.flag.Ptr] || c.scale != len(dims) || c.next != "hblur" {
+				t.Errorf("%s: %d of %d scales merged (next %s); results or flag never written", name, c.scale, len(dims), c.next)
+			}
+		}
+	})
 }
 
 // The slot and reference buffer lists agree with the estimate, the
@@ -262,7 +230,7 @@ func TestLaunchPlan(t *testing.T) {
 func TestEstimateAndArgs(t *testing.T) {
 	for _, sz := range [][2]int{{8, 8}, {37, 29}, {1000, 700}, {4096, 4096}} {
 		w, h := sz[0], sz[1]
-		fa := newFake()
+		fa := cudatest.NewFake()
 		dims := scaleDims(w, h)
 		fakeRef(fa, dims)
 		fillSlot(&slot{}, dims, worstRaw(w, h), fa.Alloc)

@@ -37,3 +37,16 @@ func LargePairs(check func(name string, ref, dist *zenmetrics.Image)) {
 		check(fmt.Sprintf("%dx%d", sz[0], sz[1]), ref, dist)
 	}
 }
+
+// FormatPairs calls f with every size and every pair of formats (of the
+// reference, then of the distorted image), named WxH_REF_DIST: the grid of
+// the launch-plan tests.
+func FormatPairs(sizes [][2]int, formats []zenmetrics.PixelFormat, f func(name string, w, h int, rf, df zenmetrics.PixelFormat)) {
+	for _, sz := range sizes {
+		for _, rf := range formats {
+			for _, df := range formats {
+				f(fmt.Sprintf("%dx%d_%v_%v", sz[0], sz[1], rf, df), sz[0], sz[1], rf, df)
+			}
+		}
+	}
+}
