@@ -45,27 +45,34 @@ const (
 	colVX, colVY, colVPer      = 32, 8, 4 // cols_*_v2: CVR rows per thread
 )
 
-// EnvVariant picks the kernel variants, so that one binary can time both
+// EnvVariant picks the kernel variants, so that one binary can time them
 // (issue #17's A/B): "0" runs the original kernels (one output per
 // thread, 16×16 opsin and Malta tiles), "malta" or "blur" (opsin and the
-// separable blurs) the new kernels of that family only, anything else
-// (unset) every new kernel. Read once per process.
+// separable blurs but the LF pair) the new kernels of that family only,
+// "all" every new kernel, anything else (unset) the default: the new
+// Malta and blur kernels with the original LF blurs (rows_lf, cols_lf),
+// which measured faster on the H200 at 16 MP (0.53 + 0.62 ms against
+// 0.60 + 0.71 for their float4 versions) while every other new kernel
+// was faster. Read once per process.
 const EnvVariant = "ZENMETRICS_CUDA_BA_NEW"
 
 // variant says which kernel families run their butteraugli_fast.cu
-// version.
-type variant struct{ malta, blur bool }
+// version: malta, blur (opsin and the separable blurs) and, with blur,
+// lf (the LF pair of the blurs too).
+type variant struct{ malta, blur, lf bool }
 
 func (v variant) String() string {
+	blur := "old blurs"
 	switch {
-	case v.malta && v.blur:
-		return "new (malta_*_v2, opsin_v2, rows_*_v2, cols_*_v2)"
-	case v.malta:
-		return "new malta (malta_*_v2), old blurs"
+	case v.blur && v.lf:
+		blur = "new blurs (opsin_v2, rows_*_v2, cols_*_v2)"
 	case v.blur:
-		return "new blurs (opsin_v2, rows_*_v2, cols_*_v2), old malta"
+		blur = "new blurs but LF (opsin_v2, rows_*_v2, cols_*_v2 but rows_lf, cols_lf)"
 	}
-	return "old (one output per thread, 16×16 opsin and Malta)"
+	if v.malta {
+		return "new malta (malta_*_v2), " + blur
+	}
+	return "old malta, " + blur
 }
 
 // parseVariant reads EnvVariant's value.
@@ -77,6 +84,8 @@ func parseVariant(s string) variant {
 		return variant{malta: true}
 	case "blur":
 		return variant{blur: true}
+	case "all":
+		return variant{malta: true, blur: true, lf: true}
 	}
 	return variant{malta: true, blur: true}
 }

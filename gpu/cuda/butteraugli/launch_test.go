@@ -58,7 +58,7 @@ func perThread(name string) (int, int) {
 }
 
 // allVariants are the kernel choices EnvVariant offers.
-var allVariants = []variant{{}, {malta: true}, {blur: true}, {malta: true, blur: true}}
+var allVariants = []variant{{}, {malta: true}, {blur: true}, {malta: true, blur: true}, {malta: true, blur: true, lf: true}}
 
 // checker follows the launches of one scenario: the common checks
 // (cudatest.Launches), then butteraugli's own.
@@ -236,6 +236,8 @@ func testLaunchPlan(t *testing.T, v variant) {
 		family := v.blur
 		if strings.HasPrefix(kk.Name, "malta") {
 			family = v.malta
+		} else if strings.HasPrefix(kk.Name, "rows_lf") || strings.HasPrefix(kk.Name, "cols_lf") {
+			family = v.blur && v.lf
 		} else if !strings.HasPrefix(kk.Name, "rows_") && !strings.HasPrefix(kk.Name, "cols_") && !strings.HasPrefix(kk.Name, "opsin") {
 			continue
 		}

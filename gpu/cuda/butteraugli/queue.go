@@ -99,13 +99,18 @@ func queueDecompose(q launch.Launcher, k *kernels, s size, intensity float32, wk
 	opsin := &k.opsin
 	rowsLF, rowsHF, rowsUHF, rowsMask := &k.rowsLF, &k.rowsHF, &k.rowsUHF, &k.rowsMask
 	colsLF, colsMF, colsUHF, colsMask := &k.colsLF, &k.colsMF, &k.colsUHF, &k.colsMask
+	lrg, lrb, lcg, lcb := rg, rb, cg, cb // the LF pair's grids
 	if k.v.blur {
 		og, ob = opsinGrid(w, h)
 		opsin = &k.opsin2
 		rg, rb = rowGrid2(w, h)
 		cg, cb = colGrid2(w, h)
-		rowsLF, rowsHF, rowsUHF, rowsMask = &k.rowsLF2, &k.rowsHF2, &k.rowsUHF2, &k.rowsMask2
-		colsLF, colsMF, colsUHF, colsMask = &k.colsLF2, &k.colsMF2, &k.colsUHF2, &k.colsMask2
+		rowsHF, rowsUHF, rowsMask = &k.rowsHF2, &k.rowsUHF2, &k.rowsMask2
+		colsMF, colsUHF, colsMask = &k.colsMF2, &k.colsUHF2, &k.colsMask2
+		if k.v.lf {
+			lrg, lrb, lcg, lcb = rg, rb, cg, cb
+			rowsLF, colsLF = &k.rowsLF2, &k.colsLF2
+		}
 	}
 	steps := []struct {
 		k    *kern
@@ -113,10 +118,10 @@ func queueDecompose(q launch.Launcher, k *kernels, s size, intensity float32, wk
 		args []any
 	}{
 		{opsin, og, ob, []any{t[0], t[1], t[2], w, h, intensity, x[0], x[1], x[2]}},
-		{rowsLF, rg, rb, []any{x[0], t[0], w, h}},
-		{rowsLF, rg, rb, []any{x[1], t[1], w, h}},
-		{rowsLF, rg, rb, []any{x[2], t[2], w, h}},
-		{colsLF, cg, cb, []any{t[0], t[1], t[2], x[0], x[1], x[2], set.lf[0], set.lf[1], set.lf[2], w, h}},
+		{rowsLF, lrg, lrb, []any{x[0], t[0], w, h}},
+		{rowsLF, lrg, lrb, []any{x[1], t[1], w, h}},
+		{rowsLF, lrg, lrb, []any{x[2], t[2], w, h}},
+		{colsLF, lcg, lcb, []any{t[0], t[1], t[2], x[0], x[1], x[2], set.lf[0], set.lf[1], set.lf[2], w, h}},
 		{rowsHF, rg, rb, []any{x[0], t[0], w, h}},
 		{rowsHF, rg, rb, []any{x[1], t[1], w, h}},
 		{rowsHF, rg, rb, []any{x[2], t[2], w, h}},

@@ -73,7 +73,7 @@ func emulateAll(t *testing.T, emu *cudaemu.Emulator, ref, dist *zenmetrics.Image
 // the CPU (the per-column summation order, ~1e-13). The sizes give
 // horizontal passes several tiles wide (HT = 64 columns), vertical passes
 // several tiles tall, odd sizes, fewer than six scales, and widths that
-// are multiples of 4 (the passes' float4 tiles) and not.
+// are multiples of 4 (the vertical pass's float4 loads) and not.
 func TestEmulatedAllScales(t *testing.T) {
 	emu := cudaemu.Build(t, source())
 	for i, c := range []struct {
@@ -81,7 +81,7 @@ func TestEmulatedAllScales(t *testing.T) {
 		f    zenmetrics.PixelFormat
 	}{
 		{150, 130, zenmetrics.RGB8}, // six scales, the last 5×5
-		{160, 130, zenmetrics.RGB8}, // rows of 16 bytes at scales 0–3 (float4 tiles), not at 4–5
+		{160, 130, zenmetrics.RGB8}, // rows of 16 bytes at scales 0–3 (float4 loads in the vertical pass), not at 4–5
 		{70, 41, zenmetrics.Gray16}, // four scales
 	} {
 		ref, dist := metrictest.Synthetic(c.w, c.h, int64(70+i), c.f)

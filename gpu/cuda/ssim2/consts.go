@@ -93,7 +93,7 @@ func header() string {
 	return b.String()
 }
 
-// noVec makes the blur passes move their tiles one float at a time even
+// noVec makes the vertical pass load its tiles one float at a time even
 // where rows are 16-byte aligned (ZENMETRICS_CUDA_SSIM2_VEC=off), to
 // measure what the float4 path gains on a device; the results are the
 // same bits either way.

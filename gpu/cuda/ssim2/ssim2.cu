@@ -250,47 +250,15 @@ __device__ __forceinline__ float sig(float a, float b, int s) {
 // walks the current one, so that the memory system works while the
 // recursion runs (the walk, not the loads, is then what a block waits
 // for). The arithmetic is untouched by that: only when values arrive.
-//
-// Where rows are 16-byte aligned (w a multiple of 4, aligned planes: vec),
-// the tiles move as float4: the loads cover the aligned columns [x0−HX,
-// x0+HT+HX) ⊇ [x0−N−1, x0+HT+N−1) (x0 is a multiple of 4), a quarter of
-// the load and store instructions and of their index arithmetic, which
-// with the walks shortened to one signal per warp is most of what a block
-// issues per tile. Otherwise one float per load, as any width needs.
-#define HX 8                    // the aligned superset's columns left of x0
-#define HW4 ((HT + 2 * HX) / 4) // float4 per row of the aligned superset
-static_assert(RADIUS + 1 <= HX && HT % 4 == 0, "the aligned superset covers the tile's inputs");
-
 template <int NS>
 struct HTile {
-    static constexpr int TOT = 32 * HW, K = (TOT + TB - 1) / TB;       // scalar loads
-    static constexpr int TOT4 = 32 * HW4, K4 = (TOT4 + TB - 1) / TB;  // float4 loads
-    static constexpr int KM = K > 4 * K4 ? K : 4 * K4;
-    float va[KM], vb[KM];
+    static constexpr int TOT = 32 * HW, K = (TOT + TB - 1) / TB;
+    float va[K], vb[K];
 };
 
-__device__ __forceinline__ bool aligned16(const void* p) { return !NOVEC && ((size_t)p & 15) == 0; }
-
 template <int NS>
-__device__ __forceinline__ void hfetch(HTile<NS>& t, const float* __restrict__ pa, const float* __restrict__ pb, int w, int y0, int yb, int x0, int tid, bool vec) {
+__device__ __forceinline__ void hfetch(HTile<NS>& t, const float* __restrict__ pa, const float* __restrict__ pb, int w, int y0, int yb, int x0, int tid) {
     const int N = RADIUS;
-    if (vec) {
-#pragma unroll
-        for (int k = 0; k < HTile<NS>::K4; k++) {
-            int i = tid + k * TB;
-            int rr = i / HW4, q = i % HW4;
-            int y = y0 + rr, x = x0 - HX + 4 * q;
-            // x and w are multiples of 4: all four columns are inside or none.
-            bool in = i < HTile<NS>::TOT4 && y < yb && x >= 0 && x < w;
-            size_t o = (size_t)y * w + x;
-            float4 za = make_float4(0.0f, 0.0f, 0.0f, 0.0f), zb = za;
-            if (in) za = *reinterpret_cast<const float4*>(pa + o);
-            if (NS == 3 && in) zb = *reinterpret_cast<const float4*>(pb + o);
-            t.va[4 * k] = za.x, t.va[4 * k + 1] = za.y, t.va[4 * k + 2] = za.z, t.va[4 * k + 3] = za.w;
-            if (NS == 3) t.vb[4 * k] = zb.x, t.vb[4 * k + 1] = zb.y, t.vb[4 * k + 2] = zb.z, t.vb[4 * k + 3] = zb.w;
-        }
-        return;
-    }
 #pragma unroll
     for (int k = 0; k < HTile<NS>::K; k++) {
         int i = tid + k * TB;
@@ -304,26 +272,7 @@ __device__ __forceinline__ void hfetch(HTile<NS>& t, const float* __restrict__ p
 }
 
 template <int NS>
-__device__ __forceinline__ void hstage(const HTile<NS>& t, float* ta, float* tb, int tid, bool vec) {
-    const int N = RADIUS;
-    if (vec) {
-#pragma unroll
-        for (int k = 0; k < HTile<NS>::K4; k++) {
-            int i = tid + k * TB;
-            if (i < HTile<NS>::TOT4) {
-                int rr = i / HW4, q = i % HW4;
-#pragma unroll
-                for (int j = 0; j < 4; j++) {
-                    int cc = 4 * q + j - (HX - N - 1);  // the tile's column of this value
-                    if (cc >= 0 && cc < HW) {
-                        ta[rr * HS + cc] = t.va[4 * k + j];
-                        if (NS == 3) tb[rr * HS + cc] = t.vb[4 * k + j];
-                    }
-                }
-            }
-        }
-        return;
-    }
+__device__ __forceinline__ void hstage(const HTile<NS>& t, float* ta, float* tb, int tid) {
 #pragma unroll
     for (int k = 0; k < HTile<NS>::K; k++) {
         int i = tid + k * TB;
@@ -394,15 +343,14 @@ __device__ void hblur_tiled(const float* __restrict__ a, const float* __restrict
 #pragma unroll
         for (int k = 0; k < 3; k++) p1[s][k] = p2[s][k] = 0.0f;
     const int firstAligned = (N + 1 + 3) / 4 * 4;
-    const bool vec = w % 4 == 0 && aligned16(pa) && (NS == 2 || aligned16(pb)) && aligned16(out + NS * c * n);
     HTile<NS> t;
-    hfetch<NS>(t, pa, pb, w, y0, yb, -firstAligned, tid, vec);
+    hfetch<NS>(t, pa, pb, w, y0, yb, -firstAligned, tid);
     for (int x0 = -firstAligned; x0 < w; x0 += HT) {
         // Stage inputs [x0−N−1, x0+HT+N−1) of the 32 rows (fetched the
         // previous round), then fetch the next tile's.
-        hstage<NS>(t, ta, tb, tid, vec);
+        hstage<NS>(t, ta, tb, tid);
         __syncthreads();
-        if (x0 + HT < w) hfetch<NS>(t, pa, pb, w, y0, yb, x0 + HT, tid, vec);
+        if (x0 + HT < w) hfetch<NS>(t, pa, pb, w, y0, yb, x0 + HT, tid);
         const float* ra = ta + r * HS;
         const float* rb = NS == 3 ? tb + r * HS : ra;
         if (wid == 0) hwalk<NS, 0>(g, p1, p2, ra, rb, to, r, x0, w);
@@ -415,21 +363,10 @@ __device__ void hblur_tiled(const float* __restrict__ a, const float* __restrict
         // ta/tb (the walkers are done reading them) and the walkers write
         // `to` only after the next barrier, which every reader of `to` has
         // passed.
-        if (vec) {
-            for (int i = tid; i < NS * 32 * HT / 4; i += TB) {
-                int s = i / (32 * HT / 4), rr = (i / (HT / 4)) % 32, q = i % (HT / 4);
-                int y = y0 + rr, x = x0 + 4 * q;
-                if (y < yb && x >= 0 && x < w) {
-                    const float* v = &to[s][rr][4 * q];
-                    *reinterpret_cast<float4*>(out + (NS * c + s) * n + (size_t)y * w + x) = make_float4(v[0], v[1], v[2], v[3]);
-                }
-            }
-        } else {
-            for (int i = tid; i < NS * 32 * HT; i += TB) {
-                int s = i / (32 * HT), rr = (i / HT) % 32, cc = i % HT;
-                int y = y0 + rr, x = x0 + cc;
-                if (y < yb && x >= 0 && x < w) out[(NS * c + s) * n + (size_t)y * w + x] = to[s][rr][cc];
-            }
+        for (int i = tid; i < NS * 32 * HT; i += TB) {
+            int s = i / (32 * HT), rr = (i / HT) % 32, cc = i % HT;
+            int y = y0 + rr, x = x0 + cc;
+            if (y < yb && x >= 0 && x < w) out[(NS * c + s) * n + (size_t)y * w + x] = to[s][rr][cc];
         }
     }
 }
@@ -569,8 +506,16 @@ struct VTile {
     float v[KM];
 };
 
-// vfetch loads a tile's inputs: with vec (w a multiple of 4, hb aligned,
-// as hblur's vec) four columns per load.
+// vfetch loads a tile's inputs: with vec (w a multiple of 4 and hb
+// 16-byte aligned) four columns per load, a quarter of the load
+// instructions and of their index arithmetic: measured on the H200 (16 MP,
+// every scale) the vertical pass with its terms took 1.14 ms instead of
+// 1.30, and a page-locked score 2.94 ms instead of 3.20. (The same in the
+// horizontal pass, whose loads are already fewer per output, gained
+// nothing measurable: 1.049 ms either way.) ZENMETRICS_CUDA_SSIM2_VEC=off
+// (NOVEC) keeps one float per load, to compare.
+__device__ __forceinline__ bool aligned16(const void* p) { return !NOVEC && ((size_t)p & 15) == 0; }
+
 template <int NS>
 __device__ __forceinline__ void vfetch(VTile<NS>& t, const float* __restrict__ hb, size_t n, int c, int w, int h, int x0, int y0, int tid, bool vec) {
     const int N = RADIUS;
