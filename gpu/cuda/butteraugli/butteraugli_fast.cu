@@ -318,7 +318,6 @@ __device__ void rows_v2_impl(const float* src, float* dst, int w, int h) {
     }
 }
 
-extern "C" __global__ void rows_lf_v2(const float* src, float* dst, int w, int h) { rows_v2_impl<KLF>(src, dst, w, h); }
 extern "C" __global__ void rows_hf_v2(const float* src, float* dst, int w, int h) { rows_v2_impl<KHF>(src, dst, w, h); }
 extern "C" __global__ void rows_uhf_v2(const float* src, float* dst, int w, int h) {
     rows_v2_impl<KUHF>(src, dst, w, h);
@@ -384,34 +383,6 @@ __device__ __forceinline__ void colv2_fir(const float* tile, int y0, int h, floa
     }
 #pragma unroll
     for (int j = 0; j < CVR; j++) o[j] = y0 + j < h ? fir_call<K>(tile, c + j * CVX, CVX, y0 + j, h) : 0.0f;
-}
-
-// cols_lf_v2 is cols_lf, 4 outputs per thread.
-extern "C" __global__ void cols_lf_v2(const float* t0, const float* t1, const float* t2, float* xyb0, float* xyb1,
-                                      float* xyb2, float* lf0, float* lf1, float* lf2, int w, int h) {
-    constexpr int N = ColV2<KLF>::N;
-    __shared__ float tile[3 * N];
-    colv2_load<KLF>(tile, t0, w, h);
-    colv2_load<KLF>(tile + N, t1, w, h);
-    colv2_load<KLF>(tile + 2 * N, t2, w, h);
-    __syncthreads();
-    int x = blockIdx.x * CVX + threadIdx.x, y0 = blockIdx.y * CVH + threadIdx.y * CVR;
-    if (x >= w || y0 >= h) return;
-    float bx[CVR], by[CVR], bb[CVR];
-    colv2_fir<KLF>(tile, y0, h, bx);
-    colv2_fir<KLF>(tile + N, y0, h, by);
-    colv2_fir<KLF>(tile + 2 * N, y0, h, bb);
-#pragma unroll
-    for (int j = 0; j < CVR; j++) {
-        if (y0 + j >= h) break;
-        size_t i = (size_t)(y0 + j) * w + x;
-        xyb0[i] = xyb0[i] - bx[j];
-        xyb1[i] = xyb1[i] - by[j];
-        xyb2[i] = xyb2[i] - bb[j];
-        lf0[i] = bx[j] * 33.832837186260f;
-        lf1[i] = by[j] * 14.458268100570f;
-        lf2[i] = (-0.362267051518f * by[j] + bb[j]) * 49.87984651440f;
-    }
 }
 
 // cols_mf_v2 is cols_mf, 4 outputs per thread.

@@ -48,26 +48,21 @@ const (
 // EnvVariant picks the kernel variants, so that one binary can time them
 // (issue #17's A/B): "0" runs the original kernels (one output per
 // thread, 16×16 opsin and Malta tiles), "malta" or "blur" (opsin and the
-// separable blurs but the LF pair) the new kernels of that family only,
-// "all" every new kernel, anything else (unset) the default: the new
-// Malta and blur kernels with the original LF blurs (rows_lf, cols_lf),
-// which measured faster on the H200 at 16 MP (0.53 + 0.62 ms against
-// 0.60 + 0.71 for their float4 versions) while every other new kernel
-// was faster. Read once per process.
+// separable blurs) the new kernels of that family only, anything else
+// (unset) both. The LF pair of the blurs (rows_lf, cols_lf) has no new
+// version: one written like the others measured slower on the H200 at
+// 16 MP (0.60 + 0.71 ms against 0.53 + 0.62) while every other new
+// kernel was faster, so it was taken out. Read once per process.
 const EnvVariant = "ZENMETRICS_CUDA_BA_NEW"
 
 // variant says which kernel families run their butteraugli_fast.cu
-// version: malta, blur (opsin and the separable blurs) and, with blur,
-// lf (the LF pair of the blurs too).
-type variant struct{ malta, blur, lf bool }
+// version: malta, blur (opsin and the separable blurs but the LF pair).
+type variant struct{ malta, blur bool }
 
 func (v variant) String() string {
 	blur := "old blurs"
-	switch {
-	case v.blur && v.lf:
-		blur = "new blurs (opsin_v2, rows_*_v2, cols_*_v2)"
-	case v.blur:
-		blur = "new blurs but LF (opsin_v2, rows_*_v2, cols_*_v2 but rows_lf, cols_lf)"
+	if v.blur {
+		blur = "new blurs (opsin_v2, rows_*_v2, cols_*_v2; rows_lf, cols_lf as before)"
 	}
 	if v.malta {
 		return "new malta (malta_*_v2), " + blur
@@ -84,8 +79,6 @@ func parseVariant(s string) variant {
 		return variant{malta: true}
 	case "blur":
 		return variant{blur: true}
-	case "all":
-		return variant{malta: true, blur: true, lf: true}
 	}
 	return variant{malta: true, blur: true}
 }
@@ -107,10 +100,10 @@ type kernels struct {
 	maskPre, erode, maltaX, maltaY     kern
 	combine, reduceMap, reducePartials kern
 	// The faster variants (butteraugli_fast.cu), used where v says.
-	opsin2                                kern
-	rowsLF2, rowsHF2, rowsUHF2, rowsMask2 kern
-	colsLF2, colsMF2, colsUHF2, colsMask2 kern
-	maltaX2, maltaY2                      kern
+	opsin2                       kern
+	rowsHF2, rowsUHF2, rowsMask2 kern
+	colsMF2, colsUHF2, colsMask2 kern
+	maltaX2, maltaY2             kern
 
 	v variant
 }
@@ -121,7 +114,7 @@ func (k *kernels) list() []*kern {
 	return []*kern{&k.unpack, &k.subsample, &k.opsin, &k.rowsLF, &k.rowsHF, &k.rowsUHF, &k.rowsMask,
 		&k.colsLF, &k.colsMF, &k.colsUHF, &k.colsMask, &k.maskPre, &k.erode, &k.maltaX, &k.maltaY,
 		&k.combine, &k.reduceMap, &k.reducePartials,
-		&k.opsin2, &k.rowsLF2, &k.rowsHF2, &k.rowsUHF2, &k.rowsMask2, &k.colsLF2, &k.colsMF2, &k.colsUHF2, &k.colsMask2,
+		&k.opsin2, &k.rowsHF2, &k.rowsUHF2, &k.rowsMask2, &k.colsMF2, &k.colsUHF2, &k.colsMask2,
 		&k.maltaX2, &k.maltaY2}
 }
 
@@ -152,11 +145,9 @@ func newKernelsV(v variant) *kernels {
 		reduceMap:      kern{Name: "reduce_map", Sig: "piidip"},
 		reducePartials: kern{Name: "reduce_partials", Sig: "pip"},
 		opsin2:         kern{Name: "opsin_v2", Sig: "pppiifppp"},
-		rowsLF2:        kern{Name: "rows_lf_v2", Sig: "ppii"},
 		rowsHF2:        kern{Name: "rows_hf_v2", Sig: "ppii"},
 		rowsUHF2:       kern{Name: "rows_uhf_v2", Sig: "ppii"},
 		rowsMask2:      kern{Name: "rows_mask_v2", Sig: "ppii"},
-		colsLF2:        kern{Name: "cols_lf_v2", Sig: "pppppppppii"},
 		colsMF2:        kern{Name: "cols_mf_v2", Sig: "ppppppppii"},
 		colsUHF2:       kern{Name: "cols_uhf_v2", Sig: "ppppppii"},
 		colsMask2:      kern{Name: "cols_mask_v2", Sig: "ppii"},

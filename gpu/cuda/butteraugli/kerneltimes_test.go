@@ -37,7 +37,7 @@ func TestKernelTimes(t *testing.T) {
 		queue := func(q launch.Launcher) error {
 			return queueScore(q, &k, r.sz, r.intensity, s, r.lut[lay.bps], lay, r.sets, r.pnorm)
 		}
-		t.Run(fmt.Sprintf("malta%v_blur%v_lf%v", v.malta, v.blur, v.lf), func(t *testing.T) {
+		t.Run(fmt.Sprintf("malta%v_blur%v", v.malta, v.blur), func(t *testing.T) {
 			t.Logf("kernels: %v", v)
 			if err := queue(launch.Stream{St: s.wk.Stream}); err != nil {
 				t.Fatal(err)

@@ -99,7 +99,7 @@ func queueDecompose(q launch.Launcher, k *kernels, s size, intensity float32, wk
 	opsin := &k.opsin
 	rowsLF, rowsHF, rowsUHF, rowsMask := &k.rowsLF, &k.rowsHF, &k.rowsUHF, &k.rowsMask
 	colsLF, colsMF, colsUHF, colsMask := &k.colsLF, &k.colsMF, &k.colsUHF, &k.colsMask
-	lrg, lrb, lcg, lcb := rg, rb, cg, cb // the LF pair's grids
+	lrg, lrb, lcg, lcb := rg, rb, cg, cb // the LF pair's grids: it has one version
 	if k.v.blur {
 		og, ob = opsinGrid(w, h)
 		opsin = &k.opsin2
@@ -107,10 +107,6 @@ func queueDecompose(q launch.Launcher, k *kernels, s size, intensity float32, wk
 		cg, cb = colGrid2(w, h)
 		rowsHF, rowsUHF, rowsMask = &k.rowsHF2, &k.rowsUHF2, &k.rowsMask2
 		colsMF, colsUHF, colsMask = &k.colsMF2, &k.colsUHF2, &k.colsMask2
-		if k.v.lf {
-			lrg, lrb, lcg, lcb = rg, rb, cg, cb
-			rowsLF, colsLF = &k.rowsLF2, &k.colsLF2
-		}
 	}
 	steps := []struct {
 		k    *kern

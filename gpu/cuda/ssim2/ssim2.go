@@ -246,6 +246,7 @@ func upload(s *slot, im *zenmetrics.Image) error {
 // queue is the launcher on s's stream.
 func queue(s *slot) launch.Stream { return launch.Stream{St: s.wk.Stream} }
 
+// tb is the blur kernels' block (TB in ssim2.cu).
 var tb = cuda.Dim3{X: tileThreads, Y: 1, Z: 1}
 
 // firstBand queues, for scale-1 rows [oy0, oy1), scale 0's XYB (into
@@ -515,8 +516,7 @@ func queueView(q launch.Launcher, k *kernels, p []scale, s *slot, sd sideOf, pyr
 		return err
 	}
 	mark(s, 0, "vblur+terms")
-	tot := &cuda.Buffer{Ptr: s.tot.Ptr + cuda.DevPtr(int64(j)*numScales*3*numTerms*8), Size: numScales * 3 * numTerms * 8}
-	return q.Launch(&k.reduce, cuda.Dim3{X: numTerms, Y: 3, Z: uint32(len(p))}, cuda.Dim3{X: 256, Y: 1, Z: 1}, s.sums, tot, w, int(s.sumStep))
+	return queueSums(q, k, w, nk, s, j)
 }
 
 // profile, when set (tests), is called after each step of a score's

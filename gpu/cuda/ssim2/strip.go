@@ -327,7 +327,6 @@ func queueXYB(q launch.Launcher, k *kernels, sc []scale, kk, cur int, sd sideOf,
 // from the previous band's state.
 func queueBandRef(q launch.Launcher, k *kernels, b *band, i int, sd sideOf, s *stripSlot, py pyramid) error {
 	cur := 0
-	tb := cuda.Dim3{X: tileThreads, Y: 1, Z: 1}
 	for kk, c := range b.sc {
 		var err error
 		if cur, err = queueXYB(q, k, b.sc, kk, cur, sd, &s.slot, py[kk].img); err != nil {
@@ -349,7 +348,6 @@ func queueBandRef(q launch.Launcher, k *kernels, b *band, i int, sd sideOf, s *s
 // band.
 func queueBandDist(q launch.Launcher, k *kernels, b *band, i int, sd sideOf, s *stripSlot, py pyramid) error {
 	cur := 0
-	tb := cuda.Dim3{X: tileThreads, Y: 1, Z: 1}
 	for kk, c := range b.sc {
 		var err error
 		if cur, err = queueXYB(q, k, b.sc, kk, cur, sd, &s.slot, s.img2); err != nil {
@@ -370,9 +368,15 @@ func queueBandDist(q launch.Launcher, k *kernels, b *band, i int, sd sideOf, s *
 // queueReduce adds the per-column sums of every scale into run j's
 // results (reduce_sums, as the whole image).
 func queueReduce(q launch.Launcher, k *kernels, p *stripPlan, s *stripSlot, j int) error {
+	return queueSums(q, k, p.w, len(p.full), &s.slot, j)
+}
+
+// queueSums adds the per-column sums (s.sums) of nk scales of an image w
+// wide into s.tot's run j: reduce_sums, one block per term, channel and
+// scale, in a fixed order.
+func queueSums(q launch.Launcher, k *kernels, w, nk int, s *slot, j int) error {
 	tot := &cuda.Buffer{Ptr: s.tot.Ptr + cuda.DevPtr(int64(j)*numScales*3*numTerms*8), Size: numScales * 3 * numTerms * 8}
-	return q.Launch(&k.reduce, cuda.Dim3{X: numTerms, Y: 3, Z: uint32(len(p.full))}, cuda.Dim3{X: 256, Y: 1, Z: 1},
-		s.sums, tot, p.w, int(s.sumStep))
+	return q.Launch(&k.reduce, cuda.Dim3{X: numTerms, Y: 3, Z: uint32(nk)}, cuda.Dim3{X: 256, Y: 1, Z: 1}, s.sums, tot, w, int(s.sumStep))
 }
 
 func b2i(b bool) int {

@@ -130,7 +130,6 @@ func wholeKernels() []*kern {
 // scale, then reduce_sums into run 0), for one view without compositing.
 func queueWhole(q launch.Launcher, k *kernels, sc []scale, s *stripSlot, py pyramid, ref, dist *zenmetrics.Image, up uploadFn) error {
 	wk := wholeKernels()
-	tb := cuda.Dim3{X: tileThreads, Y: 1, Z: 1}
 	if err := up(s.raw, ref.Pix[:cuda.RawBytes(ref)]); err != nil {
 		return err
 	}
