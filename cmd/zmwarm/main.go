@@ -102,7 +102,7 @@ func parse(args []string, stderr io.Writer) (*options, int, bool) {
 	maxPixels := fs.Int64("max-pixels", imageio.DefaultMaxPixels, "refuse bench sizes of more pixels (side²) than this, as zmscore refuses larger images")
 	fs.DurationVar(&o.timeLimit, "time-limit", capability.DefaultBenchTimeLimit, "soft limit of the bench: larger sizes are skipped past it")
 	fs.DurationVar(&o.validity, "validity", capability.DefaultCacheValidity, "re-bench a profile older than this")
-	fs.IntVar(&o.runs, "runs", 0, "most timed runs per cell (0: the default, 3)")
+	fs.IntVar(&o.runs, "runs", 0, "most timed runs per cell (0: the default, 3 on the CPU and 5 on a GPU)")
 	fs.DurationVar(&o.runBudget, "run-budget", 0, "a cell stops repeating after this much timed work (0: the default, 250ms)")
 	fs.StringVar(&o.compareRouting, "compare-routing", "", "compare the routing of this machine's profile with that of another profile `file` of it (e.g. a thorough bench's)")
 	fs.Usage = func() {
