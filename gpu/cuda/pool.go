@@ -103,25 +103,88 @@ func (c *memCache) cached() int64 {
 // maxIdleWorkers is how many idle workers a device keeps.
 const maxIdleWorkers = 8
 
+// Workers are made in a few sizes so that metrics and image sizes share
+// them: staging chunks of a power of two from 64 KiB to stageChunk, and a
+// read-back area of a power of two of at least 64 KiB (every metric's
+// read-back but a distortion map's is far smaller). Without this, zmwarm's
+// cells (six metrics, four sizes, one after another) filled the idle list
+// with workers no later cell could use, and every 2048² one-shot paid a
+// cuMemHostAlloc and a cuMemFreeHost of its staging: 10 ms on the H200,
+// 4× the score (BENCHMARKS.md, session 8).
+func workerChunk(upBytes int64) int64 { return pow2(min(max(upBytes, 64<<10), stageChunk)) }
+func workerOut(outBytes int64) int64  { return pow2(max(outBytes, 64<<10)) }
+
+// pow2 is the least power of two ≥ n (n > 0).
+func pow2(n int64) int64 {
+	p := int64(1)
+	for p < n {
+		p <<= 1
+	}
+	return p
+}
+
+// idleList is the device's idle workers, least recently returned first.
+// take is best fit (the smallest that will do, so small tasks leave the
+// large workers to large ones); put keeps the returned worker and, past
+// max, drops the least recently returned: the sizes in use now are kept,
+// and those of an earlier workload age out.
+type idleList[W any] struct {
+	ws  []W
+	fit func(w W) (ok bool, size int64)
+	max int
+}
+
+// take removes and returns the best-fitting worker; ok false: none fits.
+func (l *idleList[W]) take() (w W, ok bool) {
+	best, bestSize := -1, int64(0)
+	for i, x := range l.ws {
+		if fits, size := l.fit(x); fits && (best < 0 || size < bestSize) {
+			best, bestSize = i, size
+		}
+	}
+	if best < 0 {
+		return w, false
+	}
+	w = l.ws[best]
+	l.ws = append(l.ws[:best], l.ws[best+1:]...)
+	return w, true
+}
+
+// put appends w and returns the workers dropped to stay within max.
+func (l *idleList[W]) put(w W) (dropped []W) {
+	l.ws = append(l.ws, w)
+	if n := len(l.ws) - l.max; n > 0 {
+		dropped = append(dropped, l.ws[:n]...)
+		l.ws = append(l.ws[:0], l.ws[n:]...)
+	}
+	return dropped
+}
+
 // TakeWorker returns an idle worker whose staging holds at least upBytes
 // (or a full chunk) and whose read-back area holds outBytes, or a new one.
 // Give it back with ReturnWorker.
 func (d *Device) TakeWorker(upBytes, outBytes int64) (*Worker, error) {
-	want := min(max(upBytes, 64<<10), stageChunk)
+	want, out := workerChunk(upBytes), workerOut(outBytes)
 	d.wmu.Lock()
-	for i, w := range d.idle {
-		if w.chunk >= want && int64(len(w.Out.Bytes)) >= outBytes {
-			d.idle = append(d.idle[:i], d.idle[i+1:]...)
-			d.wmu.Unlock()
-			return w, nil
-		}
-	}
+	l := d.idleList(func(w *Worker) (bool, int64) {
+		return w.chunk >= want && int64(len(w.Out.Bytes)) >= out, w.chunk + int64(len(w.Out.Bytes))
+	})
+	w, ok := l.take()
+	d.idle = l.ws
 	d.wmu.Unlock()
-	return NewWorker(d, upBytes, outBytes)
+	if ok {
+		return w, nil
+	}
+	return NewWorker(d, want, out)
 }
 
-// ReturnWorker keeps w for a later TakeWorker (its stream idle), or closes
-// it when enough are kept.
+// idleList wraps d.idle (d.wmu held) with fit as take's test.
+func (d *Device) idleList(fit func(*Worker) (bool, int64)) *idleList[*Worker] {
+	return &idleList[*Worker]{ws: d.idle, fit: fit, max: maxIdleWorkers}
+}
+
+// ReturnWorker keeps w for a later TakeWorker (its stream idle), dropping
+// the least recently returned idle worker when enough are kept.
 func (d *Device) ReturnWorker(w *Worker) {
 	if w == nil {
 		return
@@ -131,13 +194,13 @@ func (d *Device) ReturnWorker(w *Worker) {
 		return
 	}
 	d.wmu.Lock()
-	if len(d.idle) < maxIdleWorkers {
-		d.idle = append(d.idle, w)
-		d.wmu.Unlock()
-		return
-	}
+	l := d.idleList(nil)
+	dropped := l.put(w)
+	d.idle = l.ws
 	d.wmu.Unlock()
-	w.Close()
+	for _, x := range dropped {
+		x.Close()
+	}
 }
 
 // Cached is the device memory held in the free-buffer cache (allocated
