@@ -227,7 +227,10 @@ func (b *benchPlan) pair(si int) (ref, dist *zenmetrics.Image) {
 }
 
 // Bench measures each metric on each target at each size, size by size so
-// that the soft time limit cuts the largest sizes first, and records the
+// that the soft time limit cuts the largest sizes first (a lane's
+// full-image targets at every size before its strip targets, and a GPU
+// target far slower than another of its lane stopped early: runLane),
+// and records the
 // p50 ns/px (prepare + score + release: what a cold task costs) and the
 // backend's memory estimate into p. A success at a size clears an OOM cell
 // recorded there (the cell was the load of the day, not a limit); a failure

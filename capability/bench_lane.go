@@ -11,25 +11,107 @@ import (
 	"github.com/zenmetrics-go/zenmetrics"
 )
 
-// runLane benches one lane's targets, size by size, skipping cells whose
-// predicted end would cross limit (counted from the bench's start). A GPU
-// lane first compiles every (metric, target) at the smallest size
-// (primeGPU), then settles the clock before each cell (settleGPU).
+// DominatedFactor: a GPU target of a shared lane whose cells of a metric
+// took more than this many times the fastest other target of the lane
+// (same metric and mode) at the two sizes before is not benched at larger
+// sizes; its cells say "dominated" and the chooser extrapolates its last
+// one, which no other target is near. On the H200 WebGPU IW-SSIM ran
+// 10–26× CUDA's time at every size and cost 2 s of the 10 s GPU phase at
+// 2048² alone. Runtimes that trade places with size stay within 2× of
+// each other (SSIMULACRA2 at 512²: WebGPU 1.85× CUDA; at 4096² the
+// faster), so 4 leaves them both benched, and two sizes in a row keep
+// one noisy cell from deciding.
+const DominatedFactor = 4
+
+// runLane benches one lane's targets, skipping cells whose predicted end
+// would cross limit (counted from the bench's start). It goes size by
+// size twice: the full-image targets first, then the others (strips). The
+// chooser's main decision, CUDA against WebGPU on whole images, needs the
+// full cells at every size, while strips are a fallback for images the
+// full path cannot hold; benched size by size together, the strip cells
+// of 2048² used the time the 4096² full cells needed, and those were
+// extrapolated from 2048² where the runtimes had not yet traded places
+// (issue #23). A GPU lane first compiles every (metric, target) at the
+// smallest size (primeGPU), then settles the clock before each cell
+// (settleGPU).
 func (b *benchPlan) runLane(ctx context.Context, lane []int, limit time.Duration) {
-	type key struct {
-		m zenmetrics.Metric
-		t int
-	}
-	lastNs := map[key]float64{} // last ns/px, to predict the next size
-	stopped := map[key]string{} // why a target stopped for a metric
-	var stretch gpuStretch      // the lane's GPU busy stretch
 	if slices.ContainsFunc(lane, func(i int) bool { return b.cfg.Targets[i].onGPU() }) {
 		b.primeGPU(ctx, lane, limit)
 	}
+	var full, rest []int
+	for _, ti := range lane {
+		if b.cfg.Targets[ti].Mode == zenmetrics.ModeFull {
+			full = append(full, ti)
+		} else {
+			rest = append(rest, ti)
+		}
+	}
+	ls := &laneState{lastNs: map[laneKey]float64{}, stopped: map[laneKey]string{}, ns: map[sizeKey]float64{}, best: map[bestKey]float64{}}
+	for _, pass := range [][]int{full, rest} {
+		if len(pass) > 0 && !b.runPass(ctx, pass, limit, ls) {
+			return
+		}
+	}
+}
+
+// laneKey is a (metric, target) of a lane.
+type laneKey struct {
+	m zenmetrics.Metric
+	t int
+}
+
+// bestKey is a (metric, size, mode) of a lane.
+type bestKey struct {
+	m    zenmetrics.Metric
+	si   int
+	mode zenmetrics.Mode
+}
+
+// sizeKey is a (metric, target, size) of a lane.
+type sizeKey struct {
+	m  zenmetrics.Metric
+	t  int
+	si int
+}
+
+// laneState is what a lane's passes share.
+type laneState struct {
+	lastNs  map[laneKey]float64 // last ns/px, to predict the next size
+	stopped map[laneKey]string  // why a target stopped for a metric
+	ns      map[sizeKey]float64 // every GPU cell's ns/px
+	best    map[bestKey]float64 // fastest GPU ns/px measured at a cell
+	stretch gpuStretch          // the lane's GPU busy stretch
+}
+
+// dominated says whether GPU target ti's ns/px of m at the two sizes
+// before si were each over DominatedFactor times the fastest target's
+// there; it returns the ratio at si-1.
+func (b *benchPlan) dominated(ls *laneState, ti int, m zenmetrics.Metric, si int) (float64, bool) {
+	t := b.cfg.Targets[ti]
+	if !t.onGPU() || si < 2 {
+		return 0, false
+	}
+	var r float64
+	for s := si - 2; s < si; s++ {
+		ns, seen := ls.ns[sizeKey{m, ti, s}]
+		best := ls.best[bestKey{m, s, t.Mode}]
+		if !seen || best <= 0 || ns <= DominatedFactor*best {
+			return 0, false
+		}
+		r = ns / best
+	}
+	return r, true
+}
+
+// runPass benches the targets of pass size by size; false: the lane was
+// cancelled.
+func (b *benchPlan) runPass(ctx context.Context, pass []int, limit time.Duration, ls *laneState) bool {
+	type key = laneKey
+	lastNs, stopped := ls.lastNs, ls.stopped
 	for si, side := range b.sides {
 		px := int64(side) * int64(side)
 		for mi, m := range b.metrics {
-			for _, ti := range lane {
+			for _, ti := range pass {
 				t := b.cfg.Targets[ti]
 				if t.Metrics != nil && !slices.Contains(t.Metrics, m) {
 					continue
@@ -46,6 +128,10 @@ func (b *benchPlan) runLane(ctx context.Context, lane []int, limit time.Duration
 					res.Skipped = "above this backend's bench size"
 				case stopped[k] != "":
 					res.Skipped = stopped[k]
+				}
+				if r, dom := b.dominated(ls, ti, m, si); dom && res.Skipped == "" {
+					res.Skipped = fmt.Sprintf("dominated (%.1f× the fastest GPU target at %d²)", r, b.sides[si-1])
+					stopped[k] = res.Skipped
 				}
 				ns, seen := lastNs[k]
 				warm := 0
@@ -84,7 +170,7 @@ func (b *benchPlan) runLane(ctx context.Context, lane []int, limit time.Duration
 				}
 				var g *gpuStretch
 				if t.onGPU() {
-					g = &stretch
+					g = &ls.stretch
 				}
 				res.Runs, res.Err = b.timeCell(ctx, t, m, ref, dist, warm, conc, g, limit, &res)
 				if res.Err != nil {
@@ -94,7 +180,7 @@ func (b *benchPlan) runLane(ctx context.Context, lane []int, limit time.Duration
 						b.mu.Unlock()
 						res.Error = res.Err.Error()
 						b.record(si, mi, ti, res)
-						return
+						return false
 					}
 					res.Error = res.Err.Error()
 					stopped[k] = "failed at a smaller size"
@@ -111,6 +197,12 @@ func (b *benchPlan) runLane(ctx context.Context, lane []int, limit time.Duration
 					res.MPPerS = 1e3 / res.NsPerPx
 					res.Spread = spread(res.Runs)
 					lastNs[k] = res.NsPerPx
+					if bk := (bestKey{m, si, t.Mode}); t.onGPU() {
+						ls.ns[sizeKey{m, ti, si}] = res.NsPerPx
+						if ls.best[bk] == 0 || res.NsPerPx < ls.best[bk] {
+							ls.best[bk] = res.NsPerPx
+						}
+					}
 					b.mu.Lock()
 					b.p.SetSample(m, t.Class, Sample{Pixels: px, NsPerPx: res.NsPerPx, VRAMMiB: res.VRAMMiB, Spread: res.Spread})
 					clearOOM(b.p, m, Cell{Backend: t.Class, Pixels: px})
@@ -124,6 +216,7 @@ func (b *benchPlan) runLane(ctx context.Context, lane []int, limit time.Duration
 			}
 		}
 	}
+	return true
 }
 
 // primeGPU runs one untimed task of every (metric, target) of a GPU lane

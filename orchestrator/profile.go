@@ -97,8 +97,9 @@ func (o *Orchestrator) warm(ctx context.Context, force bool) (res *capability.Wa
 // its one adapter by its own preference), so no pairing is attempted: on
 // a host with different GPUs this costs bench time (the soft limit cuts
 // the largest sizes of the GPU lane), never wrong numbers. Targets run in
-// list order within a size and metric, layout by layout, both runtimes'
-// full-image cells first: the chooser compares those first, and the
+// list order within a size and metric, layout by layout, and the lane
+// benches both runtimes' full-image cells at every size before any strip
+// cell (capability's runLane): the chooser compares those first, and the
 // strip cells are a fallback's.
 func (o *Orchestrator) benchTargets(ctx context.Context) ([]capability.BenchTarget, map[int]float64) {
 	var ts []capability.BenchTarget
