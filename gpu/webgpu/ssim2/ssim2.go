@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"os"
 	"sync"
 
 	zenmetrics "github.com/zenmetrics-go/zenmetrics"
@@ -95,6 +96,25 @@ var ssim2HRows = func() int {
 	return 64
 }()
 
+// ssim2HBlurTiled selects hblur4t (ssim2_hblur4.wgsl: a workgroup per 32
+// rows and all their quantities, inputs loaded once per tile with whole
+// cache lines and staged through workgroup memory, the next tile's loads
+// in flight during the walk) instead of hblur4 (a thread per row and
+// quantity, each loading its own row) for the widths that are a multiple
+// of 4. Both give the same bits. ZENMETRICS_SSIM2_HBLUR = new | old, read
+// when the kernels compile; old by default until the tiled kernel has
+// been measured on an H200 (the last workgroup-memory hblur, before
+// pipelined tiles and one dispatch for every job, lost: SSIM2_PERF.md).
+var ssim2HBlurTiled = os.Getenv("ZENMETRICS_SSIM2_HBLUR") == "new"
+
+// ssim2HTRows is hblur4t's rows per workgroup (its override HT_ROWS; the
+// workgroup is 5 × that many threads).
+const ssim2HTRows = 32
+
+// ssim2HTWorkgroupBytes is hblur4t's workgroup memory: two images' tiles
+// of ssim2HTRows rows × 16 vec4 blocks.
+const ssim2HTWorkgroupBytes = 2 * ssim2HTRows * 16 * 16
+
 // ssim2Kernels are the compiled pipelines, made once per device.
 type ssim2Kernels struct {
 	// unpack and downsample write XYB into three buffers (a pyramid split
@@ -107,6 +127,10 @@ type ssim2Kernels struct {
 	// hblur4 is hblur with 16-byte accesses, for widths that are a multiple
 	// of 4 (nil when disabled by ssim2Tuning).
 	hblur4 *webgpu.Pipeline
+	// hblur4t replaces hblur4 where set (ssim2HBlurTiled): the same
+	// values, the inputs staged per workgroup; dispatched as
+	// hblur4Dispatch says.
+	hblur4t *webgpu.Pipeline
 	// vblur is ssim2_hblur.wgsl's vertical recursion into planes (a cached
 	// reference's mu1 and sigma11).
 	vblur *webgpu.Pipeline
@@ -211,7 +235,32 @@ func compileSSIM2(g *webgpu.GPU) (*ssim2Kernels, error) {
 	if err := webgpu.Compile(g, ks); err != nil {
 		return nil, err
 	}
+	if useH4 && ssim2HBlurTiled {
+		if err := k.compileHBlur4t(g); err != nil {
+			return nil, err
+		}
+	}
 	return &k, nil
+}
+
+// compileHBlur4t compiles hblur4t into k.hblur4t, which then replaces
+// hblur4. It needs no optional feature (no subgroup operations) and 16 KiB
+// of workgroup memory, WebGPU's default limit; on a device below that it
+// leaves hblur4 in place.
+func (k *ssim2Kernels) compileHBlur4t(g *webgpu.GPU) error {
+	if g.Limits().MaxComputeWorkgroupStorageSize < ssim2HTWorkgroupBytes {
+		return nil
+	}
+	shared, err := webgpu.Sources("ssim2_color", "ssim2_iir")
+	if err != nil {
+		return err
+	}
+	fmaNative := 1.0
+	if k.FMA == "emulated" {
+		fmaNative = 0
+	}
+	return webgpu.Compile(g, []webgpu.Kernel{{File: "ssim2_hblur4", Entry: "hblur4t", Prefix: shared[0] + "\n" + shared[1] + "\n",
+		Constants: webgpu.Constants{"HT_ROWS": ssim2HTRows, "FMA_NATIVE": fmaNative}, Dst: &k.hblur4t}})
 }
 
 // ssim2Params mirrors the WGSL struct Params (96 bytes).
@@ -639,6 +688,17 @@ func (r *ssim2Ref) hbOf(gi int) [5]*webgpu.Buffer {
 	return hb
 }
 
+// hblur4Dispatch is the pipeline and workgroup grid (x, y) that blur nq
+// quantities of rows up to maxH tall with the 16-byte kernel: hblur4, a
+// thread per (row, quantity); hblur4t, a workgroup per ssim2HTRows rows
+// with every quantity (the quantity map says which).
+func (k *ssim2Kernels) hblur4Dispatch(maxH int, nq uint32) (*webgpu.Pipeline, uint32, uint32) {
+	if k.hblur4t != nil {
+		return k.hblur4t, webgpu.Groups(maxH, ssim2HTRows), 1
+	}
+	return k.hblur4, webgpu.Groups(maxH, ssim2HRows), nq
+}
+
 // encodeHBlur records the horizontal blurs of every job of channel group
 // gi (reference pyramid of pass p, distorted r.xyb) into r.hb: the five
 // quantities, or with keep the distorted image's three (map ssim2QDist).
@@ -654,11 +714,11 @@ func (r *ssim2Ref) encodeHBlur(e *webgpu.Encoder, k *ssim2Kernels, p *ssim2PassS
 		if j.n == 0 {
 			continue
 		}
-		pl := k.hblur
+		pl, gx, gy := k.hblur, webgpu.Groups(j.maxH, ssim2HRows), nq
 		if i == 0 {
-			pl = k.hblur4
+			pl, gx, gy = k.hblur4Dispatch(j.maxH, nq)
 		}
-		e.Dispatch(pl, webgpu.Groups(j.maxH, ssim2HRows), nq, uint32(j.n), j.buf, r.coef, p.img[gi], r.xyb[gi],
+		e.Dispatch(pl, gx, gy, uint32(j.n), j.buf, r.coef, p.img[gi], r.xyb[gi],
 			hb[0], hb[1], hb[2], hb[3], hb[4])
 	}
 }
@@ -704,11 +764,11 @@ func (r *ssim2Ref) encodeKeepRef(e *webgpu.Encoder, k *ssim2Kernels, p *ssim2Pas
 		if j.n == 0 {
 			continue
 		}
-		pl := k.hblur
+		pl, gx, gy := k.hblur, webgpu.Groups(j.maxH, ssim2HRows), uint32(2)
 		if i == 0 {
-			pl = k.hblur4
+			pl, gx, gy = k.hblur4Dispatch(j.maxH, 2)
 		}
-		e.Dispatch(pl, webgpu.Groups(j.maxH, ssim2HRows), 2, uint32(j.n), j.buf, r.coef, img, img,
+		e.Dispatch(pl, gx, gy, uint32(j.n), j.buf, r.coef, img, img,
 			hb[0], hb[1], hb[2], hb[3], hb[4])
 	}
 	j := r.keepAll[gi]
