@@ -309,6 +309,12 @@ fn hblur4(@builtin(global_invocation_id) gid: vec3<u32>) {
 // vec4 lies in one row. 2 · 32 · 16 · 16 bytes = 16 KiB of workgroup memory,
 // WebGPU's default limit.
 //
+// HT_OUT (off by default): the walkers' output blocks go to workgroup
+// memory too (hout), and after the next barrier all threads store the
+// tile's outputs row-major, whole lines again (20 bytes per pixel leave in
+// 128-byte lines instead of 16-byte pieces of 32 rows per warp store). It
+// needs 5 · HT_ROWS · HT_BLK more vec4: with HT_BLK = 8, 8 + 20 KiB.
+//
 // Quantity map: a thread's slot s blurs quantity s (P.stride = 0: five
 // slots) or the 4-bit field s of P.stride; the slots in use are the fields
 // up to the highest non-zero one (0x20: two, 0x431: three). The other
@@ -316,12 +322,17 @@ fn hblur4(@builtin(global_invocation_id) gid: vec3<u32>) {
 
 // Rows per workgroup (the workgroup is HT_ROWS · 5 threads).
 override HT_ROWS: u32 = 32u;
-// 4-column blocks per tile; a multiple of 8 (the bank swizzle).
-const HT_BLK = 16u;
-// Staged loads per thread: ceil(2 · HT_BLK / 5), whatever HT_ROWS is.
+// 4-column blocks per tile: 8 or 16 (a multiple of 8 for the bank
+// swizzle; at most 16 for st).
+override HT_BLK: u32 = 16u;
+// Stage the outputs too (see above).
+override HT_OUT: bool = false;
+// st's size: ceil(2 · 16 / 5); hload and hstage use ceil(2 · HT_BLK / 5)
+// of it, whatever HT_ROWS is.
 const HT_LOADS = 7u;
 
 var<workgroup> htile: array<vec4<f32>, 2u * HT_ROWS * HT_BLK>;
+var<workgroup> hout: array<vec4<f32>, select(1u, 5u * HT_ROWS * HT_BLK, HT_OUT)>;
 
 // Slot of image im's block j of tile row r (XOR swizzle: rows r .. r + 7
 // read block j from eight different bank groups).
@@ -336,7 +347,7 @@ fn hslot(im: u32, r: u32, j: u32) -> u32 {
 fn hload(st: ptr<function, array<vec4<f32>, HT_LOADS>>, li: u32, t: u32, y0: u32, h: u32, wd: u32) {
   let per = HT_ROWS * HT_BLK;
   let nb = wd >> 2u;
-  for (var k = 0u; k < HT_LOADS; k = k + 1u) {
+  for (var k = 0u; k < (2u * HT_BLK + 4u) / 5u; k = k + 1u) {
     let i = li + k * HT_ROWS * 5u;
     if (i < 2u * per) {
       let rr = (i / HT_BLK) % HT_ROWS;
@@ -354,12 +365,60 @@ fn hload(st: ptr<function, array<vec4<f32>, HT_LOADS>>, li: u32, t: u32, y0: u32
 // Writes what hload staged into htile.
 fn hstage(st: ptr<function, array<vec4<f32>, HT_LOADS>>, li: u32) {
   let per = HT_ROWS * HT_BLK;
-  for (var k = 0u; k < HT_LOADS; k = k + 1u) {
+  for (var k = 0u; k < (2u * HT_BLK + 4u) / 5u; k = k + 1u) {
     let i = li + k * HT_ROWS * 5u;
     if (i < 2u * per) {
       htile[hslot(i / per, (i / HT_BLK) % HT_ROWS, i % HT_BLK)] = (*st)[k];
     }
   }
+}
+
+// HT_OUT: stores the outputs the walk of tile t left in hout (slot s's
+// output of input block j of tile row r at hout[hslot(s, r, j)]): element
+// i = li + k · (threads) is slot i / (HT_ROWS·HT_BLK), row (i / HT_BLK) %
+// HT_ROWS, block i % HT_BLK, so consecutive threads store consecutive
+// blocks of a row. Only outputs the walk made are stored: rows of the job,
+// slots in use, input blocks 3 .. nb − 1 (output blocks 2 .. nb − 2; the
+// scalar loops write the others).
+fn hflush(li: u32, t: u32, y0: u32, h: u32, wd: u32, qmap: u32, nq: u32) {
+  let per = HT_ROWS * HT_BLK;
+  let nb = wd >> 2u;
+  for (var k = 0u; k < HT_BLK; k = k + 1u) {
+    let i = li + k * HT_ROWS * 5u;
+    let s = i / per;
+    let rr = (i / HT_BLK) % HT_ROWS;
+    let j = i % HT_BLK;
+    let b = t * HT_BLK + j;
+    let y = y0 + rr;
+    if (y < h && s < nq && b >= 3u && b < nb) {
+      let q = select(s, (qmap >> (4u * s)) & 15u, qmap != 0u);
+      put4(q, ((P.base + y * wd) >> 2u) + b - 1u, hout[hslot(s, rr, j)]);
+    }
+  }
+}
+
+// step4 without the store: the same operations, returning the output
+// block (hblur4t stores it itself).
+fn step4v(bd: vec4<f32>, ba: ptr<function, vec4<f32>>, bb: ptr<function, vec4<f32>>,
+          bc: ptr<function, vec4<f32>>, prev: ptr<function, vec3<f32>>, prev2: ptr<function, vec3<f32>>) -> vec4<f32> {
+  let sv = vec4<f32>((*ba).z, (*ba).w, (*bb).x, (*bb).y) + bd;
+  *ba = *bb;
+  *bb = *bc;
+  *bc = bd;
+  var out: array<vec4<f32>, 3>;
+  for (var k = 0u; k < 3u; k = k + 1u) {
+    let mi = K.mul_in[k];
+    var o = vec4<f32>(sv.x) * mi;
+    o = fmaf4(vec4<f32>(0.0, mi.x, mi.y, mi.z), vec4<f32>(sv.y), o);
+    o = fmaf4(vec4<f32>(0.0, 0.0, mi.x, mi.y), vec4<f32>(sv.z), o);
+    o = fmaf4(vec4<f32>(0.0, 0.0, 0.0, mi.x), vec4<f32>(sv.w), o);
+    o = fmaf4(K.mul_prev2[k], vec4<f32>((*prev2)[k]), o);
+    o = fmaf4(K.mul_prev[k], vec4<f32>((*prev)[k]), o);
+    out[k] = o;
+  }
+  *prev2 = vec3<f32>(out[0].z, out[1].z, out[2].z);
+  *prev = vec3<f32>(out[0].w, out[1].w, out[2].w);
+  return out[0] + opq4(out[1] + out[2]);
 }
 
 // Quantity q of block j of tile row r (raw_a / raw_b / quant4 on the
@@ -432,6 +491,9 @@ fn hblur4t(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_inde
   for (var t = 0u; t < nt; t = t + 1u) {
     workgroupBarrier(); // every walker is done with tile t − 1
     hstage(&st, li);
+    if (HT_OUT && t > 0u) {
+      hflush(li, t - 1u, y0, h, wd, qmap, nq);
+    }
     workgroupBarrier();
     if (t + 1u < nt) {
       hload(&st, li, t + 1u, y0, h, wd); // in flight during the walk
@@ -448,9 +510,18 @@ fn hblur4t(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_inde
         }
       }
       for (; b < b1; b = b + 1u) {
-        step4(q, rb + b - 1u, htq(q, r, b - b0), &ba, &bb, &bc, &prev, &prev2);
+        let v = step4v(htq(q, r, b - b0), &ba, &bb, &bc, &prev, &prev2);
+        if (HT_OUT) {
+          hout[hslot(slot, r, b - b0)] = v;
+        } else {
+          put4(q, rb + b - 1u, v);
+        }
       }
     }
+  }
+  if (HT_OUT && nt > 0u) {
+    workgroupBarrier();
+    hflush(li, nt - 1u, y0, h, wd, qmap, nq);
   }
 
   if (walk) {

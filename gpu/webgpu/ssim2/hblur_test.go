@@ -13,7 +13,8 @@ import (
 
 // TestSSIM2HBlurVariantsExact checks the horizontal blurs of both 16-byte
 // kernels, hblur4 (a thread per row and quantity) and hblur4t (a workgroup
-// per 32 rows, inputs staged in 64-column tiles), against libjxl's
+// per 32 rows, inputs staged in 64-column tiles; with staged outputs, in
+// 32-column tiles), against libjxl's
 // arithmetic (emuHBlur) bit for bit: every scale, channel, row and
 // quantity of a score's pyramids. TestSSIM2BlurExact looks at one plane of
 // one size; the tiled kernel has edges of its own, so the sizes here put
@@ -32,16 +33,17 @@ func TestSSIM2HBlurVariantsExact(t *testing.T) {
 		sizes = [][2]int{{12, 9}, {16, 33}, {68, 37}, {200, 65}}
 	}
 	var k *ssim2Kernels
-	var keep *webgpu.Pipeline
+	var keep, tiled, tiledOut *webgpu.Pipeline
 	err := b.Device().Do(ctx, func(g *webgpu.GPU) error {
 		var err error
 		if k, err = kernels(g); err != nil || k.hblur4 == nil {
 			return err
 		}
 		keep = k.hblur4t
-		if k.hblur4t == nil {
-			err = k.compileHBlur4t(g)
+		if tiled, err = k.compileHBlur4t(g, false); err != nil {
+			return err
 		}
+		tiledOut, err = k.compileHBlur4t(g, true)
 		return err
 	})
 	if err != nil {
@@ -50,17 +52,19 @@ func TestSSIM2HBlurVariantsExact(t *testing.T) {
 	if k.hblur4 == nil {
 		t.Skip("hblur4 disabled (ZENMETRICS_SSIM2_HBLUR4=0)")
 	}
-	tiled := k.hblur4t
 	defer func() {
 		_ = b.Device().Do(ctx, func(*webgpu.GPU) error { k.hblur4t = keep; return nil })
 	}()
 	variants := []struct {
 		name string
 		pl   *webgpu.Pipeline
-	}{{"hblur4", nil}, {"hblur4t", tiled}}
-	if tiled == nil {
-		t.Log("hblur4t not available on this device (workgroup memory limit): hblur4 only")
-		variants = variants[:1]
+	}{{"hblur4", nil}, {"hblur4t", tiled}, {"hblur4t out", tiledOut}}
+	for i := 1; i < len(variants); i++ {
+		if variants[i].pl == nil {
+			t.Logf("%s not available on this device (workgroup memory limit)", variants[i].name)
+			variants = append(variants[:i], variants[i+1:]...)
+			i--
+		}
 	}
 	c := ssim2IIRCoef()
 	for _, v := range variants {
@@ -117,6 +121,18 @@ func checkHBlurExact(t *testing.T, b *webgpu.Backend, ref, dist *zenmetrics.Imag
 		p := r.passes[0]
 		g.Write(p.unpackDist, 0, r.unpackParams(ssim2Layout{format: dist.Format, stride: dist.Stride}, p.bg).bytes())
 		r.distKey = ssim2Layout{}
+		// Poison the blur planes first (NaN bits everywhere): a value the
+		// kernel leaves unwritten must not pass for a stale right one
+		// (the scratch may hold an earlier run's blurs of the same pair).
+		junk := make([]byte, 4*r.pyr.size)
+		for i := range junk {
+			junk[i] = 0xff
+		}
+		for gi := 0; gi < groups; gi++ {
+			for q := range r.hb {
+				g.Write(r.hb[q][gi], 0, junk)
+			}
+		}
 		e := g.Encoder()
 		r.encodeChain(e, k, p, false, false)
 		if err := e.Submit(); err != nil {

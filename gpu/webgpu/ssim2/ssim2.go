@@ -96,24 +96,26 @@ var ssim2HRows = func() int {
 	return 64
 }()
 
-// ssim2HBlurTiled selects hblur4t (ssim2_hblur4.wgsl: a workgroup per 32
-// rows and all their quantities, inputs loaded once per tile with whole
-// cache lines and staged through workgroup memory, the next tile's loads
-// in flight during the walk) instead of hblur4 (a thread per row and
-// quantity, each loading its own row) for the widths that are a multiple
-// of 4. Both give the same bits. ZENMETRICS_SSIM2_HBLUR = new | old, read
-// when the kernels compile; old by default until the tiled kernel has
-// been measured on an H200 (the last workgroup-memory hblur, before
-// pipelined tiles and one dispatch for every job, lost: SSIM2_PERF.md).
-var ssim2HBlurTiled = os.Getenv("ZENMETRICS_SSIM2_HBLUR") == "new"
+// ssim2HBlurMode selects the kernel for the widths that are a multiple of
+// 4 (ZENMETRICS_SSIM2_HBLUR, read when the kernels compile):
+//
+//	old     hblur4: a thread per row and quantity, each loading its own row
+//	new     hblur4t: a workgroup per 32 rows and all their quantities, the
+//	        inputs loaded once per 64-column tile with whole cache lines and
+//	        staged through workgroup memory, the next tile's loads in flight
+//	        during the walk; outputs stored by the walkers as in hblur4
+//	newout  hblur4t with 32-column tiles whose outputs are staged too and
+//	        stored in whole lines (28 KiB of workgroup memory; new where the
+//	        device allows less)
+//
+// All give the same bits. old by default until the tiled kernel has been
+// measured on an H200 (the last workgroup-memory hblur, before pipelined
+// tiles and one dispatch for every job, lost: SSIM2_PERF.md).
+var ssim2HBlurMode = os.Getenv("ZENMETRICS_SSIM2_HBLUR")
 
 // ssim2HTRows is hblur4t's rows per workgroup (its override HT_ROWS; the
 // workgroup is 5 × that many threads).
 const ssim2HTRows = 32
-
-// ssim2HTWorkgroupBytes is hblur4t's workgroup memory: two images' tiles
-// of ssim2HTRows rows × 16 vec4 blocks.
-const ssim2HTWorkgroupBytes = 2 * ssim2HTRows * 16 * 16
 
 // ssim2Kernels are the compiled pipelines, made once per device.
 type ssim2Kernels struct {
@@ -235,32 +237,48 @@ func compileSSIM2(g *webgpu.GPU) (*ssim2Kernels, error) {
 	if err := webgpu.Compile(g, ks); err != nil {
 		return nil, err
 	}
-	if useH4 && ssim2HBlurTiled {
-		if err := k.compileHBlur4t(g); err != nil {
+	if useH4 && (ssim2HBlurMode == "new" || ssim2HBlurMode == "newout") {
+		if k.hblur4t, err = k.compileHBlur4t(g, ssim2HBlurMode == "newout"); err != nil {
 			return nil, err
 		}
 	}
 	return &k, nil
 }
 
-// compileHBlur4t compiles hblur4t into k.hblur4t, which then replaces
-// hblur4. It needs no optional feature (no subgroup operations) and 16 KiB
-// of workgroup memory, WebGPU's default limit; on a device below that it
-// leaves hblur4 in place.
-func (k *ssim2Kernels) compileHBlur4t(g *webgpu.GPU) error {
-	if g.Limits().MaxComputeWorkgroupStorageSize < ssim2HTWorkgroupBytes {
-		return nil
+// compileHBlur4t compiles hblur4t, with its outputs staged in workgroup
+// memory (32-column tiles) when out is set, else stored by the walkers
+// (64-column tiles). It needs no optional feature (no subgroup
+// operations): 16 KiB of workgroup memory, WebGPU's default limit, or 28
+// KiB with out. Where the device has less it compiles the variant without
+// out, and returns nil where it has less than that (hblur4 stays).
+func (k *ssim2Kernels) compileHBlur4t(g *webgpu.GPU, out bool) (*webgpu.Pipeline, error) {
+	blk, vec4s := 16, 2*ssim2HTRows*16
+	if out {
+		blk = 8
+		vec4s = 7 * ssim2HTRows * blk
+	}
+	lim := int(g.Limits().MaxComputeWorkgroupStorageSize)
+	if 16*vec4s > lim {
+		if out {
+			return k.compileHBlur4t(g, false)
+		}
+		return nil, nil
 	}
 	shared, err := webgpu.Sources("ssim2_color", "ssim2_iir")
 	if err != nil {
-		return err
+		return nil, err
 	}
-	fmaNative := 1.0
+	fmaNative, htOut := 1.0, 0.0
 	if k.FMA == "emulated" {
 		fmaNative = 0
 	}
-	return webgpu.Compile(g, []webgpu.Kernel{{File: "ssim2_hblur4", Entry: "hblur4t", Prefix: shared[0] + "\n" + shared[1] + "\n",
-		Constants: webgpu.Constants{"HT_ROWS": ssim2HTRows, "FMA_NATIVE": fmaNative}, Dst: &k.hblur4t}})
+	if out {
+		htOut = 1
+	}
+	var pl *webgpu.Pipeline
+	err = webgpu.Compile(g, []webgpu.Kernel{{File: "ssim2_hblur4", Entry: "hblur4t", Prefix: shared[0] + "\n" + shared[1] + "\n",
+		Constants: webgpu.Constants{"HT_ROWS": ssim2HTRows, "HT_BLK": float64(blk), "HT_OUT": htOut, "FMA_NATIVE": fmaNative}, Dst: &pl}})
+	return pl, err
 }
 
 // ssim2Params mirrors the WGSL struct Params (96 bytes).
