@@ -23,7 +23,9 @@ import (
 //	hblur       every scale and channel in one dispatch (jobs.go): libjxl's
 //	            horizontal recursive Gaussian of img1, img2, img1², img2²,
 //	            img1·img2 (thread per row and quantity; hblur4, the same with
-//	            16-byte accesses, for the scales whose width % 4 == 0)
+//	            16-byte accesses, for the scales whose width % 4 == 0, or
+//	            with ZENMETRICS_SSIM2_HBLUR=new|newout hblur4t: a workgroup
+//	            per 32 rows and all quantities, inputs staged in tiles)
 //	vstate      every scale and channel with more than one row band: the vertical
 //	            recursion down every column, leaving its state at band starts
 //	vmaps       every scale and channel: the vertical recursion (thread per column
@@ -96,8 +98,9 @@ var ssim2HRows = func() int {
 	return 64
 }()
 
-// ssim2HBlurMode selects the kernel for the widths that are a multiple of
-// 4 (ZENMETRICS_SSIM2_HBLUR, read when the kernels compile):
+// ssim2HBlurMode is the environment variable that selects the kernel for
+// the widths that are a multiple of 4 (read when the kernels compile, so
+// that go test's cache sees it):
 //
 //	old     hblur4: a thread per row and quantity, each loading its own row
 //	new     hblur4t: a workgroup per 32 rows and all their quantities, the
@@ -111,7 +114,7 @@ var ssim2HRows = func() int {
 // All give the same bits. old by default until the tiled kernel has been
 // measured on an H200 (the last workgroup-memory hblur, before pipelined
 // tiles and one dispatch for every job, lost: SSIM2_PERF.md).
-var ssim2HBlurMode = os.Getenv("ZENMETRICS_SSIM2_HBLUR")
+const ssim2HBlurMode = "ZENMETRICS_SSIM2_HBLUR"
 
 // ssim2HTRows is hblur4t's rows per workgroup (its override HT_ROWS; the
 // workgroup is 5 × that many threads).
@@ -237,8 +240,8 @@ func compileSSIM2(g *webgpu.GPU) (*ssim2Kernels, error) {
 	if err := webgpu.Compile(g, ks); err != nil {
 		return nil, err
 	}
-	if useH4 && (ssim2HBlurMode == "new" || ssim2HBlurMode == "newout") {
-		if k.hblur4t, err = k.compileHBlur4t(g, ssim2HBlurMode == "newout"); err != nil {
+	if mode := os.Getenv(ssim2HBlurMode); useH4 && (mode == "new" || mode == "newout") {
+		if k.hblur4t, err = k.compileHBlur4t(g, mode == "newout"); err != nil {
 			return nil, err
 		}
 	}
