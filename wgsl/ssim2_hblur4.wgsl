@@ -300,9 +300,10 @@ fn hblur4(@builtin(global_invocation_id) gid: vec3<u32>) {
 // - each walker takes its row's block of the tile from workgroup memory
 //   (a warp's read is 512 bytes over 32 rows: 4 wavefronts, the slot
 //   swizzled by the row so that no two rows of a quarter-warp share a
-//   bank), forms its quantity and runs step4 — the interior step of
-//   hblur4, the same operations on the same values in the same order —
-//   and stores its output block to global memory, as hblur4 does.
+//   bank), forms its quantity and runs step4v — hblur4's interior step,
+//   the same operations on the same values in the same order, less the
+//   store — and stores its output block to global memory, as hblur4 does
+//   (or, with HT_OUT, to workgroup memory).
 //
 // The warm-up (n < 8) and the tail (the last 4 columns) are hblur4's
 // scalar loops, reading global memory. Widths are multiples of 4, so every
