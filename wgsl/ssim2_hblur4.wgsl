@@ -277,3 +277,266 @@ fn hblur4(@builtin(global_invocation_id) gid: vec3<u32>) {
     put1(q, row + u32(n), o.x + opq(o.y + o.z));
   }
 }
+
+// ---- hblur4t: the same walk, its inputs staged through workgroup memory ----
+//
+// hblur4's threads each read their own row: a warp's 16-byte load touches
+// 32 rows (32 sectors, 32 L1 wavefronts), and the five quantity threads of
+// a row load img1 and img2 six times between them (24 bytes per pixel from
+// L2, an L1 that thrashes under ~29 warps of 32 streams). Here a workgroup
+// takes HT_ROWS rows of one job with all of their quantities (thread
+// (slot, r): slot = local_index / HT_ROWS, so on 32-wide subgroups a warp
+// is one quantity of 32 rows, as in hblur4) and walks the rows in tiles of
+// HT_BLK 4-column blocks:
+//
+// - the tile's img1 and img2 blocks (2 · HT_ROWS · HT_BLK vec4) are loaded
+//   once, by all threads, in row-major order: consecutive threads read
+//   consecutive blocks of a row (whole cache lines, 8 bytes per pixel from
+//   L2 instead of 24);
+// - those loads are issued for tile t + 1 before tile t is walked, into
+//   registers (st), and written to workgroup memory after the walk, so the
+//   memory latency overlaps the recursion (CUDA's hblur_tiled does the
+//   same: BENCHMARKS.md, session 7);
+// - each walker takes its row's block of the tile from workgroup memory
+//   (a warp's read is 512 bytes over 32 rows: 4 wavefronts, the slot
+//   swizzled by the row so that no two rows of a quarter-warp share a
+//   bank), forms its quantity and runs step4v — hblur4's interior step,
+//   the same operations on the same values in the same order, less the
+//   store — and stores its output block to global memory, as hblur4 does
+//   (or, with HT_OUT, to workgroup memory).
+//
+// The warm-up (n < 8) and the tail (the last 4 columns) are hblur4's
+// scalar loops, reading global memory. Widths are multiples of 4, so every
+// vec4 lies in one row. 2 · 32 · 16 · 16 bytes = 16 KiB of workgroup memory,
+// WebGPU's default limit.
+//
+// HT_OUT (off by default): the walkers' output blocks go to workgroup
+// memory too (hout), and after the next barrier all threads store the
+// tile's outputs row-major, whole lines again (20 bytes per pixel leave in
+// 128-byte lines instead of 16-byte pieces of 32 rows per warp store). It
+// needs 5 · HT_ROWS · HT_BLK more vec4: with HT_BLK = 8, 8 + 20 KiB.
+//
+// Quantity map: a thread's slot s blurs quantity s (P.stride = 0: five
+// slots) or the 4-bit field s of P.stride; the slots in use are the fields
+// up to the highest non-zero one (0x20: two, 0x431: three). The other
+// slots only help to load.
+
+// Rows per workgroup (the workgroup is HT_ROWS · 5 threads).
+override HT_ROWS: u32 = 32u;
+// 4-column blocks per tile: 8 or 16 (a multiple of 8 for the bank
+// swizzle; at most 16 for st).
+override HT_BLK: u32 = 16u;
+// Stage the outputs too (see above).
+override HT_OUT: bool = false;
+// st's size: ceil(2 · 16 / 5); hload and hstage use ceil(2 · HT_BLK / 5)
+// of it, whatever HT_ROWS is.
+const HT_LOADS = 7u;
+
+var<workgroup> htile: array<vec4<f32>, 2u * HT_ROWS * HT_BLK>;
+var<workgroup> hout: array<vec4<f32>, select(1u, 5u * HT_ROWS * HT_BLK, HT_OUT)>;
+
+// Slot of image im's block j of tile row r (XOR swizzle: rows r .. r + 7
+// read block j from eight different bank groups).
+fn hslot(im: u32, r: u32, j: u32) -> u32 {
+  return (im * HT_ROWS + r) * HT_BLK + (j ^ (r & 7u));
+}
+
+// Issues the loads of tile t (blocks t·HT_BLK .. of rows y0 ..) into st:
+// staged element i = li + k · (threads) is image i / (HT_ROWS·HT_BLK), row
+// (i / HT_BLK) % HT_ROWS, block i % HT_BLK. Rows past the job's last and
+// blocks past the row's end read the last one (valid memory; unused).
+fn hload(st: ptr<function, array<vec4<f32>, HT_LOADS>>, li: u32, t: u32, y0: u32, h: u32, wd: u32) {
+  let per = HT_ROWS * HT_BLK;
+  let nb = wd >> 2u;
+  for (var k = 0u; k < (2u * HT_BLK + 4u) / 5u; k = k + 1u) {
+    let i = li + k * HT_ROWS * 5u;
+    if (i < 2u * per) {
+      let rr = (i / HT_BLK) % HT_ROWS;
+      let yy = min(y0 + rr, h - 1u);
+      let b = ((P.base + yy * wd) >> 2u) + min(t * HT_BLK + i % HT_BLK, nb - 1u);
+      if (i < per) {
+        (*st)[k] = img1[b];
+      } else {
+        (*st)[k] = img2[b];
+      }
+    }
+  }
+}
+
+// Writes what hload staged into htile.
+fn hstage(st: ptr<function, array<vec4<f32>, HT_LOADS>>, li: u32) {
+  let per = HT_ROWS * HT_BLK;
+  for (var k = 0u; k < (2u * HT_BLK + 4u) / 5u; k = k + 1u) {
+    let i = li + k * HT_ROWS * 5u;
+    if (i < 2u * per) {
+      htile[hslot(i / per, (i / HT_BLK) % HT_ROWS, i % HT_BLK)] = (*st)[k];
+    }
+  }
+}
+
+// HT_OUT: stores the outputs the walk of tile t left in hout (slot s's
+// output of input block j of tile row r at hout[hslot(s, r, j)]): element
+// i = li + k · (threads) is slot i / (HT_ROWS·HT_BLK), row (i / HT_BLK) %
+// HT_ROWS, block i % HT_BLK, so consecutive threads store consecutive
+// blocks of a row. Only outputs the walk made are stored: rows of the job,
+// slots in use, input blocks 3 .. nb − 1 (output blocks 2 .. nb − 2; the
+// scalar loops write the others).
+fn hflush(li: u32, t: u32, y0: u32, h: u32, wd: u32, qmap: u32, nq: u32) {
+  let per = HT_ROWS * HT_BLK;
+  let nb = wd >> 2u;
+  for (var k = 0u; k < HT_BLK; k = k + 1u) {
+    let i = li + k * HT_ROWS * 5u;
+    let s = i / per;
+    let rr = (i / HT_BLK) % HT_ROWS;
+    let j = i % HT_BLK;
+    let b = t * HT_BLK + j;
+    let y = y0 + rr;
+    if (y < h && s < nq && b >= 3u && b < nb) {
+      let q = select(s, (qmap >> (4u * s)) & 15u, qmap != 0u);
+      put4(q, ((P.base + y * wd) >> 2u) + b - 1u, hout[hslot(s, rr, j)]);
+    }
+  }
+}
+
+// step4 without the store: the same operations, returning the output
+// block (hblur4t stores it itself).
+fn step4v(bd: vec4<f32>, ba: ptr<function, vec4<f32>>, bb: ptr<function, vec4<f32>>,
+          bc: ptr<function, vec4<f32>>, prev: ptr<function, vec3<f32>>, prev2: ptr<function, vec3<f32>>) -> vec4<f32> {
+  let sv = vec4<f32>((*ba).z, (*ba).w, (*bb).x, (*bb).y) + bd;
+  *ba = *bb;
+  *bb = *bc;
+  *bc = bd;
+  var out: array<vec4<f32>, 3>;
+  for (var k = 0u; k < 3u; k = k + 1u) {
+    let mi = K.mul_in[k];
+    var o = vec4<f32>(sv.x) * mi;
+    o = fmaf4(vec4<f32>(0.0, mi.x, mi.y, mi.z), vec4<f32>(sv.y), o);
+    o = fmaf4(vec4<f32>(0.0, 0.0, mi.x, mi.y), vec4<f32>(sv.z), o);
+    o = fmaf4(vec4<f32>(0.0, 0.0, 0.0, mi.x), vec4<f32>(sv.w), o);
+    o = fmaf4(K.mul_prev2[k], vec4<f32>((*prev2)[k]), o);
+    o = fmaf4(K.mul_prev[k], vec4<f32>((*prev)[k]), o);
+    out[k] = o;
+  }
+  *prev2 = vec3<f32>(out[0].z, out[1].z, out[2].z);
+  *prev = vec3<f32>(out[0].w, out[1].w, out[2].w);
+  return out[0] + opq4(out[1] + out[2]);
+}
+
+// Quantity q of block j of tile row r (raw_a / raw_b / quant4 on the
+// staged blocks).
+fn htq(q: u32, r: u32, j: u32) -> vec4<f32> {
+  let a = htile[hslot(select(0u, 1u, q == 1u || q == 3u), r, j)];
+  var b = vec4<f32>(0.0);
+  if (q == 4u) {
+    b = htile[hslot(1u, r, j)];
+  }
+  return quant4(q, a, b);
+}
+
+@compute @workgroup_size(HT_ROWS * 5u, 1, 1)
+fn hblur4t(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) li: u32) {
+  P = PJ[wid.z];
+  fma_zero = P.pad0;
+  // Control flow around the barriers reads the uniform job directly (a
+  // private copy is not uniform to WGSL's analysis).
+  let h = PJ[wid.z].height;
+  let wd = PJ[wid.z].width;
+  let y0 = wid.x * HT_ROWS;
+  if (y0 >= h) {
+    return;
+  }
+  let slot = li / HT_ROWS;
+  let r = li % HT_ROWS;
+  let y = y0 + r;
+  let qmap = P.stride;
+  let nq = select(firstLeadingBit(qmap) / 4u + 1u, 5u, qmap == 0u);
+  let q = select(slot, (qmap >> (4u * slot)) & 15u, qmap != 0u);
+  let walk = y < h && slot < nq;
+  let w = i32(wd);
+  let row = P.base + min(y, h - 1u) * wd; // a multiple of 4
+  let rb = row >> 2u;
+  let in0 = vec3<f32>(K.mul_in[0].x, K.mul_in[1].x, K.mul_in[2].x);
+  let pv0 = vec3<f32>(K.mul_prev[0].x, K.mul_prev[1].x, K.mul_prev[2].x);
+  let pp0 = vec3<f32>(K.mul_prev2[0].x, K.mul_prev2[1].x, K.mul_prev2[2].x);
+  var prev = vec3<f32>(0.0);
+  var prev2 = vec3<f32>(0.0);
+
+  var n = -IIR_N + 1;
+  let first = min(8i, w);
+  if (walk) {
+    for (; n < first; n = n + 1) {
+      let s = at1(q, row, n - IIR_N - 1, w) + at1(q, row, n + IIR_N - 1, w);
+      var o = vec3<f32>(s) * in0;
+      o = fmaf3(pp0, prev2, o);
+      prev2 = prev;
+      o = fmaf3(pv0, prev, o);
+      prev = o;
+      if (n >= 0) {
+        put1(q, row + u32(n), o.x + opq(o.y + o.z));
+      }
+    }
+  }
+
+  // Interior (w >= 16): the step reading input block b (columns 4b ..
+  // 4b + 3, b = 3 .. nb − 1) writes output block b − 1; ba, bb, bc are the
+  // blocks b − 3, b − 2, b − 1, shifted in from tile 0's first three.
+  let nb = wd >> 2u;
+  let nt = select(0u, (nb + HT_BLK - 1u) / HT_BLK, wd >= 16u);
+  var ba = vec4<f32>(0.0);
+  var bb = vec4<f32>(0.0);
+  var bc = vec4<f32>(0.0);
+  var st: array<vec4<f32>, HT_LOADS>;
+  if (nt > 0u) {
+    hload(&st, li, 0u, y0, h, wd);
+  }
+  for (var t = 0u; t < nt; t = t + 1u) {
+    workgroupBarrier(); // every walker is done with tile t − 1
+    hstage(&st, li);
+    if (HT_OUT && t > 0u) {
+      hflush(li, t - 1u, y0, h, wd, qmap, nq);
+    }
+    workgroupBarrier();
+    if (t + 1u < nt) {
+      hload(&st, li, t + 1u, y0, h, wd); // in flight during the walk
+    }
+    if (walk) {
+      let b0 = t * HT_BLK;
+      let b1 = min(b0 + HT_BLK, nb);
+      var b = b0;
+      if (t == 0u) {
+        for (; b < 3u; b = b + 1u) {
+          ba = bb;
+          bb = bc;
+          bc = htq(q, r, b);
+        }
+      }
+      for (; b < b1; b = b + 1u) {
+        let v = step4v(htq(q, r, b - b0), &ba, &bb, &bc, &prev, &prev2);
+        if (HT_OUT) {
+          hout[hslot(slot, r, b - b0)] = v;
+        } else {
+          put4(q, rb + b - 1u, v);
+        }
+      }
+    }
+  }
+  if (HT_OUT && nt > 0u) {
+    workgroupBarrier();
+    hflush(li, nt - 1u, y0, h, wd, qmap, nq);
+  }
+
+  if (walk) {
+    if (nt > 0u) {
+      n = w - 4;
+    }
+    for (; n < w; n = n + 1) {
+      let s = at1(q, row, n - IIR_N - 1, w) + at1(q, row, n + IIR_N - 1, w);
+      var o = vec3<f32>(s) * in0;
+      o = fmaf3(pp0, prev2, o);
+      prev2 = prev;
+      o = fmaf3(pv0, prev, o);
+      prev = o;
+      put1(q, row + u32(n), o.x + opq(o.y + o.z));
+    }
+  }
+}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"os"
 	"sync"
 
 	zenmetrics "github.com/zenmetrics-go/zenmetrics"
@@ -22,7 +23,9 @@ import (
 //	hblur       every scale and channel in one dispatch (jobs.go): libjxl's
 //	            horizontal recursive Gaussian of img1, img2, img1², img2²,
 //	            img1·img2 (thread per row and quantity; hblur4, the same with
-//	            16-byte accesses, for the scales whose width % 4 == 0)
+//	            16-byte accesses, for the scales whose width % 4 == 0, or
+//	            with ZENMETRICS_SSIM2_HBLUR=new|newout hblur4t: a workgroup
+//	            per 32 rows and all quantities, inputs staged in tiles)
 //	vstate      every scale and channel with more than one row band: the vertical
 //	            recursion down every column, leaving its state at band starts
 //	vmaps       every scale and channel: the vertical recursion (thread per column
@@ -95,6 +98,28 @@ var ssim2HRows = func() int {
 	return 64
 }()
 
+// ssim2HBlurMode is the environment variable that selects the kernel for
+// the widths that are a multiple of 4 (read when the kernels compile, so
+// that go test's cache sees it):
+//
+//	old     hblur4: a thread per row and quantity, each loading its own row
+//	new     hblur4t: a workgroup per 32 rows and all their quantities, the
+//	        inputs loaded once per 64-column tile with whole cache lines and
+//	        staged through workgroup memory, the next tile's loads in flight
+//	        during the walk; outputs stored by the walkers as in hblur4
+//	newout  hblur4t with 32-column tiles whose outputs are staged too and
+//	        stored in whole lines (28 KiB of workgroup memory; new where the
+//	        device allows less)
+//
+// All give the same bits. old by default until the tiled kernel has been
+// measured on an H200 (the last workgroup-memory hblur, before pipelined
+// tiles and one dispatch for every job, lost: SSIM2_PERF.md).
+const ssim2HBlurMode = "ZENMETRICS_SSIM2_HBLUR"
+
+// ssim2HTRows is hblur4t's rows per workgroup (its override HT_ROWS; the
+// workgroup is 5 × that many threads).
+const ssim2HTRows = 32
+
 // ssim2Kernels are the compiled pipelines, made once per device.
 type ssim2Kernels struct {
 	// unpack and downsample write XYB into three buffers (a pyramid split
@@ -107,6 +132,10 @@ type ssim2Kernels struct {
 	// hblur4 is hblur with 16-byte accesses, for widths that are a multiple
 	// of 4 (nil when disabled by ssim2Tuning).
 	hblur4 *webgpu.Pipeline
+	// hblur4t replaces hblur4 where set (ssim2HBlurTiled): the same
+	// values, the inputs staged per workgroup; dispatched as
+	// hblur4Dispatch says.
+	hblur4t *webgpu.Pipeline
 	// vblur is ssim2_hblur.wgsl's vertical recursion into planes (a cached
 	// reference's mu1 and sigma11).
 	vblur *webgpu.Pipeline
@@ -211,7 +240,48 @@ func compileSSIM2(g *webgpu.GPU) (*ssim2Kernels, error) {
 	if err := webgpu.Compile(g, ks); err != nil {
 		return nil, err
 	}
+	if mode := os.Getenv(ssim2HBlurMode); useH4 && (mode == "new" || mode == "newout") {
+		if k.hblur4t, err = k.compileHBlur4t(g, mode == "newout"); err != nil {
+			return nil, err
+		}
+	}
 	return &k, nil
+}
+
+// compileHBlur4t compiles hblur4t, with its outputs staged in workgroup
+// memory (32-column tiles) when out is set, else stored by the walkers
+// (64-column tiles). It needs no optional feature (no subgroup
+// operations): 16 KiB of workgroup memory, WebGPU's default limit, or 28
+// KiB with out. Where the device has less it compiles the variant without
+// out, and returns nil where it has less than that (hblur4 stays).
+func (k *ssim2Kernels) compileHBlur4t(g *webgpu.GPU, out bool) (*webgpu.Pipeline, error) {
+	blk, vec4s := 16, 2*ssim2HTRows*16
+	if out {
+		blk = 8
+		vec4s = 7 * ssim2HTRows * blk
+	}
+	lim := int(g.Limits().MaxComputeWorkgroupStorageSize)
+	if 16*vec4s > lim {
+		if out {
+			return k.compileHBlur4t(g, false)
+		}
+		return nil, nil
+	}
+	shared, err := webgpu.Sources("ssim2_color", "ssim2_iir")
+	if err != nil {
+		return nil, err
+	}
+	fmaNative, htOut := 1.0, 0.0
+	if k.FMA == "emulated" {
+		fmaNative = 0
+	}
+	if out {
+		htOut = 1
+	}
+	var pl *webgpu.Pipeline
+	err = webgpu.Compile(g, []webgpu.Kernel{{File: "ssim2_hblur4", Entry: "hblur4t", Prefix: shared[0] + "\n" + shared[1] + "\n",
+		Constants: webgpu.Constants{"HT_ROWS": ssim2HTRows, "HT_BLK": float64(blk), "HT_OUT": htOut, "FMA_NATIVE": fmaNative}, Dst: &pl}})
+	return pl, err
 }
 
 // ssim2Params mirrors the WGSL struct Params (96 bytes).
@@ -639,6 +709,17 @@ func (r *ssim2Ref) hbOf(gi int) [5]*webgpu.Buffer {
 	return hb
 }
 
+// hblur4Dispatch is the pipeline and workgroup grid (x, y) that blur nq
+// quantities of rows up to maxH tall with the 16-byte kernel: hblur4, a
+// thread per (row, quantity); hblur4t, a workgroup per ssim2HTRows rows
+// with every quantity (the quantity map says which).
+func (k *ssim2Kernels) hblur4Dispatch(maxH int, nq uint32) (*webgpu.Pipeline, uint32, uint32) {
+	if k.hblur4t != nil {
+		return k.hblur4t, webgpu.Groups(maxH, ssim2HTRows), 1
+	}
+	return k.hblur4, webgpu.Groups(maxH, ssim2HRows), nq
+}
+
 // encodeHBlur records the horizontal blurs of every job of channel group
 // gi (reference pyramid of pass p, distorted r.xyb) into r.hb: the five
 // quantities, or with keep the distorted image's three (map ssim2QDist).
@@ -654,11 +735,11 @@ func (r *ssim2Ref) encodeHBlur(e *webgpu.Encoder, k *ssim2Kernels, p *ssim2PassS
 		if j.n == 0 {
 			continue
 		}
-		pl := k.hblur
+		pl, gx, gy := k.hblur, webgpu.Groups(j.maxH, ssim2HRows), nq
 		if i == 0 {
-			pl = k.hblur4
+			pl, gx, gy = k.hblur4Dispatch(j.maxH, nq)
 		}
-		e.Dispatch(pl, webgpu.Groups(j.maxH, ssim2HRows), nq, uint32(j.n), j.buf, r.coef, p.img[gi], r.xyb[gi],
+		e.Dispatch(pl, gx, gy, uint32(j.n), j.buf, r.coef, p.img[gi], r.xyb[gi],
 			hb[0], hb[1], hb[2], hb[3], hb[4])
 	}
 }
@@ -704,11 +785,11 @@ func (r *ssim2Ref) encodeKeepRef(e *webgpu.Encoder, k *ssim2Kernels, p *ssim2Pas
 		if j.n == 0 {
 			continue
 		}
-		pl := k.hblur
+		pl, gx, gy := k.hblur, webgpu.Groups(j.maxH, ssim2HRows), uint32(2)
 		if i == 0 {
-			pl = k.hblur4
+			pl, gx, gy = k.hblur4Dispatch(j.maxH, 2)
 		}
-		e.Dispatch(pl, webgpu.Groups(j.maxH, ssim2HRows), 2, uint32(j.n), j.buf, r.coef, img, img,
+		e.Dispatch(pl, gx, gy, uint32(j.n), j.buf, r.coef, img, img,
 			hb[0], hb[1], hb[2], hb[3], hb[4])
 	}
 	j := r.keepAll[gi]
