@@ -104,3 +104,39 @@ func TestBenchSkipsDominated(t *testing.T) {
 		}
 	}
 }
+
+// Priming (compiling every metric's kernels) up to PrimeAllowance is not
+// counted against the limit: a cold kernel cache does not cost the
+// largest cells. Past the allowance it counts again.
+func TestBenchPrimeAllowance(t *testing.T) {
+	for _, c := range []struct {
+		prime, allowance time.Duration
+		largest          bool // the 128² cell measured
+	}{
+		{1500 * time.Millisecond, 0, true}, // the default 2 s covers it
+		{1500 * time.Millisecond, -1, false},
+		{5 * time.Second, 0, false}, // 3 s of it counts
+		{5 * time.Second, 5 * time.Second, true},
+	} {
+		clock := newFakeClock()
+		// The first task (the priming) takes c.prime; then 64²: 10 ms a
+		// run, 128²: 40 ms, the two cells ≈ 0.1 and 0.3 s. A 1.7 s limit
+		// holds both after no counted priming, not after 1.5 s of it.
+		gpu := &scriptBackend{name: "gpu", clock: clock, cost: func(n int, px int64) time.Duration {
+			if n == 0 {
+				return c.prime
+			}
+			return time.Duration(px) * 10 * time.Millisecond / 4096
+		}}
+		rep := scriptBench(t, clock, []int{64, 128}, []BenchTarget{{Class: ClassGPUFull, Backend: gpu}}, func(cfg *BenchConfig) {
+			cfg.TimeLimit = 1700 * time.Millisecond
+			cfg.PrimeAllowance = c.allowance
+			cfg.Settle = SettleConfig{Ramp: time.Millisecond, Cap: 50 * time.Millisecond}
+		})
+		for _, r := range rep.Results {
+			if r.Side == 128 && (r.NsPerPx > 0) != c.largest {
+				t.Errorf("priming %v, allowance %v: 128² measured %v, want %v (%+v)", c.prime, c.allowance, r.NsPerPx > 0, c.largest, r)
+			}
+		}
+	}
+}
