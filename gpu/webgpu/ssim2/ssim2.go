@@ -23,9 +23,9 @@ import (
 //	hblur       every scale and channel in one dispatch (jobs.go): libjxl's
 //	            horizontal recursive Gaussian of img1, img2, img1², img2²,
 //	            img1·img2 (thread per row and quantity; hblur4, the same with
-//	            16-byte accesses, for the scales whose width % 4 == 0, or
-//	            with ZENMETRICS_SSIM2_HBLUR=new|newout hblur4t: a workgroup
-//	            per 32 rows and all quantities, inputs staged in tiles)
+//	            16-byte accesses, for the scales whose width % 4 == 0: by
+//	            default hblur4t, a workgroup per 32 rows and all quantities,
+//	            inputs and outputs staged in tiles; ZENMETRICS_SSIM2_HBLUR)
 //	vstate      every scale and channel with more than one row band: the vertical
 //	            recursion down every column, leaving its state at band starts
 //	vmaps       every scale and channel: the vertical recursion (thread per column
@@ -111,9 +111,12 @@ var ssim2HRows = func() int {
 //	        stored in whole lines (28 KiB of workgroup memory; new where the
 //	        device allows less)
 //
-// All give the same bits. old by default until the tiled kernel has been
-// measured on an H200 (the last workgroup-memory hblur, before pipelined
-// tiles and one dispatch for every job, lost: SSIM2_PERF.md).
+// All give the same bits. newout is the default (unset or any other
+// value): on the H200 (session 8, one binary, alternated) it took hblur
+// at 16 MP from 1.635 to 1.363 ms and the cached score from 4.87–4.98 to
+// 4.68–4.73 ms; new, whose walkers store their own outputs, was slower
+// than old (2.110 ms), and stays as newout's fallback on devices with
+// less than 28 KiB of workgroup memory.
 const ssim2HBlurMode = "ZENMETRICS_SSIM2_HBLUR"
 
 // ssim2HTRows is hblur4t's rows per workgroup (its override HT_ROWS; the
@@ -132,7 +135,7 @@ type ssim2Kernels struct {
 	// hblur4 is hblur with 16-byte accesses, for widths that are a multiple
 	// of 4 (nil when disabled by ssim2Tuning).
 	hblur4 *webgpu.Pipeline
-	// hblur4t replaces hblur4 where set (ssim2HBlurTiled): the same
+	// hblur4t replaces hblur4 where set (ssim2HBlurMode): the same
 	// values, the inputs staged per workgroup; dispatched as
 	// hblur4Dispatch says.
 	hblur4t *webgpu.Pipeline
@@ -240,8 +243,8 @@ func compileSSIM2(g *webgpu.GPU) (*ssim2Kernels, error) {
 	if err := webgpu.Compile(g, ks); err != nil {
 		return nil, err
 	}
-	if mode := os.Getenv(ssim2HBlurMode); useH4 && (mode == "new" || mode == "newout") {
-		if k.hblur4t, err = k.compileHBlur4t(g, mode == "newout"); err != nil {
+	if mode := os.Getenv(ssim2HBlurMode); useH4 && mode != "old" {
+		if k.hblur4t, err = k.compileHBlur4t(g, mode != "new"); err != nil {
 			return nil, err
 		}
 	}
