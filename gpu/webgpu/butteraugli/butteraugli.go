@@ -157,6 +157,7 @@ type bfSet struct {
 // bfLevel is one resolution level of a prepared reference.
 type bfLevel struct {
 	w, h    int
+	tag     string            // "s0" full, "s1" half resolution (profile labels)
 	params  *webgpu.Buffer    // uniform: size and intensity
 	combine [2]*webgpu.Buffer // uniform: combine modes of background 0 and 1
 	lin     [3]*webgpu.Buffer // scratch: linear RGB, then blur temporaries, then AC terms
@@ -313,7 +314,7 @@ func prepareButteraugli(ctx context.Context, dev *webgpu.Device, ref *zenmetrics
 				set := lv.refs[v]
 				r.encodeDecompose(e, lv, set)
 				gx, gy := webgpu.Groups(lv.w, 16), webgpu.Groups(lv.h, 16)
-				r.mark(e, "erode")
+				r.mark(e, "erode", lv)
 				e.Dispatch(k.erode, gx, gy, 1, lv.params, set.act, set.mac, set.mdc)
 			}
 		}
@@ -345,7 +346,7 @@ func (r *butteraugliRef) allocate(g *webgpu.GPU, sizes [][2]int, variants int) e
 	}
 	for li, sz := range sizes {
 		n := 4 * int64(sz[0]) * int64(sz[1])
-		lv := &bfLevel{w: sz[0], h: sz[1]}
+		lv := &bfLevel{w: sz[0], h: sz[1], tag: fmt.Sprintf("s%d", li)}
 		base := bfParams{Width: uint32(sz[0]), Height: uint32(sz[1]), Intensity: r.intensity}
 		lv.params = uniform(&base)
 		for v := 0; v < 2; v++ {
@@ -488,12 +489,12 @@ func (r *butteraugliRef) encodeUnpack(g *webgpu.GPU, e *webgpu.Encoder, im *zenm
 	}
 	full := r.levels[0]
 	lut := r.luts[im.Format.BytesPerSample()]
-	r.mark(e, "unpack")
+	r.mark(e, "unpack", full)
 	e.Dispatch(r.k.unpack, webgpu.Groups(r.w, 16), webgpu.Groups(r.h, 16), 1, r.unpackP[v], lut, r.up.Raw,
 		full.lin[0], full.lin[1], full.lin[2])
 	if len(r.levels) > 1 {
 		sub := r.levels[1]
-		r.mark(e, "subsample")
+		r.mark(e, "subsample", sub)
 		e.Dispatch(r.k.subsample, webgpu.Groups(sub.w, 16), webgpu.Groups(sub.h, 16), 1, r.subP,
 			full.lin[0], full.lin[1], full.lin[2], sub.lin[0], sub.lin[1], sub.lin[2])
 	}
@@ -506,35 +507,35 @@ func (r *butteraugliRef) encodeDecompose(e *webgpu.Encoder, lv *bfLevel, set bfS
 	w, h := lv.w, lv.h
 	x := [3]*webgpu.Buffer{set.uhf[0], set.uhf[1], lv.res2}
 	t := lv.lin
-	r.mark(e, "opsin")
+	r.mark(e, "opsin", lv)
 	e.Dispatch(k.opsin, webgpu.Groups(w, 16), webgpu.Groups(h, 16), 1, lv.params, r.kern[0], t[0], t[1], t[2], x[0], x[1], x[2])
 	rx, ry := webgpu.Groups(w, bfRowTX), webgpu.Groups(h, bfRowTY)
 	cx, cy := webgpu.Groups(w, bfColTX), webgpu.Groups(h, bfColTY)
 	for c := 0; c < 3; c++ {
-		r.mark(e, "rowsLF")
+		r.mark(e, "rowsLF", lv)
 		e.Dispatch(k.rowsLF, rx, ry, 1, lv.params, r.kern[1], x[c], t[c])
 	}
-	r.mark(e, "colLF")
+	r.mark(e, "colLF", lv)
 	e.Dispatch(k.colLF, cx, cy, 1, lv.params, r.kern[1], t[0], t[1], t[2], x[0], x[1], x[2],
 		set.lf[0], set.lf[1], set.lf[2])
 	for c := 0; c < 3; c++ {
-		r.mark(e, "rowsHF")
+		r.mark(e, "rowsHF", lv)
 		e.Dispatch(k.rowsHF, rx, ry, 1, lv.params, r.kern[2], x[c], t[c])
 	}
-	r.mark(e, "colMF")
+	r.mark(e, "colMF", lv)
 	e.Dispatch(k.colMF, cx, cy, 1, lv.params, r.kern[2], t[0], t[1], t[2], x[0], x[1],
 		set.mf[0], set.mf[1], set.mf[2])
 	for c := 0; c < 2; c++ {
-		r.mark(e, "rowsUHF")
+		r.mark(e, "rowsUHF", lv)
 		e.Dispatch(k.rowsUHF, rx, ry, 1, lv.params, r.kern[3], x[c], t[c])
 	}
-	r.mark(e, "colUHF")
+	r.mark(e, "colUHF", lv)
 	e.Dispatch(k.colUHF, cx, cy, 1, lv.params, r.kern[3], t[0], t[1], x[0], x[1], set.hf[0], set.hf[1])
-	r.mark(e, "maskPre")
+	r.mark(e, "maskPre", lv)
 	e.Dispatch(k.maskPre, webgpu.Groups(w, 16), webgpu.Groups(h, 16), 1, lv.params, set.hf[0], set.hf[1], set.uhf[0], set.uhf[1], t[2])
-	r.mark(e, "rowsMask")
+	r.mark(e, "rowsMask", lv)
 	e.Dispatch(k.rowsMask, rx, ry, 1, lv.params, r.kern[4], t[2], t[0])
-	r.mark(e, "colMask")
+	r.mark(e, "colMask", lv)
 	e.Dispatch(k.colMask, cx, cy, 1, lv.params, r.kern[4], t[0], set.act)
 }
 
@@ -545,25 +546,30 @@ func (r *butteraugliRef) encodeDiff(e *webgpu.Encoder, lv *bfLevel, ref bfSet, c
 	d := lv.dist
 	t := lv.lin
 	gx, gy := webgpu.Groups(lv.w, 16), webgpu.Groups(lv.h, 16)
-	r.mark(e, "maltaX")
+	r.mark(e, "maltaX", lv)
 	e.Dispatch(k.maltaX, gx, gy, 1, lv.params, ref.uhf[0], d.uhf[0], ref.hf[0], d.hf[0], ref.mf[0], d.mf[0],
 		ref.mf[2], d.mf[2], t[0], t[1])
-	r.mark(e, "maltaY")
+	r.mark(e, "maltaY", lv)
 	e.Dispatch(k.maltaY, gx, gy, 1, lv.params, ref.uhf[1], d.uhf[1], ref.hf[1], d.hf[1], ref.mf[1], d.mf[1],
 		ref.act, d.act, t[2])
-	r.mark(e, "dc")
+	r.mark(e, "dc", lv)
 	e.Dispatch(k.dc, gx, gy, 1, lv.params, ref.lf[0], ref.lf[1], ref.lf[2], d.lf[0], d.lf[1], d.lf[2], ref.mdc, lv.res2)
 	if sub == nil {
 		sub = t[0] // unread (mode bit 0 clear); any read-only binding will do
 	}
-	r.mark(e, "combine")
+	r.mark(e, "combine", lv)
 	e.Dispatch(k.combine, gx, gy, 1, lv.combine[cv], t[0], t[1], t[2], lv.res2, ref.mac, sub, lv.dm)
 }
 
-// mark starts a new timed pass per dispatch when profiling.
-func (r *butteraugliRef) mark(e *webgpu.Encoder, label string) {
+// mark starts a new timed pass per dispatch when profiling, labelled
+// "kernel level" ("opsin s0", "maltaX s1"; the reductions have no level),
+// the form cmd/zmbench's -profile table groups by.
+func (r *butteraugliRef) mark(e *webgpu.Encoder, kernel string, lv *bfLevel) {
 	if r.timed && r.perPass {
-		e.TimedPass(label)
+		if lv != nil {
+			kernel += " " + lv.tag
+		}
+		e.TimedPass(kernel)
 	}
 }
 
@@ -668,8 +674,10 @@ func (r *butteraugliRef) scoreWindow(ctx context.Context, dist *zenmetrics.Image
 	if r.distMap {
 		dm = make([]float32, n)
 	}
+	ph := newPhases()
 	err := r.dev.Do(ctx, func(g *webgpu.GPU) error {
 		defer g.NoteHeld()
+		ph.lap(&ph.take)
 		if r.shared {
 			if err := r.allocScratch(g); err != nil {
 				r.dropScratch()
@@ -683,6 +691,7 @@ func (r *butteraugliRef) scoreWindow(ctx context.Context, dist *zenmetrics.Image
 			e.Discard()
 			return err
 		}
+		ph.lap(&ph.fill)
 		if r.timed && !r.perPass {
 			e.TimedPass("butteraugli")
 		}
@@ -702,9 +711,11 @@ func (r *butteraugliRef) scoreWindow(ctx context.Context, dist *zenmetrics.Image
 		if err := e.Submit(); err != nil {
 			return err
 		}
+		ph.lap(&ph.submit)
 		if err := webgpu.ReadSlice(rb, sums[:]); err != nil {
 			return err
 		}
+		ph.lap(&ph.wait)
 		if r.timed {
 			r.lastGPU = 0
 			if pt, err := e.PassTimes(); err == nil && len(pt) > 0 {
@@ -720,6 +731,7 @@ func (r *butteraugliRef) scoreWindow(ctx context.Context, dist *zenmetrics.Image
 	if err != nil {
 		return bfSums{}, err
 	}
+	ph.print(r.w, r.h, lo, hi)
 	ws := bfSums{max: float64(sums[0]), n: float64(n), dm: dm}
 	for i := range ws.s {
 		ws.s[i] = float64(sums[1+i])
@@ -754,9 +766,9 @@ func (r *butteraugliRef) encodeScore(g *webgpu.GPU, e *webgpu.Encoder, dist *zen
 			}
 		}
 	}
-	r.mark(e, "reduceMap")
+	r.mark(e, "reduceMap", nil)
 	e.Dispatch(r.k.reduceMap, r.groups, 1, 1, r.reduceP[0], r.levels[0].dm, r.partial)
-	r.mark(e, "reducePartials")
+	r.mark(e, "reducePartials", nil)
 	e.Dispatch(r.k.reducePartials, 1, 1, 1, r.reduceP[1], r.partial, r.result)
 }
 
