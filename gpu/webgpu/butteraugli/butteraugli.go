@@ -86,7 +86,8 @@ const bfParamBytes = 64
 
 func (p *bfParams) bytes() []byte { return webgpu.Bytes(p) }
 
-// bfKernels are the compiled pipelines.
+// bfKernels are the compiled pipelines of one generation (kernels.go),
+// with the block sizes their dispatches need.
 type bfKernels struct {
 	unpack, subsample, opsin          *webgpu.Pipeline
 	rowsLF, rowsHF, rowsUHF, rowsMask *webgpu.Pipeline
@@ -94,21 +95,35 @@ type bfKernels struct {
 	maskPre, erode                    *webgpu.Pipeline
 	maltaX, maltaY, dc, combine       *webgpu.Pipeline
 	reduceMap, reducePartials         *webgpu.Pipeline
+
+	gen bfGen
+	// Outputs per workgroup along x and y: rowX×rowY of the HF, UHF and
+	// mask row blurs, colX×colY of their column blurs, maltaX×maltaY of
+	// the Malta kernels (the LF blurs are always bfRowTX×bfRowTY and
+	// bfColTX×bfColTY).
+	rowX, rowY, colX, colY, maltaBX, maltaBY int
 }
 
-// kernels returns the device's Butteraugli kernels, compiling them the
-// first time (device thread).
-func kernels(g *webgpu.GPU) (*bfKernels, error) {
-	return webgpu.Compiled(g, "butteraugli", compileButteraugli)
+// bfBlurV2Rows, bfBlurV2Cols: the second-generation blur blocks (outputs
+// per workgroup) and their threads.
+const (
+	bfRowV2X, bfRowV2Y, bfRowV2WX, bfRowV2WY = 256, 8, 64, 4
+	bfColV2X, bfColV2Y, bfColV2WY            = 32, 32, 8
+)
+
+// bfBlurV2MaxBytes is the largest workgroup memory of the second-
+// generation blurs (the MF column blur: three planes).
+func bfBlurV2MaxBytes() int {
+	return max(4*bfRowV2Y*(bfRowV2X+2*bfKernHF.off), 4*3*bfColV2X*(bfColV2Y+2*bfKernHF.off))
 }
 
-func compileButteraugli(g *webgpu.GPU) (*bfKernels, error) {
-	shared, err := webgpu.Sources("butteraugli_common", "butteraugli_fir", "butteraugli_malta")
+func compileButteraugli(g *webgpu.GPU, gen bfGen) (*bfKernels, error) {
+	shared, err := webgpu.Sources("butteraugli_common", "butteraugli_fir", "butteraugli_malta", "butteraugli_malta_v2")
 	if err != nil {
 		return nil, err
 	}
-	common, fir, malta := shared[0], shared[1], shared[2]
-	var k bfKernels
+	common, fir, malta, maltaV2 := shared[0], shared[1], shared[2], shared[3]
+	k := bfKernels{gen: gen, rowX: bfRowTX, rowY: bfRowTY, colX: bfColTX, colY: bfColTY, maltaBX: 16, maltaBY: 16}
 	rowC := func(k bfKernel) webgpu.Constants {
 		return webgpu.Constants{"OFF": float64(k.off), "TX": bfRowTX, "TY": bfRowTY,
 			"TILE_N": float64(bfRowTY * (bfRowTX + 2*k.off))}
@@ -120,22 +135,44 @@ func compileButteraugli(g *webgpu.GPU) (*bfKernels, error) {
 	// Every kernel reads the derived constants and the common helpers; the
 	// blurs the FIR helpers, the Malta kernels theirs.
 	base := bfPrelude + common
+	rowFile, colMF, colUHF, colPlain := "butteraugli_rows", "butteraugli_col_mf", "butteraugli_col_uhf", "butteraugli_col_plain"
+	rowB, colB := rowC, colC
+	if gen.blur {
+		rowFile, colMF, colUHF, colPlain = "butteraugli_rows_v2", "butteraugli_col_mf_v2", "butteraugli_col_uhf_v2", "butteraugli_col_plain_v2"
+		k.rowX, k.rowY, k.colX, k.colY = bfRowV2X, bfRowV2Y, bfColV2X, bfColV2Y
+		rowB = func(k bfKernel) webgpu.Constants {
+			return webgpu.Constants{"OFF": float64(k.off), "TX": bfRowV2X, "TY": bfRowV2Y, "WX": bfRowV2WX, "WY": bfRowV2WY,
+				"TILE_N": float64(bfRowV2Y * (bfRowV2X + 2*k.off))}
+		}
+		colB = func(k bfKernel, planes int) webgpu.Constants {
+			return webgpu.Constants{"OFF": float64(k.off), "TX": bfColV2X, "TY": bfColV2Y, "WY": bfColV2WY,
+				"TILE_N": float64(planes * bfColV2X * (bfColV2Y + 2*k.off))}
+		}
+	}
+	maltaPrefix := base + bfMaltaTile(16, 16) + malta
+	maltaXFile, maltaYFile := "butteraugli_malta_x", "butteraugli_malta_y"
+	if gen.malta {
+		k.maltaBX, k.maltaBY = bfMaltaW, bfMaltaH*bfMaltaR
+		maltaPrefix = base + fmt.Sprintf("const MW = %du;\nconst MH = %du;\nconst MR = %du;\n", bfMaltaW, bfMaltaH, bfMaltaR) +
+			bfMaltaTile(k.maltaBX, k.maltaBY) + malta + maltaV2
+		maltaXFile, maltaYFile = "butteraugli_malta_x_v2", "butteraugli_malta_y_v2"
+	}
 	if err := webgpu.Compile(g, []webgpu.Kernel{
 		{File: "butteraugli_unpack", Entry: "unpack", Prefix: base, Dst: &k.unpack},
 		{File: "butteraugli_subsample", Entry: "subsample", Prefix: base, Dst: &k.subsample},
 		{File: "butteraugli_opsin", Entry: "opsin", Prefix: base, Dst: &k.opsin},
 		{File: "butteraugli_rows", Entry: "rows", Prefix: base + fir, Constants: rowC(bfKernLF), Dst: &k.rowsLF},
-		{File: "butteraugli_rows", Entry: "rows", Prefix: base + fir, Constants: rowC(bfKernHF), Dst: &k.rowsHF},
-		{File: "butteraugli_rows", Entry: "rows", Prefix: base + fir, Constants: rowC(bfKernUHF), Dst: &k.rowsUHF},
-		{File: "butteraugli_rows", Entry: "rows", Prefix: base + fir, Constants: rowC(bfKernMask), Dst: &k.rowsMask},
+		{File: rowFile, Entry: "rows", Prefix: base + fir, Constants: rowB(bfKernHF), Dst: &k.rowsHF},
+		{File: rowFile, Entry: "rows", Prefix: base + fir, Constants: rowB(bfKernUHF), Dst: &k.rowsUHF},
+		{File: rowFile, Entry: "rows", Prefix: base + fir, Constants: rowB(bfKernMask), Dst: &k.rowsMask},
 		{File: "butteraugli_col_lf", Entry: "cols", Prefix: base + fir, Constants: colC(bfKernLF, 3), Dst: &k.colLF},
-		{File: "butteraugli_col_mf", Entry: "cols", Prefix: base + fir, Constants: colC(bfKernHF, 3), Dst: &k.colMF},
-		{File: "butteraugli_col_uhf", Entry: "cols", Prefix: base + fir, Constants: colC(bfKernUHF, 2), Dst: &k.colUHF},
-		{File: "butteraugli_col_plain", Entry: "cols", Prefix: base + fir, Constants: colC(bfKernMask, 1), Dst: &k.colMask},
+		{File: colMF, Entry: "cols", Prefix: base + fir, Constants: colB(bfKernHF, 3), Dst: &k.colMF},
+		{File: colUHF, Entry: "cols", Prefix: base + fir, Constants: colB(bfKernUHF, 2), Dst: &k.colUHF},
+		{File: colPlain, Entry: "cols", Prefix: base + fir, Constants: colB(bfKernMask, 1), Dst: &k.colMask},
 		{File: "butteraugli_mask", Entry: "mask_pre", Prefix: base, Dst: &k.maskPre},
 		{File: "butteraugli_erode", Entry: "erode", Prefix: base, Dst: &k.erode},
-		{File: "butteraugli_malta_x", Entry: "malta", Prefix: base + malta, Dst: &k.maltaX},
-		{File: "butteraugli_malta_y", Entry: "malta", Prefix: base + malta, Dst: &k.maltaY},
+		{File: maltaXFile, Entry: "malta", Prefix: maltaPrefix, Dst: &k.maltaX},
+		{File: maltaYFile, Entry: "malta", Prefix: maltaPrefix, Dst: &k.maltaY},
 		{File: "butteraugli_dc", Entry: "dc_terms", Prefix: base, Dst: &k.dc},
 		{File: "butteraugli_combine", Entry: "combine", Prefix: base, Dst: &k.combine},
 		{File: "butteraugli_reduce", Entry: "reduce_map", Prefix: base, Dst: &k.reduceMap},
@@ -509,6 +546,7 @@ func (r *butteraugliRef) encodeDecompose(e *webgpu.Encoder, lv *bfLevel, set bfS
 	t := lv.lin
 	r.mark(e, "opsin", lv)
 	e.Dispatch(k.opsin, webgpu.Groups(w, 16), webgpu.Groups(h, 16), 1, lv.params, r.kern[0], t[0], t[1], t[2], x[0], x[1], x[2])
+	// The LF blur pair has one generation; the others' blocks are k's.
 	rx, ry := webgpu.Groups(w, bfRowTX), webgpu.Groups(h, bfRowTY)
 	cx, cy := webgpu.Groups(w, bfColTX), webgpu.Groups(h, bfColTY)
 	for c := 0; c < 3; c++ {
@@ -518,6 +556,8 @@ func (r *butteraugliRef) encodeDecompose(e *webgpu.Encoder, lv *bfLevel, set bfS
 	r.mark(e, "colLF", lv)
 	e.Dispatch(k.colLF, cx, cy, 1, lv.params, r.kern[1], t[0], t[1], t[2], x[0], x[1], x[2],
 		set.lf[0], set.lf[1], set.lf[2])
+	rx, ry = webgpu.Groups(w, k.rowX), webgpu.Groups(h, k.rowY)
+	cx, cy = webgpu.Groups(w, k.colX), webgpu.Groups(h, k.colY)
 	for c := 0; c < 3; c++ {
 		r.mark(e, "rowsHF", lv)
 		e.Dispatch(k.rowsHF, rx, ry, 1, lv.params, r.kern[2], x[c], t[c])
@@ -545,13 +585,14 @@ func (r *butteraugliRef) encodeDiff(e *webgpu.Encoder, lv *bfLevel, ref bfSet, c
 	k := r.k
 	d := lv.dist
 	t := lv.lin
-	gx, gy := webgpu.Groups(lv.w, 16), webgpu.Groups(lv.h, 16)
+	mx, my := webgpu.Groups(lv.w, k.maltaBX), webgpu.Groups(lv.h, k.maltaBY)
 	r.mark(e, "maltaX", lv)
-	e.Dispatch(k.maltaX, gx, gy, 1, lv.params, ref.uhf[0], d.uhf[0], ref.hf[0], d.hf[0], ref.mf[0], d.mf[0],
+	e.Dispatch(k.maltaX, mx, my, 1, lv.params, ref.uhf[0], d.uhf[0], ref.hf[0], d.hf[0], ref.mf[0], d.mf[0],
 		ref.mf[2], d.mf[2], t[0], t[1])
 	r.mark(e, "maltaY", lv)
-	e.Dispatch(k.maltaY, gx, gy, 1, lv.params, ref.uhf[1], d.uhf[1], ref.hf[1], d.hf[1], ref.mf[1], d.mf[1],
+	e.Dispatch(k.maltaY, mx, my, 1, lv.params, ref.uhf[1], d.uhf[1], ref.hf[1], d.hf[1], ref.mf[1], d.mf[1],
 		ref.act, d.act, t[2])
+	gx, gy := webgpu.Groups(lv.w, 16), webgpu.Groups(lv.h, 16)
 	r.mark(e, "dc", lv)
 	e.Dispatch(k.dc, gx, gy, 1, lv.params, ref.lf[0], ref.lf[1], ref.lf[2], d.lf[0], d.lf[1], d.lf[2], ref.mdc, lv.res2)
 	if sub == nil {
