@@ -98,10 +98,10 @@ type bfKernels struct {
 
 	gen bfGen
 	// Outputs per workgroup along x and y: rowX×rowY of the HF, UHF and
-	// mask row blurs, colX×colY of their column blurs, maltaX×maltaY of
-	// the Malta kernels (the LF blurs are always bfRowTX×bfRowTY and
+	// mask row blurs, colX×colY of their column blurs, maltaBX×maltaBY of
+	// the Malta kernels, opsinX×opsinY of opsin (the LF blurs are always bfRowTX×bfRowTY and
 	// bfColTX×bfColTY).
-	rowX, rowY, colX, colY, maltaBX, maltaBY int
+	rowX, rowY, colX, colY, maltaBX, maltaBY, opsinX, opsinY int
 }
 
 // bfBlurV2Rows, bfBlurV2Cols: the second-generation blur blocks (outputs
@@ -118,12 +118,14 @@ func bfBlurV2MaxBytes() int {
 }
 
 func compileButteraugli(g *webgpu.GPU, gen bfGen) (*bfKernels, error) {
-	shared, err := webgpu.Sources("butteraugli_common", "butteraugli_fir", "butteraugli_malta", "butteraugli_malta_v2")
+	shared, err := webgpu.Sources("butteraugli_common", "butteraugli_fir", "butteraugli_malta", "butteraugli_malta_v2",
+		"butteraugli_opsin")
 	if err != nil {
 		return nil, err
 	}
-	common, fir, malta, maltaV2 := shared[0], shared[1], shared[2], shared[3]
-	k := bfKernels{gen: gen, rowX: bfRowTX, rowY: bfRowTY, colX: bfColTX, colY: bfColTY, maltaBX: 16, maltaBY: 16}
+	common, fir, malta, maltaV2, opsin := shared[0], shared[1], shared[2], shared[3], shared[4]
+	k := bfKernels{gen: gen, rowX: bfRowTX, rowY: bfRowTY, colX: bfColTX, colY: bfColTY, maltaBX: 16, maltaBY: 16,
+		opsinX: 16, opsinY: 16}
 	rowC := func(k bfKernel) webgpu.Constants {
 		return webgpu.Constants{"OFF": float64(k.off), "TX": bfRowTX, "TY": bfRowTY,
 			"TILE_N": float64(bfRowTY * (bfRowTX + 2*k.off))}
@@ -157,10 +159,17 @@ func compileButteraugli(g *webgpu.GPU, gen bfGen) (*bfKernels, error) {
 			bfMaltaTile(k.maltaBX, k.maltaBY) + malta + maltaV2
 		maltaXFile, maltaYFile = "butteraugli_malta_x_v2", "butteraugli_malta_y_v2"
 	}
+	// opsin_v2 is a second entry point of a module that holds the first
+	// (whose bindings and helpers it shares).
+	opsinK := webgpu.Kernel{File: "butteraugli_opsin", Entry: "opsin", Prefix: base, Dst: &k.opsin}
+	if gen.opsin {
+		k.opsinX, k.opsinY = 32, 16
+		opsinK = webgpu.Kernel{File: "butteraugli_opsin_v2", Entry: "opsin_v2", Prefix: base + opsin, Dst: &k.opsin}
+	}
 	if err := webgpu.Compile(g, []webgpu.Kernel{
 		{File: "butteraugli_unpack", Entry: "unpack", Prefix: base, Dst: &k.unpack},
 		{File: "butteraugli_subsample", Entry: "subsample", Prefix: base, Dst: &k.subsample},
-		{File: "butteraugli_opsin", Entry: "opsin", Prefix: base, Dst: &k.opsin},
+		opsinK,
 		{File: "butteraugli_rows", Entry: "rows", Prefix: base + fir, Constants: rowC(bfKernLF), Dst: &k.rowsLF},
 		{File: rowFile, Entry: "rows", Prefix: base + fir, Constants: rowB(bfKernHF), Dst: &k.rowsHF},
 		{File: rowFile, Entry: "rows", Prefix: base + fir, Constants: rowB(bfKernUHF), Dst: &k.rowsUHF},
@@ -545,7 +554,7 @@ func (r *butteraugliRef) encodeDecompose(e *webgpu.Encoder, lv *bfLevel, set bfS
 	x := [3]*webgpu.Buffer{set.uhf[0], set.uhf[1], lv.res2}
 	t := lv.lin
 	r.mark(e, "opsin", lv)
-	e.Dispatch(k.opsin, webgpu.Groups(w, 16), webgpu.Groups(h, 16), 1, lv.params, r.kern[0], t[0], t[1], t[2], x[0], x[1], x[2])
+	e.Dispatch(k.opsin, webgpu.Groups(w, k.opsinX), webgpu.Groups(h, k.opsinY), 1, lv.params, r.kern[0], t[0], t[1], t[2], x[0], x[1], x[2])
 	// The LF blur pair has one generation; the others' blocks are k's.
 	rx, ry := webgpu.Groups(w, bfRowTX), webgpu.Groups(h, bfRowTY)
 	cx, cy := webgpu.Groups(w, bfColTX), webgpu.Groups(h, bfColTY)

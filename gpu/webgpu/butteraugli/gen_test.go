@@ -11,16 +11,16 @@ import (
 	"github.com/zenmetrics-go/zenmetrics/internal/metrictest"
 )
 
-// bfGens are the values of ZENMETRICS_WEBGPU_BA_NEW: old kernels only,
+// bfGens are values of ZENMETRICS_WEBGPU_BA_NEW: old kernels only,
 // each new family alone, every new family.
-var bfGens = []bfGen{{}, {malta: true}, {blur: true}, {malta: true, blur: true}}
+var bfGens = []bfGen{{}, {malta: true}, {opsin: true}, {blur: true}, bfGenAll}
 
 // TestButteraugliGenerations scores every variant of the kernel switch
 // (kernels.go) against the CPU reference (the package's tolerance: the
 // kernels are not the CPU's bits, see bfTolCPU) and against the old
 // kernels bit for bit: max, norms and every distance-map value. The sizes
 // leave partial blocks at the right and bottom edges of both levels for
-// every block shape (16×16, 32×32, 256×8 and 32×8 outputs), with odd
+// every block shape (16×16, 32×16, 32×32 and 256×8 outputs), with odd
 // sides, a width past one 256-column row block, the 8-pixel minimum and
 // inputs with alpha (two backgrounds) and 16 bits.
 func TestButteraugliGenerations(t *testing.T) {
@@ -75,4 +75,20 @@ func bfScoreGen(t *testing.T, dev *webgpu.Device, ref, dist *zenmetrics.Image, o
 		t.Fatalf("score: %v", err)
 	}
 	return s, r.k.gen
+}
+
+// TestGenEnv: the values of ZENMETRICS_WEBGPU_BA_NEW.
+func TestGenEnv(t *testing.T) {
+	for v, want := range map[string]bfGen{"": bfGenAll, "0": {}, "all": bfGenAll, "malta": {malta: true},
+		"blur": {blur: true}, "opsin": {opsin: true}, "malta+blur": {malta: true, blur: true},
+		"opsin,blur": {opsin: true, blur: true}, "1": bfGenAll} {
+		t.Setenv("ZENMETRICS_WEBGPU_BA_NEW", v)
+		got := bfGenEnv()
+		if got != want {
+			t.Errorf("%q: %+v, want %+v", v, got, want)
+		}
+		if v != "" && v != "1" && v != "opsin,blur" && got.String() != v {
+			t.Errorf("%q: String %q", v, got.String())
+		}
+	}
 }

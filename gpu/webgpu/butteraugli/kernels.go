@@ -3,6 +3,7 @@ package butteraugli
 import (
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/zenmetrics-go/zenmetrics/gpu/webgpu"
 )
@@ -18,38 +19,66 @@ import (
 // tiles and the dispatch geometry differ. Both are kept so that one binary
 // can time them against each other: ZENMETRICS_WEBGPU_BA_NEW (read when a
 // device first compiles the kernels) is "0" for the old kernels only,
-// "malta" or "blur" for that family only, anything else (unset) for every
-// new family.
+// "malta", "opsin" or "blur" for that family only (or several joined by
+// "+"), anything else (unset) for every new family.
 
 // bfGen says which kernel families use the second generation.
 type bfGen struct {
 	malta bool // malta_x_v2, malta_y_v2: 32×8 threads, 4 rows each
+	opsin bool // opsin_v2: 32×8 threads, 2 rows each
 	blur  bool // rows_v2, cols_*_v2 of the HF, UHF, mask and MF blurs
 }
 
+// bfGenAll is every family new (the default).
+var bfGenAll = bfGen{malta: true, opsin: true, blur: true}
+
+// String is the switch's value for n: "0", "all", or the new families
+// joined by "+" ("malta", "malta+blur").
 func (n bfGen) String() string {
 	switch n {
 	case bfGen{}:
 		return "0"
-	case bfGen{malta: true}:
-		return "malta"
-	case bfGen{blur: true}:
-		return "blur"
+	case bfGenAll:
+		return "all"
 	}
-	return "all"
+	var parts []string
+	for _, f := range []struct {
+		on   bool
+		name string
+	}{{n.malta, "malta"}, {n.opsin, "opsin"}, {n.blur, "blur"}} {
+		if f.on {
+			parts = append(parts, f.name)
+		}
+	}
+	return strings.Join(parts, "+")
 }
 
-// bfGenEnv is the generation ZENMETRICS_WEBGPU_BA_NEW asks for.
+// bfGenEnv is the generation ZENMETRICS_WEBGPU_BA_NEW asks for: "0" old
+// kernels only; "malta", "opsin", "blur" or several joined by "+" or ","
+// ("malta+blur") those families new; unset, "all" or anything else every
+// family new.
 func bfGenEnv() bfGen {
-	switch os.Getenv("ZENMETRICS_WEBGPU_BA_NEW") {
-	case "0":
+	v := os.Getenv("ZENMETRICS_WEBGPU_BA_NEW")
+	if v == "0" {
 		return bfGen{}
-	case "malta":
-		return bfGen{malta: true}
-	case "blur":
-		return bfGen{blur: true}
 	}
-	return bfGen{malta: true, blur: true}
+	var n bfGen
+	for _, f := range strings.FieldsFunc(v, func(r rune) bool { return r == '+' || r == ',' }) {
+		switch strings.TrimSpace(f) {
+		case "malta":
+			n.malta = true
+		case "opsin":
+			n.opsin = true
+		case "blur":
+			n.blur = true
+		default:
+			return bfGenAll
+		}
+	}
+	if n == (bfGen{}) {
+		return bfGenAll
+	}
+	return n
 }
 
 // bfGenOverride, when not nil, replaces the environment's choice for
@@ -74,6 +103,10 @@ func bfMaltaTile(bw, bh int) string {
 // kernels.
 const bfMaltaV2Bytes = 4 * 3 * (bfMaltaW + 8) * (bfMaltaH*bfMaltaR + 8)
 
+// bfOpsinV2Bytes is the workgroup memory of opsin_v2: 720 + 640 vec3
+// (16 bytes each in workgroup memory).
+const bfOpsinV2Bytes = 16 * (720 + 640)
+
 // kernels returns the device's Butteraugli kernels of the generation the
 // environment (or a test) asks for, compiling them the first time (device
 // thread). A family whose workgroup memory exceeds the device's limit
@@ -89,6 +122,9 @@ func kernels(g *webgpu.GPU) (*bfKernels, error) {
 	}
 	if uint64(bfBlurV2MaxBytes()) > uint64(lim) {
 		want.blur = false
+	}
+	if bfOpsinV2Bytes > uint64(lim) {
+		want.opsin = false
 	}
 	return webgpu.Compiled(g, "butteraugli/"+want.String(), func(g *webgpu.GPU) (*bfKernels, error) {
 		return compileButteraugli(g, want)
