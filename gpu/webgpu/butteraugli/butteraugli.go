@@ -233,6 +233,14 @@ type butteraugliRef struct {
 	result  *webgpu.Buffer
 	groups  uint32
 
+	// What the reduce and unpack uniforms hold, so that a cached score of
+	// the same window and layout writes none (each queue write is a staging
+	// copy and a device-thread call into Dawn).
+	win      [2]int
+	winSet   bool
+	unpacked [2]bfParams
+	unpSet   [2]bool
+
 	shared  bool // scratch is taken from the pool per score (kept strips)
 	timed   bool // record a GPU timestamp around each score (benchmarks)
 	perPass bool // with timed: one timestamp pair per dispatch (profiling)
@@ -436,6 +444,10 @@ func (r *butteraugliRef) allocate(g *webgpu.GPU, sizes [][2]int, variants int) e
 func (r *butteraugliRef) setWindow(g *webgpu.GPU, lo, hi int) {
 	n := uint32((hi - lo) * r.w)
 	r.groups = (n + 256*bfReducePer - 1) / (256 * bfReducePer)
+	if r.winSet && r.win == [2]int{lo, hi} {
+		return
+	}
+	r.win, r.winSet = [2]int{lo, hi}, true
 	p0 := bfParams{Stride: uint32(lo * r.w), SrcWidth: bfReducePer, SrcHeight: n, PNorm: float32(r.pnorm)}
 	p1 := bfParams{SrcHeight: r.groups, PNorm: float32(r.pnorm)}
 	g.Write(r.reduceP[0], 0, p0.bytes())
@@ -530,8 +542,12 @@ func (r *butteraugliRef) encodeUnpack(g *webgpu.GPU, e *webgpu.Encoder, im *zenm
 			p.Blend = 1
 		}
 		// 64 bytes through the queue, ahead of this encoder's submit; each
-		// background has its own block.
-		g.Write(r.unpackP[v], 0, p.bytes())
+		// background has its own block, written only when the layout
+		// changes.
+		if !r.unpSet[v] || r.unpacked[v] != p {
+			g.Write(r.unpackP[v], 0, p.bytes())
+			r.unpacked[v], r.unpSet[v] = p, true
+		}
 	}
 	full := r.levels[0]
 	lut := r.luts[im.Format.BytesPerSample()]
