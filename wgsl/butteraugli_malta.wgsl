@@ -6,10 +6,12 @@
 // through its pixel: 7 to 9 contiguous samples on the UHF difference
 // (malta_hf), 5 samples at every other pixel on the HF and MF differences
 // (malta_lf). Segment sums are grouped as the CPU reference groups them.
-
-const MT = 24u;
-const MT_N = 576u;
-var<workgroup> mt: array<f32, 1728>;
+//
+// The host declares the tile ahead of this file (gpu/webgpu/butteraugli's
+// bfMaltaTile): MT, its row width, MT_N, the samples of one plane, and
+// mt, three planes; 24 and 576 for these 16x16 kernels, 40 and 1600 for
+// the 32x32 blocks of butteraugli_malta_v2.wgsl, which sum with the same
+// functions.
 
 // s(b, r, c) is the difference at row r, column c of the 9x9 neighbourhood
 // whose top-left sample is mt[b].

@@ -39,6 +39,7 @@ import (
 	"github.com/zenmetrics-go/zenmetrics/cpu/ssim2"
 	"github.com/zenmetrics-go/zenmetrics/gpu/nvml"
 	"github.com/zenmetrics-go/zenmetrics/gpu/webgpu"
+	bagpu "github.com/zenmetrics-go/zenmetrics/gpu/webgpu/butteraugli"
 	dssimgpu "github.com/zenmetrics-go/zenmetrics/gpu/webgpu/dssim"
 	ssim2gpu "github.com/zenmetrics-go/zenmetrics/gpu/webgpu/ssim2"
 	"github.com/zenmetrics-go/zenmetrics/internal/metrictest"
@@ -109,8 +110,8 @@ Flags:
   --reps N              timed runs per measurement, median reported (default 20)
   --warmup N            untimed runs first (default 3)
   --json FILE           also write the results as JSON to FILE
-  --metric NAME         ssim2, butteraugli or dssim (default ssim2); --profile
-                        and the byte model: SSIMULACRA2's and DSSIM's
+  --metric NAME         ssim2, butteraugli or dssim (default ssim2); the byte
+                        model: SSIMULACRA2's and DSSIM's only
   --cpu                 also score each pair with the CPU reference (slow)
   --upload-mib N        bytes per upload-bandwidth measurement, MiB (default 64)
   --profile             also time every dispatch in its own pass (median of
@@ -327,7 +328,7 @@ func timeSize(ctx context.Context, b *webgpu.Backend, nv *nvml.Device, ref, dist
 		res.Score = s.Value
 		sample()
 	}
-	if profile && (metric == zenmetrics.SSIMULACRA2 || metric == zenmetrics.DSSIM) {
+	if profile && (metric == zenmetrics.SSIMULACRA2 || metric == zenmetrics.DSSIM || metric == zenmetrics.Butteraugli) {
 		if res.Profile, err = passProfile(ctx, r, dist, reps); err != nil {
 			r.Release()
 			return res, err
@@ -406,14 +407,17 @@ func printTable(rep report, withCPU bool) {
 	}
 }
 
-// passProfile runs ssim2gpu.PassProfile reps times and returns each
-// pass's median time.
+// passProfile runs the metric's PassProfile (ssim2gpu, dssimgpu, bagpu)
+// reps times and returns each pass's median time.
 func passProfile(ctx context.Context, r zenmetrics.Reference, dist *zenmetrics.Image, reps int) ([]passMS, error) {
 	var runs [][]webgpu.PassTime
 	for i := 0; i < reps+1; i++ {
 		profileFn := ssim2gpu.PassProfile
-		if metric == zenmetrics.DSSIM {
+		switch metric {
+		case zenmetrics.DSSIM:
 			profileFn = dssimgpu.PassProfile
+		case zenmetrics.Butteraugli:
+			profileFn = bagpu.PassProfile
 		}
 		pt, err := profileFn(ctx, r, dist)
 		if err != nil || pt == nil {

@@ -104,3 +104,41 @@ func Bench(ctx context.Context, dev *webgpu.Device, ref, dist *zenmetrics.Image,
 }
 
 func bfMS(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1e6 }
+
+// PassProfile scores dist against a whole-image reference prepared by this
+// package with every dispatch in its own timed pass, and returns the GPU
+// time of each, labelled "kernel level" ("unpack s0", "opsin s1",
+// "rowsLF s0", "maltaX s0", ..., "reduceMap"; s0 is full resolution, s1
+// half; the LF/HF/UHF row blurs appear once per channel). Nil without
+// TimestampQuery. Timing each dispatch separately serialises them, so the
+// sum exceeds a plain score a little. An opaque image is 42 dispatches;
+// with alpha (two backgrounds) the dispatches past the encoder's 64 timed
+// passes run untimed and are missing from the list.
+func PassProfile(ctx context.Context, ref zenmetrics.Reference, dist *zenmetrics.Image) ([]webgpu.PassTime, error) {
+	r, ok := ref.(*butteraugliRef)
+	if !ok {
+		return nil, fmt.Errorf("webgpu: butteraugli.PassProfile: not a whole-image Butteraugli reference of this backend")
+	}
+	if !r.dev.HasFeature(wgpu.FeatureTimestampQuery) {
+		return nil, nil
+	}
+	if err := webgpu.SizeMismatch(r.w, r.h, dist); err != nil {
+		return nil, err
+	}
+	// timed, perPass and passes belong to the reference's lock, which
+	// scoreWindow takes: set them under it too.
+	r.mu.Lock()
+	r.timed, r.perPass, r.passes = true, true, nil
+	r.mu.Unlock()
+	defer func() {
+		r.mu.Lock()
+		r.timed, r.perPass = false, false
+		r.mu.Unlock()
+	}()
+	if _, err := r.score(ctx, dist); err != nil {
+		return nil, err
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.passes, nil
+}

@@ -86,7 +86,8 @@ const bfParamBytes = 64
 
 func (p *bfParams) bytes() []byte { return webgpu.Bytes(p) }
 
-// bfKernels are the compiled pipelines.
+// bfKernels are the compiled pipelines of one generation (kernels.go),
+// with the block sizes their dispatches need.
 type bfKernels struct {
 	unpack, subsample, opsin          *webgpu.Pipeline
 	rowsLF, rowsHF, rowsUHF, rowsMask *webgpu.Pipeline
@@ -94,21 +95,37 @@ type bfKernels struct {
 	maskPre, erode                    *webgpu.Pipeline
 	maltaX, maltaY, dc, combine       *webgpu.Pipeline
 	reduceMap, reducePartials         *webgpu.Pipeline
+
+	gen bfGen
+	// Outputs per workgroup along x and y: rowX×rowY of the HF, UHF and
+	// mask row blurs, colX×colY of their column blurs, maltaBX×maltaBY of
+	// the Malta kernels, opsinX×opsinY of opsin (the LF blurs are always bfRowTX×bfRowTY and
+	// bfColTX×bfColTY).
+	rowX, rowY, colX, colY, maltaBX, maltaBY, opsinX, opsinY int
 }
 
-// kernels returns the device's Butteraugli kernels, compiling them the
-// first time (device thread).
-func kernels(g *webgpu.GPU) (*bfKernels, error) {
-	return webgpu.Compiled(g, "butteraugli", compileButteraugli)
+// bfBlurV2Rows, bfBlurV2Cols: the second-generation blur blocks (outputs
+// per workgroup) and their threads.
+const (
+	bfRowV2X, bfRowV2Y, bfRowV2WX, bfRowV2WY = 256, 8, 64, 4
+	bfColV2X, bfColV2Y, bfColV2WY            = 32, 32, 8
+)
+
+// bfBlurV2MaxBytes is the largest workgroup memory of the second-
+// generation blurs (the MF column blur: three planes).
+func bfBlurV2MaxBytes() int {
+	return max(4*bfRowV2Y*(bfRowV2X+2*bfKernHF.off), 4*3*bfColV2X*(bfColV2Y+2*bfKernHF.off))
 }
 
-func compileButteraugli(g *webgpu.GPU) (*bfKernels, error) {
-	shared, err := webgpu.Sources("butteraugli_common", "butteraugli_fir", "butteraugli_malta")
+func compileButteraugli(g *webgpu.GPU, gen bfGen) (*bfKernels, error) {
+	shared, err := webgpu.Sources("butteraugli_common", "butteraugli_fir", "butteraugli_malta", "butteraugli_malta_v2",
+		"butteraugli_opsin")
 	if err != nil {
 		return nil, err
 	}
-	common, fir, malta := shared[0], shared[1], shared[2]
-	var k bfKernels
+	common, fir, malta, maltaV2, opsin := shared[0], shared[1], shared[2], shared[3], shared[4]
+	k := bfKernels{gen: gen, rowX: bfRowTX, rowY: bfRowTY, colX: bfColTX, colY: bfColTY, maltaBX: 16, maltaBY: 16,
+		opsinX: 16, opsinY: 16}
 	rowC := func(k bfKernel) webgpu.Constants {
 		return webgpu.Constants{"OFF": float64(k.off), "TX": bfRowTX, "TY": bfRowTY,
 			"TILE_N": float64(bfRowTY * (bfRowTX + 2*k.off))}
@@ -120,22 +137,51 @@ func compileButteraugli(g *webgpu.GPU) (*bfKernels, error) {
 	// Every kernel reads the derived constants and the common helpers; the
 	// blurs the FIR helpers, the Malta kernels theirs.
 	base := bfPrelude + common
+	rowFile, colMF, colUHF, colPlain := "butteraugli_rows", "butteraugli_col_mf", "butteraugli_col_uhf", "butteraugli_col_plain"
+	rowB, colB := rowC, colC
+	if gen.blur {
+		rowFile, colMF, colUHF, colPlain = "butteraugli_rows_v2", "butteraugli_col_mf_v2", "butteraugli_col_uhf_v2", "butteraugli_col_plain_v2"
+		k.rowX, k.rowY, k.colX, k.colY = bfRowV2X, bfRowV2Y, bfColV2X, bfColV2Y
+		rowB = func(k bfKernel) webgpu.Constants {
+			return webgpu.Constants{"OFF": float64(k.off), "TX": bfRowV2X, "TY": bfRowV2Y, "WX": bfRowV2WX, "WY": bfRowV2WY,
+				"TILE_N": float64(bfRowV2Y * (bfRowV2X + 2*k.off))}
+		}
+		colB = func(k bfKernel, planes int) webgpu.Constants {
+			return webgpu.Constants{"OFF": float64(k.off), "TX": bfColV2X, "TY": bfColV2Y, "WY": bfColV2WY,
+				"TILE_N": float64(planes * bfColV2X * (bfColV2Y + 2*k.off))}
+		}
+	}
+	maltaPrefix := base + bfMaltaTile(16, 16) + malta
+	maltaXFile, maltaYFile := "butteraugli_malta_x", "butteraugli_malta_y"
+	if gen.malta {
+		k.maltaBX, k.maltaBY = bfMaltaW, bfMaltaH*bfMaltaR
+		maltaPrefix = base + fmt.Sprintf("const MW = %du;\nconst MH = %du;\nconst MR = %du;\n", bfMaltaW, bfMaltaH, bfMaltaR) +
+			bfMaltaTile(k.maltaBX, k.maltaBY) + malta + maltaV2
+		maltaXFile, maltaYFile = "butteraugli_malta_x_v2", "butteraugli_malta_y_v2"
+	}
+	// opsin_v2 is a second entry point of a module that holds the first
+	// (whose bindings and helpers it shares).
+	opsinK := webgpu.Kernel{File: "butteraugli_opsin", Entry: "opsin", Prefix: base, Dst: &k.opsin}
+	if gen.opsin {
+		k.opsinX, k.opsinY = 32, 16
+		opsinK = webgpu.Kernel{File: "butteraugli_opsin_v2", Entry: "opsin_v2", Prefix: base + opsin, Dst: &k.opsin}
+	}
 	if err := webgpu.Compile(g, []webgpu.Kernel{
 		{File: "butteraugli_unpack", Entry: "unpack", Prefix: base, Dst: &k.unpack},
 		{File: "butteraugli_subsample", Entry: "subsample", Prefix: base, Dst: &k.subsample},
-		{File: "butteraugli_opsin", Entry: "opsin", Prefix: base, Dst: &k.opsin},
+		opsinK,
 		{File: "butteraugli_rows", Entry: "rows", Prefix: base + fir, Constants: rowC(bfKernLF), Dst: &k.rowsLF},
-		{File: "butteraugli_rows", Entry: "rows", Prefix: base + fir, Constants: rowC(bfKernHF), Dst: &k.rowsHF},
-		{File: "butteraugli_rows", Entry: "rows", Prefix: base + fir, Constants: rowC(bfKernUHF), Dst: &k.rowsUHF},
-		{File: "butteraugli_rows", Entry: "rows", Prefix: base + fir, Constants: rowC(bfKernMask), Dst: &k.rowsMask},
+		{File: rowFile, Entry: "rows", Prefix: base + fir, Constants: rowB(bfKernHF), Dst: &k.rowsHF},
+		{File: rowFile, Entry: "rows", Prefix: base + fir, Constants: rowB(bfKernUHF), Dst: &k.rowsUHF},
+		{File: rowFile, Entry: "rows", Prefix: base + fir, Constants: rowB(bfKernMask), Dst: &k.rowsMask},
 		{File: "butteraugli_col_lf", Entry: "cols", Prefix: base + fir, Constants: colC(bfKernLF, 3), Dst: &k.colLF},
-		{File: "butteraugli_col_mf", Entry: "cols", Prefix: base + fir, Constants: colC(bfKernHF, 3), Dst: &k.colMF},
-		{File: "butteraugli_col_uhf", Entry: "cols", Prefix: base + fir, Constants: colC(bfKernUHF, 2), Dst: &k.colUHF},
-		{File: "butteraugli_col_plain", Entry: "cols", Prefix: base + fir, Constants: colC(bfKernMask, 1), Dst: &k.colMask},
+		{File: colMF, Entry: "cols", Prefix: base + fir, Constants: colB(bfKernHF, 3), Dst: &k.colMF},
+		{File: colUHF, Entry: "cols", Prefix: base + fir, Constants: colB(bfKernUHF, 2), Dst: &k.colUHF},
+		{File: colPlain, Entry: "cols", Prefix: base + fir, Constants: colB(bfKernMask, 1), Dst: &k.colMask},
 		{File: "butteraugli_mask", Entry: "mask_pre", Prefix: base, Dst: &k.maskPre},
 		{File: "butteraugli_erode", Entry: "erode", Prefix: base, Dst: &k.erode},
-		{File: "butteraugli_malta_x", Entry: "malta", Prefix: base + malta, Dst: &k.maltaX},
-		{File: "butteraugli_malta_y", Entry: "malta", Prefix: base + malta, Dst: &k.maltaY},
+		{File: maltaXFile, Entry: "malta", Prefix: maltaPrefix, Dst: &k.maltaX},
+		{File: maltaYFile, Entry: "malta", Prefix: maltaPrefix, Dst: &k.maltaY},
 		{File: "butteraugli_dc", Entry: "dc_terms", Prefix: base, Dst: &k.dc},
 		{File: "butteraugli_combine", Entry: "combine", Prefix: base, Dst: &k.combine},
 		{File: "butteraugli_reduce", Entry: "reduce_map", Prefix: base, Dst: &k.reduceMap},
@@ -157,6 +203,7 @@ type bfSet struct {
 // bfLevel is one resolution level of a prepared reference.
 type bfLevel struct {
 	w, h    int
+	tag     string            // "s0" full, "s1" half resolution (profile labels)
 	params  *webgpu.Buffer    // uniform: size and intensity
 	combine [2]*webgpu.Buffer // uniform: combine modes of background 0 and 1
 	lin     [3]*webgpu.Buffer // scratch: linear RGB, then blur temporaries, then AC terms
@@ -185,6 +232,14 @@ type butteraugliRef struct {
 	partial *webgpu.Buffer
 	result  *webgpu.Buffer
 	groups  uint32
+
+	// What the reduce and unpack uniforms hold, so that a cached score of
+	// the same window and layout writes none (each queue write is a staging
+	// copy and a device-thread call into Dawn).
+	win      [2]int
+	winSet   bool
+	unpacked [2]bfParams
+	unpSet   [2]bool
 
 	shared  bool // scratch is taken from the pool per score (kept strips)
 	timed   bool // record a GPU timestamp around each score (benchmarks)
@@ -313,7 +368,7 @@ func prepareButteraugli(ctx context.Context, dev *webgpu.Device, ref *zenmetrics
 				set := lv.refs[v]
 				r.encodeDecompose(e, lv, set)
 				gx, gy := webgpu.Groups(lv.w, 16), webgpu.Groups(lv.h, 16)
-				r.mark(e, "erode")
+				r.mark(e, "erode", lv)
 				e.Dispatch(k.erode, gx, gy, 1, lv.params, set.act, set.mac, set.mdc)
 			}
 		}
@@ -345,7 +400,7 @@ func (r *butteraugliRef) allocate(g *webgpu.GPU, sizes [][2]int, variants int) e
 	}
 	for li, sz := range sizes {
 		n := 4 * int64(sz[0]) * int64(sz[1])
-		lv := &bfLevel{w: sz[0], h: sz[1]}
+		lv := &bfLevel{w: sz[0], h: sz[1], tag: fmt.Sprintf("s%d", li)}
 		base := bfParams{Width: uint32(sz[0]), Height: uint32(sz[1]), Intensity: r.intensity}
 		lv.params = uniform(&base)
 		for v := 0; v < 2; v++ {
@@ -389,6 +444,10 @@ func (r *butteraugliRef) allocate(g *webgpu.GPU, sizes [][2]int, variants int) e
 func (r *butteraugliRef) setWindow(g *webgpu.GPU, lo, hi int) {
 	n := uint32((hi - lo) * r.w)
 	r.groups = (n + 256*bfReducePer - 1) / (256 * bfReducePer)
+	if r.winSet && r.win == [2]int{lo, hi} {
+		return
+	}
+	r.win, r.winSet = [2]int{lo, hi}, true
 	p0 := bfParams{Stride: uint32(lo * r.w), SrcWidth: bfReducePer, SrcHeight: n, PNorm: float32(r.pnorm)}
 	p1 := bfParams{SrcHeight: r.groups, PNorm: float32(r.pnorm)}
 	g.Write(r.reduceP[0], 0, p0.bytes())
@@ -483,17 +542,21 @@ func (r *butteraugliRef) encodeUnpack(g *webgpu.GPU, e *webgpu.Encoder, im *zenm
 			p.Blend = 1
 		}
 		// 64 bytes through the queue, ahead of this encoder's submit; each
-		// background has its own block.
-		g.Write(r.unpackP[v], 0, p.bytes())
+		// background has its own block, written only when the layout
+		// changes.
+		if !r.unpSet[v] || r.unpacked[v] != p {
+			g.Write(r.unpackP[v], 0, p.bytes())
+			r.unpacked[v], r.unpSet[v] = p, true
+		}
 	}
 	full := r.levels[0]
 	lut := r.luts[im.Format.BytesPerSample()]
-	r.mark(e, "unpack")
+	r.mark(e, "unpack", full)
 	e.Dispatch(r.k.unpack, webgpu.Groups(r.w, 16), webgpu.Groups(r.h, 16), 1, r.unpackP[v], lut, r.up.Raw,
 		full.lin[0], full.lin[1], full.lin[2])
 	if len(r.levels) > 1 {
 		sub := r.levels[1]
-		r.mark(e, "subsample")
+		r.mark(e, "subsample", sub)
 		e.Dispatch(r.k.subsample, webgpu.Groups(sub.w, 16), webgpu.Groups(sub.h, 16), 1, r.subP,
 			full.lin[0], full.lin[1], full.lin[2], sub.lin[0], sub.lin[1], sub.lin[2])
 	}
@@ -506,35 +569,38 @@ func (r *butteraugliRef) encodeDecompose(e *webgpu.Encoder, lv *bfLevel, set bfS
 	w, h := lv.w, lv.h
 	x := [3]*webgpu.Buffer{set.uhf[0], set.uhf[1], lv.res2}
 	t := lv.lin
-	r.mark(e, "opsin")
-	e.Dispatch(k.opsin, webgpu.Groups(w, 16), webgpu.Groups(h, 16), 1, lv.params, r.kern[0], t[0], t[1], t[2], x[0], x[1], x[2])
+	r.mark(e, "opsin", lv)
+	e.Dispatch(k.opsin, webgpu.Groups(w, k.opsinX), webgpu.Groups(h, k.opsinY), 1, lv.params, r.kern[0], t[0], t[1], t[2], x[0], x[1], x[2])
+	// The LF blur pair has one generation; the others' blocks are k's.
 	rx, ry := webgpu.Groups(w, bfRowTX), webgpu.Groups(h, bfRowTY)
 	cx, cy := webgpu.Groups(w, bfColTX), webgpu.Groups(h, bfColTY)
 	for c := 0; c < 3; c++ {
-		r.mark(e, "rowsLF")
+		r.mark(e, "rowsLF", lv)
 		e.Dispatch(k.rowsLF, rx, ry, 1, lv.params, r.kern[1], x[c], t[c])
 	}
-	r.mark(e, "colLF")
+	r.mark(e, "colLF", lv)
 	e.Dispatch(k.colLF, cx, cy, 1, lv.params, r.kern[1], t[0], t[1], t[2], x[0], x[1], x[2],
 		set.lf[0], set.lf[1], set.lf[2])
+	rx, ry = webgpu.Groups(w, k.rowX), webgpu.Groups(h, k.rowY)
+	cx, cy = webgpu.Groups(w, k.colX), webgpu.Groups(h, k.colY)
 	for c := 0; c < 3; c++ {
-		r.mark(e, "rowsHF")
+		r.mark(e, "rowsHF", lv)
 		e.Dispatch(k.rowsHF, rx, ry, 1, lv.params, r.kern[2], x[c], t[c])
 	}
-	r.mark(e, "colMF")
+	r.mark(e, "colMF", lv)
 	e.Dispatch(k.colMF, cx, cy, 1, lv.params, r.kern[2], t[0], t[1], t[2], x[0], x[1],
 		set.mf[0], set.mf[1], set.mf[2])
 	for c := 0; c < 2; c++ {
-		r.mark(e, "rowsUHF")
+		r.mark(e, "rowsUHF", lv)
 		e.Dispatch(k.rowsUHF, rx, ry, 1, lv.params, r.kern[3], x[c], t[c])
 	}
-	r.mark(e, "colUHF")
+	r.mark(e, "colUHF", lv)
 	e.Dispatch(k.colUHF, cx, cy, 1, lv.params, r.kern[3], t[0], t[1], x[0], x[1], set.hf[0], set.hf[1])
-	r.mark(e, "maskPre")
+	r.mark(e, "maskPre", lv)
 	e.Dispatch(k.maskPre, webgpu.Groups(w, 16), webgpu.Groups(h, 16), 1, lv.params, set.hf[0], set.hf[1], set.uhf[0], set.uhf[1], t[2])
-	r.mark(e, "rowsMask")
+	r.mark(e, "rowsMask", lv)
 	e.Dispatch(k.rowsMask, rx, ry, 1, lv.params, r.kern[4], t[2], t[0])
-	r.mark(e, "colMask")
+	r.mark(e, "colMask", lv)
 	e.Dispatch(k.colMask, cx, cy, 1, lv.params, r.kern[4], t[0], set.act)
 }
 
@@ -544,26 +610,32 @@ func (r *butteraugliRef) encodeDiff(e *webgpu.Encoder, lv *bfLevel, ref bfSet, c
 	k := r.k
 	d := lv.dist
 	t := lv.lin
-	gx, gy := webgpu.Groups(lv.w, 16), webgpu.Groups(lv.h, 16)
-	r.mark(e, "maltaX")
-	e.Dispatch(k.maltaX, gx, gy, 1, lv.params, ref.uhf[0], d.uhf[0], ref.hf[0], d.hf[0], ref.mf[0], d.mf[0],
+	mx, my := webgpu.Groups(lv.w, k.maltaBX), webgpu.Groups(lv.h, k.maltaBY)
+	r.mark(e, "maltaX", lv)
+	e.Dispatch(k.maltaX, mx, my, 1, lv.params, ref.uhf[0], d.uhf[0], ref.hf[0], d.hf[0], ref.mf[0], d.mf[0],
 		ref.mf[2], d.mf[2], t[0], t[1])
-	r.mark(e, "maltaY")
-	e.Dispatch(k.maltaY, gx, gy, 1, lv.params, ref.uhf[1], d.uhf[1], ref.hf[1], d.hf[1], ref.mf[1], d.mf[1],
+	r.mark(e, "maltaY", lv)
+	e.Dispatch(k.maltaY, mx, my, 1, lv.params, ref.uhf[1], d.uhf[1], ref.hf[1], d.hf[1], ref.mf[1], d.mf[1],
 		ref.act, d.act, t[2])
-	r.mark(e, "dc")
+	gx, gy := webgpu.Groups(lv.w, 16), webgpu.Groups(lv.h, 16)
+	r.mark(e, "dc", lv)
 	e.Dispatch(k.dc, gx, gy, 1, lv.params, ref.lf[0], ref.lf[1], ref.lf[2], d.lf[0], d.lf[1], d.lf[2], ref.mdc, lv.res2)
 	if sub == nil {
 		sub = t[0] // unread (mode bit 0 clear); any read-only binding will do
 	}
-	r.mark(e, "combine")
+	r.mark(e, "combine", lv)
 	e.Dispatch(k.combine, gx, gy, 1, lv.combine[cv], t[0], t[1], t[2], lv.res2, ref.mac, sub, lv.dm)
 }
 
-// mark starts a new timed pass per dispatch when profiling.
-func (r *butteraugliRef) mark(e *webgpu.Encoder, label string) {
+// mark starts a new timed pass per dispatch when profiling, labelled
+// "kernel level" ("opsin s0", "maltaX s1"; the reductions have no level),
+// the form cmd/zmbench's -profile table groups by.
+func (r *butteraugliRef) mark(e *webgpu.Encoder, kernel string, lv *bfLevel) {
 	if r.timed && r.perPass {
-		e.TimedPass(label)
+		if lv != nil {
+			kernel += " " + lv.tag
+		}
+		e.TimedPass(kernel)
 	}
 }
 
@@ -668,8 +740,10 @@ func (r *butteraugliRef) scoreWindow(ctx context.Context, dist *zenmetrics.Image
 	if r.distMap {
 		dm = make([]float32, n)
 	}
+	ph := newPhases()
 	err := r.dev.Do(ctx, func(g *webgpu.GPU) error {
 		defer g.NoteHeld()
+		ph.lap(&ph.take)
 		if r.shared {
 			if err := r.allocScratch(g); err != nil {
 				r.dropScratch()
@@ -683,6 +757,7 @@ func (r *butteraugliRef) scoreWindow(ctx context.Context, dist *zenmetrics.Image
 			e.Discard()
 			return err
 		}
+		ph.lap(&ph.fill)
 		if r.timed && !r.perPass {
 			e.TimedPass("butteraugli")
 		}
@@ -702,9 +777,11 @@ func (r *butteraugliRef) scoreWindow(ctx context.Context, dist *zenmetrics.Image
 		if err := e.Submit(); err != nil {
 			return err
 		}
+		ph.lap(&ph.submit)
 		if err := webgpu.ReadSlice(rb, sums[:]); err != nil {
 			return err
 		}
+		ph.lap(&ph.wait)
 		if r.timed {
 			r.lastGPU = 0
 			if pt, err := e.PassTimes(); err == nil && len(pt) > 0 {
@@ -720,6 +797,7 @@ func (r *butteraugliRef) scoreWindow(ctx context.Context, dist *zenmetrics.Image
 	if err != nil {
 		return bfSums{}, err
 	}
+	ph.print(r.w, r.h, lo, hi)
 	ws := bfSums{max: float64(sums[0]), n: float64(n), dm: dm}
 	for i := range ws.s {
 		ws.s[i] = float64(sums[1+i])
@@ -754,9 +832,9 @@ func (r *butteraugliRef) encodeScore(g *webgpu.GPU, e *webgpu.Encoder, dist *zen
 			}
 		}
 	}
-	r.mark(e, "reduceMap")
+	r.mark(e, "reduceMap", nil)
 	e.Dispatch(r.k.reduceMap, r.groups, 1, 1, r.reduceP[0], r.levels[0].dm, r.partial)
-	r.mark(e, "reducePartials")
+	r.mark(e, "reducePartials", nil)
 	e.Dispatch(r.k.reducePartials, 1, 1, 1, r.reduceP[1], r.partial, r.result)
 }
 

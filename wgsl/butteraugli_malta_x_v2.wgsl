@@ -1,0 +1,43 @@
+// Butteraugli AC terms of channel X by columns: butteraugli_malta_x with
+// MR outputs per thread (butteraugli_malta_v2.wgsl); each output is the
+// same operations in the same order.
+
+@group(0) @binding(0) var<uniform> P: Params;
+@group(0) @binding(1) var<storage, read> u0: array<f32>;
+@group(0) @binding(2) var<storage, read> u1: array<f32>;
+@group(0) @binding(3) var<storage, read> h0: array<f32>;
+@group(0) @binding(4) var<storage, read> h1: array<f32>;
+@group(0) @binding(5) var<storage, read> m0: array<f32>;
+@group(0) @binding(6) var<storage, read> m1: array<f32>;
+@group(0) @binding(7) var<storage, read> mb0: array<f32>;
+@group(0) @binding(8) var<storage, read> mb1: array<f32>;
+@group(0) @binding(9) var<storage, read_write> ac0: array<f32>;
+@group(0) @binding(10) var<storage, read_write> ac2: array<f32>;
+
+@compute @workgroup_size(MW, MH, 1)
+fn malta(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) li: u32,
+         @builtin(local_invocation_id) lid: vec3<u32>) {
+  let w = P.width;
+  let h = P.height;
+  let bx = wid.x * MW;
+  let by = wid.y * (MH * MR);
+  malta_fill_v2(li, i32(bx) - 4, i32(by) - 4, w, h, MW_UHF_X, MW_HF_X, MW_MF_X);
+  workgroupBarrier();
+  let x = bx + lid.x;
+  let y0 = by + lid.y * MR;
+  if (x >= w || y0 >= h) {
+    return;
+  }
+  let ms = malta_col_v2(lid.y * MR * MT + lid.x);
+  for (var j = 0u; j < MR; j++) {
+    if (y0 + j >= h) {
+      break;
+    }
+    let i = (y0 + j) * w + x;
+    var a = asym_l2(h0[i], h1[i], ASYM_X, ASYM_X, ms[j]);
+    var d = m0[i] - m1[i];
+    ac0[i] = d * d * L2MF_X + a;
+    d = mb0[i] - mb1[i];
+    ac2[i] = d * d * L2MF_B;
+  }
+}
