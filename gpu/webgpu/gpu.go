@@ -595,15 +595,19 @@ func WriteSlice[T any](g *GPU, b *Buffer, off int64, s []T) {
 // (whole buffers, bindings 0..n-1).
 func (g *GPU) bindGroup(p *Pipeline, group uint32, bufs []*Buffer) wgpu.BindGroup {
 	layout := p.groupLayout(group)
-	var kb strings.Builder
-	fmt.Fprintf(&kb, "%x", uintptr(layout))
+	// The key is built in a stack buffer and looked up without a string
+	// allocation (m[string(b)]): this runs for every dispatch of every
+	// score, 20–80 times a score, where fmt cost a few µs each.
+	var kbuf [256]byte
+	kb := strconv.AppendUint(kbuf[:0], uint64(uintptr(layout)), 16)
 	for _, b := range bufs {
-		fmt.Fprintf(&kb, ",%d", b.id)
+		kb = append(kb, ',')
+		kb = strconv.AppendUint(kb, uint64(b.id), 10)
 	}
-	key := kb.String()
-	if bg, ok := g.bindings[key]; ok {
+	if bg, ok := g.bindings[string(kb)]; ok {
 		return bg
 	}
+	key := string(kb)
 	entries := make([]wgpu.BindGroupEntry, len(bufs))
 	for i, b := range bufs {
 		entries[i] = wgpu.BindGroupEntry{Binding: uint32(i), Buffer: b.h, Offset: 0, Size: b.size}
