@@ -594,11 +594,20 @@ func WriteSlice[T any](g *GPU, b *Buffer, off int64, s []T) {
 // bindGroup returns the cached bind group of p's group for these buffers
 // (whole buffers, bindings 0..n-1).
 func (g *GPU) bindGroup(p *Pipeline, group uint32, bufs []*Buffer) wgpu.BindGroup {
+	return g.bindGroupRanges(p, group, bufs, nil)
+}
+
+// bindGroupRanges is bindGroup with binding i limited to the byte range
+// rng[i] of bufs[i] (nil, or a zero range: the whole buffer).
+func (g *GPU) bindGroupRanges(p *Pipeline, group uint32, bufs []*Buffer, rng []Range) wgpu.BindGroup {
 	layout := p.groupLayout(group)
 	var kb strings.Builder
 	fmt.Fprintf(&kb, "%x", uintptr(layout))
-	for _, b := range bufs {
+	for i, b := range bufs {
 		fmt.Fprintf(&kb, ",%d", b.id)
+		if i < len(rng) && rng[i] != (Range{}) {
+			fmt.Fprintf(&kb, "@%d+%d", rng[i].Off, rng[i].Size)
+		}
 	}
 	key := kb.String()
 	if bg, ok := g.bindings[key]; ok {
@@ -607,6 +616,9 @@ func (g *GPU) bindGroup(p *Pipeline, group uint32, bufs []*Buffer) wgpu.BindGrou
 	entries := make([]wgpu.BindGroupEntry, len(bufs))
 	for i, b := range bufs {
 		entries[i] = wgpu.BindGroupEntry{Binding: uint32(i), Buffer: b.h, Offset: 0, Size: b.size}
+		if i < len(rng) && rng[i] != (Range{}) {
+			entries[i].Offset, entries[i].Size = uint64(rng[i].Off), uint64(rng[i].Size)
+		}
 	}
 	desc := &wgpu.BindGroupDescriptor{Label: wgpu.MakeStringView(p.label), Layout: layout, EntryCount: uintptr(len(entries))}
 	if len(entries) > 0 {
@@ -636,6 +648,8 @@ type Encoder struct {
 	tsResolve  *Buffer
 	tsRead     *Readback
 	submitted  bool
+	// cmd is the finished command buffer (Finish), 0 before.
+	cmd wgpu.CommandBuffer
 }
 
 // Encoder starts a command encoder.
@@ -680,6 +694,21 @@ func (e *Encoder) DispatchGroups(p *Pipeline, x, y, z uint32, groups ...[]*Buffe
 	for gi, bufs := range groups {
 		e.pass.SetBindGroup(uint32(gi), e.g.bindGroup(p, uint32(gi), bufs), nil)
 	}
+	e.pass.DispatchWorkgroups(x, y, z)
+}
+
+// Range is the bytes [Off, Off+Size) of a buffer bound by DispatchRanges
+// (Off a multiple of the device's minStorageBufferOffsetAlignment; the
+// zero Range binds the whole buffer).
+type Range struct{ Off, Size int64 }
+
+// DispatchRanges is Dispatch with binding i limited to rng[i] of bufs[i]
+// (nil or zero ranges bind whole buffers): a kernel that indexes from 0
+// then works on a window of the buffer, e.g. a band of an image's rows.
+func (e *Encoder) DispatchRanges(p *Pipeline, x, y, z uint32, bufs []*Buffer, rng []Range) {
+	e.beginPass()
+	e.pass.SetPipeline(p.h)
+	e.pass.SetBindGroup(0, e.g.bindGroupRanges(p, 0, bufs, rng), nil)
 	e.pass.DispatchWorkgroups(x, y, z)
 }
 
@@ -792,10 +821,31 @@ func (e *Encoder) TimedPass(label string) {
 	e.timedNext = label
 }
 
-// Submit finishes the command buffer and submits it.
+// Submit finishes the command buffer (unless Finish did) and submits it.
 func (e *Encoder) Submit() error {
 	if e.submitted {
 		return errors.New("webgpu: encoder submitted twice")
+	}
+	if err := e.Finish(); err != nil {
+		return err
+	}
+	e.g.d.queue.Submit([]wgpu.CommandBuffer{e.cmd})
+	e.cmd.Release()
+	e.cmd = 0
+	e.submitted = true
+	return nil
+}
+
+// Finish ends recording: the command buffer is complete and Submit only
+// hands it to the queue. It lets a caller record and finish ahead (e.g.
+// while the upload it copies from is still being filled) and keep the
+// submit itself short. Idempotent.
+func (e *Encoder) Finish() error {
+	if e.cmd != 0 {
+		return nil
+	}
+	if e.submitted {
+		return errors.New("webgpu: encoder finished after submit")
 	}
 	e.endPass()
 	if n := uint32(len(e.timedNames)); n > 0 {
@@ -810,12 +860,9 @@ func (e *Encoder) Submit() error {
 			return err
 		}
 	}
-	cmd := e.enc.Finish(nil)
-	e.g.d.queue.Submit([]wgpu.CommandBuffer{cmd})
-	cmd.Release()
+	e.cmd = e.enc.Finish(nil)
 	e.enc.Release()
 	e.enc = 0
-	e.submitted = true
 	return nil
 }
 
@@ -906,6 +953,10 @@ func (e *Encoder) Discard() {
 	if e.enc != 0 {
 		e.enc.Release()
 		e.enc = 0
+	}
+	if e.cmd != 0 {
+		e.cmd.Release()
+		e.cmd = 0
 	}
 }
 

@@ -761,15 +761,55 @@ func (r *ssim2Ref) score(ctx context.Context, dist *zenmetrics.Image) (float64, 
 // the upload copy is outside any pass and not timed).
 //
 // With pre (a pipelined score, pipe.go) dist's bytes are already in that
-// filled staging buffer: it is unmapped and copied instead.
+// filled staging buffer: it is unmapped and copied instead, and the
+// read-back is left in r.pending for the caller to wait on.
 func (r *ssim2Ref) run(g *webgpu.GPU, dist *zenmetrics.Image, timed bool, pre *filled) ([]webgpu.PassTime, error) {
+	c, err := r.record(g, dist, timed, pre)
+	if err != nil {
+		return nil, err
+	}
+	if err := r.submit(g, c, pre); err != nil {
+		return nil, err
+	}
+	if pre != nil {
+		r.pending = c.rb
+		return nil, nil
+	}
+	if err := webgpu.ReadSlice(c.rb, r.sumsHost); err != nil {
+		return nil, err
+	}
+	if !timed {
+		return nil, nil
+	}
+	return c.e.PassTimes()
+}
+
+// scoreCmd is one score's recorded and finished command buffer, not yet
+// submitted (record, submit).
+type scoreCmd struct {
+	e    *webgpu.Encoder
+	rb   *webgpu.Readback
+	raw  *webgpu.Buffer // r.up.Raw when recorded: the upload its commands read
+	lay  ssim2Layout    // dist's layout: the unpackDist blocks must hold it at submit
+	need int64          // dist's raw bytes
+}
+
+// record records one score of dist (device thread): the upload (with pre
+// only the copy out of its staging slot, which may still be mapped and
+// being filled: pipe.go records while the caller fills), every pass's
+// chain, the reduction and the read-back, and finishes the command
+// buffer. Nothing reaches the queue: submit does, so a recorded score can
+// wait while other scores are submitted. On error nothing is left to
+// discard.
+func (r *ssim2Ref) record(g *webgpu.GPU, dist *zenmetrics.Image, timed bool, pre *filled) (*scoreCmd, error) {
 	k, err := kernels(g)
 	if err != nil {
 		return nil, err
 	}
 	e := g.Encoder()
+	need := ssim2RawBytes(dist)
 	if pre != nil {
-		err = r.up.PutFilled(g, e, &r.held, pre.slot, ssim2RawBytes(dist), pre.fill)
+		err = r.up.CopyFilled(g, e, &r.held, pre.slot, 0, (need+3)&^3, need)
 	} else {
 		err = r.up.Put(g, e, &r.held, dist)
 	}
@@ -777,13 +817,7 @@ func (r *ssim2Ref) run(g *webgpu.GPU, dist *zenmetrics.Image, timed bool, pre *f
 		e.Discard()
 		return nil, err
 	}
-	lay := ssim2Layout{format: dist.Format, stride: dist.Stride, blend: dist.Format.HasAlpha()}
-	if lay != r.distKey {
-		for _, p := range r.passes {
-			g.Write(p.unpackDist, 0, r.unpackParams(lay, p.bg).bytes())
-		}
-		r.distKey = lay
-	}
+	c := &scoreCmd{e: e, raw: r.up.Raw, need: need, lay: ssim2Layout{format: dist.Format, stride: dist.Stride, blend: dist.Format.HasAlpha()}}
 	for _, p := range r.passes {
 		r.encodeChain(e, k, p, false, timed)
 	}
@@ -791,26 +825,42 @@ func (r *ssim2Ref) run(g *webgpu.GPU, dist *zenmetrics.Image, timed bool, pre *f
 		e.TimedPass("reduce")
 	}
 	r.encodeReduce(e, k)
-	rb, err := e.ReadBack(r.sums, 0, int64(r.nTerms)*8)
-	if err != nil {
+	if c.rb, err = e.ReadBack(r.sums, 0, int64(r.nTerms)*8); err != nil {
 		e.Discard()
 		return nil, err
 	}
-	if err := e.Submit(); err != nil {
+	if err := e.Finish(); err != nil {
+		e.Discard()
 		return nil, err
+	}
+	return c, nil
+}
+
+// errStale is submit's answer for a score recorded against an upload
+// buffer that another score has since replaced (a larger stride): the
+// caller records it again.
+var errStale = errors.New("webgpu: SSIMULACRA2: recorded score is stale")
+
+// submit hands a recorded score to the queue (device thread): the
+// unpackDist blocks are written first when dist's layout differs from the
+// last score's (a queue write, so ordered before this submit and after
+// any earlier one), and with pre its staging slot is unmapped. A stale
+// record (errStale) is discarded.
+func (r *ssim2Ref) submit(g *webgpu.GPU, c *scoreCmd, pre *filled) error {
+	if c.raw != r.up.Raw {
+		c.e.Discard()
+		return errStale
+	}
+	if c.lay != r.distKey {
+		for _, p := range r.passes {
+			g.Write(p.unpackDist, 0, r.unpackParams(c.lay, p.bg).bytes())
+		}
+		r.distKey = c.lay
 	}
 	if pre != nil {
-		// Pipelined: the caller waits for rb off the device thread.
-		r.pending = rb
-		return nil, nil
+		pre.slot.Unmap(g, c.need, pre.fill)
 	}
-	if err := webgpu.ReadSlice(rb, r.sumsHost); err != nil {
-		return nil, err
-	}
-	if !timed {
-		return nil, nil
-	}
-	return e.PassTimes()
+	return c.e.Submit()
 }
 
 // encodeReduce records the final reduction: every (pass, scale, channel,
