@@ -7,7 +7,6 @@ import (
 	"strconv"
 	"sync"
 	"time"
-
 )
 
 // Host side of a pipelined score (pipe.go): filling the staging buffer and
