@@ -95,7 +95,9 @@ func (r *ssim2Ref) scorePipelined(ctx context.Context, dist *zenmetrics.Image) (
 		}
 	}
 	t1 := time.Now()
+	r.seq.Lock()
 	rb, err := r.submitLocked(ctx, dist, c, pre)
+	r.seq.Unlock()
 	ph.submit = time.Since(t1)
 	if err != nil {
 		// The slot may still be mapped (nothing submitted) or not: putSlot

@@ -306,6 +306,14 @@ type ssim2Ref struct {
 	released bool
 	pipe     webgpu.StagingRing // staging buffers of pipelined scores (pipe.go)
 	pending  *webgpu.Readback   // a pipelined run's read-back, handed to its caller
+	// Banded pipelined scores (band.go): a staging ring per band, the
+	// band layouts made so far (by band count), and seq, held by a banded
+	// score from its first submit to its last (and by any other pipelined
+	// score around its submit) so that no other score's commands land
+	// between its bands on the shared scratch.
+	bandRings [ssim2MaxBands]webgpu.StagingRing
+	bandSets  map[int]*ssim2BandSet
+	seq       sync.Mutex
 	own      webgpu.Buffers     // the reference's own buffers (not a shared scratch)
 }
 
@@ -414,6 +422,9 @@ func prepareSSIM2(ctx context.Context, b *webgpu.Backend, ref *zenmetrics.Image,
 	}
 	r := &ssim2Ref{dev: b.Device(), pipe: webgpu.StagingRing{N: ssim2PipeSlots}, w: ref.Width, h: ref.Height, plan: ssim2Plan(ref.Width, ref.Height), ssim2Scratch: sc, win: win,
 		planeRows: planeRows}
+	for i := range r.bandRings {
+		r.bandRings[i].N = ssim2PipeSlots
+	}
 	if win != nil && len(win) != len(r.plan) {
 		return nil, fmt.Errorf("webgpu: %d row windows for %d scales", len(win), len(r.plan))
 	}
@@ -934,6 +945,9 @@ func (r *ssim2Ref) Release() {
 	// Pipelined scores may be filling a staging buffer right now: Close
 	// waits for them to hand it back before anything is freed.
 	bufs := r.pipe.Close(r.dev)
+	for i := range r.bandRings {
+		bufs = append(bufs, r.bandRings[i].Close(r.dev)...)
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.free(bufs...)
