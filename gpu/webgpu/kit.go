@@ -583,10 +583,13 @@ func (u *Upload) CopyFilled(g *GPU, e *Encoder, s *Buffers, st *StagingSlot, off
 }
 
 // Unmap unmaps a filled slot, so that the copy out of it can be submitted,
-// and books fill (Fill's time) as the host side of an upload of n bytes.
-// Device thread.
+// and books fill (Fill's time) as the host side of an upload of n bytes
+// (n = 0: nothing booked, for an image uploaded through several slots
+// that books once). Device thread.
 func (st *StagingSlot) Unmap(g *GPU, n int64, fill time.Duration) {
-	noteUploadDur(g, fill, n)
+	if n > 0 {
+		noteUploadDur(g, fill, n)
+	}
 	if st.Mem != nil {
 		st.Buf.Handle().Unmap()
 		st.Mem = nil

@@ -314,7 +314,7 @@ type ssim2Ref struct {
 	bandRings [ssim2MaxBands]webgpu.StagingRing
 	bandSets  map[int]*ssim2BandSet
 	seq       sync.Mutex
-	own      webgpu.Buffers     // the reference's own buffers (not a shared scratch)
+	own       webgpu.Buffers // the reference's own buffers (not a shared scratch)
 }
 
 // ssim2Scratch is the per-score working set, reused by every Score. It

@@ -158,4 +158,53 @@ func TestSSIM2BandedConcurrent(t *testing.T) {
 		}()
 	}
 	wg.Wait()
+	t.Logf("%d banded scores re-recorded after the upload buffer was replaced", ssim2StaleBands.Load())
+}
+
+// TestSSIM2BandedStale replaces the upload buffer between a banded score's
+// early bands and its final submit (as another caller's image with a
+// larger stride would): the final must be recorded again with every band
+// copied into the new buffer, and the score stay the serial one.
+func TestSSIM2BandedStale(t *testing.T) {
+	b := ssim2Backend(t)
+	ctx := context.Background()
+	defer func(env string) { ssim2BandsEnv, ssim2BandHook = env, nil }(ssim2BandsEnv)
+	ref, d0 := metrictest.Synthetic(452, 801, 93, zenmetrics.RGB8)
+	want := serialScores(t, b, ref, []*zenmetrics.Image{d0})
+	ssim2BandsEnv = "3"
+	r, err := b.Prepare(ctx, zenmetrics.SSIMULACRA2, ref, zenmetrics.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Release()
+	grow := int64(8 << 10)
+	ssim2BandHook = func(r *ssim2Ref) {
+		err := r.dev.Do(ctx, func(g *webgpu.GPU) error {
+			old := r.up.Raw
+			grow += 8 << 10
+			if err := r.up.Ensure(g, &r.held, ssim2RawBytes(d0)+grow); err != nil {
+				return err
+			}
+			if r.up.Raw == old {
+				return fmt.Errorf("upload buffer not replaced")
+			}
+			return nil
+		})
+		if err != nil {
+			t.Error(err)
+		}
+	}
+	stale := ssim2StaleBands.Load()
+	for rep := 0; rep < 2; rep++ {
+		s, err := r.Score(ctx, d0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if math.Float64bits(s.Value) != math.Float64bits(want[0]) {
+			t.Errorf("rep %d: %.17g after the upload buffer was replaced, serial %.17g", rep, s.Value, want[0])
+		}
+	}
+	if n := ssim2StaleBands.Load() - stale; n != 2 {
+		t.Errorf("%d stale re-records, want 2", n)
+	}
 }
