@@ -425,7 +425,8 @@ func (r *ssim2Ref) scoreBanded(ctx context.Context, dist *zenmetrics.Image) (flo
 		ssim2BandHook(r)
 	}
 	t1 := time.Now()
-	rb, err := r.submitBandedFinal(ctx, dist, n, slots, raws, c, ph.fill)
+	host := make([]float32, len(r.sumsHost))
+	rb, read, err := r.submitBandedFinal(ctx, dist, n, slots, raws, c, ph.fill, host, &ph)
 	r.seq.Unlock()
 	locked = false
 	ph.submit = time.Since(t1)
@@ -433,8 +434,9 @@ func (r *ssim2Ref) scoreBanded(ctx context.Context, dist *zenmetrics.Image) (flo
 		return 0, err
 	}
 	t2 := time.Now()
-	host := make([]float32, len(r.sumsHost))
-	err = r.awaitSums(ctx, rb, host)
+	if !read {
+		err = r.awaitSums(ctx, rb, host)
+	}
 	ph.wait = time.Since(t2)
 	if err != nil {
 		return 0, err
@@ -488,24 +490,26 @@ func (r *ssim2Ref) discardLater(c **scoreCmd) {
 }
 
 // submitBandedFinal submits a banded score's final command buffer c (nil:
-// record it now) under r.mu and returns its read-back. When the upload
+// record it now) under r.mu and returns its read-back and whether its
+// sums are already in host (firstSlice). When the upload
 // buffer is no longer the one every band was copied into (raws), the
 // final is recorded again with every band (recordBandedFinal's stale).
 func (r *ssim2Ref) submitBandedFinal(ctx context.Context, dist *zenmetrics.Image, n int, slots []*webgpu.StagingSlot,
-	raws []*webgpu.Buffer, c *scoreCmd, fill time.Duration) (*webgpu.Readback, error) {
+	raws []*webgpu.Buffer, c *scoreCmd, fill time.Duration, host []float32, ph *ssim2Phases) (*webgpu.Readback, bool, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.released {
 		if c != nil {
 			r.discardLater(&c)
 		}
-		return nil, zenmetrics.ErrReleased
+		return nil, false, zenmetrics.ErrReleased
 	}
 	var rb *webgpu.Readback // device thread only, until Do has returned nil
-	used := false
+	used, read := false, false
 	err := r.dev.Do(ctx, func(g *webgpu.GPU) error {
 		defer g.NoteHeld()
 		used = true
+		t := time.Now()
 		stale := false
 		for _, raw := range raws[:n-1] {
 			stale = stale || raw != r.up.Raw
@@ -526,7 +530,12 @@ func (r *ssim2Ref) submitBandedFinal(ctx context.Context, dist *zenmetrics.Image
 		rb = c.rb
 		r.writeBandParams(g, r.bandSets[n], distLayout(dist))
 		slots[n-1].Unmap(g, c.need, fill)
-		return c.e.Submit()
+		if err := c.e.Submit(); err != nil {
+			return err
+		}
+		var err error
+		read, err = ph.firstSlice(t, rb, host)
+		return err
 	})
 	if err != nil {
 		_ = r.dev.Do(context.Background(), func(*webgpu.GPU) error {
@@ -537,7 +546,7 @@ func (r *ssim2Ref) submitBandedFinal(ctx context.Context, dist *zenmetrics.Image
 			}
 			return nil
 		})
-		return nil, err
+		return nil, false, err
 	}
-	return rb, nil
+	return rb, read, nil
 }

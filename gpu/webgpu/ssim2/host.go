@@ -120,7 +120,9 @@ func ssim2Fill(mem, pix []byte, need, size int64) time.Duration {
 // buffer recorded meanwhile; record is how long the device thread took to
 // record and finish it, overlapped with the fill), submit (the
 // device-thread call that unmaps and submits, recording too when not
-// overlapped), wait (for the GPU, and the read of the sums) and finish
+// overlapped, and then waits the first slice for the GPU: of it, queue is
+// the device thread's time up to Queue.Submit's return, slice that first
+// wait), wait (the later slices, and the read of the sums) and finish
 // (giving the slot back; with ZENMETRICS_SSIM2_REMAP=now its remap).
 // Banded scores (band.go) add bands (how many) and early (the
 // device-thread time of the bands' submits, overlapped with later
@@ -130,6 +132,7 @@ type ssim2Phases struct {
 	take, fill, submit, wait time.Duration
 	finish                   time.Duration
 	record, recWait          time.Duration
+	queue, slice             time.Duration
 	bands                    int
 	early                    time.Duration
 }
@@ -143,6 +146,7 @@ func (p *ssim2Phases) print(w, h int) {
 	if p.bands > 1 {
 		band = fmt.Sprintf(" bands %d early %.0f", p.bands, us(p.early))
 	}
-	fmt.Fprintf(os.Stderr, "ssim2 %dx%d: take %.0f fill %.0f rec-wait %.0f submit %.0f wait %.0f finish %.0f total %.0f us (record %.0f%s)\n", w, h,
-		us(p.take), us(p.fill), us(p.recWait), us(p.submit), us(p.wait), us(p.finish), us(time.Since(p.t0)), us(p.record), band)
+	fmt.Fprintf(os.Stderr, "ssim2 %dx%d: take %.0f fill %.0f rec-wait %.0f submit %.0f wait %.0f finish %.0f total %.0f us (record %.0f queue %.0f slice %.0f%s)\n", w, h,
+		us(p.take), us(p.fill), us(p.recWait), us(p.submit), us(p.wait), us(p.finish), us(time.Since(p.t0)),
+		us(p.record), us(p.queue), us(p.slice), band)
 }

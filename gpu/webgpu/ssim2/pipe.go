@@ -96,7 +96,8 @@ func (r *ssim2Ref) scorePipelined(ctx context.Context, dist *zenmetrics.Image) (
 	}
 	t1 := time.Now()
 	r.seq.Lock()
-	rb, err := r.submitLocked(ctx, dist, c, pre)
+	host := make([]float32, len(r.sumsHost))
+	rb, read, err := r.submitLocked(ctx, dist, c, pre, host, &ph)
 	r.seq.Unlock()
 	ph.submit = time.Since(t1)
 	if err != nil {
@@ -106,8 +107,9 @@ func (r *ssim2Ref) scorePipelined(ctx context.Context, dist *zenmetrics.Image) (
 		return 0, err
 	}
 	t2 := time.Now()
-	host := make([]float32, len(r.sumsHost))
-	err = r.awaitSums(ctx, rb, host)
+	if !read {
+		err = r.awaitSums(ctx, rb, host)
+	}
 	ph.wait = time.Since(t2)
 	t3 := time.Now()
 	r.putSlot(&r.pipe, st)
@@ -162,26 +164,31 @@ func (r *ssim2Ref) recordAsync(ctx context.Context, dist *zenmetrics.Image, pre 
 }
 
 // submitLocked submits a recorded score c (nil: record it now) under r.mu
-// and returns its read-back. A stale record is recorded again. The slot's
-// bytes are in place (pre.fill is set).
-func (r *ssim2Ref) submitLocked(ctx context.Context, dist *zenmetrics.Image, c *scoreCmd, pre *filled) (*webgpu.Readback, error) {
+// and returns its read-back, and whether its sums are already in host
+// (firstSlice). A stale record is recorded again. The slot's bytes are in
+// place (pre.fill is set).
+func (r *ssim2Ref) submitLocked(ctx context.Context, dist *zenmetrics.Image, c *scoreCmd, pre *filled, host []float32, ph *ssim2Phases) (*webgpu.Readback, bool, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.released {
 		if c != nil {
 			_ = r.dev.Do(context.Background(), func(*webgpu.GPU) error { c.e.Discard(); return nil })
 		}
-		return nil, zenmetrics.ErrReleased
+		return nil, false, zenmetrics.ErrReleased
 	}
 	var rb *webgpu.Readback // device thread only, until Do has returned nil
-	used := false
+	used, read := false, false
 	err := r.dev.Do(ctx, func(g *webgpu.GPU) error {
 		defer g.NoteHeld()
 		used = true
+		t := time.Now()
 		if c != nil {
 			err := r.submit(g, c, pre)
 			if err != errStale {
 				rb = c.rb
+				if err == nil {
+					read, err = ph.firstSlice(t, rb, host)
+				}
 				return err
 			}
 		}
@@ -190,7 +197,11 @@ func (r *ssim2Ref) submitLocked(ctx context.Context, dist *zenmetrics.Image, c *
 			return err
 		}
 		rb = c.rb
-		return r.submit(g, c, pre)
+		if err := r.submit(g, c, pre); err != nil {
+			return err
+		}
+		read, err = ph.firstSlice(t, rb, host)
+		return err
 	})
 	if err != nil {
 		// Drain a submitted read-back, drop a record never submitted (the
@@ -203,9 +214,29 @@ func (r *ssim2Ref) submitLocked(ctx context.Context, dist *zenmetrics.Image, c *
 			}
 			return nil
 		})
-		return nil, err
+		return nil, false, err
 	}
-	return rb, nil
+	return rb, read, nil
+}
+
+// firstSlice is the first wait of a score just submitted, in the same
+// device-thread call (one round trip less; the device thread would block
+// in the wait's first call anyway): with ssim2WaitSlices it waits up to
+// ssim2WaitSlice for rb and, if the GPU is done by then, reads the sums
+// into host and reports true.
+// It books the time since t0 (the submit) and its own in ph.
+func (ph *ssim2Phases) firstSlice(t0 time.Time, rb *webgpu.Readback, host []float32) (bool, error) {
+	t := time.Now()
+	ph.queue = t.Sub(t0)
+	if ssim2Wait != ssim2WaitSlices {
+		return false, nil
+	}
+	defer func() { ph.slice = time.Since(t) }()
+	ready, err := rb.PollFor(ssim2WaitSlice)
+	if err != nil || !ready {
+		return false, err
+	}
+	return true, webgpu.ReadSlice(rb, host)
 }
 
 // awaitSums waits for rb and reads it into host; whatever happens rb is

@@ -755,6 +755,15 @@ func (r *ssim2Ref) score(ctx context.Context, dist *zenmetrics.Image) (float64, 
 		r.mu.Lock()
 		return v, err
 	}
+	// A banded score of another image may be between its bands (r.seq,
+	// taken before r.mu as the pipelined paths do).
+	r.mu.Unlock()
+	r.seq.Lock()
+	defer r.seq.Unlock()
+	r.mu.Lock()
+	if r.released {
+		return 0, zenmetrics.ErrReleased
+	}
 	err := r.dev.Do(ctx, func(g *webgpu.GPU) error {
 		defer g.NoteHeld()
 		_, err := r.run(g, dist, false, nil)
