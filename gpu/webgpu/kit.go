@@ -257,6 +257,21 @@ func Bytes[T any](v *T) []byte {
 // that Backend.Estimate and the strip planners see them.
 func (g *GPU) NoteHeld() { g.noteHeld() }
 
+// Range is the bytes [Off, Off+Size) of a buffer bound by DispatchRanges
+// (Off a multiple of the device's minStorageBufferOffsetAlignment; the
+// zero Range binds the whole buffer).
+type Range struct{ Off, Size int64 }
+
+// DispatchRanges is Dispatch with binding i limited to rng[i] of bufs[i]
+// (nil or zero ranges bind whole buffers): a kernel that indexes from 0
+// then works on a window of the buffer, e.g. a band of an image's rows.
+func (e *Encoder) DispatchRanges(p *Pipeline, x, y, z uint32, bufs []*Buffer, rng []Range) {
+	e.beginPass()
+	e.pass.SetPipeline(p.h)
+	e.pass.SetBindGroup(0, e.g.bindGroupRanges(p, 0, bufs, rng), nil)
+	e.pass.DispatchWorkgroups(x, y, z)
+}
+
 // ---------------------------------------------------------------- uploads
 
 // StagingMin is the raw size from which uploads go through a mapped

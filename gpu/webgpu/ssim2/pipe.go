@@ -2,6 +2,7 @@ package ssim2
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	zenmetrics "github.com/zenmetrics-go/zenmetrics"
@@ -16,10 +17,11 @@ import (
 // idle itself while the GPU scores. Here a score fills one of two staging
 // buffers that sit mapped between scores, on the calling goroutine and
 // outside the device thread; only then does it take the reference's lock
-// and the device thread to unmap, copy and submit. It then polls for the
-// result off the device thread, reads the sums back and maps its buffer
-// again (the copy out of it has finished by then, so the map is
-// immediate). So when two goroutines score on one reference — the
+// and the device thread to unmap and submit (the command buffer, copy
+// included, was recorded meanwhile). It then waits for the result in
+// short device-thread calls, reads the sums back in the call that sees
+// the GPU done, and maps its buffer again after returning (the copy out
+// of it has finished by then, so the map is immediate). So when two goroutines score on one reference — the
 // orchestrator runs ConcurrentScores workers per GPU — one fills its
 // buffer and submits while the other's work runs on the GPU, and the GPU
 // runs the scores back to back. Scores are the same bits as the serial
@@ -298,4 +300,83 @@ func (r *ssim2Ref) putSlot(ring *webgpu.StagingRing, st *webgpu.StagingSlot) {
 		return
 	}
 	put()
+}
+
+// scoreCmd is one score's recorded and finished command buffer, not yet
+// submitted (record, submit).
+type scoreCmd struct {
+	e    *webgpu.Encoder
+	rb   *webgpu.Readback
+	raw  *webgpu.Buffer // r.up.Raw when recorded: the upload its commands read
+	lay  ssim2Layout    // dist's layout: the unpackDist blocks must hold it at submit
+	need int64          // dist's raw bytes
+}
+
+// record records one score of dist (device thread): the upload (with pre
+// only the copy out of its staging slot, which may still be mapped and
+// being filled: pipe.go records while the caller fills), every pass's
+// chain, the reduction and the read-back, and finishes the command
+// buffer. Nothing reaches the queue: submit does, so a recorded score can
+// wait while other scores are submitted. On error nothing is left to
+// discard.
+func (r *ssim2Ref) record(g *webgpu.GPU, dist *zenmetrics.Image, timed bool, pre *filled) (*scoreCmd, error) {
+	k, err := kernels(g)
+	if err != nil {
+		return nil, err
+	}
+	e := g.Encoder()
+	need := ssim2RawBytes(dist)
+	if pre != nil {
+		err = r.up.CopyFilled(g, e, &r.held, pre.slot, 0, (need+3)&^3, need)
+	} else {
+		err = r.up.Put(g, e, &r.held, dist)
+	}
+	if err != nil {
+		e.Discard()
+		return nil, err
+	}
+	c := &scoreCmd{e: e, raw: r.up.Raw, need: need, lay: ssim2Layout{format: dist.Format, stride: dist.Stride, blend: dist.Format.HasAlpha()}}
+	for _, p := range r.passes {
+		r.encodeChain(e, k, p, false, timed)
+	}
+	if timed {
+		e.TimedPass("reduce")
+	}
+	r.encodeReduce(e, k)
+	if c.rb, err = e.ReadBack(r.sums, 0, int64(r.nTerms)*8); err != nil {
+		e.Discard()
+		return nil, err
+	}
+	if err := e.Finish(); err != nil {
+		e.Discard()
+		return nil, err
+	}
+	return c, nil
+}
+
+// errStale is submit's answer for a score recorded against an upload
+// buffer that another score has since replaced (a larger stride): the
+// caller records it again.
+var errStale = errors.New("webgpu: SSIMULACRA2: recorded score is stale")
+
+// submit hands a recorded score to the queue (device thread): the
+// unpackDist blocks are written first when dist's layout differs from the
+// last score's (a queue write, so ordered before this submit and after
+// any earlier one), and with pre its staging slot is unmapped. A stale
+// record (errStale) is discarded.
+func (r *ssim2Ref) submit(g *webgpu.GPU, c *scoreCmd, pre *filled) error {
+	if c.raw != r.up.Raw {
+		c.e.Discard()
+		return errStale
+	}
+	if c.lay != r.distKey {
+		for _, p := range r.passes {
+			g.Write(p.unpackDist, 0, r.unpackParams(c.lay, p.bg).bytes())
+		}
+		r.distKey = c.lay
+	}
+	if pre != nil {
+		pre.slot.Unmap(g, c.need, pre.fill)
+	}
+	return c.e.Submit()
 }
