@@ -594,15 +594,27 @@ func WriteSlice[T any](g *GPU, b *Buffer, off int64, s []T) {
 // bindGroup returns the cached bind group of p's group for these buffers
 // (whole buffers, bindings 0..n-1).
 func (g *GPU) bindGroup(p *Pipeline, group uint32, bufs []*Buffer) wgpu.BindGroup {
+	return g.bindGroupRanges(p, group, bufs, nil)
+}
+
+// bindGroupRanges is bindGroup with binding i limited to the byte range
+// rng[i] of bufs[i] (nil, or a zero range: the whole buffer).
+func (g *GPU) bindGroupRanges(p *Pipeline, group uint32, bufs []*Buffer, rng []Range) wgpu.BindGroup {
 	layout := p.groupLayout(group)
 	// The key is built in a stack buffer and looked up without a string
 	// allocation (m[string(b)]): this runs for every dispatch of every
 	// score, 20–80 times a score, where fmt cost a few µs each.
 	var kbuf [256]byte
 	kb := strconv.AppendUint(kbuf[:0], uint64(uintptr(layout)), 16)
-	for _, b := range bufs {
+	for i, b := range bufs {
 		kb = append(kb, ',')
 		kb = strconv.AppendUint(kb, uint64(b.id), 10)
+		if i < len(rng) && rng[i] != (Range{}) {
+			kb = append(kb, '@')
+			kb = strconv.AppendUint(kb, uint64(rng[i].Off), 10)
+			kb = append(kb, '+')
+			kb = strconv.AppendUint(kb, uint64(rng[i].Size), 10)
+		}
 	}
 	if bg, ok := g.bindings[string(kb)]; ok {
 		return bg
@@ -611,6 +623,9 @@ func (g *GPU) bindGroup(p *Pipeline, group uint32, bufs []*Buffer) wgpu.BindGrou
 	entries := make([]wgpu.BindGroupEntry, len(bufs))
 	for i, b := range bufs {
 		entries[i] = wgpu.BindGroupEntry{Binding: uint32(i), Buffer: b.h, Offset: 0, Size: b.size}
+		if i < len(rng) && rng[i] != (Range{}) {
+			entries[i].Offset, entries[i].Size = uint64(rng[i].Off), uint64(rng[i].Size)
+		}
 	}
 	desc := &wgpu.BindGroupDescriptor{Label: wgpu.MakeStringView(p.label), Layout: layout, EntryCount: uintptr(len(entries))}
 	if len(entries) > 0 {
@@ -640,6 +655,8 @@ type Encoder struct {
 	tsResolve  *Buffer
 	tsRead     *Readback
 	submitted  bool
+	// cmd is the finished command buffer (Finish), 0 before.
+	cmd wgpu.CommandBuffer
 }
 
 // Encoder starts a command encoder.
@@ -796,10 +813,31 @@ func (e *Encoder) TimedPass(label string) {
 	e.timedNext = label
 }
 
-// Submit finishes the command buffer and submits it.
+// Submit finishes the command buffer (unless Finish did) and submits it.
 func (e *Encoder) Submit() error {
 	if e.submitted {
 		return errors.New("webgpu: encoder submitted twice")
+	}
+	if err := e.Finish(); err != nil {
+		return err
+	}
+	e.g.d.queue.Submit([]wgpu.CommandBuffer{e.cmd})
+	e.cmd.Release()
+	e.cmd = 0
+	e.submitted = true
+	return nil
+}
+
+// Finish ends recording: the command buffer is complete and Submit only
+// hands it to the queue. It lets a caller record and finish ahead (e.g.
+// while the upload it copies from is still being filled) and keep the
+// submit itself short. Idempotent.
+func (e *Encoder) Finish() error {
+	if e.cmd != 0 {
+		return nil
+	}
+	if e.submitted {
+		return errors.New("webgpu: encoder finished after submit")
 	}
 	e.endPass()
 	if n := uint32(len(e.timedNames)); n > 0 {
@@ -814,12 +852,9 @@ func (e *Encoder) Submit() error {
 			return err
 		}
 	}
-	cmd := e.enc.Finish(nil)
-	e.g.d.queue.Submit([]wgpu.CommandBuffer{cmd})
-	cmd.Release()
+	e.cmd = e.enc.Finish(nil)
 	e.enc.Release()
 	e.enc = 0
-	e.submitted = true
 	return nil
 }
 
@@ -910,6 +945,10 @@ func (e *Encoder) Discard() {
 	if e.enc != 0 {
 		e.enc.Release()
 		e.enc = 0
+	}
+	if e.cmd != 0 {
+		e.cmd.Release()
+		e.cmd = 0
 	}
 }
 

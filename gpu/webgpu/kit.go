@@ -257,6 +257,21 @@ func Bytes[T any](v *T) []byte {
 // that Backend.Estimate and the strip planners see them.
 func (g *GPU) NoteHeld() { g.noteHeld() }
 
+// Range is the bytes [Off, Off+Size) of a buffer bound by DispatchRanges
+// (Off a multiple of the device's minStorageBufferOffsetAlignment; the
+// zero Range binds the whole buffer).
+type Range struct{ Off, Size int64 }
+
+// DispatchRanges is Dispatch with binding i limited to rng[i] of bufs[i]
+// (nil or zero ranges bind whole buffers): a kernel that indexes from 0
+// then works on a window of the buffer, e.g. a band of an image's rows.
+func (e *Encoder) DispatchRanges(p *Pipeline, x, y, z uint32, bufs []*Buffer, rng []Range) {
+	e.beginPass()
+	e.pass.SetPipeline(p.h)
+	e.pass.SetBindGroup(0, e.g.bindGroupRanges(p, 0, bufs, rng), nil)
+	e.pass.DispatchWorkgroups(x, y, z)
+}
+
 // ---------------------------------------------------------------- uploads
 
 // StagingMin is the raw size from which uploads go through a mapped
@@ -561,14 +576,39 @@ func (st *StagingSlot) Remap(g *GPU) error {
 // next command of e. fill (Slot.Fill's time) is booked as the upload's
 // host side.
 func (u *Upload) PutFilled(g *GPU, e *Encoder, s *Buffers, st *StagingSlot, need int64, fill time.Duration) error {
-	noteUploadDur(g, fill, need)
+	if err := u.CopyFilled(g, e, s, st, 0, (need+3)&^3, need); err != nil {
+		return err
+	}
+	st.Unmap(g, need, fill)
+	return nil
+}
+
+// CopyFilled makes Raw hold need bytes (Ensure) and records on e the copy
+// of the slot's first n bytes (a multiple of 4) into Raw at byte off. The
+// slot may still be mapped, even being filled: WebGPU checks a buffer's
+// map state when a command buffer is submitted, not while it is recorded,
+// so a caller can record a score while its upload is written. Unmap the
+// slot (StagingSlot.Unmap) before e is submitted. Device thread.
+func (u *Upload) CopyFilled(g *GPU, e *Encoder, s *Buffers, st *StagingSlot, off, n, need int64) error {
 	if err := u.Ensure(g, s, need); err != nil {
 		return err
 	}
-	st.Buf.Handle().Unmap()
-	st.Mem = nil
-	e.Copy(st.Buf, 0, u.Raw, 0, (need+3)&^3)
+	e.Copy(st.Buf, 0, u.Raw, off, n)
 	return nil
+}
+
+// Unmap unmaps a filled slot, so that the copy out of it can be submitted,
+// and books fill (Fill's time) as the host side of an upload of n bytes
+// (n = 0: nothing booked, for an image uploaded through several slots
+// that books once). Device thread.
+func (st *StagingSlot) Unmap(g *GPU, n int64, fill time.Duration) {
+	if n > 0 {
+		noteUploadDur(g, fill, n)
+	}
+	if st.Mem != nil {
+		st.Buf.Handle().Unmap()
+		st.Mem = nil
+	}
 }
 
 // WaitReady waits until the GPU has finished the work before rb, in

@@ -1,17 +1,12 @@
 package ssim2
 
 import (
-	"context"
-	"errors"
 	"fmt"
 	"os"
 	"runtime"
 	"strconv"
 	"sync"
 	"time"
-
-	"github.com/zenmetrics-go/zenmetrics/gpu/webgpu"
-	"github.com/zenmetrics-go/zenmetrics/gpu/wgpu"
 )
 
 // Host side of a pipelined score (pipe.go): filling the staging buffer and
@@ -30,21 +25,25 @@ var ssim2FillChunk = envInt("ZENMETRICS_SSIM2_FILL_CHUNK", 512<<10)
 
 // How a pipelined score waits for the GPU (ssim2Wait).
 //
-// The kit's WaitReady polls the read-back in short device-thread calls with
-// sleeps of 20–200 µs between them; measured on an H200 (one caller, 1 MP)
-// its wait took 1.2 ms for ~0.45 ms of GPU work: an idle Go process sleeps
-// far longer than asked (the runtime parks in the network poller, whose
-// timeout is coarse). Blocking the device thread in the read-back instead
-// took 0.44 ms, and the whole score 1.70 → 0.86 ms; but a blocked device
-// thread would keep a second caller from submitting its score meanwhile,
-// which is what pipelining is for. So the default waits in slices: a
-// device-thread call blocks in WaitAny on the queue's work-done future for
-// at most ssim2WaitSlice (Dawn wakes it when the GPU is done, as the
-// blocking read-back does), then lets other callers' device work in, and
-// waits again.
+// The kit's WaitReady polls the read-back in short device-thread calls;
+// once it polled with sleeps of 20–200 µs between them, and measured on
+// an H200 (one caller, 1 MP) its wait took 1.2 ms for ~0.45 ms of GPU
+// work: an idle Go process sleeps far longer than asked. Blocking the
+// device thread in the read-back instead took 0.44 ms, and the whole
+// score 1.70 → 0.86 ms; but a blocked device thread would keep a second
+// caller from submitting its score meanwhile, which is what pipelining is
+// for. So the default waits in slices: a device-thread call blocks in
+// WaitAny on the read-back's map for at most ssim2WaitSlice (Dawn wakes
+// it when the GPU is done), then lets other callers' device work in, and
+// waits again; the call that sees the map done copies the sums out at
+// once. (Until now the slices waited on the queue's work-done future and
+// a second device-thread call read the sums and remapped the staging
+// slot: ~100 µs of a 0.73 ms score at 1 MP on the H200, the "finish"
+// phase, which ZENMETRICS_SSIM2_WAIT=poll and ZENMETRICS_SSIM2_REMAP=now
+// bring back for A/B measurements.)
 const (
-	ssim2WaitSlices = iota // default: timed WaitAny slices
-	ssim2WaitPoll          // ZENMETRICS_SSIM2_WAIT=poll: the kit's WaitReady
+	ssim2WaitSlices = iota // default: timed WaitAny slices, the last one reads
+	ssim2WaitPoll          // ZENMETRICS_SSIM2_WAIT=poll: the kit's WaitReady, then a read
 	ssim2WaitBlock         // ZENMETRICS_SSIM2_WAIT=block: the read-back blocks
 )
 
@@ -55,39 +54,17 @@ var ssim2Wait = map[string]int{"poll": ssim2WaitPoll, "block": ssim2WaitBlock}[o
 // ssim2WaitSlice is the longest one device-thread call waits for the GPU.
 const ssim2WaitSlice = 250 * time.Microsecond
 
-// ssim2WorkDone returns a future that completes when the GPU has finished
-// everything submitted so far (device thread).
-func ssim2WorkDone(g *webgpu.GPU) wgpu.Future {
-	_, _, q := g.Raw()
-	return q.OnSubmittedWorkDone(wgpu.CallbackModeWaitAnyOnly, func(wgpu.QueueWorkDoneStatus, string) {})
-}
+// ssim2Overlap records a pipelined score's command buffer on the device
+// thread while the caller fills the staging slot, instead of after
+// (ZENMETRICS_SSIM2_OVERLAP=off for A/B measurements). At 1 MP on the
+// H200 the fill took ~115 µs and the submit phase, which recorded ~20
+// dispatches, finished and submitted them, ~250 µs.
+var ssim2Overlap = os.Getenv("ZENMETRICS_SSIM2_OVERLAP") != "off"
 
-// ssim2WaitDone waits for f in device-thread calls of at most
-// ssim2WaitSlice each.
-func ssim2WaitDone(ctx context.Context, d *webgpu.Device, f wgpu.Future) error {
-	if f.ID == 0 {
-		return errors.New("webgpu: SSIMULACRA2: no work-done future to wait on")
-	}
-	for {
-		var ready bool
-		err := d.Do(ctx, func(g *webgpu.GPU) error {
-			inst, _, _ := g.Raw()
-			info := []wgpu.FutureWaitInfo{{Future: f}}
-			st := inst.WaitAny(info, uint64(ssim2WaitSlice))
-			switch {
-			case st == wgpu.WaitStatusSuccess && info[0].Completed != 0:
-				ready = true
-			case st == wgpu.WaitStatusSuccess || st == wgpu.WaitStatusTimedOut:
-			default:
-				return fmt.Errorf("webgpu: SSIMULACRA2: waiting for the GPU: WaitAny: %s", st)
-			}
-			return nil
-		})
-		if err != nil || ready {
-			return err
-		}
-	}
-}
+// ssim2RemapLater maps a pipelined score's staging slot again after the
+// score has returned, on its own goroutine (pipe.go's putSlot);
+// ZENMETRICS_SSIM2_REMAP=now does it before returning, as before.
+var ssim2RemapLater = os.Getenv("ZENMETRICS_SSIM2_REMAP") != "now"
 
 // ssim2Trace prints each pipelined score's host phases to stderr
 // (ZENMETRICS_SSIM2_TRACE=1; measurements only).
@@ -136,11 +113,28 @@ func ssim2Fill(mem, pix []byte, need, size int64) time.Duration {
 	return time.Since(t0)
 }
 
-// ssim2Phases is one pipelined score's host timeline (ssim2Trace).
+// ssim2Phases is one pipelined score's host timeline (ssim2Trace), in
+// the order of the critical path: take (a mapped staging slot), fill
+// (writing it: on a device-local, host-visible staging buffer this is the
+// PCIe transfer), rec-wait (waiting, after the fill, for the command
+// buffer recorded meanwhile; record is how long the device thread took to
+// record and finish it, overlapped with the fill), submit (the
+// device-thread call that unmaps and submits, recording too when not
+// overlapped, and then waits the first slice for the GPU: of it, queue is
+// the device thread's time up to Queue.Submit's return, slice that first
+// wait), wait (the later slices, and the read of the sums) and finish
+// (giving the slot back; with ZENMETRICS_SSIM2_REMAP=now its remap).
+// Banded scores (band.go) add bands (how many) and early (the
+// device-thread time of the bands' submits, overlapped with later
+// fills); their fill and rec-wait sum over the bands.
 type ssim2Phases struct {
 	t0                       time.Time
 	take, fill, submit, wait time.Duration
 	finish                   time.Duration
+	record, recWait          time.Duration
+	queue, slice             time.Duration
+	bands                    int
+	early                    time.Duration
 }
 
 func (p *ssim2Phases) print(w, h int) {
@@ -148,6 +142,11 @@ func (p *ssim2Phases) print(w, h int) {
 		return
 	}
 	us := func(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1000 }
-	fmt.Fprintf(os.Stderr, "ssim2 %dx%d: take %.0f fill %.0f submit %.0f wait %.0f finish %.0f total %.0f us\n", w, h,
-		us(p.take), us(p.fill), us(p.submit), us(p.wait), us(p.finish), us(time.Since(p.t0)))
+	band := ""
+	if p.bands > 1 {
+		band = fmt.Sprintf(" bands %d early %.0f", p.bands, us(p.early))
+	}
+	fmt.Fprintf(os.Stderr, "ssim2 %dx%d: take %.0f fill %.0f rec-wait %.0f submit %.0f wait %.0f finish %.0f total %.0f us (record %.0f queue %.0f slice %.0f%s)\n", w, h,
+		us(p.take), us(p.fill), us(p.recWait), us(p.submit), us(p.wait), us(p.finish), us(time.Since(p.t0)),
+		us(p.record), us(p.queue), us(p.slice), band)
 }

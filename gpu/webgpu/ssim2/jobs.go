@@ -164,7 +164,7 @@ type ssim2Jobs struct {
 // ssim2JobTables builds one job table per channel group of pyr: the jobs
 // (s, c) of plan with keep(s) (nil: all), in order of scale then channel
 // (the largest first, so they start first), with the Params mk(s, c) plus
-// the plane offset. bands[s] is the row bands of scale s (nil: 1).
+// the plane offset (added to mk's Base, usually 0). bands[s] is the row bands of scale s (nil: 1).
 // Groups without jobs get an empty table (n = 0, no buffer).
 func ssim2JobTables(g *webgpu.GPU, t *webgpu.Buffers, pyr *ssim2Pyr, plan []ssim2Scale, bands []int,
 	keep func(s int) bool, mk func(s, c int) *ssim2Params) []ssim2Jobs {
@@ -178,7 +178,7 @@ func ssim2JobTables(g *webgpu.GPU, t *webgpu.Buffers, pyr *ssim2Pyr, plan []ssim
 			}
 			for _, c := range chans {
 				p := mk(s, c)
-				p.Base = pyr.off[s][c]
+				p.Base += pyr.off[s][c] // mk may start a job below the plane's top (band.go)
 				data = append(data, p.bytes()...)
 				j.n++
 				j.scales, j.channels = append(j.scales, s), append(j.channels, c)

@@ -379,7 +379,15 @@ type ssim2Ref struct {
 	released bool
 	pipe     webgpu.StagingRing // staging buffers of pipelined scores (pipe.go)
 	pending  *webgpu.Readback   // a pipelined run's read-back, handed to its caller
-	own      webgpu.Buffers     // the reference's own buffers (not a shared scratch)
+	// Banded pipelined scores (band.go): a staging ring per band, the
+	// band layouts made so far (by band count), and seq, held by a banded
+	// score from its first submit to its last (and by any other pipelined
+	// score around its submit) so that no other score's commands land
+	// between its bands on the shared scratch.
+	bandRings [ssim2MaxBands]webgpu.StagingRing
+	bandSets  map[int]*ssim2BandSet
+	seq       sync.Mutex
+	own       webgpu.Buffers // the reference's own buffers (not a shared scratch)
 }
 
 // ssim2Scratch is the per-score working set, reused by every Score. It
@@ -487,6 +495,9 @@ func prepareSSIM2(ctx context.Context, b *webgpu.Backend, ref *zenmetrics.Image,
 	}
 	r := &ssim2Ref{dev: b.Device(), pipe: webgpu.StagingRing{N: ssim2PipeSlots}, w: ref.Width, h: ref.Height, plan: ssim2Plan(ref.Width, ref.Height), ssim2Scratch: sc, win: win,
 		planeRows: planeRows}
+	for i := range r.bandRings {
+		r.bandRings[i].N = ssim2PipeSlots
+	}
 	if win != nil && len(win) != len(r.plan) {
 		return nil, fmt.Errorf("webgpu: %d row windows for %d scales", len(win), len(r.plan))
 	}
@@ -828,6 +839,15 @@ func (r *ssim2Ref) score(ctx context.Context, dist *zenmetrics.Image) (float64, 
 		r.mu.Lock()
 		return v, err
 	}
+	// A banded score of another image may be between its bands (r.seq,
+	// taken before r.mu as the pipelined paths do).
+	r.mu.Unlock()
+	r.seq.Lock()
+	defer r.seq.Unlock()
+	r.mu.Lock()
+	if r.released {
+		return 0, zenmetrics.ErrReleased
+	}
 	err := r.dev.Do(ctx, func(g *webgpu.GPU) error {
 		defer g.NoteHeld()
 		_, err := r.run(g, dist, false, nil)
@@ -845,56 +865,27 @@ func (r *ssim2Ref) score(ctx context.Context, dist *zenmetrics.Image) (float64, 
 // the upload copy is outside any pass and not timed).
 //
 // With pre (a pipelined score, pipe.go) dist's bytes are already in that
-// filled staging buffer: it is unmapped and copied instead.
+// filled staging buffer: it is unmapped and copied instead, and the
+// read-back is left in r.pending for the caller to wait on.
 func (r *ssim2Ref) run(g *webgpu.GPU, dist *zenmetrics.Image, timed bool, pre *filled) ([]webgpu.PassTime, error) {
-	k, err := kernels(g)
+	c, err := r.record(g, dist, timed, pre)
 	if err != nil {
 		return nil, err
 	}
-	e := g.Encoder()
-	if pre != nil {
-		err = r.up.PutFilled(g, e, &r.held, pre.slot, ssim2RawBytes(dist), pre.fill)
-	} else {
-		err = r.up.Put(g, e, &r.held, dist)
-	}
-	if err != nil {
-		e.Discard()
-		return nil, err
-	}
-	lay := ssim2Layout{format: dist.Format, stride: dist.Stride, blend: dist.Format.HasAlpha()}
-	if lay != r.distKey {
-		for _, p := range r.passes {
-			g.Write(p.unpackDist, 0, r.unpackParams(lay, p.bg).bytes())
-		}
-		r.distKey = lay
-	}
-	for _, p := range r.passes {
-		r.encodeChain(e, k, p, false, timed)
-	}
-	if timed {
-		e.TimedPass("reduce")
-	}
-	r.encodeReduce(e, k)
-	rb, err := e.ReadBack(r.sums, 0, int64(r.nTerms)*8)
-	if err != nil {
-		e.Discard()
-		return nil, err
-	}
-	if err := e.Submit(); err != nil {
+	if err := r.submit(g, c, pre); err != nil {
 		return nil, err
 	}
 	if pre != nil {
-		// Pipelined: the caller waits for rb off the device thread.
-		r.pending = rb
+		r.pending = c.rb
 		return nil, nil
 	}
-	if err := webgpu.ReadSlice(rb, r.sumsHost); err != nil {
+	if err := webgpu.ReadSlice(c.rb, r.sumsHost); err != nil {
 		return nil, err
 	}
 	if !timed {
 		return nil, nil
 	}
-	return e.PassTimes()
+	return c.e.PassTimes()
 }
 
 // encodeReduce records the final reduction: every (pass, scale, channel,
@@ -968,6 +959,9 @@ func (r *ssim2Ref) Release() {
 	// Pipelined scores may be filling a staging buffer right now: Close
 	// waits for them to hand it back before anything is freed.
 	bufs := r.pipe.Close(r.dev)
+	for i := range r.bandRings {
+		bufs = append(bufs, r.bandRings[i].Close(r.dev)...)
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.free(bufs...)

@@ -1,0 +1,552 @@
+package ssim2
+
+import (
+	"context"
+	"os"
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	zenmetrics "github.com/zenmetrics-go/zenmetrics"
+	"github.com/zenmetrics-go/zenmetrics/gpu/webgpu"
+)
+
+// Banded upload of large distorted images.
+//
+// On the H200 the staging buffer is device-local, host-visible memory, so
+// filling it is the PCIe transfer: ~1.6 ms for a 16 MP RGB8 image
+// (48 MiB), during which the GPU idled, and the GPU's ~3 ms of kernels
+// only started once it was done (a cached 16 MP score took 4.98 ms). Much
+// of that GPU work only needs the rows it works on: unpacking raw bytes
+// into linear RGB and XYB is per pixel, and scale 0's horizontal blurs are
+// per row (~0.18 + ~1.2 ms of the 3 ms). So a banded score splits the
+// image into ssim2BandCount row bands, each with its own staging slot
+// (one ring per band index: a mapped buffer cannot be submitted, so band
+// b+1 cannot be written into the buffer band b is copied from), and
+// after filling band b submits, from another goroutine while band b+1 is
+// filled, the copy of band b into the upload buffer, its unpack (the
+// kernel bound to the band's window of the raw and linear buffers, its
+// XYB planes offset through Params.base) and scale 0's horizontal blurs
+// of its rows (job tables whose jobs start at the band's first row).
+// The last band goes into the final command buffer (recorded while it
+// is filled) with the rest: downsampling, the other scales' horizontal
+// blurs, vstate, vmaps and the reduction. Every value is computed by the
+// same kernel code on the same inputs as unbanded (rows are independent
+// in those kernels), so scores are the same bits.
+//
+// Predicted saving (H200 numbers above; 4 bands at 16 MP): the GPU work
+// of bands 1..3 (~3/4 of ~1.4 ms) hides behind the fills of bands 2..4
+// (~1.2 ms), less three extra device-thread submits (~50–100 µs each,
+// themselves overlapped with fills): ~0.8–1 ms of 4.98. Below ~8 MP the
+// fills are too short for the extra submits to pay (at 4 MP two bands
+// would hide ~0.17 ms of GPU work for ~0.1 ms of extra submits), so the
+// default bands only from 2 × ssim2BandBytes of raw bytes.
+
+// ssim2MaxBands is the most bands a score is split into.
+const ssim2MaxBands = 4
+
+// ssim2BandBytes is the raw bytes per band the default aims at: one band
+// per 12 MiB (4 MP of RGB8), at most ssim2MaxBands, none below two.
+const ssim2BandBytes = 12 << 20
+
+// ssim2BandAlign is the rows band starts are a multiple of: a band's
+// windows of the raw upload (rows × stride bytes) and of the linear
+// planes (rows × width × 4 bytes) must start on WebGPU's storage-binding
+// offset alignment, at most 256 bytes on any device.
+const ssim2BandAlign = 256
+
+// ssim2BandsEnv is ZENMETRICS_SSIM2_BANDS: "off" (never band), "on" (band
+// every pipelined score that has room for two bands or more, as many as
+// the default would, at least two: for A/B measurements and the tests),
+// a number 2..4 (that many where there is room), or "" (the default).
+var ssim2BandsEnv = os.Getenv("ZENMETRICS_SSIM2_BANDS")
+
+// ssim2BandCount is how many bands a score of an image h rows high with
+// need raw bytes uploads in (1: unbanded).
+func ssim2BandCount(h int, need int64) int {
+	n := int(min(need/ssim2BandBytes, ssim2MaxBands))
+	switch ssim2BandsEnv {
+	case "off":
+		return 1
+	case "on":
+		n = max(n, 2)
+	case "":
+	default:
+		if v, err := strconv.Atoi(ssim2BandsEnv); err == nil {
+			n = min(v, ssim2MaxBands)
+		}
+	}
+	n = min(n, h/ssim2BandAlign)
+	return max(n, 1)
+}
+
+// ssim2BandRows is the band boundaries of n bands over h rows: n+1 rows
+// from 0 to h, the inner ones multiples of ssim2BandAlign near i·h/n
+// (each band at least ssim2BandAlign rows when h ≥ n·ssim2BandAlign).
+func ssim2BandRows(h, n int) []int {
+	rows := make([]int, n+1)
+	for i := 1; i < n; i++ {
+		rows[i] = i * h / n / ssim2BandAlign * ssim2BandAlign
+	}
+	rows[n] = h
+	return rows
+}
+
+// ssim2BandSet is what the bands of one band count need on the device.
+type ssim2BandSet struct {
+	rows   []int            // band boundaries (ssim2BandRows)
+	unpack []*webgpu.Buffer // per band: its unpack Params (uniform)
+	key    ssim2Layout      // the layout the unpack blocks were written for
+	// Per band, per channel group: scale 0's horizontal-blur jobs of its
+	// rows (hblur4 and the row kernel; one of the two is empty).
+	h4, h1 [][]ssim2Jobs
+	// Per channel group: the other scales' horizontal-blur jobs.
+	rest4, rest1 []ssim2Jobs
+}
+
+// banded says whether a pipelined score of dist goes in bands: one pass
+// (no alpha: the passes share the scratch, so a second pass's unpack
+// must wait for the first pass's blurs), no kept blurs (their hblur
+// tables differ) and room for two bands or more.
+func (r *ssim2Ref) banded(dist *zenmetrics.Image) bool {
+	return len(r.passes) == 1 && !r.keep && len(r.plan) > 0 && ssim2BandCount(dist.Height, ssim2RawBytes(dist)) > 1
+}
+
+// bandSet returns the band layout of n bands, making it the first time
+// (device thread, r.mu held).
+func (r *ssim2Ref) bandSet(g *webgpu.GPU, n int) (*ssim2BandSet, error) {
+	if bs := r.bandSets[n]; bs != nil {
+		return bs, nil
+	}
+	k, err := kernels(g)
+	if err != nil {
+		return nil, err
+	}
+	var made webgpu.Buffers
+	t := &made
+	bs := &ssim2BandSet{rows: ssim2BandRows(r.h, n)}
+	w := r.plan[0].W
+	maps := func(y0, y1 int) func(s, c int) *ssim2Params {
+		return func(s, c int) *ssim2Params {
+			p := r.lay.vmapsParams(r.plan, 0, s, c, r.win[s])
+			p.Height, p.Base = uint32(y1-y0), uint32(y0*w)
+			return p
+		}
+	}
+	wide, narrow := r.wide(k), r.narrow(k)
+	s0 := func(f func(int) bool) func(int) bool { return func(s int) bool { return s == 0 && f(s) } }
+	rest := func(f func(int) bool) func(int) bool { return func(s int) bool { return s > 0 && f(s) } }
+	for b := 0; b < n; b++ {
+		y0, y1 := bs.rows[b], bs.rows[b+1]
+		bs.unpack = append(bs.unpack, t.Uniform(g, ssim2ParamBytes))
+		h4 := ssim2JobTables(g, t, &r.pyr, r.plan, nil, s0(wide), maps(y0, y1))
+		h1 := ssim2JobTables(g, t, &r.pyr, r.plan, nil, s0(narrow), maps(y0, y1))
+		for i := range h4 {
+			h4[i].maxH, h1[i].maxH = min(h4[i].maxH, y1-y0), min(h1[i].maxH, y1-y0)
+		}
+		bs.h4, bs.h1 = append(bs.h4, h4), append(bs.h1, h1)
+	}
+	full := func(s, c int) *ssim2Params { return r.lay.vmapsParams(r.plan, 0, s, c, r.win[s]) }
+	bs.rest4 = ssim2JobTables(g, t, &r.pyr, r.plan, nil, rest(wide), full)
+	bs.rest1 = ssim2JobTables(g, t, &r.pyr, r.plan, nil, rest(narrow), full)
+	if t.Err != nil {
+		for _, b := range made.Take() {
+			b.Release()
+		}
+		return nil, t.Err
+	}
+	for _, b := range made.List {
+		r.own.Add(b)
+	}
+	if r.bandSets == nil {
+		r.bandSets = map[int]*ssim2BandSet{}
+	}
+	r.bandSets[n] = bs
+	return bs, nil
+}
+
+// bandBytes is band b's raw bytes of dist: [lo, hi) of its pixel memory
+// (the last band ends at the image's last byte).
+func (bs *ssim2BandSet) bandBytes(dist *zenmetrics.Image, b int) (lo, hi int64) {
+	lo = int64(bs.rows[b]) * int64(dist.Stride)
+	if b == len(bs.rows)-2 {
+		return lo, ssim2RawBytes(dist)
+	}
+	return lo, int64(bs.rows[b+1]) * int64(dist.Stride)
+}
+
+// encodeBand records band b of a banded score (device thread): the copy of
+// its slot into the upload buffer, its unpack and scale 0's horizontal
+// blurs of its rows. The slot may still be mapped (record ahead).
+func (r *ssim2Ref) encodeBand(g *webgpu.GPU, e *webgpu.Encoder, k *ssim2Kernels, bs *ssim2BandSet, dist *zenmetrics.Image, b int, st *webgpu.StagingSlot) error {
+	lo, hi := bs.bandBytes(dist, b)
+	n := (hi - lo + 3) &^ 3
+	if err := r.up.CopyFilled(g, e, &r.held, st, lo, n, ssim2RawBytes(dist)); err != nil {
+		return err
+	}
+	p := r.passes[0]
+	y0, y1 := bs.rows[b], bs.rows[b+1]
+	w := r.plan[0].W
+	unpack := k.unpack
+	if r.pyr.nb == 1 {
+		unpack = k.unpack1
+	}
+	plane := webgpu.Range{Off: int64(y0) * int64(w) * 4, Size: int64(y1-y0) * int64(w) * 4}
+	bufs := []*webgpu.Buffer{bs.unpack[b], r.up.Raw, r.lin[0][0], r.lin[0][1], r.lin[0][2]}
+	rng := []webgpu.Range{{}, {Off: lo, Size: n}, plane, plane, plane}
+	e.DispatchRanges(unpack, webgpu.Groups(w, ssim2WG), webgpu.Groups(y1-y0, ssim2WG), 1, append(bufs, r.pyr.xybOut(r.xyb)...), rng)
+	for gi := range r.pyr.groups() {
+		q := *p
+		q.h4, q.h1 = bs.h4[b], bs.h1[b]
+		r.encodeHBlur(e, k, &q, gi)
+	}
+	return nil
+}
+
+// encodeBandedRest records what follows the bands: downsampling from the
+// full scale 0, the other scales' horizontal blurs, vstate and vmaps.
+func (r *ssim2Ref) encodeBandedRest(e *webgpu.Encoder, k *ssim2Kernels, bs *ssim2BandSet) {
+	p := r.passes[0]
+	xo := r.pyr.xybOut(r.xyb)
+	down := k.downsample
+	if r.pyr.nb == 1 {
+		down = k.downsample1
+	}
+	for s := 1; s < len(r.plan); s++ {
+		sc, in := r.plan[s], r.lin[s-1]
+		bufs := []*webgpu.Buffer{r.dsParams[s], in[0], in[1], in[2], r.lin[s][0], r.lin[s][1], r.lin[s][2]}
+		e.Dispatch(down, webgpu.Groups(sc.W, ssim2WG), webgpu.Groups(sc.H, ssim2WG), 1, append(bufs, xo...)...)
+	}
+	for gi := range r.pyr.groups() {
+		q := *p
+		q.h4, q.h1 = bs.rest4, bs.rest1
+		r.encodeHBlur(e, k, &q, gi)
+		r.encodeVState(e, k, p, gi)
+		r.encodeVMaps(e, k, p, gi)
+	}
+}
+
+// writeBandParams writes the bands' unpack blocks for dist's layout when
+// they hold another (a queue write: ordered after every score submitted
+// before and before this submit).
+func (r *ssim2Ref) writeBandParams(g *webgpu.GPU, bs *ssim2BandSet, lay ssim2Layout) {
+	if bs.key == lay {
+		return
+	}
+	p := r.passes[0]
+	for b := range bs.unpack {
+		up := r.unpackParams(lay, p.bg)
+		y0, y1 := bs.rows[b], bs.rows[b+1]
+		up.Height = uint32(y1 - y0)
+		up.Base += uint32(y0 * r.w)
+		up.Base1 += uint32(y0 * r.w)
+		up.Base2 += uint32(y0 * r.w)
+		g.Write(bs.unpack[b], 0, up.bytes())
+	}
+	bs.key = lay
+}
+
+// submitBand records and submits band b (not the last) under r.mu: its
+// slot is filled.
+// It sets *raw to the upload buffer it copied into and *took to the
+// time Queue.Submit took.
+func (r *ssim2Ref) submitBand(ctx context.Context, dist *zenmetrics.Image, n, b int, st *webgpu.StagingSlot,
+	raw **webgpu.Buffer, took *time.Duration) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.released {
+		return zenmetrics.ErrReleased
+	}
+	return r.dev.Do(ctx, func(g *webgpu.GPU) error {
+		defer g.NoteHeld()
+		k, err := kernels(g)
+		if err != nil {
+			return err
+		}
+		bs, err := r.bandSet(g, n)
+		if err != nil {
+			return err
+		}
+		e := g.Encoder()
+		if err := r.encodeBand(g, e, k, bs, dist, b, st); err != nil {
+			e.Discard()
+			return err
+		}
+		r.writeBandParams(g, bs, distLayout(dist))
+		st.Unmap(g, 0, 0) // the final books the whole image
+		*raw = r.up.Raw
+		t := time.Now()
+		err = e.Submit()
+		*took = time.Since(t)
+		return err
+	})
+}
+
+// recordBandedFinal records the last band and the rest of a banded score
+// (device thread; the band layout exists: band 0 made it). With stale
+// (the upload buffer was replaced since the bands were submitted, by
+// another caller's larger image) every band's slot is copied again and
+// scale 0 unpacked whole: the earlier bands' work went to the old buffer.
+func (r *ssim2Ref) recordBandedFinal(g *webgpu.GPU, dist *zenmetrics.Image, n int, slots []*webgpu.StagingSlot, stale bool) (*scoreCmd, error) {
+	k, err := kernels(g)
+	if err != nil {
+		return nil, err
+	}
+	bs, err := r.bandSet(g, n)
+	if err != nil {
+		return nil, err
+	}
+	e := g.Encoder()
+	first := n - 1
+	if stale {
+		first = 0
+	}
+	for b := first; b < n; b++ {
+		if err := r.encodeBand(g, e, k, bs, dist, b, slots[b]); err != nil {
+			e.Discard()
+			return nil, err
+		}
+	}
+	r.encodeBandedRest(e, k, bs)
+	r.encodeReduce(e, k)
+	c := &scoreCmd{e: e, raw: r.up.Raw, need: ssim2RawBytes(dist), lay: distLayout(dist)}
+	if c.rb, err = e.ReadBack(r.sums, 0, int64(r.nTerms)*8); err != nil {
+		e.Discard()
+		return nil, err
+	}
+	if err := e.Finish(); err != nil {
+		e.Discard()
+		return nil, err
+	}
+	return c, nil
+}
+
+// ssim2StaleBands counts banded scores whose bands were copied into an
+// upload buffer that another score then replaced (tests log it).
+var ssim2StaleBands atomic.Int64
+
+// ssim2BandHook, when set (tests), runs after a banded score's early
+// bands and before its final submit.
+var ssim2BandHook func(r *ssim2Ref)
+
+// distLayout is dist's ssim2Layout.
+func distLayout(dist *zenmetrics.Image) ssim2Layout {
+	return ssim2Layout{format: dist.Format, stride: dist.Stride, blend: dist.Format.HasAlpha()}
+}
+
+// scoreBanded is scorePipelined for banded images (r.banded; r.mu not
+// held). Band b is taken from ring b, filled, and submitted from another
+// goroutine while band b+1 is filled; the final command buffer (the last
+// band and the rest) is recorded while the last band is filled and
+// submitted once it is. r.seq is held from the first band's submit to
+// the final one.
+func (r *ssim2Ref) scoreBanded(ctx context.Context, dist *zenmetrics.Image) (float64, error) {
+	ph := ssim2Phases{t0: time.Now()}
+	defer ph.print(dist.Width, dist.Height)
+	need := ssim2RawBytes(dist)
+	n := ssim2BandCount(dist.Height, need)
+	ph.bands = n
+	bytes := (&ssim2BandSet{rows: ssim2BandRows(r.h, n)}).bandBytes
+	slots := make([]*webgpu.StagingSlot, 0, n)
+	defer func() {
+		for b, st := range slots {
+			r.putSlot(&r.bandRings[b], st)
+		}
+	}()
+	locked := false
+	defer func() {
+		if locked {
+			r.seq.Unlock()
+		}
+	}()
+	raws := make([]*webgpu.Buffer, n)
+	took := make([]time.Duration, n)
+	var pending <-chan error // the last band submit in flight
+	wait := func() error {
+		if pending == nil {
+			return nil
+		}
+		err := <-pending
+		pending = nil
+		return err
+	}
+	var rec <-chan recorded
+	for b := 0; b < n; b++ {
+		lo, hi := bytes(dist, b)
+		size := (hi - lo + 3) &^ 3
+		t := time.Now()
+		st, err := r.bandRings[b].Take(ctx, r.dev, size)
+		ph.take += time.Since(t)
+		if err != nil {
+			_ = wait()
+			return 0, err
+		}
+		slots = append(slots, st)
+		if b == n-1 && ssim2Overlap {
+			rec = r.recordFinalAsync(ctx, dist, n, slots)
+		}
+		ph.fill += ssim2Fill(st.Mem, dist.Pix[lo:], hi-lo, size)
+		t = time.Now()
+		err = wait()
+		ph.recWait += time.Since(t)
+		if err != nil {
+			if rec != nil {
+				r.dropRecorded(rec)
+			}
+			return 0, err
+		}
+		if b == n-1 {
+			break
+		}
+		if !locked {
+			r.seq.Lock()
+			locked = true
+		}
+		ch := make(chan error, 1)
+		go func(b int, st *webgpu.StagingSlot) {
+			ch <- r.submitBand(ctx, dist, n, b, st, &raws[b], &took[b])
+		}(b, st)
+		pending = ch
+	}
+	for _, d := range took {
+		ph.early += d
+	}
+	var c *scoreCmd
+	if rec != nil {
+		t := time.Now()
+		res := <-rec
+		c = res.c
+		ph.record, ph.recWait = res.took, ph.recWait+time.Since(t)
+		if res.err != nil {
+			return 0, res.err
+		}
+	}
+	if ssim2BandHook != nil {
+		ssim2BandHook(r)
+	}
+	t1 := time.Now()
+	host := make([]float32, len(r.sumsHost))
+	rb, read, err := r.submitBandedFinal(ctx, dist, n, slots, raws, c, ph.fill, host, &ph)
+	r.seq.Unlock()
+	locked = false
+	ph.submit = time.Since(t1)
+	if err != nil {
+		return 0, err
+	}
+	t2 := time.Now()
+	if !read {
+		err = r.awaitSums(ctx, rb, host)
+	}
+	ph.wait = time.Since(t2)
+	if err != nil {
+		return 0, err
+	}
+	return r.finishFrom(host), nil
+}
+
+// recordFinalAsync records a banded score's final command buffer on the
+// device thread while the caller fills the last band (recordAsync's
+// counterpart).
+func (r *ssim2Ref) recordFinalAsync(ctx context.Context, dist *zenmetrics.Image, n int, slots []*webgpu.StagingSlot) <-chan recorded {
+	slots = append([]*webgpu.StagingSlot(nil), slots...)
+	out := make(chan recorded, 1)
+	go func() {
+		var res recorded
+		var c *scoreCmd
+		res.err = r.dev.Do(ctx, func(g *webgpu.GPU) error {
+			t := time.Now()
+			var err error
+			c, err = r.recordBandedFinal(g, dist, n, slots, false)
+			res.took = time.Since(t)
+			return err
+		})
+		if res.err != nil {
+			r.discardLater(&c)
+		} else {
+			res.c = c
+		}
+		out <- res
+	}()
+	return out
+}
+
+// dropRecorded waits for a record in flight and drops it.
+func (r *ssim2Ref) dropRecorded(rec <-chan recorded) {
+	if res := <-rec; res.c != nil {
+		r.discardLater(&res.c)
+	}
+}
+
+// discardLater drops *c (when not nil) on the device thread, after any
+// call still running there (Do returns early on a cancelled context).
+func (r *ssim2Ref) discardLater(c **scoreCmd) {
+	_ = r.dev.Do(context.Background(), func(*webgpu.GPU) error {
+		if *c != nil {
+			(*c).e.Discard()
+			*c = nil
+		}
+		return nil
+	})
+}
+
+// submitBandedFinal submits a banded score's final command buffer c (nil:
+// record it now) under r.mu and returns its read-back and whether its
+// sums are already in host (firstSlice). When the upload
+// buffer is no longer the one every band was copied into (raws), the
+// final is recorded again with every band (recordBandedFinal's stale).
+func (r *ssim2Ref) submitBandedFinal(ctx context.Context, dist *zenmetrics.Image, n int, slots []*webgpu.StagingSlot,
+	raws []*webgpu.Buffer, c *scoreCmd, fill time.Duration, host []float32, ph *ssim2Phases) (*webgpu.Readback, bool, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.released {
+		if c != nil {
+			r.discardLater(&c)
+		}
+		return nil, false, zenmetrics.ErrReleased
+	}
+	var rb *webgpu.Readback // device thread only, until Do has returned nil
+	used, read := false, false
+	err := r.dev.Do(ctx, func(g *webgpu.GPU) error {
+		defer g.NoteHeld()
+		used = true
+		t := time.Now()
+		stale := false
+		for _, raw := range raws[:n-1] {
+			stale = stale || raw != r.up.Raw
+		}
+		if stale {
+			ssim2StaleBands.Add(1)
+		}
+		if c != nil && (stale || c.raw != r.up.Raw) {
+			c.e.Discard()
+			c = nil
+		}
+		if c == nil {
+			var err error
+			if c, err = r.recordBandedFinal(g, dist, n, slots, stale); err != nil {
+				return err
+			}
+		}
+		rb = c.rb
+		r.writeBandParams(g, r.bandSets[n], distLayout(dist))
+		slots[n-1].Unmap(g, c.need, fill)
+		if err := c.e.Submit(); err != nil {
+			return err
+		}
+		var err error
+		read, err = ph.firstSlice(t, rb, host)
+		return err
+	})
+	if err != nil {
+		_ = r.dev.Do(context.Background(), func(*webgpu.GPU) error {
+			if rb != nil {
+				_ = rb.Read(nil)
+			} else if !used && c != nil {
+				c.e.Discard()
+			}
+			return nil
+		})
+		return nil, false, err
+	}
+	return rb, read, nil
+}

@@ -1,0 +1,210 @@
+package ssim2
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"sync"
+	"testing"
+
+	zenmetrics "github.com/zenmetrics-go/zenmetrics"
+	"github.com/zenmetrics-go/zenmetrics/gpu/webgpu"
+	"github.com/zenmetrics-go/zenmetrics/internal/metrictest"
+)
+
+// padded is im with every row stride+pad bytes apart (pad bytes of 0xA5:
+// the GPU must not read them).
+func padded(im *zenmetrics.Image, pad int) *zenmetrics.Image {
+	out := *im
+	out.Stride = im.Stride + pad
+	out.Pix = make([]byte, out.Stride*im.Height)
+	for i := range out.Pix {
+		out.Pix[i] = 0xA5
+	}
+	for y := 0; y < im.Height; y++ {
+		copy(out.Pix[y*out.Stride:], im.Pix[y*im.Stride:y*im.Stride+im.Width*im.Format.BytesPerPixel()])
+	}
+	return &out
+}
+
+// serialScores scores dists on a fresh reference on the serial path (one
+// command buffer, no staging ring, no bands).
+func serialScores(t *testing.T, b *webgpu.Backend, ref *zenmetrics.Image, dists []*zenmetrics.Image) []float64 {
+	t.Helper()
+	defer func(on bool) { ssim2Pipeline = on }(ssim2Pipeline)
+	ssim2Pipeline = false
+	r, err := b.Prepare(context.Background(), zenmetrics.SSIMULACRA2, ref, zenmetrics.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Release()
+	var out []float64
+	for _, d := range dists {
+		s, err := r.Score(context.Background(), d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, s.Value)
+	}
+	return out
+}
+
+// TestSSIM2BandedUpload scores pipelined images uploaded in row bands
+// (band.go) and checks every score against the serial path bit for bit:
+// odd and even widths (the row kernel and hblur4), 2, 3 and 4 bands
+// (uneven: the last band takes the rest), 8- and 16-bit samples, a padded
+// stride, and both pyramid layouts (one buffer for the three channels, or
+// one each: one hblur dispatch per channel group). Heights just below and
+// at two bands' minimum check where banding starts.
+func TestSSIM2BandedUpload(t *testing.T) {
+	b := ssim2Backend(t)
+	ctx := context.Background()
+	defer func(env string, pyr int) { ssim2BandsEnv, forcePyrBuffers = env, pyr }(ssim2BandsEnv, forcePyrBuffers)
+	cases := []struct {
+		w, h  int
+		f     zenmetrics.PixelFormat
+		bands string
+		want  int // bands taken
+		pad   int
+		pyr   int
+	}{
+		{452, 801, zenmetrics.RGB8, "3", 3, 0, 0},
+		{451, 800, zenmetrics.RGB8, "on", 2, 0, 0},
+		{451, 800, zenmetrics.RGB8, "on", 2, 13, 3},
+		{600, 1030, zenmetrics.RGB16, "4", 4, 0, 0},
+		{700, 511, zenmetrics.RGB8, "on", 1, 0, 0},
+		{700, 512, zenmetrics.RGB8, "on", 2, 0, 0},
+		{700, 800, zenmetrics.RGB8, "off", 1, 0, 0},
+	}
+	if testing.Short() {
+		cases = cases[:3]
+	}
+	for _, tc := range cases {
+		t.Run(fmt.Sprintf("%dx%d_%s_b%s_pad%d_pyr%d", tc.w, tc.h, tc.f, tc.bands, tc.pad, tc.pyr), func(t *testing.T) {
+			forcePyrBuffers = tc.pyr
+			ref, d0 := metrictest.Synthetic(tc.w, tc.h, 77, tc.f)
+			_, d1 := metrictest.Synthetic(tc.w, tc.h, 78, tc.f)
+			dists := []*zenmetrics.Image{d0, d1}
+			if tc.pad > 0 {
+				dists = append(dists, padded(d0, tc.pad))
+			}
+			want := serialScores(t, b, ref, dists)
+			ssim2BandsEnv = tc.bands
+			r, err := b.Prepare(ctx, zenmetrics.SSIMULACRA2, ref, zenmetrics.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer r.Release()
+			sr := r.(*ssim2Ref)
+			if !sr.pipelined(d0) {
+				t.Fatalf("%d raw bytes: not pipelined", ssim2RawBytes(d0))
+			}
+			if n := ssim2BandCount(tc.h, ssim2RawBytes(d0)); n != tc.want || sr.banded(d0) != (tc.want > 1) {
+				t.Fatalf("%d bands (banded %v), want %d", n, sr.banded(d0), tc.want)
+			}
+			for rep := 0; rep < 2; rep++ {
+				for i, d := range dists {
+					s, err := r.Score(ctx, d)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if math.Float64bits(s.Value) != math.Float64bits(want[i]) {
+						t.Errorf("rep %d dist %d: banded %.17g, serial %.17g", rep, i, s.Value, want[i])
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestSSIM2BandedConcurrent scores banded and unbanded images on one
+// reference from several goroutines at once: the bands of one score must
+// not interleave with another score's commands on the shared scratch
+// (r.seq), and images whose stride needs a larger upload buffer replace
+// it while other scores are recorded or half submitted (errStale, the
+// final's stale re-record). Every score must be the serial path's.
+func TestSSIM2BandedConcurrent(t *testing.T) {
+	b := ssim2Backend(t)
+	ctx := context.Background()
+	defer func(env string) { ssim2BandsEnv = env }(ssim2BandsEnv)
+	ref, d0 := metrictest.Synthetic(452, 801, 91, zenmetrics.RGB8)
+	_, d1 := metrictest.Synthetic(452, 801, 92, zenmetrics.RGB8)
+	dists := []*zenmetrics.Image{d0, padded(d1, 4), d1, padded(d0, 64)}
+	want := serialScores(t, b, ref, dists)
+	// 3 bands for every image: the stride changes the raw size, not the
+	// count.
+	ssim2BandsEnv = "3"
+	r, err := b.Prepare(ctx, zenmetrics.SSIMULACRA2, ref, zenmetrics.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Release()
+	var wg sync.WaitGroup
+	for g := 0; g < 3; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range dists {
+				j := (i + g) % len(dists)
+				s, err := r.Score(ctx, dists[j])
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				if math.Float64bits(s.Value) != math.Float64bits(want[j]) {
+					t.Errorf("goroutine %d dist %d: %.17g, serial %.17g", g, j, s.Value, want[j])
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	t.Logf("%d banded scores re-recorded after the upload buffer was replaced", ssim2StaleBands.Load())
+}
+
+// TestSSIM2BandedStale replaces the upload buffer between a banded score's
+// early bands and its final submit (as another caller's image with a
+// larger stride would): the final must be recorded again with every band
+// copied into the new buffer, and the score stay the serial one.
+func TestSSIM2BandedStale(t *testing.T) {
+	b := ssim2Backend(t)
+	ctx := context.Background()
+	defer func(env string) { ssim2BandsEnv, ssim2BandHook = env, nil }(ssim2BandsEnv)
+	ref, d0 := metrictest.Synthetic(452, 801, 93, zenmetrics.RGB8)
+	want := serialScores(t, b, ref, []*zenmetrics.Image{d0})
+	ssim2BandsEnv = "3"
+	r, err := b.Prepare(ctx, zenmetrics.SSIMULACRA2, ref, zenmetrics.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Release()
+	grow := int64(8 << 10)
+	ssim2BandHook = func(r *ssim2Ref) {
+		err := r.dev.Do(ctx, func(g *webgpu.GPU) error {
+			old := r.up.Raw
+			grow += 8 << 10
+			if err := r.up.Ensure(g, &r.held, ssim2RawBytes(d0)+grow); err != nil {
+				return err
+			}
+			if r.up.Raw == old {
+				return fmt.Errorf("upload buffer not replaced")
+			}
+			return nil
+		})
+		if err != nil {
+			t.Error(err)
+		}
+	}
+	stale := ssim2StaleBands.Load()
+	for rep := 0; rep < 2; rep++ {
+		s, err := r.Score(ctx, d0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if math.Float64bits(s.Value) != math.Float64bits(want[0]) {
+			t.Errorf("rep %d: %.17g after the upload buffer was replaced, serial %.17g", rep, s.Value, want[0])
+		}
+	}
+	if n := ssim2StaleBands.Load() - stale; n != 2 {
+		t.Errorf("%d stale re-records, want 2", n)
+	}
+}
