@@ -7,20 +7,26 @@ import (
 )
 
 // plane is a single-channel float32 image, rows packed without padding.
-// A plane may hold only some rows of its h: p starts at row y0 (0 for a
-// whole plane), which is how the streamed pair path (stream.go) keeps a
-// window of rows of a stage instead of the whole image, while every row
-// function reads and writes it by image row as it does a whole plane.
+// A plane may hold only some rows of its h, which is how the streamed pair
+// path (stream.go) keeps a window of rows of a stage instead of the whole
+// image, while every row function reads and writes it by image row as it
+// does a whole plane: p starts at row y0 (0 for a whole plane), or, when
+// ring > 0, row y is at row y mod ring of p.
 type plane struct {
 	w, h int
 	p    []float32
 	y0   int
+	ring int
 }
 
 func newPlane(w, h int) plane { return plane{w: w, h: h, p: make([]float32, w*h)} }
 
 func (p plane) row(y int) []float32 {
-	o := (y - p.y0) * p.w
+	i := y - p.y0
+	if p.ring > 0 {
+		i = y % p.ring
+	}
+	o := i * p.w
 	return p.p[o : o+p.w : o+p.w]
 }
 
