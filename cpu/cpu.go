@@ -128,15 +128,15 @@ func (b *Backend) Prepare(ctx context.Context, m zenmetrics.Metric, ref *zenmetr
 
 // PrepareOnce is Prepare for a reference that scores one distorted image:
 // it checks ref as Prepare does (its errors are Prepare's), but for
-// SSIMULACRA2 within the memory budget it keeps only the image, and the
-// first Score computes both halves in one streamed pass
-// (ssim2.ScorePair), which on one thread touches a fraction of the memory
-// of a prepared pyramid; a later Score prepares the pyramid then. ref must
-// not change until the Reference is released. Other metrics: Prepare.
-// The scores are Prepare's bits.
+// SSIMULACRA2 and Butteraugli within the memory budget it keeps only the
+// image, and the first Score computes both halves in one streamed pass
+// (ssim2.ScorePair, butteraugli.ComparePair), which touches a fraction of
+// the memory of a prepared reference; a later Score prepares the
+// reference then. ref must not change until the Reference is released.
+// Other metrics: Prepare. The scores are Prepare's bits.
 func (b *Backend) PrepareOnce(ctx context.Context, m zenmetrics.Metric, ref *zenmetrics.Image, opt zenmetrics.Options) (r zenmetrics.Reference, err error) {
 	defer zenmetrics.Recover(&err)
-	if m != zenmetrics.SSIMULACRA2 || b.closed.Load() {
+	if (m != zenmetrics.SSIMULACRA2 && m != zenmetrics.Butteraugli) || b.closed.Load() {
 		return b.Prepare(ctx, m, ref, opt)
 	}
 	if err := ctx.Err(); err != nil {
@@ -151,6 +151,9 @@ func (b *Backend) PrepareOnce(ctx context.Context, m zenmetrics.Metric, ref *zen
 	}
 	if band > 0 {
 		return b.Prepare(ctx, m, ref, opt)
+	}
+	if m == zenmetrics.Butteraugli {
+		return butteraugli.PrepareOnceBackend(ctx, ref, opt, b.cfg.Threads)
 	}
 	return &ssim2Once{b: b, ref: ref, opt: opt}, nil
 }

@@ -95,6 +95,15 @@ func BenchmarkButteraugli(b *testing.B) {
 					}
 				}
 			})
+			b.Run(fmt.Sprintf("%s/threads=%d/pair", sz.name, threads), func(b *testing.B) {
+				b.SetBytes(int64(sz.w * sz.h * 3))
+				b.ReportAllocs()
+				for b.Loop() {
+					if _, err := ComparePair(ref, dist, cfg); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
 			b.Run(fmt.Sprintf("%s/threads=%d/cached", sz.name, threads), func(b *testing.B) {
 				r, err := Prepare(ref, cfg)
 				if err != nil {

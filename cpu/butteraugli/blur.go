@@ -142,28 +142,104 @@ func (s *scratch) plane(i, w, h int) plane {
 }
 
 // blur writes the blurred in to out (which may be in itself). It uses
-// scratch buffers 0 and 1.
+// scratch buffer 0. The passes are blurH and blurV over all rows (sep5H
+// and sep5V for the 5-tap kernel), the same row functions the streamed
+// pair path runs on windows of rows.
 func blur(wk workers, k *kernel, in, out plane, sc *scratch) {
 	w, h := in.w, in.h
 	if len(k.full) == 5 && &in.p[0] != &out.p[0] {
-		blurSep5(wk, k, in, out, sc.plane(0, w, h))
-		return
-	}
-	if useFast {
-		blurFast(wk, k, in, out, sc)
+		tmp := sc.plane(0, w, h)
+		wk.rows(h, func(y0, y1 int) { sep5H(k, in, tmp, y0, y1) })
+		wk.rows(h, func(y0, y1 int) { sep5V(k, tmp, out, y0, y1) })
 		return
 	}
 	// Rows first, then columns; per pixel the same arithmetic as libjxl's
 	// convolve-and-transpose twice.
-	a := sc.plane(0, w, h)
-	wk.rows(h, func(y0, y1 int) {
+	a := sc.plane(0, interStride(w), h)
+	blocks := k.rowBorders(w)
+	wk.rows(h, func(y0, y1 int) { blurH(k, in, a, blocks, y0, y1) })
+	wk.rows(h, func(y0, y1 int) { blurV(k, a, out, y0, y1) })
+}
+
+// interStride is the row stride of a blur's intermediate plane for an
+// image w wide: blurStride on the fast path, w (what firColumns reads)
+// on the reference path.
+func interStride(w int) int {
+	if useFast {
+		return blurStride(w)
+	}
+	return w
+}
+
+// blurH writes rows [y0, y1) of in blurred along x into the same rows of
+// a, whose stride (a.w) is interStride(in.w). blocks is k.rowBorders(in.w).
+func blurH(k *kernel, in, a plane, blocks []rowBorder, y0, y1 int) {
+	w := in.w
+	if !useFast {
 		for y := y0; y < y1; y++ {
-			firRow(k, in.row(y), a.row(y))
+			firRow(k, in.row(y), a.row(y)[:w])
 		}
-	})
-	wk.rows(h, func(y0, y1 int) {
+		return
+	}
+	// The interior through cpusimd.BAFIR; the border columns (x < b1 and
+	// x ≥ b2, all of them in a row narrower than the kernel) eight at a
+	// time through cpusimd.BARowBorder, with borderTap's renormalisation
+	// computed once per column instead of once per pixel.
+	off := k.off
+	b1, b2 := min(w, off), max(0, w-off)
+	var o [8]float32
+	for y := y0; y < y1; y++ {
+		src, dst := in.row(y), a.row(y)[:w:w]
+		if b1 < b2 {
+			cpusimd.BAFIR(dst[b1:b2], src[b1-off:], 1, k.simd)
+		}
+		for i := range blocks {
+			b := &blocks[i]
+			cpusimd.BARowBorder(&o, src[b.jb:], b.w, &b.s)
+			for l := 0; l < b.n; l++ {
+				if b.mask&(1<<l) != 0 {
+					dst[b.xb+l] = o[l]
+				}
+			}
+		}
+	}
+}
+
+// blurV writes rows [y0, y1) of out, a blurred along y (a from blurH,
+// holding every row within k.off of them).
+func blurV(k *kernel, a, out plane, y0, y1 int) {
+	if !useFast {
 		firColumns(k, a, out, y0, y1)
-	})
+		return
+	}
+	w, h := out.w, out.h
+	off := k.off
+	st := a.w
+	// Interior rows in strips of colStrip(off) columns, top to bottom, so
+	// that the 2·off+1 input rows of a strip stay in the L1 cache.
+	i0, i1 := max(y0, off), min(y1, h-off)
+	strip := colStrip(off)
+	for x0 := 0; x0 < w; x0 += strip {
+		x1 := min(x0+strip, w)
+		for y := i0; y < i1; y++ {
+			cpusimd.BAFIR(out.row(y)[x0:x1], a.p[(y-off-a.y0)*st+x0:], st, k.simd)
+		}
+	}
+	var rows [2*maxOff + 1][]float32
+	for y := y0; y < y1; y++ {
+		if y >= off && y < h-off {
+			continue
+		}
+		// Border row: cut-off kernel, renormalised (firColumns's
+		// arithmetic, whole rows at a time).
+		lo, hi := max(0, y-off), min(h-1, y+off)
+		var wsum float32
+		for j := lo; j <= hi; j++ {
+			wsum += k.full[j-y+off]
+			rows[j-lo] = a.row(j)[:w:w]
+		}
+		cpusimd.BAColumnSum(out.row(y), rows[:hi-lo+1], k.full[lo-y+off:], 1/wsum)
+	}
 }
 
 // colChunk is the width of the column strips firColumns works on, so that
@@ -323,57 +399,59 @@ func mirror(x, n int) int {
 // arm64 fuses x*y + z into one FMADD otherwise, and the results would
 // differ from amd64's (and from cpusimd's kernels).
 
-// blurSep5 is the 5×5 separable blur with mirrored borders: each of the five
-// rows around the output is convolved along x, then the five results are
-// combined along y.
-func blurSep5(wk workers, k *kernel, in, out, tmp plane) {
-	w, h := in.w, in.h
+// sep5H and sep5V are the 5×5 separable blur with mirrored borders: each
+// row is convolved along x into tmp (sep5H), then five rows of tmp around
+// each output row are combined along y (sep5V, which needs tmp's rows
+// within 2 of its rows, mirrored at the image edges).
+func sep5H(k *kernel, in, tmp plane, y0, y1 int) {
+	w := in.w
 	w0, w1, w2 := k.w0, k.w1, k.w2
-	wk.rows(h, func(y0, y1 int) {
-		for y := y0; y < y1; y++ {
-			src := in.row(y)
-			dst := tmp.row(y)
-			if useFast && w >= 5 {
-				cpusimd.BASep5(dst[2:w-2], src, 1, &[3]float32{w0, w1, w2})
-				for _, x := range [4]int{0, 1, w - 2, w - 1} {
-					dst[x] = float32(src[x]*w0) + float32((src[mirror(x-1, w)]+src[mirror(x+1, w)])*w1) +
-						float32((src[mirror(x-2, w)]+src[mirror(x+2, w)])*w2)
-				}
-				continue
+	for y := y0; y < y1; y++ {
+		src := in.row(y)
+		dst := tmp.row(y)
+		if useFast && w >= 5 {
+			cpusimd.BASep5(dst[2:w-2], src, 1, &[3]float32{w0, w1, w2})
+			for _, x := range [4]int{0, 1, w - 2, w - 1} {
+				dst[x] = float32(src[x]*w0) + float32((src[mirror(x-1, w)]+src[mirror(x+1, w)])*w1) +
+					float32((src[mirror(x-2, w)]+src[mirror(x+2, w)])*w2)
 			}
-			if w >= 5 {
-				for x := 2; x < w-2; x++ {
-					dst[x] = float32(src[x]*w0) + float32((src[x-1]+src[x+1])*w1) + float32((src[x-2]+src[x+2])*w2)
-				}
-				for _, x := range [4]int{0, 1, w - 2, w - 1} {
-					dst[x] = float32(src[x]*w0) + float32((src[mirror(x-1, w)]+src[mirror(x+1, w)])*w1) +
-						float32((src[mirror(x-2, w)]+src[mirror(x+2, w)])*w2)
-				}
-			} else {
-				for x := 0; x < w; x++ {
-					dst[x] = float32(src[x]*w0) + float32((src[mirror(x-1, w)]+src[mirror(x+1, w)])*w1) +
-						float32((src[mirror(x-2, w)]+src[mirror(x+2, w)])*w2)
-				}
+			continue
+		}
+		if w >= 5 {
+			for x := 2; x < w-2; x++ {
+				dst[x] = float32(src[x]*w0) + float32((src[x-1]+src[x+1])*w1) + float32((src[x-2]+src[x+2])*w2)
+			}
+			for _, x := range [4]int{0, 1, w - 2, w - 1} {
+				dst[x] = float32(src[x]*w0) + float32((src[mirror(x-1, w)]+src[mirror(x+1, w)])*w1) +
+					float32((src[mirror(x-2, w)]+src[mirror(x+2, w)])*w2)
+			}
+		} else {
+			for x := 0; x < w; x++ {
+				dst[x] = float32(src[x]*w0) + float32((src[mirror(x-1, w)]+src[mirror(x+1, w)])*w1) +
+					float32((src[mirror(x-2, w)]+src[mirror(x+2, w)])*w2)
 			}
 		}
-	})
-	wk.rows(h, func(y0, y1 int) {
-		for y := y0; y < y1; y++ {
-			if useFast && y >= 2 && y < h-2 {
-				cpusimd.BASep5(out.row(y), tmp.p[(y-2)*w:], w, &[3]float32{w0, w1, w2})
-				continue
-			}
-			m := tmp.row(y)
-			t1 := tmp.row(mirror(y-1, h))
-			b1 := tmp.row(mirror(y+1, h))
-			t2 := tmp.row(mirror(y-2, h))
-			b2 := tmp.row(mirror(y+2, h))
-			dst := out.row(y)
-			for x := range dst {
-				dst[x] = float32(m[x]*w0) + float32((t1[x]+b1[x])*w1) + float32((t2[x]+b2[x])*w2)
-			}
+	}
+}
+
+func sep5V(k *kernel, tmp, out plane, y0, y1 int) {
+	w, h := tmp.w, tmp.h
+	w0, w1, w2 := k.w0, k.w1, k.w2
+	for y := y0; y < y1; y++ {
+		if useFast && y >= 2 && y < h-2 {
+			cpusimd.BASep5(out.row(y), tmp.p[(y-2-tmp.y0)*w:], w, &[3]float32{w0, w1, w2})
+			continue
 		}
-	})
+		m := tmp.row(y)
+		t1 := tmp.row(mirror(y-1, h))
+		b1 := tmp.row(mirror(y+1, h))
+		t2 := tmp.row(mirror(y-2, h))
+		b2 := tmp.row(mirror(y+2, h))
+		dst := out.row(y)
+		for x := range dst {
+			dst[x] = float32(m[x]*w0) + float32((t1[x]+b1[x])*w1) + float32((t2[x]+b2[x])*w2)
+		}
+	}
 }
 
 // colAcc1 sets (assign) or adds to a the tap pair (ra+rb)·s.

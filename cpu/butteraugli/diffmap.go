@@ -87,15 +87,7 @@ func prepareLevel(wk workers, rgb image3, intensity float32, sc *scratch) *level
 	eroded := sc.plane(0, w, h)
 	fuzzyErosion(wk, lv.activity, eroded)
 	lv.mAC, lv.mDC = newPlane(w, h), newPlane(w, h)
-	wk.rows(h, func(y0, y1 int) {
-		for y := y0; y < y1; y++ {
-			e, a, d := eroded.row(y), lv.mAC.row(y), lv.mDC.row(y)
-			for x, v := range e {
-				a[x] = float32(maskY(float64(v)))
-				d[x] = float32(maskDcY(float64(v)))
-			}
-		}
-	})
+	wk.rows(h, func(y0, y1 int) { maskRows(eroded, lv.mAC, lv.mDC, y0, y1) })
 	return lv
 }
 
@@ -192,106 +184,128 @@ func asymL2(v0, v1, wgt, wlt, prev float32) float32 {
 func subsample2x(wk workers, in image3, sc *scratch) image3 {
 	w, h := in[0].w, in[0].h
 	sw, sh := (w+1)/2, (h+1)/2
-	out := sc.newImage3(sw, sh)
+	out := sc.outImage3(sw, sh)
 	for c := 0; c < 3; c++ {
 		src, dst := in[c], out[c]
 		wk.rows(sh, func(y0, y1 int) {
 			for oy := y0; oy < y1; oy++ {
-				o := dst.row(oy)
+				var r1 []float32
 				if 2*oy+1 < h {
-					// Both rows at once, adding to each output the same
-					// four rounded quarters in the same order as the loop
-					// below (o starts at zero).
-					r0, r1 := src.row(2*oy), src.row(2*oy+1)
-					pairs := o[:w/2]
-					for ox := range pairs {
-						a, b := r0[2*ox:2*ox+2:2*ox+2], r1[2*ox:2*ox+2:2*ox+2]
-						v := pairs[ox]
-						v += float32(0.25 * a[0])
-						v += float32(0.25 * a[1])
-						v += float32(0.25 * b[0])
-						v += float32(0.25 * b[1])
-						pairs[ox] = v
-					}
-					if w&1 != 0 {
-						v := o[sw-1]
-						v += float32(0.25 * r0[w-1])
-						v += float32(0.25 * r1[w-1])
-						o[sw-1] = v
-					}
-				} else {
-					for x, v := range src.row(2 * oy) {
-						o[x/2] += float32(0.25 * v)
-					}
+					r1 = src.row(2*oy + 1)
 				}
-				if w&1 != 0 {
-					o[sw-1] *= 2
-				}
-				if h&1 != 0 && oy == sh-1 {
-					for x := range o {
-						o[x] *= 2
-					}
-				}
+				subsampleRow(src.row(2*oy), r1, dst.row(oy), h&1 != 0 && oy == sh-1)
 			}
 		})
 	}
 	return out
 }
 
+// subsampleRow writes one row o of the 2×2 averages of rows r0 and r1 (nil
+// for an odd last row, whose values are then doubled, as they are when
+// last is set).
+func subsampleRow(r0, r1, o []float32, last bool) {
+	w, sw := len(r0), len(o)
+	// o starts at zero and gets the four rounded quarters of each block
+	// added in order.
+	clear(o)
+	if r1 != nil {
+		// Both rows at once.
+		pairs := o[:w/2]
+		for ox := range pairs {
+			a, b := r0[2*ox:2*ox+2:2*ox+2], r1[2*ox:2*ox+2:2*ox+2]
+			v := pairs[ox]
+			v += float32(0.25 * a[0])
+			v += float32(0.25 * a[1])
+			v += float32(0.25 * b[0])
+			v += float32(0.25 * b[1])
+			pairs[ox] = v
+		}
+		if w&1 != 0 {
+			v := o[sw-1]
+			v += float32(0.25 * r0[w-1])
+			v += float32(0.25 * r1[w-1])
+			o[sw-1] = v
+		}
+	} else {
+		for x, v := range r0 {
+			o[x/2] += float32(0.25 * v)
+		}
+	}
+	if w&1 != 0 {
+		o[sw-1] *= 2
+	}
+	if last {
+		for x := range o {
+			o[x] *= 2
+		}
+	}
+}
+
 // addSupersampled2x blends the half-resolution map into the full one.
 func addSupersampled2x(wk workers, src, dst plane) {
-	wk.rows(dst.h, func(y0, y1 int) {
-		for y := y0; y < y1; y++ {
-			d, s := dst.row(y), src.row(y/2)
-			for x := range d {
-				v := float32(float64(d[x]) * supMixMul)
-				d[x] = v + float32(0.5*s[x/2])
-			}
+	wk.rows(dst.h, func(y0, y1 int) { addSupersampledRows(src, dst, y0, y1) })
+}
+
+// addSupersampledRows is addSupersampled2x for rows [y0, y1) of dst.
+func addSupersampledRows(src, dst plane, y0, y1 int) {
+	for y := y0; y < y1; y++ {
+		d, s := dst.row(y), src.row(y/2)
+		for x := range d {
+			v := float32(float64(d[x]) * supMixMul)
+			d[x] = v + float32(0.5*s[x/2])
 		}
-	})
+	}
 }
 
 // diffmapRowsRef is the reference loop of diffmapLevel's final error terms.
 func diffmapRowsRef(wk workers, lv *level, p0, p1 *psycho, acc [2]plane, act1, res plane) {
+	in := maltaIn{p0: p0, p1: p1, act0: lv.activity, act1: act1, mac: lv.mAC, mdc: lv.mDC}
 	wk.rows(res.h, func(y0, y1 int) {
 		for y := y0; y < y1; y++ {
-			a0, a1 := acc[0].row(y), acc[1].row(y)
-			h0x, h1x := p0.hf[0].row(y), p1.hf[0].row(y)
-			h0y, h1y := p0.hf[1].row(y), p1.hf[1].row(y)
-			m0x, m1x := p0.mf[0].row(y), p1.mf[0].row(y)
-			m0y, m1y := p0.mf[1].row(y), p1.mf[1].row(y)
-			m0b, m1b := p0.mf[2].row(y), p1.mf[2].row(y)
-			l0x, l1x := p0.lf[0].row(y), p1.lf[0].row(y)
-			l0y, l1y := p0.lf[1].row(y), p1.lf[1].row(y)
-			l0b, l1b := p0.lf[2].row(y), p1.lf[2].row(y)
-			b0, b1 := lv.activity.row(y), act1.row(y)
-			mac, mdc := lv.mAC.row(y), lv.mDC.row(y)
-			o := res.row(y)
-			for x := range o {
-				ac0 := asymL2(h0x[x], h1x[x], asymGt[0], asymLt[0], a0[x])
-				d := m0x[x] - m1x[x]
-				ac0 = float32(d*d*l2MF[0]) + ac0
-
-				ac1 := asymL2(h0y[x], h1y[x], asymGt[1], asymLt[1], a1[x])
-				d = m0y[x] - m1y[x]
-				ac1 = float32(d*d*l2MF[1]) + ac1
-				d = b0[x] - b1[x]
-				ac1 += float32(maskToErrMul * d * d)
-
-				d = m0b[x] - m1b[x]
-				ac2 := d * d * l2MF[2]
-
-				d = l0x[x] - l1x[x]
-				dc0 := d * d * l2LF[0]
-				d = l0y[x] - l1y[x]
-				dc1 := d * d * l2LF[1]
-				d = l0b[x] - l1b[x]
-				dc2 := d * d * l2LF[2]
-
-				m, md := mac[x], mdc[x]
-				v := (float32(dc0*md) + float32(dc1*md) + float32(dc2*md)) + (float32(ac0*m) + float32(ac1*m) + float32(ac2*m))
-				o[x] = float32(math.Sqrt(float64(v)))
-			}
+			r := in.finalRows(y, acc[0].row(y), acc[1].row(y), res.row(y))
+			diffmapRowRef(&r)
 		}
 	})
+}
+
+// diffmapRowRef is one row of the final error terms (the table of
+// cpusimd.BADiffmapRow, computed by the reference loop).
+func diffmapRowRef(r *[cpusimd.BARowOut + 1][]float32) {
+	a0, a1 := r[cpusimd.BARowA0], r[cpusimd.BARowA1]
+	h0x, h1x := r[cpusimd.BARowH0X], r[cpusimd.BARowH1X]
+	h0y, h1y := r[cpusimd.BARowH0Y], r[cpusimd.BARowH1Y]
+	m0x, m1x := r[cpusimd.BARowM0X], r[cpusimd.BARowM1X]
+	m0y, m1y := r[cpusimd.BARowM0Y], r[cpusimd.BARowM1Y]
+	m0b, m1b := r[cpusimd.BARowM0B], r[cpusimd.BARowM1B]
+	l0x, l1x := r[cpusimd.BARowL0X], r[cpusimd.BARowL1X]
+	l0y, l1y := r[cpusimd.BARowL0Y], r[cpusimd.BARowL1Y]
+	l0b, l1b := r[cpusimd.BARowL0B], r[cpusimd.BARowL1B]
+	b0, b1 := r[cpusimd.BARowAct0], r[cpusimd.BARowAct1]
+	mac, mdc := r[cpusimd.BARowMAC], r[cpusimd.BARowMDC]
+	o := r[cpusimd.BARowOut]
+	for x := range o {
+		ac0 := asymL2(h0x[x], h1x[x], asymGt[0], asymLt[0], a0[x])
+		d := m0x[x] - m1x[x]
+		ac0 = float32(d*d*l2MF[0]) + ac0
+
+		ac1 := asymL2(h0y[x], h1y[x], asymGt[1], asymLt[1], a1[x])
+		d = m0y[x] - m1y[x]
+		ac1 = float32(d*d*l2MF[1]) + ac1
+		d = b0[x] - b1[x]
+		ac1 += float32(maskToErrMul * d * d)
+
+		d = m0b[x] - m1b[x]
+		ac2 := d * d * l2MF[2]
+
+		d = l0x[x] - l1x[x]
+		dc0 := d * d * l2LF[0]
+		d = l0y[x] - l1y[x]
+		dc1 := d * d * l2LF[1]
+		d = l0b[x] - l1b[x]
+		dc2 := d * d * l2LF[2]
+
+		m, md := mac[x], mdc[x]
+		v := (float32(dc0*md) + float32(dc1*md) + float32(dc2*md)) + (float32(ac0*m) + float32(ac1*m) + float32(ac2*m))
+		o[x] = float32(math.Sqrt(float64(v)))
+	}
 }

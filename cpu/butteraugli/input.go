@@ -64,76 +64,79 @@ type linearImage struct {
 
 func toLinear(wk workers, im *zenmetrics.Image, sc *scratch) linearImage {
 	w, h := im.Width, im.Height
-	f := im.Format
-	nc := f.Channels()
-	bps := f.BytesPerSample()
-	lut := linearLUT(8 * bps)
 	var li linearImage
-	if f == zenmetrics.RGB8 {
+	if im.Format == zenmetrics.RGB8 {
 		// Every sample is written below: no need to clear reused planes.
 		li.rgb = sc.outImage3(w, h)
 	} else {
 		li.rgb = sc.newImage3(w, h)
 	}
-	if f.HasAlpha() {
+	if im.Format.HasAlpha() {
 		a := sc.newPlane(w, h)
 		li.alpha = &a
+	}
+	wk.rows(h, func(y0, y1 int) { linearRows(im, li.rgb, li.alpha, y0, y1) })
+	return li
+}
+
+// linearRows decodes rows [y0, y1) of im into the same rows of rgb (gray
+// into all three) and, when im has alpha, of alpha.
+func linearRows(im *zenmetrics.Image, rgb image3, alpha *plane, y0, y1 int) {
+	w := im.Width
+	f := im.Format
+	nc := f.Channels()
+	bps := f.BytesPerSample()
+	lut := linearLUT(8 * bps)
+	if f == zenmetrics.RGB8 {
+		// The common case, without the per-sample format switches.
+		lut := (*[256]float32)(lut)
+		for y := y0; y < y1; y++ {
+			src := im.Row(y)[:3*w]
+			r, g, b := rgb[0].row(y), rgb[1].row(y), rgb[2].row(y)
+			for x := range r {
+				px := src[3*x : 3*x+3 : 3*x+3]
+				r[x], g[x], b[x] = lut[px[0]], lut[px[1]], lut[px[2]]
+			}
+		}
+		return
 	}
 	colour := 3
 	if f.IsGray() {
 		colour = 1
 	}
 	alphaScale := 1 / float32(f.MaxValue())
-	if f == zenmetrics.RGB8 {
-		// The common case, without the per-sample format switches.
-		lut := (*[256]float32)(lut)
-		wk.rows(h, func(y0, y1 int) {
-			for y := y0; y < y1; y++ {
-				src := im.Row(y)[:3*w]
-				r, g, b := li.rgb[0].row(y), li.rgb[1].row(y), li.rgb[2].row(y)
-				for x := range r {
-					px := src[3*x : 3*x+3 : 3*x+3]
-					r[x], g[x], b[x] = lut[px[0]], lut[px[1]], lut[px[2]]
+	for y := y0; y < y1; y++ {
+		src := im.Row(y)
+		var dst [3][]float32
+		for c := range dst {
+			dst[c] = rgb[c].row(y)
+		}
+		var arow []float32
+		if alpha != nil {
+			arow = alpha.row(y)
+		}
+		for x := 0; x < w; x++ {
+			o := x * nc * bps
+			for c := 0; c < nc; c++ {
+				var v int
+				if bps == 2 {
+					v = int(src[o+2*c])<<8 | int(src[o+2*c+1])
+				} else {
+					v = int(src[o+c])
+				}
+				switch {
+				case c < colour:
+					dst[c][x] = lut[v]
+				default:
+					arow[x] = float32(v) * alphaScale
 				}
 			}
-		})
-		return li
-	}
-	wk.rows(h, func(y0, y1 int) {
-		for y := y0; y < y1; y++ {
-			src := im.Row(y)
-			var dst [3][]float32
-			for c := range dst {
-				dst[c] = li.rgb[c].row(y)
-			}
-			var arow []float32
-			if li.alpha != nil {
-				arow = li.alpha.row(y)
-			}
-			for x := 0; x < w; x++ {
-				o := x * nc * bps
-				for c := 0; c < nc; c++ {
-					var v int
-					if bps == 2 {
-						v = int(src[o+2*c])<<8 | int(src[o+2*c+1])
-					} else {
-						v = int(src[o+c])
-					}
-					switch {
-					case c < colour:
-						dst[c][x] = lut[v]
-					default:
-						arow[x] = float32(v) * alphaScale
-					}
-				}
-				if colour == 1 {
-					dst[1][x] = dst[0][x]
-					dst[2][x] = dst[0][x]
-				}
+			if colour == 1 {
+				dst[1][x] = dst[0][x]
+				dst[2][x] = dst[0][x]
 			}
 		}
-	})
-	return li
+	}
 }
 
 // linearToSrgbExact and srgbToLinearExact are the exact sRGB curves in

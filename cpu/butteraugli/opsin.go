@@ -76,41 +76,46 @@ func opsinDynamics(wk workers, rgb image3, intensity float32, xyb, blurred image
 	for c := 0; c < 3; c++ {
 		blur(wk, kernOpsin, rgb[c], blurred[c], sc)
 	}
-	const minV = float32(1e-4)
+	var k *cpusimd.BAOpsinConsts
 	if useFast {
-		k := opsinConsts(intensity)
-		wk.rows(rgb[0].h, func(y0, y1 int) {
-			for y := y0; y < y1; y++ {
-				cpusimd.BAOpsinRow(rgb[0].row(y), rgb[1].row(y), rgb[2].row(y),
-					blurred[0].row(y), blurred[1].row(y), blurred[2].row(y),
-					xyb[0].row(y), xyb[1].row(y), xyb[2].row(y), k)
-			}
-		})
+		k = opsinConsts(intensity)
+	}
+	wk.rows(rgb[0].h, func(y0, y1 int) { opsinRows(rgb, blurred, xyb, intensity, k, y0, y1) })
+}
+
+// opsinRows writes rows [y0, y1) of xyb from the same rows of rgb and of
+// its blurred copy. k is opsinConsts(intensity) on the fast path.
+func opsinRows(rgb, blurred, xyb image3, intensity float32, k *cpusimd.BAOpsinConsts, y0, y1 int) {
+	if useFast {
+		for y := y0; y < y1; y++ {
+			cpusimd.BAOpsinRow(rgb[0].row(y), rgb[1].row(y), rgb[2].row(y),
+				blurred[0].row(y), blurred[1].row(y), blurred[2].row(y),
+				xyb[0].row(y), xyb[1].row(y), xyb[2].row(y), k)
+		}
 		return
 	}
-	wk.rows(rgb[0].h, func(y0, y1 int) {
-		for y := y0; y < y1; y++ {
-			r, g, b := rgb[0].row(y), rgb[1].row(y), rgb[2].row(y)
-			br, bg, bb := blurred[0].row(y), blurred[1].row(y), blurred[2].row(y)
-			ox, oy, ob := xyb[0].row(y), xyb[1].row(y), xyb[2].row(y)
-			for x := range r {
-				r0, g0, b0 := br[x]*intensity, bg[x]*intensity, bb[x]*intensity
-				p0 := max(float32(mix0*r0)+(float32(mix1*g0)+(float32(mix2*b0)+mix3)), mix3, minV)
-				p1 := max(float32(mix4*r0)+(float32(mix5*g0)+(float32(mix6*b0)+mix7)), mix7, minV)
-				p2 := max(float32(mix8*r0)+(float32(mix9*g0)+(float32(mix10*b0)+mix11)), mix11, minV)
-				s0 := max(gammaHDR(p0)/p0, minV)
-				s1 := max(gammaHDR(p1)/p1, minV)
-				s2 := max(gammaHDR(p2)/p2, minV)
-				r1, g1, b1 := r[x]*intensity, g[x]*intensity, b[x]*intensity
-				c0 := max((float32(mix0*r1)+(float32(mix1*g1)+(float32(mix2*b1)+mix3)))*s0, mix3)
-				c1 := max((float32(mix4*r1)+(float32(mix5*g1)+(float32(mix6*b1)+mix7)))*s1, mix7)
-				c2 := max((float32(mix8*r1)+(float32(mix9*g1)+(float32(mix10*b1)+mix11)))*s2, mix11)
-				ox[x] = c0 - c1
-				oy[x] = c0 + c1
-				ob[x] = c2
-			}
+	const minV = float32(1e-4)
+	for y := y0; y < y1; y++ {
+		r, g, b := rgb[0].row(y), rgb[1].row(y), rgb[2].row(y)
+		br, bg, bb := blurred[0].row(y), blurred[1].row(y), blurred[2].row(y)
+		ox, oy, ob := xyb[0].row(y), xyb[1].row(y), xyb[2].row(y)
+		for x := range r {
+			r0, g0, b0 := br[x]*intensity, bg[x]*intensity, bb[x]*intensity
+			p0 := max(float32(mix0*r0)+(float32(mix1*g0)+(float32(mix2*b0)+mix3)), mix3, minV)
+			p1 := max(float32(mix4*r0)+(float32(mix5*g0)+(float32(mix6*b0)+mix7)), mix7, minV)
+			p2 := max(float32(mix8*r0)+(float32(mix9*g0)+(float32(mix10*b0)+mix11)), mix11, minV)
+			s0 := max(gammaHDR(p0)/p0, minV)
+			s1 := max(gammaHDR(p1)/p1, minV)
+			s2 := max(gammaHDR(p2)/p2, minV)
+			r1, g1, b1 := r[x]*intensity, g[x]*intensity, b[x]*intensity
+			c0 := max((float32(mix0*r1)+(float32(mix1*g1)+(float32(mix2*b1)+mix3)))*s0, mix3)
+			c1 := max((float32(mix4*r1)+(float32(mix5*g1)+(float32(mix6*b1)+mix7)))*s1, mix7)
+			c2 := max((float32(mix8*r1)+(float32(mix9*g1)+(float32(mix10*b1)+mix11)))*s2, mix11)
+			ox[x] = c0 - c1
+			oy[x] = c0 + c1
+			ob[x] = c2
 		}
-	})
+	}
 }
 
 // opsinConsts is the constant table of cpusimd.BAOpsinRow.

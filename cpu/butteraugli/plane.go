@@ -7,14 +7,28 @@ import (
 )
 
 // plane is a single-channel float32 image, rows packed without padding.
+// A plane may hold only some rows of its h, which is how the streamed pair
+// path (stream.go) keeps a window of rows of a stage instead of the whole
+// image, while every row function reads and writes it by image row as it
+// does a whole plane: p starts at row y0 (0 for a whole plane), or, when
+// ring > 0, row y is at row y mod ring of p.
 type plane struct {
 	w, h int
 	p    []float32
+	y0   int
+	ring int
 }
 
 func newPlane(w, h int) plane { return plane{w: w, h: h, p: make([]float32, w*h)} }
 
-func (p plane) row(y int) []float32 { return p.p[y*p.w : (y+1)*p.w : (y+1)*p.w] }
+func (p plane) row(y int) []float32 {
+	i := y - p.y0
+	if p.ring > 0 {
+		i = y % p.ring
+	}
+	o := i * p.w
+	return p.p[o : o+p.w : o+p.w]
+}
 
 // image3 is three planes of one size (linear RGB or XYB).
 type image3 [3]plane
@@ -85,6 +99,15 @@ func (wk workers) rows(h int, fn func(y0, y1 int)) {
 		// point's zenmetrics.Recover turns it into an error.
 		panic(v.(panicBox).v)
 	}
+}
+
+// span is rows for the rows [s, e) of a plane: fn gets disjoint absolute
+// row ranges covering them.
+func (wk workers) span(s, e int, fn func(y0, y1 int)) {
+	if e <= s {
+		return
+	}
+	wk.rows(e-s, func(a, b int) { fn(s+a, s+b) })
 }
 
 // all runs the given independent jobs, up to wk.n at a time.

@@ -82,7 +82,9 @@ func maximumClamp(m, v float32) float32 {
 }
 
 // separateFrequencies splits xyb (consumed: its planes are reused) into
-// bands.
+// bands. Its steps are row functions (lfSplitRows, mfSplitRows,
+// suppressRows, uhfSplitRows) between the blurs, which the streamed pair
+// path runs on windows of rows in the same order.
 func separateFrequencies(wk workers, xyb image3, sc *scratch) psycho {
 	w, h := xyb[0].w, xyb[0].h
 	var ps psycho
@@ -91,30 +93,7 @@ func separateFrequencies(wk workers, xyb image3, sc *scratch) psycho {
 		ps.lf[c] = sc.outPlane(w, h)
 		blur(wk, kernLF, xyb[c], ps.lf[c], sc)
 	}
-	wk.rows(h, func(y0, y1 int) {
-		if useFast {
-			for y := y0; y < y1; y++ {
-				cpusimd.BALFSplit(xyb[0].row(y), xyb[1].row(y), xyb[2].row(y),
-					ps.lf[0].row(y), ps.lf[1].row(y), ps.lf[2].row(y), &lfSplitConsts)
-			}
-			return
-		}
-		for y := y0; y < y1; y++ {
-			lx, ly, lb := ps.lf[0].row(y), ps.lf[1].row(y), ps.lf[2].row(y)
-			for c := 0; c < 3; c++ {
-				src, lf := xyb[c].row(y), ps.lf[c].row(y)
-				for x := range src {
-					src[x] -= lf[x]
-				}
-			}
-			for x := range lx {
-				b := float32(lfYToBMul*ly[x]) + lb[x] // rounded: arm64 would fuse it
-				lb[x] = b * lfBMul
-				lx[x] *= lfXMul
-				ly[x] *= lfYMul
-			}
-		}
-	})
+	wk.rows(h, func(y0, y1 int) { lfSplitRows(xyb, ps.lf, y0, y1) })
 	// MF/HF: HF is the residual of MF after another blur.
 	for c := 0; c < 3; c++ {
 		bl := sc.outPlane(w, h)
@@ -123,90 +102,128 @@ func separateFrequencies(wk workers, xyb image3, sc *scratch) psycho {
 			ps.mf[2] = bl
 			break
 		}
-		hf := xyb[c]
-		wk.rows(h, func(y0, y1 int) {
-			if useFast {
-				w := removeMfRange
-				if c != 0 {
-					w = addMfRange
-				}
-				for y := y0; y < y1; y++ {
-					cpusimd.BAMFSplit(hf.row(y), bl.row(y), c != 0, w)
-				}
-				return
-			}
-			for y := y0; y < y1; y++ {
-				hr, mr := hf.row(y), bl.row(y)
-				for x := range hr {
-					m := mr[x]
-					hr[x] -= m
-					if c == 0 {
-						mr[x] = removeRange(removeMfRange, m)
-					} else {
-						mr[x] = amplifyRange(addMfRange, m)
-					}
-				}
-			}
-		})
+		wk.rows(h, func(y0, y1 int) { mfSplitRows(c, xyb[c], bl, y0, y1) })
 		ps.mf[c] = bl
-		ps.hf[c] = hf
+		ps.hf[c] = xyb[c]
 	}
 	// Red-green contrast is suppressed where the Y contrast is high.
-	wk.rows(h, func(y0, y1 int) {
-		if useFast {
-			for y := y0; y < y1; y++ {
-				cpusimd.BASuppress(ps.hf[0].row(y), ps.hf[1].row(y), &suppressConsts)
-			}
-			return
-		}
-		for y := y0; y < y1; y++ {
-			hx, hy := ps.hf[0].row(y), ps.hf[1].row(y)
-			for x := range hx {
-				vy := hy[x]
-				sc := float32(suppressW/(float32(vy*vy)+suppressW)*suppressOneMinusS) + suppressS
-				hx[x] = sc * hx[x]
-			}
-		}
-	})
+	wk.rows(h, func(y0, y1 int) { suppressRows(ps.hf[0], ps.hf[1], y0, y1) })
 	// HF/UHF.
 	for c := 0; c < 2; c++ {
 		bl := sc.outPlane(w, h)
 		blur(wk, kernUHF, ps.hf[c], bl, sc)
-		uhf := ps.hf[c]
-		wk.rows(h, func(y0, y1 int) {
-			if useFast {
-				for y := y0; y < y1; y++ {
-					if c == 0 {
-						cpusimd.BAUHFSplitX(uhf.row(y), bl.row(y), &uhfXConsts)
-					} else {
-						cpusimd.BAUHFSplitY(uhf.row(y), bl.row(y), &uhfYConsts)
-					}
-				}
-				return
-			}
-			for y := y0; y < y1; y++ {
-				ur, hr := uhf.row(y), bl.row(y)
-				if c == 0 {
-					for x := range ur {
-						hv := hr[x]
-						uv := ur[x] - hv
-						hr[x] = removeRange(removeHfRange, hv)
-						ur[x] = removeRange(removeUhfRng, uv)
-					}
-				} else {
-					for x := range ur {
-						hv := maximumClamp(maxclampHf, hr[x])
-						uv := maximumClamp(maxclampUhf, ur[x]-hv)
-						ur[x] = uv * mulYUhf
-						hr[x] = amplifyRange(addHfRange, float32(hv*mulYHf))
-					}
-				}
-			}
-		})
-		ps.uhf[c] = uhf
+		wk.rows(h, func(y0, y1 int) { uhfSplitRows(c, ps.hf[c], bl, y0, y1) })
+		ps.uhf[c] = ps.hf[c]
 		ps.hf[c] = bl
 	}
 	return ps
+}
+
+// lfSplitRows turns rows [y0, y1) of xyb into the residual xyb − lf and
+// scales lf (the LF blur of xyb) into the LF bands.
+func lfSplitRows(xyb, lf image3, y0, y1 int) {
+	if useFast {
+		for y := y0; y < y1; y++ {
+			cpusimd.BALFSplit(xyb[0].row(y), xyb[1].row(y), xyb[2].row(y),
+				lf[0].row(y), lf[1].row(y), lf[2].row(y), &lfSplitConsts)
+		}
+		return
+	}
+	for y := y0; y < y1; y++ {
+		lx, ly, lb := lf[0].row(y), lf[1].row(y), lf[2].row(y)
+		for c := 0; c < 3; c++ {
+			src, l := xyb[c].row(y), lf[c].row(y)
+			for x := range src {
+				src[x] -= l[x]
+			}
+		}
+		for x := range lx {
+			b := float32(lfYToBMul*ly[x]) + lb[x] // rounded: arm64 would fuse it
+			lb[x] = b * lfBMul
+			lx[x] *= lfXMul
+			ly[x] *= lfYMul
+		}
+	}
+}
+
+// mfSplitRows splits rows [y0, y1) of channel c (X or Y) of the residual
+// hf, given its HF blur bl: hf becomes the HF band (hf − bl), bl the MF
+// band.
+func mfSplitRows(c int, hf, bl plane, y0, y1 int) {
+	if useFast {
+		w := removeMfRange
+		if c != 0 {
+			w = addMfRange
+		}
+		for y := y0; y < y1; y++ {
+			cpusimd.BAMFSplit(hf.row(y), bl.row(y), c != 0, w)
+		}
+		return
+	}
+	for y := y0; y < y1; y++ {
+		hr, mr := hf.row(y), bl.row(y)
+		for x := range hr {
+			m := mr[x]
+			hr[x] -= m
+			if c == 0 {
+				mr[x] = removeRange(removeMfRange, m)
+			} else {
+				mr[x] = amplifyRange(addMfRange, m)
+			}
+		}
+	}
+}
+
+// suppressRows scales rows [y0, y1) of the X HF band down where the Y HF
+// band is strong.
+func suppressRows(hx, hy plane, y0, y1 int) {
+	if useFast {
+		for y := y0; y < y1; y++ {
+			cpusimd.BASuppress(hx.row(y), hy.row(y), &suppressConsts)
+		}
+		return
+	}
+	for y := y0; y < y1; y++ {
+		rx, ry := hx.row(y), hy.row(y)
+		for x := range rx {
+			vy := ry[x]
+			sc := float32(suppressW/(float32(vy*vy)+suppressW)*suppressOneMinusS) + suppressS
+			rx[x] = sc * rx[x]
+		}
+	}
+}
+
+// uhfSplitRows splits rows [y0, y1) of HF band c given its UHF blur bl:
+// uhf (the HF band, in place) becomes the UHF band, bl the final HF band.
+func uhfSplitRows(c int, uhf, bl plane, y0, y1 int) {
+	if useFast {
+		for y := y0; y < y1; y++ {
+			if c == 0 {
+				cpusimd.BAUHFSplitX(uhf.row(y), bl.row(y), &uhfXConsts)
+			} else {
+				cpusimd.BAUHFSplitY(uhf.row(y), bl.row(y), &uhfYConsts)
+			}
+		}
+		return
+	}
+	for y := y0; y < y1; y++ {
+		ur, hr := uhf.row(y), bl.row(y)
+		if c == 0 {
+			for x := range ur {
+				hv := hr[x]
+				uv := ur[x] - hv
+				hr[x] = removeRange(removeHfRange, hv)
+				ur[x] = removeRange(removeUhfRng, uv)
+			}
+		} else {
+			for x := range ur {
+				hv := maximumClamp(maxclampHf, hr[x])
+				uv := maximumClamp(maxclampUhf, ur[x]-hv)
+				ur[x] = uv * mulYUhf
+				hr[x] = amplifyRange(addHfRange, float32(hv*mulYHf))
+			}
+		}
+	}
 }
 
 // Masking constants.
@@ -232,29 +249,33 @@ var globalScale = func() float32 {
 // the input of butteraugli's visual masking.
 func maskActivity(wk workers, ps *psycho, out plane, sc *scratch) {
 	tmp := sc.plane(2, out.w, out.h)
+	wk.rows(out.h, func(y0, y1 int) { maskPreRows(ps, tmp, y0, y1) })
+	blur(wk, kernMask, tmp, out, sc)
+}
+
+// maskPreRows writes rows [y0, y1) of the companded activity (before its
+// blur) of ps's HF and UHF bands into o.
+func maskPreRows(ps *psycho, o plane, y0, y1 int) {
 	bias := maskMul * maskBias
 	sqrtBias := float32(math.Sqrt(float64(bias)))
-	wk.rows(out.h, func(y0, y1 int) {
-		if useFast {
-			k := [6]float32{maskMulsX, maskMulsY, maskMulsYUhf, maskMul, bias, sqrtBias}
-			for y := y0; y < y1; y++ {
-				cpusimd.BAMaskPre(ps.hf[0].row(y), ps.hf[1].row(y), ps.uhf[0].row(y), ps.uhf[1].row(y), tmp.row(y), &k)
-			}
-			return
-		}
+	if useFast {
+		k := [6]float32{maskMulsX, maskMulsY, maskMulsYUhf, maskMul, bias, sqrtBias}
 		for y := y0; y < y1; y++ {
-			hx, hy := ps.hf[0].row(y), ps.hf[1].row(y)
-			ux, uy := ps.uhf[0].row(y), ps.uhf[1].row(y)
-			o := tmp.row(y)
-			for x := range o {
-				xd := (ux[x] + hx[x]) * maskMulsX
-				yd := float32(uy[x]*maskMulsY) + float32(hy[x]*maskMulsYUhf)
-				m := float32(math.Sqrt(float64(float32(xd*xd) + float32(yd*yd))))
-				o[x] = float32(math.Sqrt(float64(float32(maskMul*abs32(m))+bias))) - sqrtBias
-			}
+			cpusimd.BAMaskPre(ps.hf[0].row(y), ps.hf[1].row(y), ps.uhf[0].row(y), ps.uhf[1].row(y), o.row(y), &k)
 		}
-	})
-	blur(wk, kernMask, tmp, out, sc)
+		return
+	}
+	for y := y0; y < y1; y++ {
+		hx, hy := ps.hf[0].row(y), ps.hf[1].row(y)
+		ux, uy := ps.uhf[0].row(y), ps.uhf[1].row(y)
+		or := o.row(y)
+		for x := range or {
+			xd := (ux[x] + hx[x]) * maskMulsX
+			yd := float32(uy[x]*maskMulsY) + float32(hy[x]*maskMulsYUhf)
+			m := float32(math.Sqrt(float64(float32(xd*xd) + float32(yd*yd))))
+			or[x] = float32(math.Sqrt(float64(float32(maskMul*abs32(m))+bias))) - sqrtBias
+		}
+	}
 }
 
 // storeMin3 keeps the three smallest values seen, in order.
@@ -276,24 +297,28 @@ func storeMin3(v float32, m0, m1, m2 *float32) {
 // fuzzyErosion replaces each value by a weighted mix of the three smallest
 // among itself and its eight neighbours at distance 3.
 func fuzzyErosion(wk workers, from, to plane) {
+	wk.rows(from.h, func(y0, y1 int) { erosionRows(from, to, y0, y1) })
+}
+
+// erosionRows is fuzzyErosion for rows [y0, y1) of to (from holding the
+// rows within 3 of them).
+func erosionRows(from, to plane, y0, y1 int) {
 	const step = 3
 	w, h := from.w, from.h
-	wk.rows(h, func(y0, y1 int) {
-		for y := y0; y < y1; y++ {
-			out := to.row(y)
-			if useFast && y >= step && y < h-step && w > 2*step {
-				// Interior: all eight neighbours exist.
-				cpusimd.BAErosion(from.row(y), from.row(y-step), from.row(y+step), out[step:w-step], step)
-				for _, x := range [2 * step]int{0, 1, 2, w - 3, w - 2, w - 1} {
-					out[x] = erodeAt(from, x, y)
-				}
-				continue
-			}
-			for x := 0; x < w; x++ {
+	for y := y0; y < y1; y++ {
+		out := to.row(y)
+		if useFast && y >= step && y < h-step && w > 2*step {
+			// Interior: all eight neighbours exist.
+			cpusimd.BAErosion(from.row(y), from.row(y-step), from.row(y+step), out[step:w-step], step)
+			for _, x := range [2 * step]int{0, 1, 2, w - 3, w - 2, w - 1} {
 				out[x] = erodeAt(from, x, y)
 			}
+			continue
 		}
-	})
+		for x := 0; x < w; x++ {
+			out[x] = erodeAt(from, x, y)
+		}
+	}
 }
 
 // erodeAt is fuzzyErosion's output at (x, y).
@@ -338,6 +363,18 @@ func maskY(delta float64) float64 {
 	c := mul / (float64(scaler*delta) + offset)
 	r := float64(globalScale) * (1.0 + c)
 	return r * r
+}
+
+// maskRows writes rows [y0, y1) of the AC and DC mask weights from the
+// eroded activity.
+func maskRows(eroded, mAC, mDC plane, y0, y1 int) {
+	for y := y0; y < y1; y++ {
+		e, a, d := eroded.row(y), mAC.row(y), mDC.row(y)
+		for x, v := range e {
+			a[x] = float32(maskY(float64(v)))
+			d[x] = float32(maskDcY(float64(v)))
+		}
+	}
 }
 
 func maskDcY(delta float64) float64 {
