@@ -11,22 +11,49 @@
 // outermost first) as __constant__ tables.
 //
 // Plane layout: a w×h plane is w*h floats, row-major, each its own
-// buffer. Every kernel but reduce_* runs one thread per pixel of its
-// level: blocks of 16×16 (pixel kernels, opsin, malta), 64×4 (rows_*) or
-// 32×8 (cols_*), a grid covering w×h. No thread returns before a
-// __syncthreads: the out-of-image threads of a block still help fill its
-// tile, then leave. butteraugli_fast.cu has faster variants of opsin, the
-// blurs and the Malta kernels (several outputs per thread), which the host
-// runs unless told otherwise (kernels.go, EnvVariant).
+// buffer. The pixel kernels (unpack, subsample, mask_pre, erode, combine)
+// run one thread per pixel in 16×16 blocks, and so does the LF blur pair
+// (rows_lf: 64×4, cols_lf: 32×8). opsin, the other blurs and the Malta
+// kernels compute several outputs per thread, from tiles shaped for it
+// (their sections give the geometry); every output is computed by the
+// same function, hence the same float operations in the same order, as
+// in a one-output-per-thread kernel. reduce_* reduce the map. The grids
+// cover w×h. No thread returns before a __syncthreads: the out-of-image
+// threads of a block still help fill its tile, then leave. The host
+// launches with the same numbers (kernels.go).
+//
+// Why several outputs per thread (16 MP on an H200; one plane is 64 MiB,
+// ~17 µs of HBM at 4 TB/s; an SM serves one 128-byte shared-memory
+// wavefront a clock), against the one-output-per-thread kernels these
+// replaced (0.95 ms less kernel time a 16 MP score, 5.92 ms to 4.98):
+//
+//   - Malta in 16×16 blocks is bound by shared-memory bandwidth: 159
+//     loads per output (after the compiler merges repeats), and a warp
+//     (two rows of 16 in a 24-wide tile) hits 8 banks twice, so every
+//     load is 2 wavefronts: 318 per warp, ~0.8 ms a kernel at 132 SMs ×
+//     1.98 GHz (measured 1.03-1.07 ms). Here a warp is one tile row of 32
+//     (conflict-free) and each thread sums MCR = 4 outputs down its
+//     column, so the loads the outputs share are made once (70 per
+//     output) and the vertical pair sums two rows apart are added once.
+//     The halo (tile samples per output, each three malta_diff with two
+//     divisions and double arithmetic) drops from 2.25 to 1.56, and the
+//     fill issues all of a thread's loads before its first difference.
+//   - A separable blur with one output per thread reads its whole kernel
+//     from shared memory per output (33 loads for LF) and keeps few bytes
+//     in flight per thread (1.5 loads before the barrier, with at most
+//     2048 threads an SM). Here each thread blurs 4 outputs from one
+//     register window, rows_* read the window as float4 for 2 rows (9-10
+//     loads in flight), and the column tiles are 4× taller (3-24 loads in
+//     flight). The LF pair is the exception: written this way it measured
+//     slower on the H200 at 16 MP (0.60 + 0.71 ms against 0.53 + 0.62),
+//     so it keeps one output per thread.
+//   - opsin: see its section.
 
 typedef unsigned char u8;
 
-// Tile geometry; the host launches with the same numbers (butteraugli.go).
+// The pixel kernels' and the reduction's blocks; the other kernels' tile
+// geometry is in their sections.
 #define PX 16           // pixel kernels: 16×16 blocks
-#define RTX 64          // rows_*: block width
-#define RTY 4           // rows_*: block height
-#define CTX 32          // cols_*: block width
-#define CTY 8           // cols_*: block height
 #define RB 256          // reduce_*: threads per block
 
 // ---------------------------------------------------------------------------
@@ -161,11 +188,23 @@ extern "C" __global__ void subsample(const float* in_r, const float* in_g, const
 // ---------------------------------------------------------------------------
 // opsin: linear RGB -> butteraugli XYB. The sensitivity of each pixel comes
 // from the image blurred with the 5-tap Gaussian whose borders mirror the
-// image; the 16×16 tile plus a 2-pixel mirrored halo goes to shared memory,
-// blurred along x for every halo row, then along y, grouped as the CPU's
-// blurSep5: centre*w0 + (±1 pair)*w1 + (±2 pair)*w2.
+// image: the block's tile plus a 2-pixel mirrored halo goes to shared
+// memory, is blurred along x for every tile row, then along y, grouped as
+// the CPU's blurSep5: centre*w0 + (±1 pair)*w1 + (±2 pair)*w2.
+//
+// Blocks of OTX×OTY threads, each thread 2 outputs (rows 2ty, 2ty+1) of
+// the block's OTX×OTH. A warp is one tile row (no bank conflicts: a 16×16
+// block's warps span two rows of its 20-wide tile and hit 4 banks twice),
+// the halo is 1.41 samples per output instead of 1.56, and the vertical
+// pass reads 6 rows for 2 outputs instead of 10.
 
-#define OHT 20  // tile side with the halo
+#define OTX 32               // block width (one warp per tile row)
+#define OTY 8                // block height in threads
+#define OTH (2 * OTY)        // output rows per block
+#define OSW (OTX + 4)        // tile width with the mirrored halo
+#define OSH (OTH + 4)        // tile height
+#define OSN (OSW * OSH)
+#define ONT (OTX * OTY)      // threads per block
 
 __device__ __forceinline__ int mirror(int x, int n) {
     while (x < 0 || x >= n) {
@@ -216,34 +255,52 @@ __device__ __forceinline__ void opsin_px(float r0, float g0, float b0, float r1,
 
 extern "C" __global__ void opsin(const float* lin_r, const float* lin_g, const float* lin_b, int w, int h,
                                  float intensity, float* out_x, float* out_y, float* out_b) {
-    __shared__ float src[3][OHT * OHT];
-    __shared__ float hor[3][OHT * PX];
-    int li = threadIdx.y * PX + threadIdx.x;
-    int x0 = blockIdx.x * PX - 2, y0 = blockIdx.y * PX - 2;
-    for (int i = li; i < OHT * OHT; i += PX * PX) {
-        int sx = mirror(x0 + i % OHT, w);
-        int sy = mirror(y0 + i / OHT, h);
-        size_t j = (size_t)sy * w + sx;
-        src[0][i] = lin_r[j];
-        src[1][i] = lin_g[j];
-        src[2][i] = lin_b[j];
+    __shared__ float src[3][OSN];
+    __shared__ float hor[3][OSH * OTX];
+    int li = threadIdx.y * OTX + threadIdx.x;
+    int x0 = blockIdx.x * OTX - 2, y0 = blockIdx.y * OTH - 2;
+#pragma unroll
+    for (int k = 0; k < (OSN + ONT - 1) / ONT; k++) {
+        int i = li + k * ONT;
+        if (i < OSN) {
+            int sx = mirror(x0 + i % OSW, w);
+            int sy = mirror(y0 + i / OSW, h);
+            size_t j = (size_t)sy * w + sx;
+            src[0][i] = lin_r[j];
+            src[1][i] = lin_g[j];
+            src[2][i] = lin_b[j];
+        }
     }
     __syncthreads();
-    for (int i = li; i < OHT * PX; i += PX * PX) {
-        int b = (i / PX) * OHT + i % PX;
-        for (int c = 0; c < 3; c++) hor[c][i] = sep5(src[c], b, 1);
+#pragma unroll
+    for (int k = 0; k < (OSH * OTX + ONT - 1) / ONT; k++) {
+        int i = li + k * ONT;
+        if (i < OSH * OTX) {
+            int b = (i / OTX) * OSW + i % OTX;
+            for (int c = 0; c < 3; c++) hor[c][i] = sep5(src[c], b, 1);
+        }
     }
     __syncthreads();
-    int x = px_x(), y = px_y();
+    int x = blockIdx.x * OTX + threadIdx.x, y = blockIdx.y * OTH + 2 * threadIdx.y;
     if (x >= w || y >= h) return;
-    int b = threadIdx.y * PX + threadIdx.x;
-    float r0 = sep5(hor[0], b, PX) * intensity;
-    float g0 = sep5(hor[1], b, PX) * intensity;
-    float b0 = sep5(hor[2], b, PX) * intensity;
-    int cc = (threadIdx.y + 2) * OHT + threadIdx.x + 2;
-    float r1 = src[0][cc] * intensity, g1 = src[1][cc] * intensity, b1 = src[2][cc] * intensity;
-    size_t i = (size_t)y * w + x;
-    opsin_px(r0, g0, b0, r1, g1, b1, out_x + i, out_y + i, out_b + i);
+    // The vertical pass from a window of the column's 6 rows.
+    float v[3][6];
+#pragma unroll
+    for (int c = 0; c < 3; c++) {
+#pragma unroll
+        for (int k = 0; k < 6; k++) v[c][k] = hor[c][(2 * threadIdx.y + k) * OTX + threadIdx.x];
+    }
+#pragma unroll
+    for (int r = 0; r < 2; r++) {
+        if (y + r >= h) break;
+        float r0 = sep5(v[0], r, 1) * intensity;
+        float g0 = sep5(v[1], r, 1) * intensity;
+        float b0 = sep5(v[2], r, 1) * intensity;
+        int cc = (2 * threadIdx.y + r + 2) * OSW + threadIdx.x + 2;
+        float r1 = src[0][cc] * intensity, g1 = src[1][cc] * intensity, b1 = src[2][cc] * intensity;
+        size_t i = (size_t)(y + r) * w + x;
+        opsin_px(r0, g0, b0, r1, g1, b1, out_x + i, out_y + i, out_b + i);
+    }
 }
 
 // ---------------------------------------------------------------------------
@@ -278,8 +335,8 @@ struct KMASK {
 
 // fir_in is the blur of the tile sample at index c along one axis (st is
 // the index step between neighbours) where the whole kernel lies inside
-// the image. It is its own function so that the multi-output kernels
-// (butteraugli_fast.cu) can run the same arithmetic on a register window.
+// the image. It is its own function so that the multi-output kernels can
+// run the same arithmetic on a register window.
 template <class K>
 __device__ __forceinline__ float fir_in(const float* t, int c, int st) {
     const int off = K::OFF;
@@ -327,55 +384,62 @@ __device__ float fir(const float* t, int c, int st, int p, int n) {
     return fir_edge<K>(t, c, st, p, n);
 }
 
-// rows_impl convolves one plane along x: a block of RTX×RTY outputs, each
-// row's tile spanning the block's columns plus OFF on either side.
+// fir_call is fir as a call: the border blocks' path, kept out of line so
+// that the unrolled outputs do not copy it (the code of the interior path
+// stays small).
 template <class K>
-__device__ void rows_impl(const float* src, float* dst, int w, int h) {
-    constexpr int RS = RTX + 2 * K::OFF;
-    __shared__ float tile[RTY * RS];
-    int y = blockIdx.y * RTY + threadIdx.y;
-    int x0 = blockIdx.x * RTX - K::OFF;
+__device__ __noinline__ float fir_call(const float* t, int c, int st, int p, int n) {
+    return fir<K>(t, c, st, p, n);
+}
+
+// ---------------------------------------------------------------------------
+// The LF pair, one output per thread: rows_lf in blocks of LRX×LRY, each
+// row's tile spanning the block's columns plus OFF on either side;
+// cols_lf in blocks of LCX×LCY over tiles of LCY + 2·OFF rows of LCX
+// samples per plane.
+
+#define LRX 64          // rows_lf: block width
+#define LRY 4           // rows_lf: block height
+#define LCX 32          // cols_lf: block width
+#define LCY 8           // cols_lf: block height
+
+// rows_lf convolves one plane along x.
+extern "C" __global__ void rows_lf(const float* src, float* dst, int w, int h) {
+    constexpr int RS = LRX + 2 * KLF::OFF;
+    __shared__ float tile[LRY * RS];
+    int y = blockIdx.y * LRY + threadIdx.y;
+    int x0 = blockIdx.x * LRX - KLF::OFF;
     bool yin = y < h;
-    for (int i = threadIdx.x; i < RS; i += RTX) {
+    for (int i = threadIdx.x; i < RS; i += LRX) {
         int xx = x0 + i;
         bool ok = yin && xx >= 0 && xx < w;
         tile[threadIdx.y * RS + i] = ok ? src[(size_t)y * w + xx] : 0.0f;
     }
     __syncthreads();
-    int x = blockIdx.x * RTX + threadIdx.x;
+    int x = blockIdx.x * LRX + threadIdx.x;
     if (x >= w || !yin) return;
-    dst[(size_t)y * w + x] = fir<K>(tile, threadIdx.y * RS + threadIdx.x + K::OFF, 1, x, w);
+    dst[(size_t)y * w + x] = fir<KLF>(tile, threadIdx.y * RS + threadIdx.x + KLF::OFF, 1, x, w);
 }
 
-extern "C" __global__ void rows_lf(const float* src, float* dst, int w, int h) { rows_impl<KLF>(src, dst, w, h); }
-extern "C" __global__ void rows_hf(const float* src, float* dst, int w, int h) { rows_impl<KHF>(src, dst, w, h); }
-extern "C" __global__ void rows_uhf(const float* src, float* dst, int w, int h) { rows_impl<KUHF>(src, dst, w, h); }
-extern "C" __global__ void rows_mask(const float* src, float* dst, int w, int h) { rows_impl<KMASK>(src, dst, w, h); }
+// LF_ROWS and LF_N are cols_lf's tile rows and samples per plane.
+#define LF_ROWS (LCY + 2 * KLF::OFF)
+#define LF_N (LF_ROWS * LCX)
 
-// Column tiles: per plane, CTY + 2·OFF rows of CTX samples.
-template <class K>
-struct ColTile {
-    static constexpr int ROWS = CTY + 2 * K::OFF;
-    static constexpr int N = ROWS * CTX;
-};
-
-// col_load fills one plane's column tile (zeros outside the image).
-template <class K>
-__device__ __forceinline__ void col_load(float* tile, const float* src, int w, int h) {
-    int x = blockIdx.x * CTX + threadIdx.x;
-    int y0 = blockIdx.y * CTY - K::OFF;
+// lf_col_load fills one plane's cols_lf tile (zeros outside the image).
+__device__ __forceinline__ void lf_col_load(float* tile, const float* src, int w, int h) {
+    int x = blockIdx.x * LCX + threadIdx.x;
+    int y0 = blockIdx.y * LCY - KLF::OFF;
     bool xin = x < w;
-    for (int r = threadIdx.y; r < ColTile<K>::ROWS; r += CTY) {
+    for (int r = threadIdx.y; r < LF_ROWS; r += LCY) {
         int yy = y0 + r;
         bool ok = xin && yy >= 0 && yy < h;
-        tile[r * CTX + threadIdx.x] = ok ? src[(size_t)yy * w + x] : 0.0f;
+        tile[r * LCX + threadIdx.x] = ok ? src[(size_t)yy * w + x] : 0.0f;
     }
 }
 
-// col_fir is the column blur of this thread's output pixel (row y).
-template <class K>
-__device__ __forceinline__ float col_fir(const float* tile, int y, int h) {
-    return fir<K>(tile, (threadIdx.y + K::OFF) * CTX + threadIdx.x, CTX, y, h);
+// lf_col_fir is the column blur of this thread's output pixel (row y).
+__device__ __forceinline__ float lf_col_fir(const float* tile, int y, int h) {
+    return fir<KLF>(tile, (threadIdx.y + KLF::OFF) * LCX + threadIdx.x, LCX, y, h);
 }
 
 // cols_lf: the XYB planes blurred along y (blurred along x into t0..t2)
@@ -383,17 +447,17 @@ __device__ __forceinline__ float col_fir(const float* tile, int y, int h) {
 // scaled per channel, B after mixing in Y (unscaled).
 extern "C" __global__ void cols_lf(const float* t0, const float* t1, const float* t2, float* xyb0, float* xyb1,
                                    float* xyb2, float* lf0, float* lf1, float* lf2, int w, int h) {
-    constexpr int N = ColTile<KLF>::N;
+    constexpr int N = LF_N;
     __shared__ float tile[3 * N];
-    col_load<KLF>(tile, t0, w, h);
-    col_load<KLF>(tile + N, t1, w, h);
-    col_load<KLF>(tile + 2 * N, t2, w, h);
+    lf_col_load(tile, t0, w, h);
+    lf_col_load(tile + N, t1, w, h);
+    lf_col_load(tile + 2 * N, t2, w, h);
     __syncthreads();
-    int x = blockIdx.x * CTX + threadIdx.x, y = blockIdx.y * CTY + threadIdx.y;
+    int x = blockIdx.x * LCX + threadIdx.x, y = blockIdx.y * LCY + threadIdx.y;
     if (x >= w || y >= h) return;
-    float bx = col_fir<KLF>(tile, y, h);
-    float by = col_fir<KLF>(tile + N, y, h);
-    float bb = col_fir<KLF>(tile + 2 * N, y, h);
+    float bx = lf_col_fir(tile, y, h);
+    float by = lf_col_fir(tile + N, y, h);
+    float bb = lf_col_fir(tile + 2 * N, y, h);
     size_t i = (size_t)y * w + x;
     xyb0[i] = xyb0[i] - bx;
     xyb1[i] = xyb1[i] - by;
@@ -401,6 +465,151 @@ extern "C" __global__ void cols_lf(const float* t0, const float* t1, const float
     lf0[i] = bx * 33.832837186260f;
     lf1[i] = by * 14.458268100570f;
     lf2[i] = (-0.362267051518f * by + bb) * 49.87984651440f;
+}
+
+// ---------------------------------------------------------------------------
+// The other row blurs (rows_hf, rows_uhf, rows_mask), 4 outputs per thread
+// and row: blocks of RTX×RTY threads, thread tx of row ty blurs pixels
+// 4tx…4tx+3 of the block's RTW columns in rows ty and ty+RTY (RTR rows:
+// twice the loads in flight per thread before the barrier). The tile row
+// starts P ≥ OFF columns left of the block (P a multiple of 4, so each
+// thread's window is whole float4s: NV of them from tile column 4tx).
+
+#define RTX 64           // block width in threads
+#define RTY 4            // block height in threads
+#define RTR 2            // image rows per thread row: ty, ty+RTY, …
+#define RTQ 4            // outputs per thread and row, along x (one float4)
+#define RTW (RTX * RTQ)  // outputs per block row
+#define RTH (RTY * RTR)  // image rows per block
+
+template <class K>
+struct RowTile {
+    static constexpr int P = (K::OFF + 3) & ~3;           // tile columns left of the block
+    static constexpr int TW = RTW + 2 * P;                 // tile row width
+    static constexpr int NV = (P + K::OFF + RTQ + 3) / 4;  // float4 in a thread's window
+    static_assert(4 * (RTX - 1) + 4 * NV <= TW, "a window runs past its tile row");
+};
+
+// row_out blurs the thread's RTQ outputs of one tile row (image row y,
+// first output column x) into dst.
+template <class K>
+__device__ __forceinline__ void row_out(const float* row, float* dst, int x, int y, int w) {
+    using G = RowTile<K>;
+    size_t i = (size_t)y * w + x;
+    if (x >= K::OFF && x + RTQ - 1 < w - K::OFF) {
+        float v[4 * G::NV];
+        const float4* r4 = (const float4*)row + threadIdx.x;
+#pragma unroll
+        for (int k = 0; k < G::NV; k++) {
+            float4 q = r4[k];
+            v[4 * k] = q.x;
+            v[4 * k + 1] = q.y;
+            v[4 * k + 2] = q.z;
+            v[4 * k + 3] = q.w;
+        }
+        float o[RTQ];
+#pragma unroll
+        for (int j = 0; j < RTQ; j++) o[j] = fir_in<K>(v, G::P + j, 1);
+        if ((reinterpret_cast<size_t>(dst + i) & 15) == 0) {
+            *(float4*)(dst + i) = make_float4(o[0], o[1], o[2], o[3]);
+        } else {
+#pragma unroll
+            for (int j = 0; j < RTQ; j++) dst[i + j] = o[j];
+        }
+        return;
+    }
+    int c = G::P + threadIdx.x * RTQ;
+#pragma unroll 1
+    for (int j = 0; j < RTQ; j++) {
+        if (x + j < w) dst[i + j] = fir<K>(row, c + j, 1, x + j, w);
+    }
+}
+
+template <class K>
+__device__ void rows_impl(const float* src, float* dst, int w, int h) {
+    using G = RowTile<K>;
+    __shared__ float4 tile4[RTH * G::TW / 4];
+    float* tile = (float*)tile4;
+    int x0 = blockIdx.x * RTW - G::P;
+#pragma unroll
+    for (int r = 0; r < RTR; r++) {
+        int ty = threadIdx.y + r * RTY;
+        int y = blockIdx.y * RTH + ty;
+#pragma unroll
+        for (int k = 0; k < (G::TW + RTX - 1) / RTX; k++) {
+            int i = threadIdx.x + k * RTX;
+            if (i < G::TW) {
+                int xx = x0 + i;
+                bool ok = y < h && xx >= 0 && xx < w;
+                tile[ty * G::TW + i] = ok ? src[(size_t)y * w + xx] : 0.0f;
+            }
+        }
+    }
+    __syncthreads();
+    int x = blockIdx.x * RTW + threadIdx.x * RTQ;
+    if (x >= w) return;
+#pragma unroll
+    for (int r = 0; r < RTR; r++) {
+        int ty = threadIdx.y + r * RTY;
+        int y = blockIdx.y * RTH + ty;
+        if (y < h) row_out<K>(tile + ty * G::TW, dst, x, y, w);
+    }
+}
+
+extern "C" __global__ void rows_hf(const float* src, float* dst, int w, int h) { rows_impl<KHF>(src, dst, w, h); }
+extern "C" __global__ void rows_uhf(const float* src, float* dst, int w, int h) { rows_impl<KUHF>(src, dst, w, h); }
+extern "C" __global__ void rows_mask(const float* src, float* dst, int w, int h) { rows_impl<KMASK>(src, dst, w, h); }
+
+// ---------------------------------------------------------------------------
+// The other column blurs (cols_mf, cols_uhf, cols_mask), 4 outputs per
+// thread: blocks of CTX×CTY threads, thread (tx, ty) blurs rows
+// 4ty…4ty+3 of the block's CTH rows at column tx. The tile holds the
+// block's columns over CTH + 2·OFF rows per plane.
+
+#define CTX 32           // block width (one warp per tile row)
+#define CTY 8            // block height in threads
+#define CTR 4            // outputs per thread, down its column
+#define CTH (CTY * CTR)  // output rows per block
+
+template <class K>
+struct ColTile {
+    static constexpr int ROWS = CTH + 2 * K::OFF;
+    static constexpr int N = ROWS * CTX;
+};
+
+// col_load fills one plane's column tile (zeros outside the image).
+template <class K>
+__device__ __forceinline__ void col_load(float* tile, const float* src, int w, int h) {
+    int x = blockIdx.x * CTX + threadIdx.x;
+    int y0 = blockIdx.y * CTH - K::OFF;
+    bool xin = x < w;
+#pragma unroll
+    for (int k = 0; k < (ColTile<K>::ROWS + CTY - 1) / CTY; k++) {
+        int r = threadIdx.y + k * CTY;
+        if (r < ColTile<K>::ROWS) {
+            int yy = y0 + r;
+            bool ok = xin && yy >= 0 && yy < h;
+            tile[r * CTX + threadIdx.x] = ok ? src[(size_t)yy * w + x] : 0.0f;
+        }
+    }
+}
+
+// col_fir blurs this thread's CTR outputs (rows y0…) into o: from a
+// register window of the column when every kernel lies inside the image,
+// else each by fir on the tile (an output below the image is 0, unused).
+template <class K>
+__device__ __forceinline__ void col_fir(const float* tile, int y0, int h, float* o) {
+    int c = (threadIdx.y * CTR + K::OFF) * CTX + threadIdx.x;
+    if (y0 >= K::OFF && y0 + CTR - 1 < h - K::OFF) {
+        float v[CTR + 2 * K::OFF];
+#pragma unroll
+        for (int k = 0; k < CTR + 2 * K::OFF; k++) v[k] = tile[c + (k - K::OFF) * CTX];
+#pragma unroll
+        for (int j = 0; j < CTR; j++) o[j] = fir_in<K>(v, K::OFF + j, 1);
+        return;
+    }
+#pragma unroll
+    for (int j = 0; j < CTR; j++) o[j] = y0 + j < h ? fir_call<K>(tile, c + j * CTX, CTX, y0 + j, h) : 0.0f;
 }
 
 // cols_mf: the LF residual blurred along y (along x into t0..t2) is MF; the
@@ -415,20 +624,25 @@ extern "C" __global__ void cols_mf(const float* t0, const float* t1, const float
     col_load<KHF>(tile + N, t1, w, h);
     col_load<KHF>(tile + 2 * N, t2, w, h);
     __syncthreads();
-    int x = blockIdx.x * CTX + threadIdx.x, y = blockIdx.y * CTY + threadIdx.y;
-    if (x >= w || y >= h) return;
-    float bx = col_fir<KHF>(tile, y, h);
-    float by = col_fir<KHF>(tile + N, y, h);
-    float bb = col_fir<KHF>(tile + 2 * N, y, h);
-    size_t i = (size_t)y * w + x;
-    float hx = res0[i] - bx;
-    float hy = res1[i] - by;
-    mf0[i] = remove_range(0.29f, bx);
-    mf1[i] = amplify_range(0.1f, by);
-    mf2[i] = bb;
-    float s = 46.0f / (hy * hy + 46.0f) * SUPPRESS_OMS + 0.653020556257f;
-    res0[i] = s * hx;
-    res1[i] = hy;
+    int x = blockIdx.x * CTX + threadIdx.x, y0 = blockIdx.y * CTH + threadIdx.y * CTR;
+    if (x >= w || y0 >= h) return;
+    float bx[CTR], by[CTR], bb[CTR];
+    col_fir<KHF>(tile, y0, h, bx);
+    col_fir<KHF>(tile + N, y0, h, by);
+    col_fir<KHF>(tile + 2 * N, y0, h, bb);
+#pragma unroll
+    for (int j = 0; j < CTR; j++) {
+        if (y0 + j >= h) break;
+        size_t i = (size_t)(y0 + j) * w + x;
+        float hx = res0[i] - bx[j];
+        float hy = res1[i] - by[j];
+        mf0[i] = remove_range(0.29f, bx[j]);
+        mf1[i] = amplify_range(0.1f, by[j]);
+        mf2[i] = bb[j];
+        float s = 46.0f / (hy * hy + 46.0f) * SUPPRESS_OMS + 0.653020556257f;
+        res0[i] = s * hx;
+        res1[i] = hy;
+    }
 }
 
 // cols_uhf: HF blurred along y (along x into t0, t1) is the new HF (out0,
@@ -441,18 +655,23 @@ extern "C" __global__ void cols_uhf(const float* t0, const float* t1, float* hf0
     col_load<KUHF>(tile, t0, w, h);
     col_load<KUHF>(tile + N, t1, w, h);
     __syncthreads();
-    int x = blockIdx.x * CTX + threadIdx.x, y = blockIdx.y * CTY + threadIdx.y;
-    if (x >= w || y >= h) return;
-    float bx = col_fir<KUHF>(tile, y, h);
-    float by = col_fir<KUHF>(tile + N, y, h);
-    size_t i = (size_t)y * w + x;
-    float ux = hf0[i] - bx;
-    out0[i] = remove_range(1.5f, bx);
-    hf0[i] = remove_range(0.04f, ux);
-    float hv = maximum_clamp(28.4691806922f, by);
-    float uv = maximum_clamp(5.19175294647f, hf1[i] - hv);
-    hf1[i] = uv * 2.69313763794f;
-    out1[i] = amplify_range(0.132f, hv * 2.155f);
+    int x = blockIdx.x * CTX + threadIdx.x, y0 = blockIdx.y * CTH + threadIdx.y * CTR;
+    if (x >= w || y0 >= h) return;
+    float bx[CTR], by[CTR];
+    col_fir<KUHF>(tile, y0, h, bx);
+    col_fir<KUHF>(tile + N, y0, h, by);
+#pragma unroll
+    for (int j = 0; j < CTR; j++) {
+        if (y0 + j >= h) break;
+        size_t i = (size_t)(y0 + j) * w + x;
+        float ux = hf0[i] - bx[j];
+        out0[i] = remove_range(1.5f, bx[j]);
+        hf0[i] = remove_range(0.04f, ux);
+        float hv = maximum_clamp(28.4691806922f, by[j]);
+        float uv = maximum_clamp(5.19175294647f, hf1[i] - hv);
+        hf1[i] = uv * 2.69313763794f;
+        out1[i] = amplify_range(0.132f, hv * 2.155f);
+    }
 }
 
 // cols_mask: the masking activity's column blur, no pointwise step.
@@ -461,9 +680,15 @@ extern "C" __global__ void cols_mask(const float* t0, float* dst, int w, int h) 
     __shared__ float tile[N];
     col_load<KMASK>(tile, t0, w, h);
     __syncthreads();
-    int x = blockIdx.x * CTX + threadIdx.x, y = blockIdx.y * CTY + threadIdx.y;
-    if (x >= w || y >= h) return;
-    dst[(size_t)y * w + x] = col_fir<KMASK>(tile, y, h);
+    int x = blockIdx.x * CTX + threadIdx.x, y0 = blockIdx.y * CTH + threadIdx.y * CTR;
+    if (x >= w || y0 >= h) return;
+    float o[CTR];
+    col_fir<KMASK>(tile, y0, h, o);
+#pragma unroll
+    for (int j = 0; j < CTR; j++) {
+        if (y0 + j >= h) break;
+        dst[(size_t)(y0 + j) * w + x] = o[j];
+    }
 }
 
 // ---------------------------------------------------------------------------
@@ -540,21 +765,25 @@ extern "C" __global__ void erode(const float* act, float* mac, float* mdc, int w
 }
 
 // ---------------------------------------------------------------------------
-// Malta filters. A 16×16 output tile with a 4-pixel halo of the three
-// weighted difference images (UHF, HF, MF of one channel) is built in
-// shared memory (outside the image the difference is 0). Each output sums
-// the squared sums of 16 line segments through its pixel: 7 to 9
-// contiguous samples on the UHF difference (malta_hf), 5 samples at every
-// other pixel on the HF and MF differences (malta_lf), grouped as the CPU
-// reference groups them.
+// Malta filters. Each output sums the squared sums of 16 line segments
+// through its pixel on three weighted difference images of one channel
+// (outside the image the difference is 0): 7 to 9 contiguous samples on
+// the UHF difference (malta_hf), 5 samples at every other pixel on the HF
+// and MF differences (malta_lf), grouped as the CPU reference groups them.
+//
+// By columns: blocks of MCW×MCH threads, each thread MCR outputs down its
+// column; the block's tile of each difference image (with the 4-pixel
+// halo) is MCTW×MCTH in shared memory.
 
-#define MT 24          // tile side with the halo
-#define MT_N (MT * MT)
+#define MCW 32                 // block width: one warp per tile row
+#define MCH 8                  // block height in threads
+#define MCR 4                  // outputs per thread, down its column
+#define MCTW (MCW + 8)         // tile width with the halo
+#define MCTH (MCH * MCR + 8)   // tile height with the halo
+#define MCTN (MCTW * MCTH)
 
-// The filters read the tile through S with the tile's row stride ST (a
-// template parameter: the 16×16 kernels' tiles are MT wide, the column
-// kernels' of butteraugli_fast.cu wider).
-#define S(r, c) t[(r) * ST + (c)]
+// The filters read the tile through S.
+#define S(r, c) t[(r) * MCTW + (c)]
 
 __device__ __forceinline__ float sum5(float a, float b, float c, float d, float e) { return (a + b) + (c + (d + e)); }
 
@@ -567,7 +796,6 @@ __device__ __forceinline__ float sum9(float a, float b, float c, float d, float 
 }
 
 // malta_lf: t points at the top-left sample of the 9×9 neighbourhood.
-template <int ST>
 __device__ __forceinline__ float malta_lf(const float* t) {
     float c = S(4, 4);
     float s = sum5(S(4, 0), S(4, 2), c, S(4, 6), S(4, 8));
@@ -607,7 +835,6 @@ __device__ __forceinline__ float malta_lf(const float* t) {
 
 // malta_hf: the dense filter; four segments are counted twice, the second
 // time at the end, in the reference's order.
-template <int ST>
 __device__ __forceinline__ float malta_hf(const float* t) {
     float c = S(4, 4);
     float s = sum9(S(4, 0), S(4, 1), S(4, 2), S(4, 3), c, S(4, 5), S(4, 6), S(4, 7), S(4, 8));
@@ -696,66 +923,132 @@ __device__ __forceinline__ float asym_l2(float v0, float v1, float wgt, float wl
     return wlt * (v * v) + total;
 }
 
-// malta_tile fills the three difference tiles (UHF, HF, MF) of this block
-// from reference (…0) and distorted (…1) planes, with channel weights W.
-#define MALTA_TILE(mt, u0, u1, h0, h1, m0, m1, W)                                          \
-    do {                                                                                   \
-        int li_ = threadIdx.y * PX + threadIdx.x;                                          \
-        int bx_ = blockIdx.x * PX - 4, by_ = blockIdx.y * PX - 4;                          \
-        for (int k = li_; k < MT_N; k += PX * PX) {                                        \
-            int xx = bx_ + k % MT, yy = by_ + k / MT;                                      \
-            float du = 0.0f, dh = 0.0f, dm = 0.0f;                                         \
-            if (xx >= 0 && xx < w && yy >= 0 && yy < h) {                                  \
-                size_t j = (size_t)yy * w + xx;                                            \
-                du = malta_diff(u0[j], u1[j], MW_UHF_##W##_N, MW_UHF_##W##_GT, MW_UHF_##W##_LT); \
-                dh = malta_diff(h0[j], h1[j], MW_HF_##W##_N, MW_HF_##W##_GT, MW_HF_##W##_LT);    \
-                dm = malta_diff(m0[j], m1[j], MW_MF_##W##_N, MW_MF_##W##_GT, MW_MF_##W##_LT);    \
-            }                                                                              \
-            mt[k] = du;                                                                    \
-            mt[MT_N + k] = dh;                                                             \
-            mt[2 * MT_N + k] = dm;                                                         \
-        }                                                                                  \
-    } while (0)
+// At most 80 registers a thread, so that 3 blocks fit an SM (their 60 KB
+// of tiles too): 24 warps to hide the fill's loads and the sync. One
+// macro, for the emulator's one-argument __launch_bounds__.
+#define MALTA_BOUNDS MCW * MCH, 3
+
+// MaltaW is one channel's weights of the three difference images
+// (malta_diff's norm1, symmetric and half-open weights for UHF, HF, MF).
+struct MaltaW {
+    float un, ugt, ult, hn, hgt, hlt, mn, mgt, mlt;
+};
+#define MALTA_W(W)                                                                          \
+    MaltaW {                                                                                \
+        MW_UHF_##W##_N, MW_UHF_##W##_GT, MW_UHF_##W##_LT, MW_HF_##W##_N, MW_HF_##W##_GT,   \
+            MW_HF_##W##_LT, MW_MF_##W##_N, MW_MF_##W##_GT, MW_MF_##W##_LT                  \
+    }
+
+// MCNI is the tile samples each thread fills.
+#define MCNI ((MCTN + MCW * MCH - 1) / (MCW * MCH))
+
+// malta_fill fills the three difference tiles (UHF, HF, MF; 0 outside the
+// image) of the block whose tile starts at pixel (bx, by). Every load of
+// the thread's MCNI samples is issued before the first difference is
+// computed: one memory round trip per block instead of one per sample
+// (the fill's registers are free: the sums need more).
+__device__ __forceinline__ void malta_fill(float* mt, int bx, int by, int w, int h, const float* u0,
+                                           const float* u1, const float* h0, const float* h1, const float* m0,
+                                           const float* m1, MaltaW c) {
+    int li = threadIdx.y * MCW + threadIdx.x;
+    float r[MCNI][6];
+    bool in[MCNI];
+#pragma unroll
+    for (int it = 0; it < MCNI; it++) {
+        int k = li + it * (MCW * MCH);
+        int xx = bx + k % MCTW, yy = by + k / MCTW;
+        in[it] = k < MCTN && xx >= 0 && xx < w && yy >= 0 && yy < h;
+#pragma unroll
+        for (int q = 0; q < 6; q++) r[it][q] = 0.0f;
+        if (in[it]) {
+            size_t j = (size_t)yy * w + xx;
+            r[it][0] = u0[j];
+            r[it][1] = u1[j];
+            r[it][2] = h0[j];
+            r[it][3] = h1[j];
+            r[it][4] = m0[j];
+            r[it][5] = m1[j];
+        }
+    }
+#pragma unroll
+    for (int it = 0; it < MCNI; it++) {
+        int k = li + it * (MCW * MCH);
+        if (k >= MCTN) break;
+        float du = 0.0f, dh = 0.0f, dm = 0.0f;
+        if (in[it]) {
+            du = malta_diff(r[it][0], r[it][1], c.un, c.ugt, c.ult);
+            dh = malta_diff(r[it][2], r[it][3], c.hn, c.hgt, c.hlt);
+            dm = malta_diff(r[it][4], r[it][5], c.mn, c.mgt, c.mlt);
+        }
+        mt[k] = du;
+        mt[MCTN + k] = dh;
+        mt[2 * MCTN + k] = dm;
+    }
+}
+
+// malta_col sums the Malta filters of this thread's MCR outputs (b: the
+// tile index of the first one's neighbourhood) into ms, each as
+// malta_hf + malta_lf + malta_lf in that order.
+__device__ __forceinline__ void malta_col(const float* mt, int b, float* ms) {
+#pragma unroll
+    for (int j = 0; j < MCR; j++) ms[j] = malta_hf(mt + b + j * MCTW);
+#pragma unroll
+    for (int j = 0; j < MCR; j++) ms[j] = ms[j] + malta_lf(mt + MCTN + b + j * MCTW);
+#pragma unroll
+    for (int j = 0; j < MCR; j++) ms[j] = ms[j] + malta_lf(mt + 2 * MCTN + b + j * MCTW);
+}
 
 // malta_x: the AC terms of channel X (Malta sums, asymmetric HF term, MF
 // term) into ac0 and the MF term of B into ac2.
-extern "C" __global__ void malta_x(const float* u0, const float* u1, const float* h0, const float* h1,
-                                   const float* m0, const float* m1, const float* mb0, const float* mb1,
-                                   float* ac0, float* ac2, int w, int h) {
-    __shared__ float mt[3 * MT_N];
-    MALTA_TILE(mt, u0, u1, h0, h1, m0, m1, X);
+extern "C" __global__ void __launch_bounds__(MALTA_BOUNDS) malta_x(const float* u0, const float* u1, const float* h0,
+                                                                   const float* h1, const float* m0, const float* m1,
+                                                                   const float* mb0, const float* mb1, float* ac0,
+                                                                   float* ac2, int w, int h) {
+    __shared__ float mt[3 * MCTN];
+    int bx = blockIdx.x * MCW, by = blockIdx.y * (MCH * MCR);
+    malta_fill(mt, bx - 4, by - 4, w, h, u0, u1, h0, h1, m0, m1, MALTA_W(X));
     __syncthreads();
-    int x = px_x(), y = px_y();
-    if (x >= w || y >= h) return;
-    int b = threadIdx.y * MT + threadIdx.x;
-    float ms = malta_hf<MT>(mt + b) + malta_lf<MT>(mt + MT_N + b) + malta_lf<MT>(mt + 2 * MT_N + b);
-    size_t i = (size_t)y * w + x;
-    float a = asym_l2(h0[i], h1[i], ASYM_X, ASYM_X, ms);
-    float d = m0[i] - m1[i];
-    ac0[i] = d * d * L2MF_X + a;
-    d = mb0[i] - mb1[i];
-    ac2[i] = d * d * L2MF_B;
+    int x = bx + threadIdx.x, y0 = by + threadIdx.y * MCR;
+    if (x >= w || y0 >= h) return;
+    float ms[MCR];
+    malta_col(mt, threadIdx.y * MCR * MCTW + threadIdx.x, ms);
+#pragma unroll
+    for (int j = 0; j < MCR; j++) {
+        if (y0 + j >= h) break;
+        size_t i = (size_t)(y0 + j) * w + x;
+        float a = asym_l2(h0[i], h1[i], ASYM_X, ASYM_X, ms[j]);
+        float d = m0[i] - m1[i];
+        ac0[i] = d * d * L2MF_X + a;
+        d = mb0[i] - mb1[i];
+        ac2[i] = d * d * L2MF_B;
+    }
 }
 
 // malta_y: the AC terms of channel Y (Malta sums, asymmetric HF term, MF
 // term) plus the masking-activity term, into ac1.
-extern "C" __global__ void malta_y(const float* u0, const float* u1, const float* h0, const float* h1,
-                                   const float* m0, const float* m1, const float* act0, const float* act1,
-                                   float* ac1, int w, int h) {
-    __shared__ float mt[3 * MT_N];
-    MALTA_TILE(mt, u0, u1, h0, h1, m0, m1, Y);
+extern "C" __global__ void __launch_bounds__(MALTA_BOUNDS) malta_y(const float* u0, const float* u1, const float* h0,
+                                                                   const float* h1, const float* m0, const float* m1,
+                                                                   const float* act0, const float* act1, float* ac1,
+                                                                   int w, int h) {
+    __shared__ float mt[3 * MCTN];
+    int bx = blockIdx.x * MCW, by = blockIdx.y * (MCH * MCR);
+    malta_fill(mt, bx - 4, by - 4, w, h, u0, u1, h0, h1, m0, m1, MALTA_W(Y));
     __syncthreads();
-    int x = px_x(), y = px_y();
-    if (x >= w || y >= h) return;
-    int b = threadIdx.y * MT + threadIdx.x;
-    float ms = malta_hf<MT>(mt + b) + malta_lf<MT>(mt + MT_N + b) + malta_lf<MT>(mt + 2 * MT_N + b);
-    size_t i = (size_t)y * w + x;
-    float a = asym_l2(h0[i], h1[i], ASYM_Y, ASYM_Y, ms);
-    float d = m0[i] - m1[i];
-    float v = d * d * L2MF_Y + a;
-    d = act0[i] - act1[i];
-    v += 10.0f * d * d;
-    ac1[i] = v;
+    int x = bx + threadIdx.x, y0 = by + threadIdx.y * MCR;
+    if (x >= w || y0 >= h) return;
+    float ms[MCR];
+    malta_col(mt, threadIdx.y * MCR * MCTW + threadIdx.x, ms);
+#pragma unroll
+    for (int j = 0; j < MCR; j++) {
+        if (y0 + j >= h) break;
+        size_t i = (size_t)(y0 + j) * w + x;
+        float a = asym_l2(h0[i], h1[i], ASYM_Y, ASYM_Y, ms[j]);
+        float d = m0[i] - m1[i];
+        float v = d * d * L2MF_Y + a;
+        d = act0[i] - act1[i];
+        v += 10.0f * d * d;
+        ac1[i] = v;
+    }
 }
 
 // ---------------------------------------------------------------------------

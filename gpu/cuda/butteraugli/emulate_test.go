@@ -18,13 +18,15 @@ import (
 // and a shim; device memory starts as NaN, unbalanced __syncthreads are
 // reported), replaying the launch sequences queuePrepare and queueScore
 // record (the host code Prepare and Score run), and checks the scores
-// and maps against cpu/butteraugli. Opt-in (ZENMETRICS_CUDA_EMULATE=1):
-// it needs g++ and takes seconds per pair. The kernels are the process's
-// variant (EnvVariant: ZENMETRICS_CUDA_BA_NEW=0 emulates the original
-// ones).
+// against cpu/butteraugli (1e-5 relative) and the maps bit for bit. Opt-in
+// (ZENMETRICS_CUDA_EMULATE=1): it needs g++ and takes seconds per pair.
+// The sizes include images of several tiles each way with partial tiles
+// at the right and bottom of the kernels that compute several outputs per
+// thread (rows_hf, rows_uhf, rows_mask: 256 columns by 8 rows; cols_mf,
+// cols_uhf, cols_mask and malta_*: 32 rows of 32 columns; opsin: 16 rows
+// of 32 columns), odd sizes, alpha, and p-norms 2 and 3.
 func TestEmulated(t *testing.T) {
 	emu := cudaemu.Build(t, source())
-	t.Logf("kernels: %v (%s)", envVariant(), EnvVariant)
 	cases := []struct {
 		w, h   int
 		rf, df zenmetrics.PixelFormat
@@ -38,6 +40,9 @@ func TestEmulated(t *testing.T) {
 		{33, 40, zenmetrics.RGB8, zenmetrics.RGBA16, zenmetrics.Options{}},
 		{30, 26, zenmetrics.GrayA8, zenmetrics.Gray16, zenmetrics.Options{}},
 		{131, 70, zenmetrics.RGB8, zenmetrics.RGB8, zenmetrics.Options{PNorm: 6}},
+		// Several tiles each way, partial at the right and bottom.
+		{301, 99, zenmetrics.RGB8, zenmetrics.RGB8, zenmetrics.Options{PNorm: 2}},
+		{263, 70, zenmetrics.RGBA8, zenmetrics.RGB8, zenmetrics.Options{PNorm: 3}},
 	}
 	for i, c := range cases {
 		ref, _ := metrictest.Synthetic(c.w, c.h, int64(40+i), c.rf)
@@ -48,15 +53,21 @@ func TestEmulated(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		worst := 0.0
+		worst, differ := 0.0, 0
 		for j, v := range dm {
 			worst = math.Max(worst, math.Abs(float64(v)-float64(want.DistMap[j])))
+			if math.Float32bits(v) != math.Float32bits(want.DistMap[j]) {
+				differ++
+			}
 		}
 		e := [3]float64{relDiff(got[0], want.Max), relDiff(got[1], want.PNorm3), relDiff(got[2], want.PNorm)}
-		t.Logf("%s: max %.9f (cpu %.9f) 3-norm %.9f (cpu %.9f) p-norm %.9f (cpu %.9f); rel %.2g %.2g %.2g, map |Δ| %.2g",
-			name, got[0], want.Max, got[1], want.PNorm3, got[2], want.PNorm, e[0], e[1], e[2], worst)
+		t.Logf("%s: max %.9f (cpu %.9f) 3-norm %.9f (cpu %.9f) p-norm %.9f (cpu %.9f); rel %.2g %.2g %.2g, map |Δ| %.2g, %d of %d map values differ",
+			name, got[0], want.Max, got[1], want.PNorm3, got[2], want.PNorm, e[0], e[1], e[2], worst, differ, len(dm))
 		if e[0] > 1e-5 || e[1] > 1e-5 || e[2] > 1e-5 || worst > 1e-5*want.Max || math.IsNaN(got[0]+got[1]+got[2]) {
 			t.Errorf("%s: emulated kernels differ from the CPU reference", name)
+		}
+		if len(dm) != len(want.DistMap) || differ > 0 {
+			t.Errorf("%s: the emulated map is not bit-identical to the CPU reference's", name)
 		}
 	}
 }
@@ -68,17 +79,11 @@ func relDiff(a, b float64) float64 {
 	return math.Abs(a-b) / math.Max(math.Abs(a), math.Abs(b))
 }
 
-// emulate records one prepare and score with the process's kernel variant
-// (EnvVariant), replays it with the emulator and returns (max, 3-norm,
-// p-norm) and the map.
+// emulate records one prepare and score, replays them with the emulator
+// and returns (max, 3-norm, p-norm) and the map.
 func emulate(t *testing.T, emu *cudaemu.Emulator, ref, dist *zenmetrics.Image, opt zenmetrics.Options) ([3]float64, []float32) {
 	t.Helper()
-	return emulateK(t, emu, newKernels(), ref, dist, opt)
-}
-
-// emulateK is emulate with the kernel table k.
-func emulateK(t *testing.T, emu *cudaemu.Emulator, k *kernels, ref, dist *zenmetrics.Image, opt zenmetrics.Options) ([3]float64, []float32) {
-	t.Helper()
+	k := newKernels()
 	it, err := checkOptions(opt)
 	if err != nil {
 		t.Fatal(err)

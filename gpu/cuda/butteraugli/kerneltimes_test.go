@@ -2,7 +2,6 @@ package butteraugli
 
 import (
 	"context"
-	"fmt"
 	"testing"
 
 	zenmetrics "github.com/zenmetrics-go/zenmetrics"
@@ -14,8 +13,7 @@ import (
 // TestKernelTimes logs the GPU time per kernel of the distorted half of a
 // 16 MP score (the pixels already uploaded), to say where the time goes:
 // issue #17's 16 MP target (≤ 6 ms a score, upload included) is spent
-// mostly here. Every kernel variant (EnvVariant) is timed, in subtests,
-// each after one untimed score: the A/B of the faster kernels in one run.
+// mostly here. The kernels are timed after one untimed score.
 func TestKernelTimes(t *testing.T) {
 	if testing.Short() {
 		t.Skip("16 MP")
@@ -31,18 +29,11 @@ func TestKernelTimes(t *testing.T) {
 		t.Fatal(err)
 	}
 	lay := layoutOf(dist)
-	for _, v := range allVariants {
-		k := *r.k // the loaded functions, with variant v
-		k.v = v
-		queue := func(q launch.Launcher) error {
-			return queueScore(q, &k, r.sz, r.intensity, s, r.lut[lay.bps], lay, r.sets, r.pnorm)
-		}
-		t.Run(fmt.Sprintf("malta%v_blur%v", v.malta, v.blur), func(t *testing.T) {
-			t.Logf("kernels: %v", v)
-			if err := queue(launch.Stream{St: s.wk.Stream}); err != nil {
-				t.Fatal(err)
-			}
-			cudatest.KernelTimes(t, r.Dev, s.wk.Stream, 14, w, h, queue)
-		})
+	queue := func(q launch.Launcher) error {
+		return queueScore(q, r.k, r.sz, r.intensity, s, r.lut[lay.bps], lay, r.sets, r.pnorm)
 	}
+	if err := queue(launch.Stream{St: s.wk.Stream}); err != nil {
+		t.Fatal(err)
+	}
+	cudatest.KernelTimes(t, r.Dev, s.wk.Stream, 14, w, h, queue)
 }

@@ -23,17 +23,17 @@ import (
 // blockOf is the block shape each kernel is written for.
 func blockOf(name string) cuda.Dim3 {
 	switch name {
-	case "rows_lf", "rows_hf", "rows_uhf", "rows_mask":
+	case "rows_lf":
+		return cuda.Dim3{X: lfRowTX, Y: lfRowTY, Z: 1}
+	case "cols_lf":
+		return cuda.Dim3{X: lfColTX, Y: lfColTY, Z: 1}
+	case "rows_hf", "rows_uhf", "rows_mask":
 		return cuda.Dim3{X: rowTX, Y: rowTY, Z: 1}
-	case "cols_lf", "cols_mf", "cols_uhf", "cols_mask":
+	case "cols_mf", "cols_uhf", "cols_mask":
 		return cuda.Dim3{X: colTX, Y: colTY, Z: 1}
-	case "rows_hf_v2", "rows_uhf_v2", "rows_mask_v2":
-		return cuda.Dim3{X: rowVX, Y: rowVY, Z: 1}
-	case "cols_mf_v2", "cols_uhf_v2", "cols_mask_v2":
-		return cuda.Dim3{X: colVX, Y: colVY, Z: 1}
-	case "malta_x_v2", "malta_y_v2":
+	case "malta_x", "malta_y":
 		return cuda.Dim3{X: maltaTX, Y: maltaTY, Z: 1}
-	case "opsin_v2":
+	case "opsin":
 		return cuda.Dim3{X: opsinTX, Y: opsinTY, Z: 1}
 	case "reduce_map", "reduce_partials":
 		return cuda.Dim3{X: reduceThreads, Y: 1, Z: 1}
@@ -42,23 +42,20 @@ func blockOf(name string) cuda.Dim3 {
 }
 
 // perThread is the outputs each thread of a kernel computes along x and
-// y (the faster variants compute several).
+// y (opsin, the blurs but LF and Malta compute several).
 func perThread(name string) (int, int) {
 	switch name {
-	case "rows_hf_v2", "rows_uhf_v2", "rows_mask_v2":
-		return rowVPer, rowVRows
-	case "cols_mf_v2", "cols_uhf_v2", "cols_mask_v2":
-		return 1, colVPer
-	case "malta_x_v2", "malta_y_v2":
+	case "rows_hf", "rows_uhf", "rows_mask":
+		return rowPer, rowRows
+	case "cols_mf", "cols_uhf", "cols_mask":
+		return 1, colPer
+	case "malta_x", "malta_y":
 		return 1, maltaPer
-	case "opsin_v2":
+	case "opsin":
 		return 1, opsinPer
 	}
 	return 1, 1
 }
-
-// allVariants are the kernel choices EnvVariant offers.
-var allVariants = []variant{{}, {malta: true}, {blur: true}, {malta: true, blur: true}}
 
 // checker follows the launches of one scenario: the common checks
 // (cudatest.Launches), then butteraugli's own.
@@ -139,16 +136,10 @@ func (c *checker) needs(kname, pname string, ints map[string]int) int64 {
 	return plane
 }
 
+// TestLaunchPlan checks the launches over sizes and formats.
 func TestLaunchPlan(t *testing.T) {
-	for _, v := range allVariants {
-		t.Run(fmt.Sprintf("malta%v_blur%v", v.malta, v.blur), func(t *testing.T) { testLaunchPlan(t, v) })
-	}
-}
-
-// testLaunchPlan checks the launches of variant v over sizes and formats.
-func testLaunchPlan(t *testing.T, v variant) {
 	sigs := cudatest.Signatures(t, kernelSource)
-	k := newKernelsV(v)
+	k := newKernels()
 	used := map[string]bool{}
 	formats := []zenmetrics.PixelFormat{zenmetrics.RGB8, zenmetrics.RGBA8, zenmetrics.GrayA16, zenmetrics.Gray8}
 	for _, sz := range [][2]int{{8, 8}, {9, 30}, {15, 17}, {37, 29}, {64, 48}, {200, 131}, {1023, 517}} {
@@ -190,6 +181,7 @@ func testLaunchPlan(t *testing.T, v variant) {
 				c.lay = rl
 				for i, l := range r.L {
 					c.check(i, l)
+					used[l.K.Name] = true
 				}
 				// Scoring reads only the reference planes, uploads and
 				// its own writes: forget the prepare's scratch writes.
@@ -230,19 +222,10 @@ func testLaunchPlan(t *testing.T, v variant) {
 			}
 		}
 	}
-	// The variant runs its own family of kernels and none of the other.
+	// Prepare and score launch every kernel of the table.
 	for _, kk := range k.list() {
-		isNew := strings.HasSuffix(kk.Name, "_v2")
-		family := v.blur
-		if strings.HasPrefix(kk.Name, "malta") {
-			family = v.malta
-		} else if kk.Name == "rows_lf" || kk.Name == "cols_lf" {
-			family = false // one version, in every variant
-		} else if !strings.HasPrefix(kk.Name, "rows_") && !strings.HasPrefix(kk.Name, "cols_") && !strings.HasPrefix(kk.Name, "opsin") {
-			continue
-		}
-		if want := isNew == family; used[kk.Name] != want {
-			t.Errorf("variant %v: %s used %v", v, kk.Name, used[kk.Name])
+		if !used[kk.Name] {
+			t.Errorf("%s is never launched", kk.Name)
 		}
 	}
 }

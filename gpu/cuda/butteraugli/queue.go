@@ -93,42 +93,32 @@ func queueDecompose(q launch.Launcher, k *kernels, s size, intensity float32, wk
 	x := [3]*cuda.Buffer{set.uhf[0], set.uhf[1], wk.res2}
 	t := wk.lin
 	pg, pb := pxGrid(w, h)
+	og, ob := opsinGrid(w, h)
+	lrg, lrb := lfRowGrid(w, h)
+	lcg, lcb := lfColGrid(w, h)
 	rg, rb := rowGrid(w, h)
 	cg, cb := colGrid(w, h)
-	og, ob := pg, pb
-	opsin := &k.opsin
-	rowsLF, rowsHF, rowsUHF, rowsMask := &k.rowsLF, &k.rowsHF, &k.rowsUHF, &k.rowsMask
-	colsLF, colsMF, colsUHF, colsMask := &k.colsLF, &k.colsMF, &k.colsUHF, &k.colsMask
-	lrg, lrb, lcg, lcb := rg, rb, cg, cb // the LF pair's grids: it has one version
-	if k.v.blur {
-		og, ob = opsinGrid(w, h)
-		opsin = &k.opsin2
-		rg, rb = rowGrid2(w, h)
-		cg, cb = colGrid2(w, h)
-		rowsHF, rowsUHF, rowsMask = &k.rowsHF2, &k.rowsUHF2, &k.rowsMask2
-		colsMF, colsUHF, colsMask = &k.colsMF2, &k.colsUHF2, &k.colsMask2
-	}
 	steps := []struct {
 		k    *kern
 		g, b cuda.Dim3
 		args []any
 	}{
-		{opsin, og, ob, []any{t[0], t[1], t[2], w, h, intensity, x[0], x[1], x[2]}},
-		{rowsLF, lrg, lrb, []any{x[0], t[0], w, h}},
-		{rowsLF, lrg, lrb, []any{x[1], t[1], w, h}},
-		{rowsLF, lrg, lrb, []any{x[2], t[2], w, h}},
-		{colsLF, lcg, lcb, []any{t[0], t[1], t[2], x[0], x[1], x[2], set.lf[0], set.lf[1], set.lf[2], w, h}},
-		{rowsHF, rg, rb, []any{x[0], t[0], w, h}},
-		{rowsHF, rg, rb, []any{x[1], t[1], w, h}},
-		{rowsHF, rg, rb, []any{x[2], t[2], w, h}},
-		{colsMF, cg, cb, []any{t[0], t[1], t[2], x[0], x[1], set.mf[0], set.mf[1], set.mf[2], w, h}},
-		{rowsUHF, rg, rb, []any{x[0], t[0], w, h}},
-		{rowsUHF, rg, rb, []any{x[1], t[1], w, h}},
+		{&k.opsin, og, ob, []any{t[0], t[1], t[2], w, h, intensity, x[0], x[1], x[2]}},
+		{&k.rowsLF, lrg, lrb, []any{x[0], t[0], w, h}},
+		{&k.rowsLF, lrg, lrb, []any{x[1], t[1], w, h}},
+		{&k.rowsLF, lrg, lrb, []any{x[2], t[2], w, h}},
+		{&k.colsLF, lcg, lcb, []any{t[0], t[1], t[2], x[0], x[1], x[2], set.lf[0], set.lf[1], set.lf[2], w, h}},
+		{&k.rowsHF, rg, rb, []any{x[0], t[0], w, h}},
+		{&k.rowsHF, rg, rb, []any{x[1], t[1], w, h}},
+		{&k.rowsHF, rg, rb, []any{x[2], t[2], w, h}},
+		{&k.colsMF, cg, cb, []any{t[0], t[1], t[2], x[0], x[1], set.mf[0], set.mf[1], set.mf[2], w, h}},
+		{&k.rowsUHF, rg, rb, []any{x[0], t[0], w, h}},
+		{&k.rowsUHF, rg, rb, []any{x[1], t[1], w, h}},
 		// x[0], x[1] (set.uhf) become UHF in place; HF goes to set.hf.
-		{colsUHF, cg, cb, []any{t[0], t[1], x[0], x[1], set.hf[0], set.hf[1], w, h}},
+		{&k.colsUHF, cg, cb, []any{t[0], t[1], x[0], x[1], set.hf[0], set.hf[1], w, h}},
 		{&k.maskPre, pg, pb, []any{set.hf[0], set.hf[1], set.uhf[0], set.uhf[1], t[2], w, h}},
-		{rowsMask, rg, rb, []any{t[2], t[0], w, h}},
-		{colsMask, cg, cb, []any{t[0], set.act, w, h}},
+		{&k.rowsMask, rg, rb, []any{t[2], t[0], w, h}},
+		{&k.colsMask, cg, cb, []any{t[0], set.act, w, h}},
 	}
 	for _, st := range steps {
 		if err := q.Launch(st.k, st.g, st.b, st.args...); err != nil {
@@ -157,21 +147,17 @@ func queueDiff(q launch.Launcher, k *kernels, s size, ref planeSet, wk *work, su
 	w, h := s.w, s.h
 	d := wk.dist
 	t := wk.lin
-	g, b := pxGrid(w, h)
-	mx, my, mg, mb := &k.maltaX, &k.maltaY, g, b
-	if k.v.malta {
-		mx, my = &k.maltaX2, &k.maltaY2
-		mg, mb = maltaGrid(w, h)
-	}
-	if err := q.Launch(mx, mg, mb, ref.uhf[0], d.uhf[0], ref.hf[0], d.hf[0], ref.mf[0], d.mf[0],
+	mg, mb := maltaGrid(w, h)
+	if err := q.Launch(&k.maltaX, mg, mb, ref.uhf[0], d.uhf[0], ref.hf[0], d.hf[0], ref.mf[0], d.mf[0],
 		ref.mf[2], d.mf[2], t[0], t[1], w, h); err != nil {
 		return err
 	}
-	if err := q.Launch(my, mg, mb, ref.uhf[1], d.uhf[1], ref.hf[1], d.hf[1], ref.mf[1], d.mf[1],
+	if err := q.Launch(&k.maltaY, mg, mb, ref.uhf[1], d.uhf[1], ref.hf[1], d.hf[1], ref.mf[1], d.mf[1],
 		ref.act, d.act, t[2], w, h); err != nil {
 		return err
 	}
 	// AC terms: X in t[0], Y in t[2], B in t[1].
+	g, b := pxGrid(w, h)
 	return q.Launch(&k.combine, g, b, t[0], t[2], t[1], ref.lf[0], ref.lf[1], ref.lf[2], d.lf[0], d.lf[1], d.lf[2],
 		ref.mdc, ref.mac, sub, wk.dm, w, h, subW, mode)
 }
