@@ -190,6 +190,9 @@ type BenchResult struct {
 	// without two slices agreeing, so the timing may include a ramp.
 	SettleRuns int  `json:"settle_runs,omitempty"`
 	Unsettled  bool `json:"unsettled,omitempty"`
+	// Runoff is how many of Runs came from a runoff against a GPU target
+	// too close to tell apart (benchPlan.runoff), 0 for none.
+	Runoff int `json:"runoff,omitempty"`
 }
 
 // MemoryMeter is a backend that measures its own device memory over a run

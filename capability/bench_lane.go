@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"sync"
 	"time"
@@ -119,6 +120,7 @@ func (b *benchPlan) runPass(ctx context.Context, pass []int, limit time.Duration
 	for si, side := range b.sides {
 		px := int64(side) * int64(side)
 		for mi, m := range b.metrics {
+			var done []cellRef // this (size, metric)'s measured cells
 			for _, ti := range pass {
 				t := b.cfg.Targets[ti]
 				if t.Metrics != nil && !slices.Contains(t.Metrics, m) {
@@ -200,31 +202,47 @@ func (b *benchPlan) runPass(ctx context.Context, pass []int, limit time.Duration
 					}
 					b.log.Warn("bench cell failed", "metric", m, "backend", t.Class, "side", side, "err", res.Err)
 				} else {
-					p50 := median(res.Runs)
-					res.NsPerPx = float64(p50.Nanoseconds()) / float64(px)
-					res.MPPerS = 1e3 / res.NsPerPx
-					res.Spread = spread(res.Runs)
-					lastNs[k] = res.NsPerPx
-					if bk := (bestKey{m, si, t.Mode}); t.onGPU() {
-						ls.ns[sizeKey{m, ti, si}] = res.NsPerPx
-						if ls.best[bk] == 0 || res.NsPerPx < ls.best[bk] {
-							ls.best[bk] = res.NsPerPx
-						}
-					}
-					b.mu.Lock()
-					b.p.SetSample(m, t.Class, Sample{Pixels: px, NsPerPx: res.NsPerPx, VRAMMiB: res.VRAMMiB, Spread: res.Spread})
-					clearOOM(b.p, m, Cell{Backend: t.Class, Pixels: px})
-					b.measured[m] = true
-					b.mu.Unlock()
+					b.measuredCell(ls, si, ti, &res)
+					done = append(done, cellRef{ti, res})
 					b.log.Debug("bench cell", "metric", m, "backend", t.Class, "side", side, "ns_per_px", res.NsPerPx,
 						"runs", len(res.Runs), "spread", res.Spread, "settle_runs", res.SettleRuns, "unsettled", res.Unsettled,
 						"concurrent", conc)
 				}
 				b.record(si, mi, ti, res)
 			}
+			if !b.runoff(ctx, ls, si, mi, done, limit) {
+				return false
+			}
 		}
 	}
 	return true
+}
+
+// measuredCell fills in res's figures from its runs and books them: the
+// lane's predictions and dominance, the profile's sample.
+func (b *benchPlan) measuredCell(ls *laneState, si, ti int, res *BenchResult) {
+	t := b.cfg.Targets[ti]
+	m, px := res.Metric, res.Pixels
+	p50 := median(res.Runs)
+	res.NsPerPx = float64(p50.Nanoseconds()) / float64(px)
+	res.MPPerS = 1e3 / res.NsPerPx
+	res.Spread = spread(res.Runs)
+	ls.lastNs[laneKey{m, ti}] = res.NsPerPx
+	if t.onGPU() {
+		ls.ns[sizeKey{m, ti, si}] = res.NsPerPx
+		best := math.Inf(1)
+		for tj := range b.cfg.Targets {
+			if ns, ok := ls.ns[sizeKey{m, tj, si}]; ok && b.cfg.Targets[tj].Mode == t.Mode {
+				best = min(best, ns)
+			}
+		}
+		ls.best[bestKey{m, si, t.Mode}] = best
+	}
+	b.mu.Lock()
+	b.p.SetSample(m, t.Class, Sample{Pixels: px, NsPerPx: res.NsPerPx, VRAMMiB: res.VRAMMiB, Spread: res.Spread})
+	clearOOM(b.p, m, Cell{Backend: t.Class, Pixels: px})
+	b.measured[m] = true
+	b.mu.Unlock()
 }
 
 // primeGPU runs one untimed task of every (metric, target) of a GPU lane
