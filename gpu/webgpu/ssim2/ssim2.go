@@ -496,7 +496,7 @@ func prepareSSIM2(ctx context.Context, b *webgpu.Backend, ref *zenmetrics.Image,
 	r := &ssim2Ref{dev: b.Device(), pipe: webgpu.StagingRing{N: ssim2PipeSlots}, w: ref.Width, h: ref.Height, plan: ssim2Plan(ref.Width, ref.Height), ssim2Scratch: sc, win: win,
 		planeRows: planeRows}
 	for i := range r.bandRings {
-		r.bandRings[i].N = ssim2PipeSlots
+		r.bandRings[i].N = ssim2BandSlots
 	}
 	if win != nil && len(win) != len(r.plan) {
 		return nil, fmt.Errorf("webgpu: %d row windows for %d scales", len(win), len(r.plan))
