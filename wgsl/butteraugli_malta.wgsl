@@ -1,17 +1,18 @@
 // Butteraugli Malta filters, shared part (prepended to butteraugli_malta_x
-// and butteraugli_malta_y). A 16x16 output tile with a 4-pixel halo of the
-// three weighted difference images (UHF, HF, MF of one channel) is built in
-// workgroup memory: `mt` holds three 24x24 planes (outside the image the
-// difference is 0). Each output sums the squared sums of 16 line segments
+// and butteraugli_malta_y, and to their 16x16 fallback butteraugli_malta16_x
+// and _y). An output block with a 4-pixel halo of the three weighted
+// difference images (UHF, HF, MF of one channel) is built in workgroup
+// memory: `mt` holds three planes (outside the image the difference is 0).
+// Each output sums the squared sums of 16 line segments
 // through its pixel: 7 to 9 contiguous samples on the UHF difference
 // (malta_hf), 5 samples at every other pixel on the HF and MF differences
 // (malta_lf). Segment sums are grouped as the CPU reference groups them.
 //
 // The host declares the tile ahead of this file (gpu/webgpu/butteraugli's
 // bfMaltaTile): MT, its row width, MT_N, the samples of one plane, and
-// mt, three planes; 24 and 576 for these 16x16 kernels, 40 and 1600 for
-// the 32x32 blocks of butteraugli_malta_v2.wgsl, which sum with the same
-// functions.
+// mt, three planes; 40 and 1600 for the 32x32 blocks of the column
+// kernels (butteraugli_malta_cols.wgsl), 24 and 576 for the 16x16 fallback.
+// Both sum with these functions, so their maps are the same bits.
 
 // s(b, r, c) is the difference at row r, column c of the 9x9 neighbourhood
 // whose top-left sample is mt[b].

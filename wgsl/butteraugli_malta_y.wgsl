@@ -1,7 +1,8 @@
 // Butteraugli AC terms of channel Y: the Malta sums of the UHF, HF and MF
 // differences (see butteraugli_malta.wgsl), the asymmetric HF term, the MF
-// term and the masking-activity term. Reference planes end in 0, the
-// distorted image's in 1.
+// term and the masking-activity term, MR outputs down a column per thread
+// (butteraugli_malta_cols.wgsl). Reference planes end in 0, the distorted
+// image's in 1.
 
 @group(0) @binding(0) var<uniform> P: Params;
 @group(0) @binding(1) var<storage, read> u0: array<f32>;
@@ -14,42 +15,31 @@
 @group(0) @binding(8) var<storage, read> act1: array<f32>;
 @group(0) @binding(9) var<storage, read_write> ac1: array<f32>;
 
-@compute @workgroup_size(16, 16, 1)
+@compute @workgroup_size(MW, MH, 1)
 fn malta(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) li: u32,
          @builtin(local_invocation_id) lid: vec3<u32>) {
   let w = P.width;
   let h = P.height;
-  let x0 = i32(wid.x * 16u) - 4;
-  let y0 = i32(wid.y * 16u) - 4;
-  for (var k = li; k < MT_N; k += 256u) {
-    let xx = x0 + i32(k % MT);
-    let yy = y0 + i32(k / MT);
-    var du = 0.0;
-    var dh = 0.0;
-    var dm = 0.0;
-    if (xx >= 0 && xx < i32(w) && yy >= 0 && yy < i32(h)) {
-      let j = u32(yy) * w + u32(xx);
-      du = malta_diff(u0[j], u1[j], MW_UHF_Y);
-      dh = malta_diff(h0[j], h1[j], MW_HF_Y);
-      dm = malta_diff(m0[j], m1[j], MW_MF_Y);
-    }
-    mt[k] = du;
-    mt[MT_N + k] = dh;
-    mt[2u * MT_N + k] = dm;
-  }
+  let bx = wid.x * MW;
+  let by = wid.y * (MH * MR);
+  malta_fill(li, i32(bx) - 4, i32(by) - 4, w, h, MW_UHF_Y, MW_HF_Y, MW_MF_Y);
   workgroupBarrier();
-  let x = wid.x * 16u + lid.x;
-  let y = wid.y * 16u + lid.y;
-  if (x >= w || y >= h) {
+  let x = bx + lid.x;
+  let y0 = by + lid.y * MR;
+  if (x >= w || y0 >= h) {
     return;
   }
-  let b = lid.y * MT + lid.x;
-  let ms = malta_hf(b) + malta_lf(MT_N + b) + malta_lf(2u * MT_N + b);
-  let i = y * w + x;
-  let a = asym_l2(h0[i], h1[i], ASYM_Y, ASYM_Y, ms);
-  var d = m0[i] - m1[i];
-  var v = d * d * L2MF_Y + a;
-  d = act0[i] - act1[i];
-  v += 10.0 * d * d;
-  ac1[i] = v;
+  let ms = malta_cols(lid.y * MR * MT + lid.x);
+  for (var j = 0u; j < MR; j++) {
+    if (y0 + j >= h) {
+      break;
+    }
+    let i = (y0 + j) * w + x;
+    let a = asym_l2(h0[i], h1[i], ASYM_Y, ASYM_Y, ms[j]);
+    var d = m0[i] - m1[i];
+    var v = d * d * L2MF_Y + a;
+    d = act0[i] - act1[i];
+    v += 10.0 * d * d;
+    ac1[i] = v;
+  }
 }

@@ -86,8 +86,7 @@ const bfParamBytes = 64
 
 func (p *bfParams) bytes() []byte { return webgpu.Bytes(p) }
 
-// bfKernels are the compiled pipelines of one generation (kernels.go),
-// with the block sizes their dispatches need.
+// bfKernels are the compiled pipelines (kernels.go says which versions).
 type bfKernels struct {
 	unpack, subsample, opsin          *webgpu.Pipeline
 	rowsLF, rowsHF, rowsUHF, rowsMask *webgpu.Pipeline
@@ -96,36 +95,19 @@ type bfKernels struct {
 	maltaX, maltaY, dc, combine       *webgpu.Pipeline
 	reduceMap, reducePartials         *webgpu.Pipeline
 
-	gen bfGen
-	// Outputs per workgroup along x and y: rowX×rowY of the HF, UHF and
-	// mask row blurs, colX×colY of their column blurs, maltaBX×maltaBY of
-	// the Malta kernels, opsinX×opsinY of opsin (the LF blurs are always bfRowTX×bfRowTY and
-	// bfColTX×bfColTY).
-	rowX, rowY, colX, colY, maltaBX, maltaBY, opsinX, opsinY int
+	// malta16: the Malta pair is the 16×16 fallback; maltaBX×maltaBY are
+	// the outputs per workgroup of the Malta pair compiled.
+	malta16          bool
+	maltaBX, maltaBY int
 }
 
-// bfBlurV2Rows, bfBlurV2Cols: the second-generation blur blocks (outputs
-// per workgroup) and their threads.
-const (
-	bfRowV2X, bfRowV2Y, bfRowV2WX, bfRowV2WY = 256, 8, 64, 4
-	bfColV2X, bfColV2Y, bfColV2WY            = 32, 32, 8
-)
-
-// bfBlurV2MaxBytes is the largest workgroup memory of the second-
-// generation blurs (the MF column blur: three planes).
-func bfBlurV2MaxBytes() int {
-	return max(4*bfRowV2Y*(bfRowV2X+2*bfKernHF.off), 4*3*bfColV2X*(bfColV2Y+2*bfKernHF.off))
-}
-
-func compileButteraugli(g *webgpu.GPU, gen bfGen) (*bfKernels, error) {
-	shared, err := webgpu.Sources("butteraugli_common", "butteraugli_fir", "butteraugli_malta", "butteraugli_malta_v2",
-		"butteraugli_opsin")
+func compileButteraugli(g *webgpu.GPU, malta16 bool) (*bfKernels, error) {
+	shared, err := webgpu.Sources("butteraugli_common", "butteraugli_fir", "butteraugli_malta", "butteraugli_malta_cols")
 	if err != nil {
 		return nil, err
 	}
-	common, fir, malta, maltaV2, opsin := shared[0], shared[1], shared[2], shared[3], shared[4]
-	k := bfKernels{gen: gen, rowX: bfRowTX, rowY: bfRowTY, colX: bfColTX, colY: bfColTY, maltaBX: 16, maltaBY: 16,
-		opsinX: 16, opsinY: 16}
+	common, fir, malta, maltaCols := shared[0], shared[1], shared[2], shared[3]
+	k := bfKernels{malta16: malta16}
 	rowC := func(k bfKernel) webgpu.Constants {
 		return webgpu.Constants{"OFF": float64(k.off), "TX": bfRowTX, "TY": bfRowTY,
 			"TILE_N": float64(bfRowTY * (bfRowTX + 2*k.off))}
@@ -137,47 +119,27 @@ func compileButteraugli(g *webgpu.GPU, gen bfGen) (*bfKernels, error) {
 	// Every kernel reads the derived constants and the common helpers; the
 	// blurs the FIR helpers, the Malta kernels theirs.
 	base := bfPrelude + common
-	rowFile, colMF, colUHF, colPlain := "butteraugli_rows", "butteraugli_col_mf", "butteraugli_col_uhf", "butteraugli_col_plain"
-	rowB, colB := rowC, colC
-	if gen.blur {
-		rowFile, colMF, colUHF, colPlain = "butteraugli_rows_v2", "butteraugli_col_mf_v2", "butteraugli_col_uhf_v2", "butteraugli_col_plain_v2"
-		k.rowX, k.rowY, k.colX, k.colY = bfRowV2X, bfRowV2Y, bfColV2X, bfColV2Y
-		rowB = func(k bfKernel) webgpu.Constants {
-			return webgpu.Constants{"OFF": float64(k.off), "TX": bfRowV2X, "TY": bfRowV2Y, "WX": bfRowV2WX, "WY": bfRowV2WY,
-				"TILE_N": float64(bfRowV2Y * (bfRowV2X + 2*k.off))}
-		}
-		colB = func(k bfKernel, planes int) webgpu.Constants {
-			return webgpu.Constants{"OFF": float64(k.off), "TX": bfColV2X, "TY": bfColV2Y, "WY": bfColV2WY,
-				"TILE_N": float64(planes * bfColV2X * (bfColV2Y + 2*k.off))}
-		}
-	}
-	maltaPrefix := base + bfMaltaTile(16, 16) + malta
+	k.maltaBX, k.maltaBY = bfMaltaW, bfMaltaH*bfMaltaR
+	maltaPrefix := base + fmt.Sprintf("const MW = %du;\nconst MH = %du;\nconst MR = %du;\n", bfMaltaW, bfMaltaH, bfMaltaR) +
+		bfMaltaTile(k.maltaBX, k.maltaBY) + malta + maltaCols
 	maltaXFile, maltaYFile := "butteraugli_malta_x", "butteraugli_malta_y"
-	if gen.malta {
-		k.maltaBX, k.maltaBY = bfMaltaW, bfMaltaH*bfMaltaR
-		maltaPrefix = base + fmt.Sprintf("const MW = %du;\nconst MH = %du;\nconst MR = %du;\n", bfMaltaW, bfMaltaH, bfMaltaR) +
-			bfMaltaTile(k.maltaBX, k.maltaBY) + malta + maltaV2
-		maltaXFile, maltaYFile = "butteraugli_malta_x_v2", "butteraugli_malta_y_v2"
-	}
-	// opsin_v2 is a second entry point of a module that holds the first
-	// (whose bindings and helpers it shares).
-	opsinK := webgpu.Kernel{File: "butteraugli_opsin", Entry: "opsin", Prefix: base, Dst: &k.opsin}
-	if gen.opsin {
-		k.opsinX, k.opsinY = 32, 16
-		opsinK = webgpu.Kernel{File: "butteraugli_opsin_v2", Entry: "opsin_v2", Prefix: base + opsin, Dst: &k.opsin}
+	if malta16 {
+		k.maltaBX, k.maltaBY = 16, 16
+		maltaPrefix = base + bfMaltaTile(16, 16) + malta
+		maltaXFile, maltaYFile = "butteraugli_malta16_x", "butteraugli_malta16_y"
 	}
 	if err := webgpu.Compile(g, []webgpu.Kernel{
 		{File: "butteraugli_unpack", Entry: "unpack", Prefix: base, Dst: &k.unpack},
 		{File: "butteraugli_subsample", Entry: "subsample", Prefix: base, Dst: &k.subsample},
-		opsinK,
+		{File: "butteraugli_opsin", Entry: "opsin", Prefix: base, Dst: &k.opsin},
 		{File: "butteraugli_rows", Entry: "rows", Prefix: base + fir, Constants: rowC(bfKernLF), Dst: &k.rowsLF},
-		{File: rowFile, Entry: "rows", Prefix: base + fir, Constants: rowB(bfKernHF), Dst: &k.rowsHF},
-		{File: rowFile, Entry: "rows", Prefix: base + fir, Constants: rowB(bfKernUHF), Dst: &k.rowsUHF},
-		{File: rowFile, Entry: "rows", Prefix: base + fir, Constants: rowB(bfKernMask), Dst: &k.rowsMask},
+		{File: "butteraugli_rows", Entry: "rows", Prefix: base + fir, Constants: rowC(bfKernHF), Dst: &k.rowsHF},
+		{File: "butteraugli_rows", Entry: "rows", Prefix: base + fir, Constants: rowC(bfKernUHF), Dst: &k.rowsUHF},
+		{File: "butteraugli_rows", Entry: "rows", Prefix: base + fir, Constants: rowC(bfKernMask), Dst: &k.rowsMask},
 		{File: "butteraugli_col_lf", Entry: "cols", Prefix: base + fir, Constants: colC(bfKernLF, 3), Dst: &k.colLF},
-		{File: colMF, Entry: "cols", Prefix: base + fir, Constants: colB(bfKernHF, 3), Dst: &k.colMF},
-		{File: colUHF, Entry: "cols", Prefix: base + fir, Constants: colB(bfKernUHF, 2), Dst: &k.colUHF},
-		{File: colPlain, Entry: "cols", Prefix: base + fir, Constants: colB(bfKernMask, 1), Dst: &k.colMask},
+		{File: "butteraugli_col_mf", Entry: "cols", Prefix: base + fir, Constants: colC(bfKernHF, 3), Dst: &k.colMF},
+		{File: "butteraugli_col_uhf", Entry: "cols", Prefix: base + fir, Constants: colC(bfKernUHF, 2), Dst: &k.colUHF},
+		{File: "butteraugli_col_plain", Entry: "cols", Prefix: base + fir, Constants: colC(bfKernMask, 1), Dst: &k.colMask},
 		{File: "butteraugli_mask", Entry: "mask_pre", Prefix: base, Dst: &k.maskPre},
 		{File: "butteraugli_erode", Entry: "erode", Prefix: base, Dst: &k.erode},
 		{File: maltaXFile, Entry: "malta", Prefix: maltaPrefix, Dst: &k.maltaX},
@@ -570,8 +532,7 @@ func (r *butteraugliRef) encodeDecompose(e *webgpu.Encoder, lv *bfLevel, set bfS
 	x := [3]*webgpu.Buffer{set.uhf[0], set.uhf[1], lv.res2}
 	t := lv.lin
 	r.mark(e, "opsin", lv)
-	e.Dispatch(k.opsin, webgpu.Groups(w, k.opsinX), webgpu.Groups(h, k.opsinY), 1, lv.params, r.kern[0], t[0], t[1], t[2], x[0], x[1], x[2])
-	// The LF blur pair has one generation; the others' blocks are k's.
+	e.Dispatch(k.opsin, webgpu.Groups(w, 16), webgpu.Groups(h, 16), 1, lv.params, r.kern[0], t[0], t[1], t[2], x[0], x[1], x[2])
 	rx, ry := webgpu.Groups(w, bfRowTX), webgpu.Groups(h, bfRowTY)
 	cx, cy := webgpu.Groups(w, bfColTX), webgpu.Groups(h, bfColTY)
 	for c := 0; c < 3; c++ {
@@ -581,8 +542,6 @@ func (r *butteraugliRef) encodeDecompose(e *webgpu.Encoder, lv *bfLevel, set bfS
 	r.mark(e, "colLF", lv)
 	e.Dispatch(k.colLF, cx, cy, 1, lv.params, r.kern[1], t[0], t[1], t[2], x[0], x[1], x[2],
 		set.lf[0], set.lf[1], set.lf[2])
-	rx, ry = webgpu.Groups(w, k.rowX), webgpu.Groups(h, k.rowY)
-	cx, cy = webgpu.Groups(w, k.colX), webgpu.Groups(h, k.colY)
 	for c := 0; c < 3; c++ {
 		r.mark(e, "rowsHF", lv)
 		e.Dispatch(k.rowsHF, rx, ry, 1, lv.params, r.kern[2], x[c], t[c])

@@ -1,7 +1,7 @@
 // Package butteraugli is Butteraugli on WebGPU: the host code that drives
 // the wgsl/butteraugli_*.wgsl kernels (butteraugli.go, with the constants
-// they are built with in consts.go and the two kernel generations and
-// their switch in kernels.go), its strips (strip.go), benchmark and
+// they are built with in consts.go, and in kernels.go which kernel
+// versions are built and why), its strips (strip.go), benchmark and
 // per-dispatch profile (bench.go) and host-phase trace (trace.go), written
 // on the shared kit of package webgpu.
 // Importing it registers the metric with every webgpu.Backend.

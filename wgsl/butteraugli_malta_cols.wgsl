@@ -1,16 +1,21 @@
-// Butteraugli Malta filters by columns, shared part of
-// butteraugli_malta_x_v2 and butteraugli_malta_y_v2 (after
-// butteraugli_malta.wgsl, whose malta_hf, malta_lf and malta_diff they
-// use, so every output is the same f32 operations in the same order as in
-// the 16x16 kernels).
+// Butteraugli Malta filters by columns, shared part of butteraugli_malta_x
+// and butteraugli_malta_y (after butteraugli_malta.wgsl, whose malta_hf,
+// malta_lf and malta_diff they use, so every output is the same f32
+// operations in the same order as in the 16x16 fallback kernels
+// butteraugli_malta16_x and _y).
 //
 // Workgroups of MW x MH threads (host constants: 32 x 8), each thread MR
 // (4) outputs down its column: a block covers MW x MH*MR pixels and its
 // tile, with the 4-pixel halo, is MT = MW + 8 wide and MH*MR + 8 tall.
-// Why (measured on CUDA, issue #17: 16 MP malta 1.05 -> ~0.6 ms a kernel):
-// the 16x16 kernels are bound by workgroup-memory bandwidth (~160 loads
-// an output, and a 32-thread wave spans two rows of the 24-wide tile, so
-// half its loads hit the same banks twice); here a wave is one tile row
+// Its workgroup memory is 3 x 40 x 40 f32, 19,200 bytes: more than
+// WebGPU's default limit (16 KiB), so a device that offers less runs the
+// 16x16 kernels instead.
+//
+// Why columns (on CUDA, issue #17: 16 MP Malta 1.05 -> ~0.6 ms a kernel;
+// this WGSL on an H200 at 16 MP: malta_x 1.005 -> 0.923 ms, malta_y 0.997
+// -> 0.956 ms): the 16x16 kernels are bound by workgroup-memory bandwidth
+// (~160 loads an output, and a 32-thread wave spans two rows of the
+// 24-wide tile, so half its loads hit the same banks twice); here a wave is one tile row
 // (conflict-free), the loads the four outputs of a column share are made
 // once when the compiler keeps them (they sit in one unrolled loop), and
 // the halo drops from 2.25 to 1.56 tile samples per output, each three
@@ -20,10 +25,10 @@
 // MNI is the tile samples each thread fills.
 const MNI = (MT_N + MW * MH - 1u) / (MW * MH);
 
-// malta_fill_v2 fills the three difference tiles of the block whose tile
+// malta_fill fills the three difference tiles of the block whose tile
 // starts at pixel (bx, by) (0 outside the image), with the weights of one
 // channel: wu, wh, wm for UHF, HF and MF.
-fn malta_fill_v2(li: u32, bx: i32, by: i32, w: u32, h: u32, wu: vec3<f32>, wh: vec3<f32>, wm: vec3<f32>) {
+fn malta_fill(li: u32, bx: i32, by: i32, w: u32, h: u32, wu: vec3<f32>, wh: vec3<f32>, wm: vec3<f32>) {
   var r: array<array<f32, 6>, MNI>;
   var inside: array<bool, MNI>;
   for (var it = 0u; it < MNI; it++) {
@@ -59,10 +64,10 @@ fn malta_fill_v2(li: u32, bx: i32, by: i32, w: u32, h: u32, wu: vec3<f32>, wh: v
   }
 }
 
-// malta_col_v2 sums the Malta filters of a thread's MR outputs (b: the
-// tile index of the first one's neighbourhood), each as malta_hf +
-// malta_lf + malta_lf in that order, the 16x16 kernels' sum.
-fn malta_col_v2(b: u32) -> array<f32, MR> {
+// malta_cols sums the Malta filters of a thread's MR outputs (b: the tile
+// index of the first one's neighbourhood), each as malta_hf + malta_lf +
+// malta_lf in that order, the 16x16 kernels' sum.
+fn malta_cols(b: u32) -> array<f32, MR> {
   var ms: array<f32, MR>;
   for (var j = 0u; j < MR; j++) {
     ms[j] = malta_hf(b + j * MT);
