@@ -35,16 +35,15 @@ var ssim2Pipeline = true
 // scoring on the GPU and one being filled.
 const ssim2PipeSlots = 2
 
-// ssim2BandSlots is the staging slots per band of a banded score. A slot
-// is mapped again after its score returns (putSlot), and Dawn completes a
-// map only after all work submitted before the mapAsync: with a caller
-// scoring back to back, the next score has already submitted its first
-// bands by then, so a slot remaps only once that score's GPU work is
-// done. With two slots the score after that waited for it (the bands'
-// "take" of ~350 µs at 16 MP on the H200); a third slot lets it take one
-// mapped a score earlier. ZENMETRICS_SSIM2_BANDSLOTS overrides it (2–4)
-// for measurements.
-var ssim2BandSlots = min(4, max(2, envInt("ZENMETRICS_SSIM2_BANDSLOTS", 3)))
+// ssim2BandSlots is the staging slots per band of a banded score: two,
+// like the whole-image ring. A banded 16 MP score spends 0.35–0.55 ms of
+// its ~4.1 ms taking its four slots (the remap of a slot after its score,
+// putSlot, has not always finished when the next score wants it); a third
+// slot per band, tried on the H200 (session 8, alternated in one binary),
+// changed nothing (4.08–4.09 against 4.00–4.14 ms, the take the same), so
+// the wait is not for a slot still in use. ZENMETRICS_SSIM2_BANDSLOTS
+// (2–4) is kept for that measurement.
+var ssim2BandSlots = min(4, max(2, envInt("ZENMETRICS_SSIM2_BANDSLOTS", ssim2PipeSlots)))
 
 // filled is a pipelined score's upload: the staging slot its bytes are in
 // and the host time filling it took.
