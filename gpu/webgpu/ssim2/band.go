@@ -538,14 +538,7 @@ func (r *ssim2Ref) submitBandedFinal(ctx context.Context, dist *zenmetrics.Image
 		return err
 	})
 	if err != nil {
-		_ = r.dev.Do(context.Background(), func(*webgpu.GPU) error {
-			if rb != nil {
-				_ = rb.Read(nil)
-			} else if !used && c != nil {
-				c.e.Discard()
-			}
-			return nil
-		})
+		r.abandon(&rb, &used, &c)
 		return nil, false, err
 	}
 	return rb, read, nil

@@ -216,19 +216,27 @@ func (r *ssim2Ref) submitLocked(ctx context.Context, dist *zenmetrics.Image, c *
 		return err
 	})
 	if err != nil {
-		// Drain a submitted read-back, drop a record never submitted (the
-		// call may not have run, or still be running: Do returned early).
-		_ = r.dev.Do(context.Background(), func(*webgpu.GPU) error {
-			if rb != nil {
-				_ = rb.Read(nil)
-			} else if !used && c != nil {
-				c.e.Discard()
-			}
-			return nil
-		})
+		r.abandon(&rb, &used, &c)
 		return nil, false, err
 	}
 	return rb, read, nil
+}
+
+// abandon cleans up after a failed submit call: it drains a submitted
+// read-back (*rb) or drops a recorded command buffer never submitted (*c,
+// unless *used). The call may not have run, or may still be running (Do
+// returned early on ctx), so the cleanup runs on the device thread after
+// it and reads the variables there, through the pointers, as it left
+// them.
+func (r *ssim2Ref) abandon(rb **webgpu.Readback, used *bool, c **scoreCmd) {
+	_ = r.dev.Do(context.Background(), func(*webgpu.GPU) error {
+		if *rb != nil {
+			_ = (*rb).Read(nil)
+		} else if !*used && *c != nil {
+			(*c).e.Discard()
+		}
+		return nil
+	})
 }
 
 // firstSlice is the first wait of a score just submitted, in the same
