@@ -42,7 +42,7 @@ func TestKernelTimes(t *testing.T) {
 		t.Fatal(err)
 	}
 	cudatest.KernelTimes(t, r.Dev, s.wk.Stream, 9, w, h, func(q launch.Launcher) error {
-		if err := queueUnpack(q, r.k, r.plan, 0, h, layoutOf(dist), &r.ref, s); err != nil {
+		if err := queueUnpack(q, r.k, r.plan, 0, 0, h, layoutOf(dist), &r.ref, s); err != nil {
 			return err
 		}
 		return queueDistorted(q, r.k, r.plan, s, &r.ref)

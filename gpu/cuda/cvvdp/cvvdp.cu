@@ -17,7 +17,13 @@
 // Planes: a level of the Gaussian pyramid is three w×h float planes, one
 // after another in one buffer (channel c at c·w·h), and so are the band
 // planes (the reference's R·S·gain and S, the distorted image's
-// |T_p − R_p| and masker). Pixel kernels run BX×BY blocks over a grid
+// |T_p − R_p| and masker), except that a band's planes may hold a window
+// of its rows: rows [y0, y0 + wh) as three w×wh planes (channel c at
+// c·w·wh). A whole image passes y0 = 0, wh = h; strips (strip.go) pass
+// windows, and the values are the same either way: the per-pixel work
+// reads the whole pyramid levels, and the only vertical filter of a band
+// (the masker's blur) reads rows within 6 of its own, which a window
+// holds around the rows it owns. Pixel kernels run BX×BY blocks over a grid
 // covering their plane (grid z: channel where the kernel says so); the
 // row kernel one block of RB threads per row; the base-band and sum
 // kernels one block of ST threads.
@@ -147,17 +153,19 @@ __device__ __forceinline__ float hlg_k(const float* kb, float r, float g, float 
     return pw(ys, kb[KB_HLG]);
 }
 
-// unpack: rows [y0, y1) of the raw interleaved samples (the grid covers
-// w × (y1 − y0), so that rows are converted as their bytes arrive) ->
+// unpack: rows [y0, y1) of the raw interleaved samples, whose buffer
+// holds the image's rows from ry0 on (0 for a whole image; a strip's
+// crop otherwise), the grid covering w × (y1 − y0), so that rows are
+// converted as their bytes arrive ->
 // level 0's DKL planes (w×h each) in g: each sample through the display's
 // table (lut: 8-bit at 0, 16-bit at LUT16), HLG's OOTF per pixel, then
 // the matrix; grey puts the luminance in all three channels. Alpha is
 // ignored.
-extern "C" __global__ void unpack(const u8* raw, const float* lut, const float* kb, int w, int h, int y0, int y1, int stride, int channels, int bps, int gray, int hlg, float* g) {
+extern "C" __global__ void unpack(const u8* raw, const float* lut, const float* kb, int w, int h, int ry0, int y0, int y1, int stride, int channels, int bps, int gray, int hlg, float* g) {
     int x = blockIdx.x * BX + threadIdx.x;
     int y = y0 + blockIdx.y * BY + threadIdx.y;
     if (x >= w || y >= y1) return;
-    size_t off = (size_t)y * (size_t)stride + (size_t)x * (size_t)(channels * bps);
+    size_t off = (size_t)(y - ry0) * (size_t)stride + (size_t)x * (size_t)(channels * bps);
     const float* t = lut + (bps == 2 ? LUT16 : 0);
     size_t n = (size_t)w * (size_t)h, i = (size_t)y * (size_t)w + (size_t)x;
     if (gray) {
@@ -283,12 +291,15 @@ __device__ __forceinline__ float expand_at(const float* p, int sw, int sh, int x
 // enlarged next level, its achromatic channel clamped at LMIN.
 
 // ref_band (Prepare): S per channel from the band's castleCSF rows (kb,
-// band) and the background, and the reference's R·S·gain, into rp and s.
-extern "C" __global__ void ref_band(const float* gb, const float* gn, const float* kb, int w, int h, int sw, int sh, int band, float mul, float* rp, float* s) {
+// band) and the background, and the reference's R·S·gain, into rp and s,
+// for the band's rows [y0, y0 + wh) (the grid covers w × wh; rp and s
+// hold that window).
+extern "C" __global__ void ref_band(const float* gb, const float* gn, const float* kb, int w, int h, int sw, int sh, int band, float mul, int y0, int wh, float* rp, float* s) {
     int x = blockIdx.x * BX + threadIdx.x;
-    int y = blockIdx.y * BY + threadIdx.y;
-    if (x >= w || y >= h) return;
+    int y = y0 + blockIdx.y * BY + threadIdx.y;
+    if (x >= w || y >= y0 + wh) return;
     size_t n = (size_t)w * h, sn = (size_t)sw * sh, i = (size_t)y * w + x;
+    size_t wn = (size_t)w * wh, wi = (size_t)(y - y0) * w + x;
     float e[3];
     for (int c = 0; c < 3; c++) e[c] = expand_at(gn + c * sn, sw, sh, x, y);
     float lb = fmaxf(e[0], LMIN);
@@ -298,30 +309,34 @@ extern "C" __global__ void ref_band(const float* gb, const float* gn, const floa
         float v = csf_log(kb + KB_CSF + (3 * band + c) * 32, logl);
         float sc = exp10_(v) * SENS_CORR;
         float ct = fminf((gb[c * n + i] - e[c]) / lb, CMAX) * mul;
-        s[c * n + i] = sc;
-        rp[c * n + i] = ct * sc * gain[c];
+        s[c * wn + wi] = sc;
+        rp[c * wn + wi] = ct * sc * gain[c];
     }
 }
 
 // dist_band (Score): the distorted image's T·S·gain with the reference's
 // S, then |T_p − R_p| into du and the mutual masker min(|T_p|, |R_p|)
-// into mm.
-extern "C" __global__ void dist_band(const float* gb, const float* gn, const float* rp, const float* s, int w, int h, int sw, int sh, float mul, float* du, float* mm) {
+// into mm, for the band's rows [y0, y0 + wh) (the grid covers w × wh; du
+// and mm hold that window). rp and s hold the band's rows [r0, r0 + rh):
+// the whole band (a reference resident on the device) or the window (one
+// uploaded per window).
+extern "C" __global__ void dist_band(const float* gb, const float* gn, const float* rp, const float* s, int w, int h, int sw, int sh, float mul, int y0, int wh, int r0, int rh, float* du, float* mm) {
     int x = blockIdx.x * BX + threadIdx.x;
-    int y = blockIdx.y * BY + threadIdx.y;
-    if (x >= w || y >= h) return;
+    int y = y0 + blockIdx.y * BY + threadIdx.y;
+    if (x >= w || y >= y0 + wh) return;
     size_t n = (size_t)w * h, sn = (size_t)sw * sh, i = (size_t)y * w + x;
+    size_t wn = (size_t)w * wh, wi = (size_t)(y - y0) * w + x;
+    size_t rn = (size_t)w * rh, ri = (size_t)(y - r0) * w + x;
     float e[3];
     for (int c = 0; c < 3; c++) e[c] = expand_at(gn + c * sn, sw, sh, x, y);
     float lb = fmaxf(e[0], LMIN);
     const float gain[3] = {GAIN0, GAIN1, GAIN2};
     for (int c = 0; c < 3; c++) {
-        size_t o = c * n + i;
-        float ct = fminf((gb[o] - e[c]) / lb, CMAX) * mul;
-        float tp = ct * s[o] * gain[c];
-        float r = rp[o];
-        du[o] = fabsf(tp - r);
-        mm[o] = fminf(fabsf(tp), fabsf(r));
+        float ct = fminf((gb[c * n + i] - e[c]) / lb, CMAX) * mul;
+        float tp = ct * s[c * rn + ri] * gain[c];
+        float r = rp[c * rn + ri];
+        du[c * wn + wi] = fabsf(tp - r);
+        mm[c * wn + wi] = fminf(fabsf(tp), fabsf(r));
     }
 }
 
@@ -350,20 +365,25 @@ extern "C" __global__ void blur_h(const float* mm, int w, int h, float* hb) {
     hb[(size_t)blockIdx.z * w * h + (size_t)y * w + x] = pu13(v);
 }
 
-// masked_d is the masking model at pixel (x, y) of a w×h band: the masker
-// (mb, blurred along y too when blur, ×10^mask_c), safe_pow of it to q per
-// channel, the cross-channel signal M, D = safe_pow(|T_p − R_p|, p) /
-// (1 + M), softly clamped at 10^d_max (cpu/cvvdp vblurRow, maskedRow).
-__device__ __forceinline__ void masked_d(const float* mb, const float* du, int w, int h, int blur, int x, int y, float* d) {
-    size_t n = (size_t)w * h, i = (size_t)y * w + x;
+// masked_d is the masking model at pixel (x, y) of a w×h band whose
+// planes mb and du hold rows [y0, y0 + wh): the masker (mb, blurred along
+// y too when blur, reflected at the band's edges, ×10^mask_c), safe_pow
+// of it to q per channel, the cross-channel signal M, D =
+// safe_pow(|T_p − R_p|, p) / (1 + M), softly clamped at 10^d_max
+// (cpu/cvvdp vblurRow, maskedRow).
+__device__ __forceinline__ void masked_d(const float* mb, const float* du, int w, int h, int y0, int wh, int blur, int x, int y, float* d) {
+    size_t n = (size_t)w * wh, i = (size_t)(y - y0) * w + x;
     float sp[3], dv[3];
     const float q[3] = {MASK_Q0, MASK_Q1, MASK_Q2}, eq[3] = {EPS_Q0, EPS_Q1, EPS_Q2};
+    // Unrolled, so that q and eq stay in registers (a loop indexing them
+    // at run time would put them in local memory).
+#pragma unroll
     for (int c = 0; c < 3; c++) {
         const float* p = mb + c * n;
         float m;
         if (blur) {
             float v[13];
-            for (int k = 0; k < 13; k++) v[k] = p[(size_t)reflect(y + k - 6, h) * w + x];
+            for (int k = 0; k < 13; k++) v[k] = p[(size_t)(reflect(y + k - 6, h) - y0) * w + x];
             m = pu13(v) * MASK_C;
         } else {
             m = p[i] * MASK_C;
@@ -379,17 +399,20 @@ __device__ __forceinline__ void masked_d(const float* mb, const float* du, int w
     d[2] = D_MAX * u2 / (D_MAX + u2);
 }
 
-// rows: one block per row y of a w×h band: the masking model per pixel,
-// RT pixels at a time by the block's first RT threads (into shared
-// memory), and the row's sums of safe_pow(D, 2) per channel in double
-// left to right, added by the first thread of an extra warp (RB = RT +
-// 32 threads) one chunk behind the others, so that the sequential sum
-// overlaps the next chunk's arithmetic; into out[3·(off + y) + c]. With
-// heat not null also the distortion map's values (hw: channel weights,
-// mul: the band's factor) into heat (w×h).
-extern "C" __global__ void rows(const float* mb, const float* du, int w, int h, int blur, int off, float mul, float hw0, float hw1, float hw2, double* out, float* heat) {
+// rows: one block per row y = o0 + blockIdx.x of a w×h band whose planes
+// mb and du hold rows [y0, y0 + wh) (the rows it owns, with the blur's 6
+// rows of context either side where the band has them): the masking
+// model per pixel, RT pixels at a time by the block's first RT threads
+// (into shared memory), and the row's sums of safe_pow(D, 2) per channel
+// in double left to right, added by the first thread of an extra warp
+// (RB = RT + 32 threads) one chunk behind the others, so that the
+// sequential sum overlaps the next chunk's arithmetic; into
+// out[3·(off + y) + c]. With heat not null also the distortion map's
+// values (hw: channel weights, mul: the band's factor) into heat (the
+// whole band, w×h).
+extern "C" __global__ void rows(const float* mb, const float* du, int w, int h, int y0, int wh, int o0, int blur, int off, float mul, float hw0, float hw1, float hw2, double* out, float* heat) {
     __shared__ float sq[2 * 3 * RT];
-    int y = blockIdx.x;
+    int y = o0 + blockIdx.x;
     if (y >= h) return;
     int t = threadIdx.x;
     int chunks = (w + RT - 1) / RT;
@@ -399,7 +422,7 @@ extern "C" __global__ void rows(const float* mb, const float* du, int w, int h, 
             int x = k * RT + t;
             if (k < chunks && x < w) {
                 float d[3];
-                masked_d(mb, du, w, h, blur, x, y, d);
+                masked_d(mb, du, w, h, y0, wh, blur, x, y, d);
                 float* q = sq + (k & 1) * 3 * RT;
                 for (int c = 0; c < 3; c++) q[c * RT + t] = sq_term(d[c]);
                 if (heat) heat[(size_t)y * w + x] = heat_pixel(d[0], d[1], d[2], hw0, hw1, hw2, mul);

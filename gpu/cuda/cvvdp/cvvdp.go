@@ -29,8 +29,10 @@
 // (its Gaussian pyramid, 16 bytes per image pixel, and three full-size
 // plane triples, 36, plus the upload: about 60 bytes per pixel; the
 // distortion map adds 5.3) and reads back 24 bytes per band (and the map
-// when asked for). Only whole images: strips (ModeStrip) are not
-// implemented on CUDA.
+// when asked for). With zenmetrics.ModeStrip (strip.go, stripref.go) the
+// pyramid stays whole and each band's per-pixel work runs in windows of
+// its rows, with the reference's planes on the device or on the host:
+// the same JOD and heatmap as the whole image, bit for bit.
 package cvvdp
 
 import (
@@ -148,7 +150,7 @@ func readSums(p *cpucv.Plan, out []byte) [][nCh]float64 {
 // kernel stream, so that those kernels run while the rest travels.
 func (r *reference) upload(s *slot, im *zenmetrics.Image) error {
 	total := cuda.RawBytes(im)
-	ready := unpacker(launch.Stream{St: s.wk.Stream}, r.k, r.plan, total, layoutOf(im), &r.ref, s)
+	ready := unpacker(launch.Stream{St: s.wk.Stream}, r.k, r.plan, 0, r.h, total, layoutOf(im), &r.ref, s)
 	return s.wk.UploadOverlapped(s.raw, im.Pix[:total], ready)
 }
 

@@ -172,7 +172,7 @@ func emulate(t *testing.T, emu *cudaemu.Emulator, p *cpucv.Plan, ref, dist *zenm
 		total := cuda.RawBytes(im)
 		run.Upload(s.raw, im.Pix[:total])
 		var r cudaemu.Recorder
-		ready := unpacker(&r, k, p, total, layoutOf(im), rb, s)
+		ready := unpacker(&r, k, p, 0, h, total, layoutOf(im), rb, s)
 		// As an overlapped upload in chunks of 5 rows and a bit.
 		for _, end := range cudatest.ChunkEnds(total, 5*int64(im.Stride)+3) {
 			if err := ready(end); err != nil {

@@ -43,12 +43,12 @@ func (k *kernels) list() []*kern {
 // it is).
 func newKernels() *kernels {
 	return &kernels{
-		unpack:    kern{Name: "unpack", Sig: "pppiiiiiiiiip"},
+		unpack:    kern{Name: "unpack", Sig: "pppiiiiiiiiiip"},
 		reduce:    kern{Name: "reduce", Sig: "piip"},
-		refBand:   kern{Name: "ref_band", Sig: "pppiiiiifpp"},
-		distBand:  kern{Name: "dist_band", Sig: "ppppiiiifpp"},
+		refBand:   kern{Name: "ref_band", Sig: "pppiiiiifiipp"},
+		distBand:  kern{Name: "dist_band", Sig: "ppppiiiifiiiipp"},
 		blurH:     kern{Name: "blur_h", Sig: "piip"},
-		rows:      kern{Name: "rows", Sig: "ppiiiiffffpp"},
+		rows:      kern{Name: "rows", Sig: "ppiiiiiiiffffpp"},
 		bandSums:  kern{Name: "band_sums", Sig: "pip"},
 		baseRef:   kern{Name: "base_ref", Sig: "ppiiip"},
 		baseDist:  kern{Name: "base_dist", Sig: "ppiiiffffpp"},

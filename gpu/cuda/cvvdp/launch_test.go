@@ -52,10 +52,20 @@ type checker struct {
 	p    *cpucv.Plan
 	lay  layout
 	rows int // rows unpacked so far
+	// windowed: bands run in windows (strips); otherwise every band
+	// launch covers the whole band.
+	windowed bool
+	band     int // the band of the last dist_band launch
+	wh       int // its window's rows
+	// owned counts the row sums written per band and row.
+	owned [][]int
 }
 
 func newChecker(t *testing.T, sigs map[string][]cudaemu.Param, p *cpucv.Plan, l layout) *checker {
-	c := &checker{p: p, lay: l}
+	c := &checker{p: p, lay: l, band: -1}
+	for b := 0; b+1 < p.Levels; b++ {
+		c.owned = append(c.owned, make([]int, p.H[b]))
+	}
 	c.Launches = cudatest.Launches{T: t, Sigs: sigs, Written: map[cuda.DevPtr]bool{}, Block: blockOf, Needs: c.needs,
 		Unread: func(k, param string, ints map[string]int) bool {
 			// The map's planes are optional; heat_final's coarse level is
@@ -85,7 +95,7 @@ func (c *checker) check(i int, l cudaemu.Launch) {
 	switch l.K.Name {
 	case "unpack":
 		y0, y1 := ints["y0"], ints["y1"]
-		if w != c.p.W[0] || h != c.p.H[0] || y0 != c.rows || y1 <= y0 || y1 > h {
+		if w != c.p.W[0] || h != c.p.H[0] || y0 != c.rows || y1 <= y0 || y1 > h || ints["ry0"] > y0 || (!c.windowed && ints["ry0"] != 0) {
 			t.Errorf("%s: rows [%d, %d) of %d×%d after %d rows", a.Name, y0, y1, w, h, c.rows)
 		}
 		if ints["stride"] != c.lay.stride || ints["channels"] != c.lay.channels || ints["bps"] != c.lay.bps || ints["gray"] != c.lay.gray {
@@ -112,18 +122,42 @@ func (c *checker) check(i int, l cudaemu.Launch) {
 		if l.K.Name == "ref_band" && ints["band"] != lv {
 			t.Errorf("%s: band %d for level %d", a.Name, ints["band"], lv)
 		}
-		c.Cover(a, w, h)
+		y0, wh := ints["y0"], ints["wh"]
+		if y0 < 0 || wh <= 0 || y0+wh > h || (!c.windowed && (y0 != 0 || wh != h)) {
+			t.Errorf("%s: window of rows [%d, %d) of %d", a.Name, y0, y0+wh, h)
+		}
+		if l.K.Name == "dist_band" {
+			r0, rh := ints["r0"], ints["rh"]
+			if r0 < 0 || r0 > y0 || y0+wh > r0+rh || r0+rh > h {
+				t.Errorf("%s: window [%d, %d) read from reference rows [%d, %d) of %d", a.Name, y0, y0+wh, r0, r0+rh, h)
+			}
+			c.band, c.wh = lv, wh
+		}
+		c.Cover(a, w, wh)
 	case "blur_h":
-		if lv := c.level(w, h); lv < 0 || !blurs(c.p, lv) || l.Grid.Z != nCh {
-			t.Errorf("%s: %d×%d blurred (z %d)", a.Name, w, h, l.Grid.Z)
+		if c.band < 0 || w != c.p.W[c.band] || h != c.wh || !blurs(c.p, c.band) || l.Grid.Z != nCh {
+			t.Errorf("%s: %d×%d blurred (z %d) after band %d's window of %d rows", a.Name, w, h, l.Grid.Z, c.band, c.wh)
 		}
 		a.Grid.Z = 1
 		c.Cover(a, w, h)
 	case "rows":
 		lv := c.level(w, h)
-		if lv < 0 || lv+1 >= c.p.Levels || int(l.Grid.X) != h || l.Grid.Y != 1 || l.Grid.Z != 1 ||
+		y0, wh, o0, n := ints["y0"], ints["wh"], ints["o0"], int(l.Grid.X)
+		if lv < 0 || lv+1 >= c.p.Levels || lv != c.band || wh != c.wh || l.Grid.Y != 1 || l.Grid.Z != 1 ||
 			ints["off"] != rowOff(c.p, lv) || (ints["blur"] == 1) != blurs(c.p, lv) {
 			t.Errorf("%s: %d×%d, grid %+v, offset %d, blur %d", a.Name, w, h, l.Grid, ints["off"], ints["blur"])
+			break
+		}
+		// The owned rows lie in the window with the blur's reach (6 rows)
+		// of context either side, or the band's own edge.
+		lo, hi := o0-y0, y0+wh-(o0+n)
+		if n <= 0 || lo < 0 || hi < 0 || (!c.windowed && (y0 != 0 || wh != h || n != h)) ||
+			(blurs(c.p, lv) && ((lo < halo && y0 != 0) || (hi < halo && y0+wh != h))) {
+			t.Errorf("%s: rows [%d, %d) owned in window [%d, %d) of %d", a.Name, o0, o0+n, y0, y0+wh, h)
+			break
+		}
+		for y := o0; y < o0+n; y++ {
+			c.owned[lv][y]++
 		}
 	case "base_ref", "base_dist":
 		n := c.p.Levels
@@ -144,6 +178,18 @@ func (c *checker) check(i int, l cudaemu.Launch) {
 	c.Buffers(a)
 }
 
+// ownedOnce checks that every row of every band below the base band had
+// its sums written exactly once.
+func (c *checker) ownedOnce(name string) {
+	for b, rows := range c.owned {
+		for y, n := range rows {
+			if n != 1 {
+				c.T.Fatalf("%s: band %d row %d: sums written %d times", name, b, y, n)
+			}
+		}
+	}
+}
+
 // needs is the bytes a kernel may touch through one pointer parameter.
 func (c *checker) needs(kname, pname string, ints map[string]int) int64 {
 	plane := int64(ints["w"]) * int64(ints["h"])
@@ -152,7 +198,7 @@ func (c *checker) needs(kname, pname string, ints map[string]int) int64 {
 	case "unpack":
 		switch pname {
 		case "raw":
-			return int64(c.lay.stride)*int64(ints["y1"]-1) + int64(ints["w"])*int64(c.lay.channels*c.lay.bps)
+			return int64(c.lay.stride)*int64(ints["y1"]-1-ints["ry0"]) + int64(ints["w"])*int64(c.lay.channels*c.lay.bps)
 		case "lut":
 			return 4 * lutLen
 		case "kb":
@@ -165,13 +211,20 @@ func (c *checker) needs(kname, pname string, ints map[string]int) int64 {
 		}
 		return 12 * int64((ints["w"]+1)/2) * int64((ints["h"]+1)/2)
 	case "ref_band", "dist_band":
+		win := int64(ints["w"]) * int64(ints["wh"])
 		switch pname {
 		case "gn":
 			return 12 * next
 		case "kb":
 			return 4 * int64(kbCSF+(3*ints["band"]+3)*lutN)
+		case "gb":
+			return 12 * plane
+		case "rp", "s":
+			if kname == "dist_band" {
+				return 12 * int64(ints["w"]) * int64(ints["rh"])
+			}
 		}
-		return 12 * plane
+		return 12 * win
 	case "blur_h":
 		return 12 * plane
 	case "rows":
@@ -181,7 +234,7 @@ func (c *checker) needs(kname, pname string, ints map[string]int) int64 {
 		case "heat":
 			return 4 * plane
 		}
-		return 12 * plane
+		return 12 * int64(ints["w"]) * int64(ints["wh"])
 	case "band_sums":
 		if pname == "res" {
 			return 24 * int64(c.p.Levels-1)
@@ -236,9 +289,9 @@ func TestLaunchPlan(t *testing.T) {
 					side := func(chunk int64, written []*cuda.Buffer, tail func(q launch.Launcher) error) *checker {
 						c := newChecker(t, sigs, p, lay)
 						c.Wrote(append([]*cuda.Buffer{s.raw, rb.lut, rb.kb}, written...)...)
-						u := cudatest.Rows{H: h, Stride: int64(lay.stride), Row: int64(w * f.BytesPerPixel()), Chunk: chunk, Y1Arg: 6}
+						u := cudatest.Rows{H: h, Stride: int64(lay.stride), Row: int64(w * f.BytesPerPixel()), Chunk: chunk, Y1Arg: 7}
 						cudatest.Record(t, name, u, func(q launch.Launcher) func(int64) error {
-							return unpacker(q, k, p, raw, lay, rb, s)
+							return unpacker(q, k, p, 0, h, raw, lay, rb, s)
 						}, tail, c.check)
 						if c.rows != h {
 							t.Errorf("%s: %d of %d rows unpacked", name, c.rows, h)
@@ -257,6 +310,7 @@ func TestLaunchPlan(t *testing.T) {
 						if !c.Written[s.res.Ptr] || (distMap && !c.Written[s.mm.Ptr]) {
 							t.Errorf("%s: the results or the map are never written", name)
 						}
+						c.ownedOnce(name)
 					}
 				}
 			}
@@ -297,7 +351,7 @@ func TestEstimateAndArgs(t *testing.T) {
 	for _, c := range []struct {
 		w, h int
 		mode zenmetrics.Mode
-	}{{1, 100, zenmetrics.ModeFull}, {100, 1, zenmetrics.ModeFull}, {64, 64, zenmetrics.ModeStrip}} {
+	}{{1, 100, zenmetrics.ModeFull}, {100, 1, zenmetrics.ModeFull}, {1, 100, zenmetrics.ModeStrip}, {64, 64, zenmetrics.ModeStripPair}} {
 		if _, ok := (impl{}).Estimate(nil, c.w, c.h, c.mode); ok {
 			t.Errorf("Estimate(%d×%d, %v) accepted", c.w, c.h, c.mode)
 		}
