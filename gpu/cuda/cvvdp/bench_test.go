@@ -48,3 +48,7 @@ func TestKernelTimes(t *testing.T) {
 		return queueDistorted(q, r.k, r.plan, s, &r.ref)
 	})
 }
+
+// BenchmarkStrips is cudatest.Bench.Strips: cached strip scores at 16 and
+// 64 MP with the free memory capped at a quarter of the whole image's.
+func BenchmarkStrips(b *testing.B) { bench.Strips(b) }

@@ -362,4 +362,6 @@ func (sr *stripRun) queueScore(q launch.Launcher, crop cropUploader, up uploader
 
 // windowBytes is the bytes of one of a window's reference planes (three
 // float planes of its rows).
-func windowBytes(p *cpucv.Plan, b int, win window) int64 { return 12 * int64(p.W[b]) * int64(win.rows()) }
+func windowBytes(p *cpucv.Plan, b int, win window) int64 {
+	return 12 * int64(p.W[b]) * int64(win.rows())
+}
