@@ -152,6 +152,9 @@ func (c *checker) check(i int, l cudaemu.Launch) {
 		if c.refOf != nil && side == 1 && a.Args[14].(*cuda.Buffer) != c.refOf(c.conv[1] - 1)[0] {
 			t.Errorf("%s: compared with another band's reference", name)
 		}
+		if c.refOf != nil && side == 0 && a.Args[15].(*cuda.Buffer) != c.refOf(c.conv[0] - 1)[0] {
+			t.Errorf("%s: the reference's conversion is not into its band's pyramid", name)
+		}
 		c.rows = y1
 		c.Cover(a, pw, y1-y0)
 	case "down":
