@@ -392,10 +392,13 @@ func TestStripsGPU(t *testing.T) {
 	cudatest.StripsKeptAndRecomputed(t, b, zenmetrics.Zensim, func(k *bool) { forceKeep = k })
 }
 
-// A strip prepare is refused as out of memory, before anything is
-// allocated, when no plan fits the free memory (capped here), and the
-// estimate of strips follows the cap; a cap between the strip plan and
-// the whole image takes strips. Skipped without a device.
+// Out of memory, the ladder's way: with the free memory capped at a third
+// of a whole image's estimate, the whole image is refused with
+// ErrOutOfMemory while Estimate(ModeStrip) proposes a plan within the
+// strip budget and strips score it as the whole image; with a cap below
+// any plan, a strip prepare is refused with ErrOutOfMemory before anything
+// is allocated and Estimate declines strips (the ladder goes on to the
+// CPU). Skipped without a device.
 func TestStripsOutOfMemoryGPU(t *testing.T) {
 	b := backend(t)
 	defer b.SetFreeLimit(0)
@@ -406,8 +409,8 @@ func TestStripsOutOfMemoryGPU(t *testing.T) {
 	}
 	full, _ := b.Estimate(zenmetrics.Zensim, 1200, 2400, zenmetrics.ModeFull)
 	b.SetFreeLimit(full / 3)
-	if _, ok := b.Estimate(zenmetrics.Zensim, 1200, 2400, zenmetrics.ModeFull); ok {
-		t.Error("a whole image beyond the cap is estimated to fit")
+	if _, err := b.Prepare(context.Background(), zenmetrics.Zensim, ref, zenmetrics.Options{}); !errors.Is(err, zenmetrics.ErrOutOfMemory) {
+		t.Errorf("a whole image beyond the cap: %v, want ErrOutOfMemory", err)
 	}
 	if n, ok := b.Estimate(zenmetrics.Zensim, 1200, 2400, zenmetrics.ModeStrip); !ok || float64(n) > cuda.StripHeadroom*float64(full/3) {
 		t.Errorf("strips within a third: %d, %v", n, ok)

@@ -47,8 +47,16 @@
 // own pyramid (12 bytes per padded pixel × 4/3), the blur (48 bytes per
 // padded pixel of scale 0, reused by every scale) and the records (about
 // 30 bytes per padded pixel), about 95 bytes per padded pixel of scratch
-// plus the upload. Only whole images: strips (ModeStrip) are not
-// implemented on CUDA.
+// plus the upload.
+//
+// Strips (zenmetrics.ModeStrip, strip.go and stripref.go): an image
+// taller than the device's memory allows is scored band by band, with
+// gpu/webgpu/zensim's bands; each band computes the whole image's values
+// for the zensim strips it owns and writes their sums to the whole
+// image's slots, merged once at the end, so the features and the score
+// are the whole image's bit for bit. The reference's pyramid of every
+// band stays resident when it fits, or is recomputed per score from a
+// host copy of the reference.
 package zensim
 
 import (
