@@ -287,13 +287,16 @@ func emulateStrips(t *testing.T, emu *cudaemu.Emulator, ref, dist *zenmetrics.Im
 // computes is the whole image's by construction (strip.go) and the merge
 // adds the same strip sums in the same order, so the features must be
 // bit-identical; the emulator's memory starts as NaN, so a strip no band
-// summed, or a row a strip read outside its crop, fails too. The cases:
+// summed, or a row a strip read outside its crop, fails too. The cases
+// (4 sizes, each kept and recomputed; every crop shorter than the image):
 // the smallest band (128 rows) with a last band of 8 rows whose crop
-// starts further up, 4 scales; odd heights; RGBA and 16-bit alpha (the
-// background pattern is indexed by image row) and opaque 8-bit (the XYB
-// chunks of 64 image rows decide the cube root) across crops starting at
-// row 128·k; a band that is no multiple of the alignment; padded strides;
-// 2 and 3 scales; identical images (the flag across bands: exactly 100).
+// starts further up and is taller than the others, 4 scales; odd heights
+// (701, 777, 651) with last bands of 61, 9 and 11 rows; RGBA and 16-bit
+// alpha (the background pattern is indexed by image row) and opaque 8-bit
+// (the XYB chunks of 64 image rows decide the cube root) across crops
+// starting at rows 128, 256, 384; a band that is no multiple of the
+// alignment (200: 128); padded strides; 2 and 3 scales; identical images
+// (the flag across bands: exactly 100).
 func TestEmulatedStrips(t *testing.T) {
 	emu := cudaemu.Build(t, source())
 	cases := []struct {
@@ -302,9 +305,9 @@ func TestEmulatedStrips(t *testing.T) {
 		pad        bool
 	}{
 		{50, 520, 128, zenmetrics.RGB8, zenmetrics.RGB8, false},
-		{37, 397, 128, zenmetrics.RGBA8, zenmetrics.RGBA8, true},
-		{20, 461, 200, zenmetrics.GrayA16, zenmetrics.RGB8, false},
-		{9, 413, 128, zenmetrics.RGB16, zenmetrics.RGBA16, true},
+		{37, 701, 128, zenmetrics.RGBA8, zenmetrics.RGBA8, true},
+		{20, 777, 200, zenmetrics.GrayA16, zenmetrics.RGB8, false},
+		{9, 651, 128, zenmetrics.RGB16, zenmetrics.RGBA16, true},
 	}
 	differ, n := 0, 0
 	for i, c := range cases {
@@ -325,8 +328,8 @@ func TestEmulatedStrips(t *testing.T) {
 			d, _, ds, err := diffResults(name, got, want, 0, 0)
 			t.Logf("%s: %d strips of %d crop rows: zensim %.15g, whole image %.15g (|Δ| %.2g); %d of %d features differ",
 				name, len(p.bands), p.rows, got.Score, want.Score, ds, d, len(want.Features))
-			if err != nil || len(p.bands) < 3 {
-				t.Errorf("%s: strips differ from the whole image (%v), or too few bands", name, err)
+			if err != nil || len(p.bands) < 3 || p.rows >= c.h {
+				t.Errorf("%s: strips differ from the whole image (%v), or too few bands, or crops as tall as the image", name, err)
 			}
 			differ, n = differ+d, n+len(want.Features)
 		}
