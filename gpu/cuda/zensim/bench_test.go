@@ -42,12 +42,12 @@ func TestKernelTimes(t *testing.T) {
 		t.Fatal(err)
 	}
 	cudatest.KernelTimes(t, r.Dev, s.wk.Stream, 7, w, h, func(q launch.Launcher) error {
-		if err := queueXYB(q, r.k, w, h, r.dims[0][0], 0, h, layoutOf(dist), s.raw, r.tab, r.ref[0], s.dist[0], s.flag); err != nil {
+		if err := queueXYB(q, r.k, w, h, &r.g.bands[0], 0, h, layoutOf(dist), s.raw, r.tab, r.ref[0], s.dist[0], s.flag); err != nil {
 			return err
 		}
-		if err := queuePyramid(q, r.k, r.dims, s.dist); err != nil {
+		if err := queuePyramid(q, r.k, r.g.img, s.dist); err != nil {
 			return err
 		}
-		return queueStats(q, r.k, r.dims, s, r.ref)
+		return queueStats(q, r.k, r.g, s, r.ref)
 	})
 }

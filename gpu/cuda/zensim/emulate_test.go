@@ -55,18 +55,19 @@ func padded(im *zenmetrics.Image) *zenmetrics.Image {
 func emulate(t *testing.T, emu *cudaemu.Emulator, ref, dist *zenmetrics.Image) *cpuz.Result {
 	t.Helper()
 	w, h := ref.Width, ref.Height
-	dims := scaleDims(w, h)
+	g := newGeom(w, h, nil)
+	dims := g.img
 	fa := cudatest.NewFake()
 	tab, rp := fakeRef(fa, dims)
 	s := &slot{}
-	fillSlot(s, dims, max(cuda.RawBytes(ref), cuda.RawBytes(dist)), fa.Alloc)
+	fillSlot(s, g, max(cuda.RawBytes(ref), cuda.RawBytes(dist)), fa.Alloc)
 	run := emu.Session(t, fa.Bufs)
 	k := newKernels()
 	side := func(im *zenmetrics.Image, cmp, out, flag *cuda.Buffer, tail func(r *cudaemu.Recorder) error) {
 		total := cuda.RawBytes(im)
 		run.Upload(s.raw, im.Pix[:total])
 		var r cudaemu.Recorder
-		ready := converter(&r, k, w, h, dims[0][0], total, layoutOf(im), s.raw, tab, cmp, out, flag)
+		ready := converter(&r, k, w, h, &g.bands[0], total, layoutOf(im), s.raw, tab, cmp, out, flag)
 		// As an overlapped upload in chunks of 5 rows and a bit.
 		for _, end := range cudatest.ChunkEnds(total, 5*int64(im.Stride)+3) {
 			if err := ready(end); err != nil {
@@ -85,7 +86,7 @@ func emulate(t *testing.T, emu *cudaemu.Emulator, ref, dist *zenmetrics.Image) *
 		if err := queuePyramid(r, k, dims, s.dist); err != nil {
 			return err
 		}
-		return queueStats(r, k, dims, s, rp)
+		return queueStats(r, k, g, s, rp)
 	})
 	run.Dump(s.res, resBytes)
 	run.Dump(s.flag, 4)

@@ -50,11 +50,11 @@ func (k *kernels) list() []*kern {
 // it is).
 func newKernels() *kernels {
 	return &kernels{
-		xyb:    kern{Name: "xyb", Sig: "ppiiiiiiiiiippp"},
+		xyb:    kern{Name: "xyb", Sig: "ppiiiiiiiiiiiippp"},
 		down:   kern{Name: "down", Sig: "piiiip"},
 		hblur:  kern{Name: "hblur", Sig: "ppiiip"},
-		vstats: kern{Name: "vstats", Sig: "pppiiip"},
-		chain:  kern{Name: "chain", Sig: "piiip"},
+		vstats: kern{Name: "vstats", Sig: "pppiiiiiip"},
+		chain:  kern{Name: "chain", Sig: "piiiip"},
 		merge:  kern{Name: "merge", Sig: "piip"},
 	}
 }

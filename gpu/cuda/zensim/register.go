@@ -17,20 +17,46 @@ type impl struct{}
 func worstRaw(w, h int) int64 { return 8 * int64(w) * int64(h) }
 
 // Estimate is the full-image model (estimate: exactly the buffers a
-// reference and its first scorer take) for the worst case, RGBA16
-// uploads; ok is false below zensim's 8×8 minimum and beyond the kernels'
-// indexing. Only ModeFull: strips (gpu/webgpu/zensim/plan.go) are not
-// implemented on CUDA.
+// reference and its first scorer take) or, for ModeStrip, the strip plan
+// Prepare would pick now (strip.go: within StripHeadroom of the free
+// device memory, so that the orchestrator's chooser, which admits a GPU
+// rung at 0.85 of the free memory, accepts it), for the worst case,
+// RGBA16 uploads; ok is false below zensim's 8×8 minimum, beyond the
+// kernels' indexing, and for strips when no plan fits.
 func (impl) Estimate(b *cuda.Backend, w, h int, mode zenmetrics.Mode) (int64, bool) {
-	if w < cpuz.MinSize || h < cpuz.MinSize || mode != zenmetrics.ModeFull {
+	if w < cpuz.MinSize || h < cpuz.MinSize {
 		return 0, false
 	}
-	return estimate(w, h, worstRaw(w, h)), fits(w, h)
+	switch mode {
+	case zenmetrics.ModeFull:
+		return estimate(w, h, worstRaw(w, h)), fits(w, h)
+	case zenmetrics.ModeStrip:
+		if b == nil {
+			return 0, false // no device to plan in
+		}
+		budget, err := b.StripBudget()
+		if err != nil {
+			return 0, false
+		}
+		return estimateStrips(w, h, budget)
+	}
+	return 0, false
 }
 
-// Prepare prepares a whole image; it is refused as out of memory (before
-// anything is allocated) when the estimate exceeds the free device memory.
+// PreparesStrips marks zensim as taking ModeStrip (cuda.StripImpl).
+func (impl) PreparesStrips() {}
+
+// Prepare prepares a whole image or, with ModeStrip, strips (stripref.go);
+// either is refused as out of memory (before anything is allocated) when
+// its memory exceeds the free device memory.
 func (impl) Prepare(ctx context.Context, b *cuda.Backend, ref *zenmetrics.Image, opt zenmetrics.Options) (zenmetrics.Reference, error) {
+	if opt.Mode == zenmetrics.ModeStrip {
+		r, err := prepareStrips(ctx, b, ref, opt)
+		if err != nil {
+			return nil, err // not a typed nil inside the interface
+		}
+		return r, nil
+	}
 	r, err := prepare(ctx, b, ref)
 	if err != nil {
 		return nil, err // not a typed nil inside the interface

@@ -124,16 +124,21 @@ __device__ __forceinline__ float mix(float r, float g, float b, float k0, float 
     return max0(fmaf(k0, r, fmaf(k1, g, fmaf(k2, b, KB0))));
 }
 
-// xyb: rows [y0, y1) of the raw image (w × h pixels, interleaved 8/16-bit
+// xyb: rows [y0, y1) of the raw crop (w × h pixels, interleaved 8/16-bit
 // samples, stride bytes per row) -> scale 0's X, Y, B planes (pw wide, h
-// rows) in out. Columns past w show the column they mirror. With cmp,
-// flag[0] is set when any value differs in its bits from ref's (zensim
-// scores identical images 100 without computing). The grid covers pw ×
-// (y1 − y0), so that rows are converted as their bytes arrive.
-extern "C" __global__ void xyb(const u8* raw, const float* tab, int w, int pw, int h, int y0, int y1, int stride, int channels, int bps, int alpha, int cmp, const float* ref, float* out, int* flag) {
+// rows) in out. The crop is rows [oy, oy + h) of an image of ih rows (a
+// whole image: oy = 0, ih = h): which cube root a pixel takes (zensim's
+// 64-row chunks of the image) and its alpha background are functions of
+// the image row, so a strip's values are the whole image's bits. Columns
+// past w show the column they mirror. With cmp, flag[0] is set when any
+// value differs in its bits from ref's (zensim scores identical images
+// 100 without computing). The grid covers pw × (y1 − y0), so that rows
+// are converted as their bytes arrive.
+extern "C" __global__ void xyb(const u8* raw, const float* tab, int w, int pw, int h, int ih, int oy, int y0, int y1, int stride, int channels, int bps, int alpha, int cmp, const float* ref, float* out, int* flag) {
     int px = blockIdx.x * BX + threadIdx.x;
     int gy = y0 + blockIdx.y * BY + threadIdx.y;
     if (px >= pw || gy >= y1) return;
+    int iy = oy + gy; // the image row
     int x = px;
     if (x >= w) {
         int period = 2 * (w - 1);
@@ -151,16 +156,16 @@ extern "C" __global__ void xyb(const u8* raw, const float* tab, int w, int pw, i
     if (bps == 1 && !alpha) {
         // zensim's opaque 8-bit path converts 64-row chunks as one run of
         // pixels; its 8-wide loop leaves the run's last (len mod 8).
-        int c0 = gy / CHUNK * CHUNK;
-        int c1 = min(c0 + CHUNK, h);
+        int c0 = iy / CHUNK * CHUNK;
+        int c1 = min(c0 + CHUNK, ih);
         int run_end = ((c1 - c0) * w) & ~7;
-        vec = (gy - c0) * w + x < run_end;
+        vec = (iy - c0) * w + x < run_end;
     } else {
         if (alpha) {
             int a = sample(raw, off, channels - 1, bps);
             int max_a = bps == 2 ? 65535 : 255;
             if (a != max_a) {
-                float bg = tab[TAB_BG + (((unsigned)x ^ ((unsigned)gy * 2654435761u)) & 0xfffu)];
+                float bg = tab[TAB_BG + (((unsigned)x ^ ((unsigned)iy * 2654435761u)) & 0xfffu)];
                 if (a == 0) {
                     r = bg;
                     g = bg;
@@ -406,41 +411,46 @@ __device__ __forceinline__ void feats(bool full, float a1, float a2, float aq, f
 }
 
 // vstats: one thread per plane column (blockIdx.x·VT + threadIdx.x),
-// one block row per strip (blockIdx.y) and channel (blockIdx.z). Strip k
-// covers output rows [16k, min(16k + 16, h)) and reads rows [16k − 5,
-// end + 5) clipped to the plane, mirrored at the strip's own ends: the
-// vertical sums restart at every strip, as zensim's. Each output row's
+// one block row per strip (blockIdx.y) and channel (blockIdx.z). The
+// planes (h rows) are rows [oy, oy + h) of the scale's gh image rows (a
+// whole image: oy = 0, gh = h), and the launch's strips are the image's
+// strips k0, k0 + 1, ... (gridDim.y of them). Strip k covers output rows
+// [16k, min(16k + 16, gh)) of the image and reads rows [16k − 5, end + 5)
+// clipped to the image, mirrored at the strip's own ends: the vertical
+// sums restart at every strip, as zensim's, so a strip's values depend on
+// those rows alone, which the host's crops hold (a band's strips are the
+// whole image's bit for bit). Each output row's
 // values go through shared memory to the records of zensim's column
 // units: pw/8 groups of 8 columns (its vector loop), whose record sums
 // the 8 lanes in magetypes' reduce order ((l0+l4)+(l1+l5))+((l2+l6)+
 // (l3+l7)) and takes their maxima, then pw mod 8 single columns (its
 // scalar tail), whose record is the column's values. Records go to lanes
-// at [c][strip][unit][row][NQ], the order in which chain adds them. One
+// at [c][launch strip][unit][row][NQ], the order in which chain adds them. One
 // column per thread keeps the warp's loads of hb, s and d coalesced.
 #define VQS (VT + 1) // the shared values' stride per quantity
 
-extern "C" __global__ void vstats(const float* ref, const float* dist, const float4* hb, int pw, int h, int modes, float* lanes) {
+extern "C" __global__ void vstats(const float* ref, const float* dist, const float4* hb, int pw, int h, int gh, int oy, int k0, int modes, float* lanes) {
     __shared__ float sv[NQ * VQS];
     int t = threadIdx.x;
     int bx = blockIdx.x * VT;
     int x = bx + t;
-    int k = blockIdx.y;
+    int j = blockIdx.y, k = k0 + j;
     int c = blockIdx.z;
     int mode = chan_mode(modes, c);
     if (mode < MODE_EDGE) return; // the whole block: the channel is uniform
     bool full = mode == MODE_FULL;
     bool on = x < pw;
-    int g = pw / 8, units = g + pw % 8, ns = (h + STRIP - 1) / STRIP;
+    int g = pw / 8, units = g + pw % 8, ns = gridDim.y;
     int y = k * STRIP;
-    int end = min(y + STRIP, h);
+    int end = min(y + STRIP, gh);
     int top = max(y - RADIUS, 0);
-    int hs = min(end + RADIUS, h) - top;
+    int hs = min(end + RADIUS, gh) - top;
     int in0 = y - top, in1 = end - top;
-    size_t pl = (size_t)c * (size_t)pw * (size_t)h + (size_t)top * (size_t)pw + (size_t)min(x, pw - 1);
+    size_t pl = (size_t)c * (size_t)pw * (size_t)h + (size_t)(top - oy) * (size_t)pw + (size_t)min(x, pw - 1);
     const float* s = ref + pl;
     const float* d = dist + pl;
     const float4* hr = hb + pl;
-    float* recs = lanes + ((size_t)c * ns + k) * (size_t)units * (STRIP * NQ);
+    float* recs = lanes + ((size_t)c * ns + j) * (size_t)units * (STRIP * NQ);
     float a1 = 0.0f, a2 = 0.0f, aq = 0.0f, ap = 0.0f;
     if (on) {
         for (int i = 0; i < DIAM; i++) {
@@ -522,11 +532,13 @@ extern "C" __global__ void vstats(const float* ref, const float* dist, const flo
     }
 }
 
-// chain: one block per strip (blockIdx.x) and channel (blockIdx.y); the
-// first NQ threads each form one quantity's strip sum as cpu/zensim
-// forms it, a float64 chain over the units in order and each unit's
-// output rows in order (its maxima: the largest value), into
-// sums[c][strip][q]. A chain of dependent additions is serial by nature;
+// chain: one block per strip (blockIdx.x: the image's strip k0 +
+// blockIdx.x of a scale of gh rows, its records at vstats' launch strip
+// blockIdx.x) and channel (blockIdx.y); the first NQ threads each form
+// one quantity's strip sum as cpu/zensim forms it, a float64 chain over
+// the units in order and each unit's output rows in order (its maxima:
+// the largest value), into sums[c][k][q], the image's slot of the strip
+// (a band fills its strips' slots, merge adds them all in order). A chain of dependent additions is serial by nature;
 // the strips and channels run side by side (768 blocks at 16 MP), and
 // what keeps each chain fed is the block's loads in flight: the strip's
 // records (contiguous: [unit][row][NQ]) come in batches of CU units,
@@ -550,17 +562,17 @@ __device__ __forceinline__ void chain_fetch(const float* p, size_t n, int u0, in
     }
 }
 
-extern "C" __global__ void chain(const float* lanes, int pw, int h, int modes, double* sums) {
+extern "C" __global__ void chain(const float* lanes, int pw, int gh, int k0, int modes, double* sums) {
     __shared__ float cb[CBF];
-    int k = blockIdx.x, c = blockIdx.y, t = threadIdx.x;
-    int units = pw / 8 + pw % 8, ns = (h + STRIP - 1) / STRIP;
-    int rows = min(STRIP, h - k * STRIP);
+    int j = blockIdx.x, k = k0 + j, c = blockIdx.y, t = threadIdx.x;
+    int units = pw / 8 + pw % 8, ns = (gh + STRIP - 1) / STRIP, nl = gridDim.x;
+    int rows = min(STRIP, gh - k * STRIP);
     double tot = 0.0;
     float m = 0.0f;
     bool sum = t < NSUM;
     if (chan_mode(modes, c) >= MODE_EDGE) { // the whole block: the channel is uniform
         size_t n = (size_t)units * (STRIP * NQ);
-        const float* p = lanes + ((size_t)c * ns + k) * n;
+        const float* p = lanes + ((size_t)c * nl + j) * n;
         float v[CLD];
         chain_fetch(p, n, 0, t, v);
 #pragma unroll

@@ -47,8 +47,16 @@
 // own pyramid (12 bytes per padded pixel × 4/3), the blur (48 bytes per
 // padded pixel of scale 0, reused by every scale) and the records (about
 // 30 bytes per padded pixel), about 95 bytes per padded pixel of scratch
-// plus the upload. Only whole images: strips (ModeStrip) are not
-// implemented on CUDA.
+// plus the upload.
+//
+// Strips (zenmetrics.ModeStrip, strip.go and stripref.go): an image
+// taller than the device's memory allows is scored band by band, with
+// gpu/webgpu/zensim's bands; each band computes the whole image's values
+// for the zensim strips it owns and writes their sums to the whole
+// image's slots, merged once at the end, so the features and the score
+// are the whole image's bit for bit. The reference's pyramid of every
+// band stays resident when it fits, or is recomputed per score from a
+// host copy of the reference.
 package zensim
 
 import (
@@ -82,8 +90,8 @@ func refSizes(dims [][2]int) []int64 {
 // for uploads of raw bytes (host staging is page-locked host memory, not
 // counted).
 func estimate(w, h int, raw int64) int64 {
-	dims := scaleDims(w, h)
-	return cuda.AllocSizes(refSizes(dims)) + cuda.AllocSizes(slotSizes(dims, raw))
+	g := newGeom(w, h, nil)
+	return cuda.AllocSizes(refSizes(g.img)) + cuda.AllocSizes(slotSizes(g, raw))
 }
 
 // fits reports whether a w×h image is large enough for zensim and stays
@@ -102,7 +110,7 @@ type reference struct {
 	cuda.RefBase[*slot]
 	k    *kernels
 	w, h int
-	dims [][2]int
+	g    *geom // the whole image as one band
 	tab  *cuda.Buffer
 	ref  []*cuda.Buffer // the XYB pyramid, one buffer per scale
 }
@@ -111,7 +119,7 @@ type reference struct {
 func (r *reference) newSlot(raw int64) (*slot, error) {
 	s := &slot{}
 	var err error
-	s.wk, err = r.Dev.NewScratch(raw, outBytes, func(alloc func(int64) *cuda.Buffer) { fillSlot(s, r.dims, raw, alloc) })
+	s.wk, err = r.Dev.NewScratch(raw, outBytes, func(alloc func(int64) *cuda.Buffer) { fillSlot(s, r.g, raw, alloc) })
 	if err != nil {
 		return nil, err
 	}
@@ -140,7 +148,7 @@ func (r *reference) slotFuncs() cuda.SlotFuncs[*slot] {
 		New:   r.newSlot,
 		Free:  r.freeSlot,
 		Raw:   func(s *slot) **cuda.Buffer { return &s.raw },
-		Check: func(raw int64) error { return r.B.CheckMemory(cuda.AllocSizes(slotSizes(r.dims, raw))) },
+		Check: func(raw int64) error { return r.B.CheckMemory(cuda.AllocSizes(slotSizes(r.g, raw))) },
 	}
 }
 
@@ -164,7 +172,7 @@ func (r *reference) upload(s *slot, im *zenmetrics.Image, cmp, out *cuda.Buffer)
 	if cmp != nil {
 		flag = s.flag
 	}
-	ready := converter(launch.Stream{St: s.wk.Stream}, r.k, r.w, r.h, r.dims[0][0], total, layoutOf(im), s.raw, r.tab, cmp, out, flag)
+	ready := converter(launch.Stream{St: s.wk.Stream}, r.k, r.w, r.h, &r.g.bands[0], total, layoutOf(im), s.raw, r.tab, cmp, out, flag)
 	return s.wk.UploadOverlapped(s.raw, im.Pix[:total], ready)
 }
 
@@ -181,7 +189,7 @@ func prepare(ctx context.Context, b *cuda.Backend, ref *zenmetrics.Image) (_ *re
 	if !supported() {
 		return nil, fmt.Errorf("%w: zensim on CUDA: a channel of the weights needs the MSE-only mode", zenmetrics.ErrUnsupported)
 	}
-	r := &reference{w: ref.Width, h: ref.Height, dims: scaleDims(ref.Width, ref.Height)}
+	r := &reference{w: ref.Width, h: ref.Height, g: newGeom(ref.Width, ref.Height, nil)}
 	r.Init(b, maxSlots, r.slotFuncs())
 	raw := cuda.RawBytes(ref)
 	need := estimate(r.w, r.h, raw)
@@ -192,9 +200,9 @@ func prepare(ctx context.Context, b *cuda.Backend, ref *zenmetrics.Image) (_ *re
 		return nil, err
 	}
 	err = r.Build(ctx, raw, func(alloc func(int64) *cuda.Buffer) {
-		sizes := refSizes(r.dims)
+		sizes := refSizes(r.g.img)
 		r.tab = alloc(sizes[0])
-		for s := range r.dims {
+		for s := range r.g.img {
 			r.ref = append(r.ref, alloc(sizes[1+s]))
 		}
 	}, func(s *slot) error {
@@ -206,7 +214,7 @@ func prepare(ctx context.Context, b *cuda.Backend, ref *zenmetrics.Image) (_ *re
 		if err := r.upload(s, ref, nil, r.ref[0]); err != nil {
 			return err
 		}
-		return queuePyramid(launch.Stream{St: s.wk.Stream}, r.k, r.dims, r.ref)
+		return queuePyramid(launch.Stream{St: s.wk.Stream}, r.k, r.g.img, r.ref)
 	})
 	if err != nil {
 		return nil, err
@@ -238,17 +246,17 @@ func (r *reference) ScoreDetail(ctx context.Context, dist *zenmetrics.Image) (re
 			return err
 		}
 		q := launch.Stream{St: st}
-		if err := queuePyramid(q, r.k, r.dims, s.dist); err != nil {
+		if err := queuePyramid(q, r.k, r.g.img, s.dist); err != nil {
 			return err
 		}
-		if err := queueStats(q, r.k, r.dims, s, r.ref); err != nil {
+		if err := queueStats(q, r.k, r.g, s, r.ref); err != nil {
 			return err
 		}
 		out, err := s.wk.ReadBack(cuda.Span{Buf: s.res, N: resBytes}, cuda.Span{Buf: s.flag, N: 4})
 		if err != nil {
 			return err
 		}
-		res = pool(r.w, r.h, len(r.dims), out)
+		res = pool(r.w, r.h, len(r.g.img), out)
 		return nil
 	})
 	if err != nil {

@@ -283,19 +283,22 @@ func TestCachedConcurrent(t *testing.T) {
 	})
 }
 
-// Errors: below the 8×8 minimum, size mismatch, cancelled context, no
-// pixels, strips, and out of memory predicted before anything is
-// allocated (beyond the kernels' indexing, and beyond the device's
-// memory).
+// Errors: below the 8×8 minimum (whole images and strips), size
+// mismatch, cancelled context, no pixels, strip pairs (CVVDP's layout;
+// strips are strip_test.go's), and out of memory predicted before
+// anything is allocated (beyond the kernels' indexing, and beyond the
+// device's memory).
 func TestErrors(t *testing.T) {
 	b := backend(t)
 	small, _ := metrictest.SyntheticPair(7, 40, 1)
-	if _, err := b.Prepare(context.Background(), zenmetrics.Zensim, small, zenmetrics.Options{}); !errors.Is(err, zenmetrics.ErrBadInput) {
-		t.Errorf("7×40: %v", err)
+	for _, opt := range []zenmetrics.Options{{}, {Mode: zenmetrics.ModeStrip}} {
+		if _, err := b.Prepare(context.Background(), zenmetrics.Zensim, small, opt); !errors.Is(err, zenmetrics.ErrBadInput) {
+			t.Errorf("7×40 (%v): %v", opt.Mode, err)
+		}
 	}
 	ref, dist := metrictest.SyntheticPair(16, 16, 1)
 	cudatest.ScoreErrors(t, b, zenmetrics.Zensim, ref, dist, true)
-	cudatest.Modes(t, b, zenmetrics.Zensim, ref, []zenmetrics.Mode{zenmetrics.ModeStrip}, []zenmetrics.Mode{zenmetrics.ModeFull})
+	cudatest.Modes(t, b, zenmetrics.Zensim, ref, []zenmetrics.Mode{zenmetrics.ModeStripPair}, []zenmetrics.Mode{zenmetrics.ModeStrip, zenmetrics.ModeFull})
 	// 47000² is past the kernels' int indexing, 40000² (about 190 GB)
 	// past any device's memory.
 	cudatest.Refused(t, b, zenmetrics.Zensim, 47000, 40000)
@@ -310,13 +313,20 @@ func TestEstimateMatchesHeld(t *testing.T) {
 
 // Importing the package registers zensim with package cuda (so that
 // --backend cuda, the orchestrator's chooser and zmwarm's CUDA cells,
-// which ask every backend's Estimate per metric, take it), and the
-// estimate declines what Prepare refuses. No GPU needed.
+// which ask every backend's Estimate per metric, take it) as a metric
+// that prepares strips (cuda.StripImpl: without the marker the backend
+// refuses ModeStrip and the ladder skips the CUDA strip rung), and the
+// estimate declines what Prepare refuses; strips are planned in a
+// device's free memory, so without one (nil) they are declined. No GPU
+// needed.
 func TestRegistered(t *testing.T) {
 	if !slices.Contains(cuda.Metrics(), zenmetrics.Zensim) {
 		t.Fatal("zensim is not registered with package cuda")
 	}
 	var im impl
+	if _, ok := cuda.MetricImpl(im).(cuda.StripImpl); !ok {
+		t.Error("zensim does not prepare strips (cuda.StripImpl)")
+	}
 	if n, ok := im.Estimate(nil, 1024, 768, zenmetrics.ModeFull); !ok || n != estimate(1024, 768, worstRaw(1024, 768)) {
 		t.Errorf("Estimate(1024×768) = %d, %v", n, ok)
 	}
