@@ -207,7 +207,7 @@ func (r *reference) build(ctx context.Context, s *slot, im *zenmetrics.Image) er
 	if err := s.wk.Upload(r.ref.model, f64Bytes(&buf, m)); err != nil {
 		return err
 	}
-	return queueMahal(q, r.k, r.gm, &r.ref)
+	return queueMahal(q, r.k, wholeWin(r.gm), &r.ref)
 }
 
 // pool adds each scale's row sums in row order and takes piq's product
@@ -253,7 +253,7 @@ func (r *reference) Score(ctx context.Context, dist *zenmetrics.Image) (sc zenme
 		if err := s.wk.UploadOverlapped(s.raw, dist.Pix[:total], ready); err != nil {
 			return err
 		}
-		if err := queueScore(q, r.k, r.gm, s, &r.ref); err != nil {
+		if err := queueScore(q, r.k, wholeWin(r.gm), s, &r.ref); err != nil {
 			return err
 		}
 		out, err := s.wk.ReadBack(cuda.Span{Buf: s.sums, N: sumsBytes(r.gm)})

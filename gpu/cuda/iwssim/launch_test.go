@@ -335,7 +335,7 @@ func TestLaunchPlan(t *testing.T) {
 			})
 			c.Written[rp.model.Ptr] = true // the model's upload
 			var r cudaemu.Recorder
-			if err := queueMahal(&r, k, gm, &rp); err != nil {
+			if err := queueMahal(&r, k, wholeWin(gm), &rp); err != nil {
 				t.Fatal(err)
 			}
 			for i, l := range r.L {
@@ -356,7 +356,7 @@ func TestLaunchPlan(t *testing.T) {
 				c := newChecker(t, sigs, lay, gm)
 				c.Wrote(append([]*cuda.Buffer{s.raw}, rp.buffers()...)...)
 				record(t, name, c, k, w, h, lay, chunk, s.raw, s.x[0], func(q launch.Launcher) error {
-					return queueScore(q, k, gm, s, &rp)
+					return queueScore(q, k, wholeWin(gm), s, &rp)
 				})
 				if c.rows != h || c.level != 4*(nScales-1) || len(c.terms) != nScales {
 					t.Errorf("%s: %d of %d rows unpacked, %d pyramid launches, %d scales' sums", name, c.rows, h, c.level, len(c.terms))
