@@ -62,6 +62,6 @@ func TestKernelTimes(t *testing.T) {
 		if err := queueUnpack(q, r.k, w, 0, h, layoutOf(dist), s.raw, s.x[0]); err != nil {
 			return err
 		}
-		return queueScore(q, r.k, r.gm, s, &r.ref)
+		return queueScore(q, r.k, wholeWin(r.gm), s, &r.ref)
 	})
 }

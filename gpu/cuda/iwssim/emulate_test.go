@@ -249,11 +249,11 @@ func emulate(t *testing.T, emu *cudaemu.Emulator, ref, dist *zenmetrics.Image) e
 	var buf []byte
 	run.Upload(rp.model, f64Bytes(&buf, m))
 	var r2 cudaemu.Recorder
-	if err := queueMahal(&r2, k, gm, &rp); err != nil {
+	if err := queueMahal(&r2, k, wholeWin(gm), &rp); err != nil {
 		t.Fatal(err)
 	}
 	upload(run, &r2, dist, s.x[0])
-	if err := queueScore(&r2, k, gm, s, &rp); err != nil {
+	if err := queueScore(&r2, k, wholeWin(gm), s, &rp); err != nil {
 		t.Fatal(err)
 	}
 	run.Replay(r2.L)

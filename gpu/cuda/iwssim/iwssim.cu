@@ -287,20 +287,23 @@ __device__ double info_weight(double q, double b, const double* lam, int n) {
     return iw;
 }
 
-// terms: one block per region row i (rh blocks of RT threads) of a scale
-// whose band is h tall and region rw×rh. Each round the threads compute
+// terms: one block per region row i = i0 + blockIdx.x (one block per
+// owned row: all rh of them for a whole image, a strip's own for a crop)
+// of a scale whose band is h tall and region rw×rh. Each round the threads compute
 // RT consecutive columns' terms into shared memory (the Gaussian along y
 // of hpass's planes, cs and, with nlam > 0, the information weight against
 // the reference's planes mu, vr, bm, bv, ss and λ/σ² at lam[lamOff..]),
 // then every thread runs the same sequential sum over them, so that the
 // row's sums are the CPU reference's left-to-right sums; thread 0 writes
-// sums[2·(rowOff+i)] = Σ cs·iw and [+1] = Σ iw. With nlam = 0 (the last
+// sums[2·(rowOff+i)] = Σ cs·iw and [+1] = Σ iw (for a crop rowOff
+// includes the crop's first row, so that each row's sums land where the
+// whole image's would). With nlam = 0 (the last
 // scale) the terms are the full SSIM and [+1] is 0 (bm, bv, ss unread).
-extern "C" __global__ void terms(const double* g, const double* bx, const double* mu, const double* vr, const double* bm, const double* bv, const double* ss, const double* lam, int h, int rw, int rh, int nlam, int lamOff, int rowOff, double* sums) {
+extern "C" __global__ void terms(const double* g, const double* bx, const double* mu, const double* vr, const double* bm, const double* bv, const double* ss, const double* lam, int h, int rw, int rh, int nlam, int lamOff, int i0, int rowOff, double* sums) {
     __shared__ double tn[RT];
     __shared__ double td[RT];
     __shared__ double ls[16];
-    int i = blockIdx.x;
+    int i = i0 + blockIdx.x;
     if (i >= rh) return;
     int tid = threadIdx.x;
     if (tid < 16) ls[tid] = tid < nlam ? lam[lamOff + tid] : 0.0;
@@ -437,10 +440,13 @@ __device__ __forceinline__ void lin_index(double scale, int in, int r, int* a, i
     *w1 = l1;
 }
 
-// parent_row is child row r of the parent band (wp×hp) enlarged to its
-// child's size (_image_enlarge, cpu/iwssim's enlarger): the two parent
-// rows and their weights, and the columns' resize scale, computed once
-// per row.
+// parent_row is child row r of the parent band (wp×hp in the image)
+// enlarged to its child's size (_image_enlarge, cpu/iwssim's enlarger):
+// the two parent rows and their weights, and the columns' resize scale,
+// computed once per row. The weights depend on the image's hp, not a
+// crop's, so r is an image row and the parent plane par holds the image's
+// parent rows from pro on (0 for a whole image; a strip's crop starts
+// there at the parent's scale).
 struct parent_row {
     const double* pa;
     const double* pb;
@@ -448,12 +454,12 @@ struct parent_row {
     int wp;
 };
 
-__device__ __forceinline__ parent_row parent_row_at(const double* par, int wp, int hp, int r) {
+__device__ __forceinline__ parent_row parent_row_at(const double* par, int wp, int hp, int pro, int r) {
     parent_row p;
     int r0 = 0, r1 = 0;
     lin_index((double)hp / (double)(4 * hp - 3), hp, r, &r0, &r1, &p.h0, &p.h1);
-    p.pa = par + (size_t)r0 * wp;
-    p.pb = par + (size_t)r1 * wp;
+    p.pa = par + (size_t)(r0 - pro) * wp;
+    p.pb = par + (size_t)(r1 - pro) * wp;
     p.cs = (double)wp / (double)(4 * wp - 3);
     p.wp = wp;
     return p;
@@ -489,27 +495,35 @@ __device__ __forceinline__ double row_max_abs(const double* row, int w, double m
     return m;
 }
 
-// cov: block row i (centre row r = i + 1; one block per row, CT threads)
-// of a w×h band with nn components (10 with a parent wp×hp, else 9):
-// thread p < np takes the p-th pair (a ≤ b, in the upper triangle's row
-// order) and writes Σ_c v_a·v_b over the row's centres c = 1..w−2 to
-// sums[off + i·(np+1) + p], summed as cpu/iwssim's dot does (four
-// interleaved partial sums, added pairwise at the end). Thread np (one of
-// the spare threads: np ≤ 55 < CT) writes the largest |y| of band row r
-// (and of row 0 in the first block row, of row h−1 in the last, so that
-// the block rows cover every sample once) to sums[off + i·(np+1) + np]:
-// the host takes the band's maximum from them and decides whether the
-// band is flat (cpu/iwssim.FlatBandLimit), which zeroes its model.
-extern "C" __global__ void cov(const double* y, const double* par, int w, int h, int wp, int hp, int nn, int off, double* sums) {
-    int i = blockIdx.x;
+// cov: the block rows centred on band rows r = r0 + blockIdx.x (n of
+// them, one block each, CT threads) of a w×h band (a whole image's, or a
+// strip's crop whose row 0 is the image's row ro, in an image whose band
+// has himg rows) with nn components (10 with a parent, wp wide, hpi rows
+// in the image, its plane par hp rows from the image's row pro; else 9).
+// Block row i = r + ro − 1 of the image: thread p < np takes the p-th
+// pair (a ≤ b, in the upper triangle's row order) and writes Σ_c v_a·v_b
+// over the row's centres c = 1..w−2 to sums[off + i·(np+1) + p], summed
+// as cpu/iwssim's dot does (four interleaved partial sums, added pairwise
+// at the end). Thread np (one of the spare threads: np ≤ 55 < CT) writes
+// the largest |y| of band row r (and of the image's row 0 in its first
+// block row, of its last row in its last, so that the block rows cover
+// every sample once) to sums[off + i·(np+1) + np]: the host takes the
+// band's maximum from them and decides whether the band is flat
+// (cpu/iwssim.FlatBandLimit), which zeroes its model. The sums go where
+// the whole image's would, so strips that own disjoint centre rows fill
+// the image's table and the host adds it in the same order.
+extern "C" __global__ void cov(const double* y, const double* par, int w, int h, int wp, int hp, int hpi, int nn, int r0, int n, int ro, int himg, int pro, int off, double* sums) {
+    int b0 = blockIdx.x;
     int p = threadIdx.x;
     int np = nn * (nn + 1) / 2;
-    if (i >= h - 2 || p > np) return;
+    if (b0 >= n || p > np) return;
+    int r = r0 + b0;
+    int i = r + ro - 1;
     size_t o = (size_t)off + (size_t)i * (np + 1) + p;
     if (p == np) {
-        double m = row_max_abs(y + (size_t)(i + 1) * w, w, 0.0);
-        if (i == 0) m = row_max_abs(y, w, m);
-        if (i == h - 3) m = row_max_abs(y + (size_t)(h - 1) * w, w, m);
+        double m = row_max_abs(y + (size_t)r * w, w, 0.0);
+        if (i == 0) m = row_max_abs(y + (size_t)(r - 1) * w, w, m);
+        if (i == himg - 3) m = row_max_abs(y + (size_t)(r + 1) * w, w, m);
         sums[o] = m;
         return;
     }
@@ -519,33 +533,36 @@ extern "C" __global__ void cov(const double* y, const double* par, int w, int h,
         a++;
     }
     int b = a + q;
-    int r = i + 1, n = w - 2;
+    int nc = w - 2;
     parent_row pr = {};
-    if (nn == 10) pr = parent_row_at(par, wp, hp, r);
+    if (nn == 10) pr = parent_row_at(par, wp, hpi, pro, r + ro);
     double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0;
     int j = 0;
-    for (; j + 4 <= n; j += 4) {
+    for (; j + 4 <= nc; j += 4) {
         s0 += component(y, w, pr, a, r, 1 + j) * component(y, w, pr, b, r, 1 + j);
         s1 += component(y, w, pr, a, r, 2 + j) * component(y, w, pr, b, r, 2 + j);
         s2 += component(y, w, pr, a, r, 3 + j) * component(y, w, pr, b, r, 3 + j);
         s3 += component(y, w, pr, a, r, 4 + j) * component(y, w, pr, b, r, 4 + j);
     }
-    for (; j < n; j++) s0 += component(y, w, pr, a, r, 1 + j) * component(y, w, pr, b, r, 1 + j);
+    for (; j < nc; j++) s0 += component(y, w, pr, a, r, 1 + j) * component(y, w, pr, b, r, 1 + j);
     sums[o] = (s0 + s1) + (s2 + s3);
 }
 
 // mahal: ss = vᵀC⁻¹v/N at region position (i, j) (centre (i+5, j+5)) of a
-// w×h band with nn components, from the quadratic form's coefficients at
-// quad[qOff..] (the upper triangle, off-diagonal entries doubled): Σ_a v_a
-// · (Σ_{b≥a} quad_ab · v_b), then / nn, in mahalanobis' order.
-extern "C" __global__ void mahal(const double* y, const double* par, const double* quad, int w, int h, int wp, int hp, int nn, int qOff, double* ss) {
+// w×h band with nn components, for the n region rows from i0 on (all of
+// them for a whole image, a strip's own for a crop whose row 0 is the
+// image's row ro; the parent as in cov), from the quadratic form's
+// coefficients at quad[qOff..] (the upper triangle, off-diagonal entries
+// doubled): Σ_a v_a · (Σ_{b≥a} quad_ab · v_b), then / nn, in
+// mahalanobis' order.
+extern "C" __global__ void mahal(const double* y, const double* par, const double* quad, int w, int h, int wp, int hp, int hpi, int nn, int i0, int n, int ro, int pro, int qOff, double* ss) {
     int j = blockIdx.x * BX + threadIdx.x;
-    int i = blockIdx.y * BY + threadIdx.y;
+    int i = i0 + blockIdx.y * BY + threadIdx.y;
     int rw = w - 2 * GRAD, rh = h - 2 * GRAD;
-    if (j >= rw || i >= rh) return;
+    if (j >= rw || i >= rh || i >= i0 + n) return;
     int r = i + GRAD, c = j + GRAD;
     parent_row pr = {};
-    if (nn == 10) pr = parent_row_at(par, wp, hp, r);
+    if (nn == 10) pr = parent_row_at(par, wp, hpi, pro, r + ro);
     double v[10];
     for (int k = 0; k < nn; k++) v[k] = component(y, w, pr, k, r, c);
     const double* qd = quad + qOff;

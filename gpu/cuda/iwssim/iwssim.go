@@ -47,7 +47,19 @@
 // intermediate pyramid plane (4) and the six planes of the statistics'
 // first pass (48), about 63 bytes per pixel plus the upload, with
 // page-locked staging and read-back. Estimate gives the exact figure.
-// Only whole images: strips (ModeStrip) are not implemented on CUDA.
+//
+// # Strips
+//
+// With zenmetrics.ModeStrip (stripref.go, strip.go) an image taller than
+// the device's memory allows is scored in horizontal bands with a 160-row
+// halo, gpu/webgpu/iwssim's cut. Both halves still run on the device: the
+// row-local steps (pyramid, statistics, vᵀC⁻¹v, the score's terms) per
+// crop for the rows the band owns, the global ones as for a whole image:
+// each band writes the covariance sums of its block rows into the image's
+// table, the host adds them in row order and solves the eigenvalue
+// problems once, and the score's row sums land at the image's rows and
+// are pooled as a whole image's. The score is the whole image's bit for
+// bit.
 package iwssim
 
 import (
@@ -207,7 +219,7 @@ func (r *reference) build(ctx context.Context, s *slot, im *zenmetrics.Image) er
 	if err := s.wk.Upload(r.ref.model, f64Bytes(&buf, m)); err != nil {
 		return err
 	}
-	return queueMahal(q, r.k, r.gm, &r.ref)
+	return queueMahal(q, r.k, wholeWin(r.gm), &r.ref)
 }
 
 // pool adds each scale's row sums in row order and takes piq's product
@@ -253,7 +265,7 @@ func (r *reference) Score(ctx context.Context, dist *zenmetrics.Image) (sc zenme
 		if err := s.wk.UploadOverlapped(s.raw, dist.Pix[:total], ready); err != nil {
 			return err
 		}
-		if err := queueScore(q, r.k, r.gm, s, &r.ref); err != nil {
+		if err := queueScore(q, r.k, wholeWin(r.gm), s, &r.ref); err != nil {
 			return err
 		}
 		out, err := s.wk.ReadBack(cuda.Span{Buf: s.sums, N: sumsBytes(r.gm)})

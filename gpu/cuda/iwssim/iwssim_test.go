@@ -127,9 +127,9 @@ func TestCachedConcurrent(t *testing.T) {
 }
 
 // Errors: size mismatch, cancelled context, no pixels, below the
-// minimum, strips, and out of memory predicted before anything is
-// allocated (beyond the kernels' indexing, and beyond the device's
-// memory).
+// minimum, strip pairs (strips are taken), and out of memory predicted
+// before anything is allocated (beyond the kernels' indexing, and beyond
+// the device's memory).
 func TestErrors(t *testing.T) {
 	b := backend(t)
 	ref, dist := metrictest.SyntheticPair(170, 170, 1)
@@ -139,7 +139,7 @@ func TestErrors(t *testing.T) {
 	if _, err := b.Prepare(context.Background(), zenmetrics.IWSSIM, small, zenmetrics.Options{}); !errors.Is(err, zenmetrics.ErrBadInput) || !errors.As(err, &ts) {
 		t.Errorf("160 wide: %v", err)
 	}
-	cudatest.Modes(t, b, zenmetrics.IWSSIM, ref, []zenmetrics.Mode{zenmetrics.ModeStrip}, []zenmetrics.Mode{zenmetrics.ModeFull})
+	cudatest.Modes(t, b, zenmetrics.IWSSIM, ref, []zenmetrics.Mode{zenmetrics.ModeStripPair}, []zenmetrics.Mode{zenmetrics.ModeStrip, zenmetrics.ModeFull})
 	// 60000² is past the kernels' int indexing, 40000² (about 216 GB)
 	// past any device's memory; both are refused before anything is
 	// allocated or uploaded.

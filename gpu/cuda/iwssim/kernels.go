@@ -47,11 +47,11 @@ func newKernels() *kernels {
 		upX:    kern{Name: "up_x", Sig: "piiip"},
 		upY:    kern{Name: "up_y", Sig: "piiip"},
 		hpass:  kern{Name: "hpass", Sig: "ppiiiipp"},
-		terms:  kern{Name: "terms", Sig: "ppppppppiiiiiip"},
+		terms:  kern{Name: "terms", Sig: "ppppppppiiiiiiip"},
 		rhpass: kern{Name: "rhpass", Sig: "piiiipp"},
 		rstats: kern{Name: "rstats", Sig: "ppiiiipppp"},
-		cov:    kern{Name: "cov", Sig: "ppiiiiiip"},
-		mahal:  kern{Name: "mahal", Sig: "pppiiiiiip"},
+		cov:    kern{Name: "cov", Sig: "ppiiiiiiiiiiiip"},
+		mahal:  kern{Name: "mahal", Sig: "pppiiiiiiiiiiip"},
 	}
 }
 

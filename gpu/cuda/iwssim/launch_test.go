@@ -40,17 +40,33 @@ func blockOf(name string) cuda.Dim3 {
 type checker struct {
 	cudatest.Launches
 	lay   layout
-	gm    geometry
+	gm    geometry // the crop's (a whole image: the image's)
+	win   *win
 	rows  int          // rows unpacked so far
 	level int          // pyramid launches seen
 	terms map[int]bool // scales whose row sums were written
 	stats map[int]bool // scales whose reference statistics were written
 	cov   map[int]bool // scales whose covariance sums were written
 	mahal map[int]bool // scales whose vᵀC⁻¹v/N was written
+	// cover counts, per scale, the image's block rows (cov) and region
+	// rows (mahal, terms) each launch computed, over every crop.
+	cover *coverage
 }
 
-func newChecker(t *testing.T, sigs map[string][]cudaemu.Param, l layout, gm geometry) *checker {
-	c := &checker{lay: l, gm: gm, terms: map[int]bool{}, stats: map[int]bool{}, cov: map[int]bool{}, mahal: map[int]bool{}}
+// coverage counts how often each image row of each scale was computed by
+// cov, mahal and terms.
+type coverage struct{ cov, mahal, terms [nScales]map[int]int }
+
+func newCoverage() *coverage {
+	c := &coverage{}
+	for k := 0; k < nScales; k++ {
+		c.cov[k], c.mahal[k], c.terms[k] = map[int]int{}, map[int]int{}, map[int]int{}
+	}
+	return c
+}
+
+func newChecker(t *testing.T, sigs map[string][]cudaemu.Param, l layout, w *win) *checker {
+	c := &checker{lay: l, gm: w.gm, win: w, cover: newCoverage(), terms: map[int]bool{}, stats: map[int]bool{}, cov: map[int]bool{}, mahal: map[int]bool{}}
 	c.Launches = cudatest.Launches{T: t, Sigs: sigs, Written: map[cuda.DevPtr]bool{}, Block: blockOf, Needs: c.needs,
 		Unread: func(kernel, param string, ints map[string]int) bool {
 			switch kernel {
@@ -153,21 +169,34 @@ func (c *checker) check(i int, l cudaemu.Launch) {
 		if !weighted(k) || ints["nn"] != components(k) {
 			t.Fatalf("%s: %v at scale %d", name, ints, k)
 		}
-		if ints["nn"] == 10 && (ints["wp"] != c.gm.s[k+1].w || ints["hp"] != c.gm.s[k+1].h) {
-			t.Errorf("%s: parent %d×%d at scale %d", name, ints["wp"], ints["hp"], k)
+		w := c.win
+		if ints["nn"] == 10 && (ints["wp"] != c.gm.s[k+1].w || ints["hp"] != c.gm.s[k+1].h || ints["hpi"] != w.img.s[k+1].h || ints["pro"] != w.ro[k+1]) {
+			t.Errorf("%s: parent %v at scale %d", name, ints, k)
+		}
+		if ints["ro"] != w.ro[k] {
+			t.Errorf("%s: crop row %d at scale %d, want %d", name, ints["ro"], k, w.ro[k])
 		}
 		if l.K.Name == "cov" {
-			off, _ := covOffsets(c.gm)
-			if c.cov[k] || !c.stats[k] || ints["off"] != off[k] || l.Grid != (cuda.Dim3{X: uint32(ints["h"] - 2), Y: 1, Z: 1}) {
+			off, _ := covOffsets(w.img)
+			lo, hi := w.owned(k, 1)
+			if c.cov[k] || !c.pyramidDone() || ints["off"] != off[k] || ints["himg"] != w.img.s[k].h || ints["r0"] != lo || ints["n"] != hi-lo ||
+				l.Grid != (cuda.Dim3{X: uint32(ints["n"]), Y: 1, Z: 1}) {
 				t.Errorf("%s: %v, grid %+v at scale %d", name, ints, l.Grid, k)
 			}
 			c.cov[k] = true
+			for r := lo; r < hi; r++ {
+				c.cover.cov[k][r+w.ro[k]-1]++
+			}
 		} else {
-			if c.mahal[k] || ints["qOff"] != quadBase+maxQuad*k {
+			i0, n := w.regions(k)
+			if c.mahal[k] || ints["qOff"] != quadBase+maxQuad*k || ints["i0"] != i0 || ints["n"] != n {
 				t.Errorf("%s: %v at scale %d", name, ints, k)
 			}
 			c.mahal[k] = true
-			c.Cover(a, c.gm.s[k].rw, c.gm.s[k].rh)
+			c.Cover(a, c.gm.s[k].rw, n)
+			for i := i0; i < i0+n; i++ {
+				c.cover.mahal[k][i+w.ro[k]]++
+			}
 		}
 	case "hpass":
 		if c.level != 4*(nScales-1) {
@@ -188,17 +217,25 @@ func (c *checker) check(i int, l cudaemu.Launch) {
 		if k < 0 {
 			t.Fatalf("%s: %v is no scale", name, ints)
 		}
-		if c.terms[k] || ints["rowOff"] != c.gm.rowOff[k] || ints["lamOff"] != maxLam*k ||
+		w := c.win
+		i0, n := w.regions(k)
+		if c.terms[k] || ints["rowOff"] != w.img.rowOff[k]+w.ro[k] || ints["lamOff"] != maxLam*k || ints["i0"] != i0 ||
 			(ints["nlam"] == 0) == weighted(k) || ints["nlam"] > maxLam {
 			t.Errorf("%s: %v at scale %d (done before: %v)", name, ints, k, c.terms[k])
 		}
 		c.terms[k] = true
-		if l.Grid != (cuda.Dim3{X: uint32(ints["rh"]), Y: 1, Z: 1}) {
-			t.Errorf("%s: grid %+v for %d rows", name, l.Grid, ints["rh"])
+		if l.Grid != (cuda.Dim3{X: uint32(n), Y: 1, Z: 1}) || n == 0 {
+			t.Errorf("%s: grid %+v for %d rows", name, l.Grid, n)
+		}
+		for i := i0; i < i0+n; i++ {
+			c.cover.terms[k][i+w.ro[k]]++
 		}
 	}
 	c.Buffers(a)
 }
+
+// pyramidDone reports whether the crop's four pyramid steps have run.
+func (c *checker) pyramidDone() bool { return c.level == 4*(nScales-1) }
 
 // needs is the bytes a kernel may touch through one pointer parameter.
 func (c *checker) needs(kname, pname string, ints map[string]int) int64 {
@@ -265,8 +302,8 @@ func (c *checker) needs(kname, pname string, ints map[string]int) int64 {
 			return 8 * i("w") * i("h")
 		case "par":
 			return 8 * i("wp") * i("hp")
-		case "sums":
-			return 8 * (i("off") + (i("h")-2)*(np+1)) // np sums and the band's max |y| per block row
+		case "sums": // np sums and the band's max |y| per image block row, up to the last one computed
+			return 8 * (i("off") + (i("ro")+i("r0")+i("n")-1)*(np+1))
 		case "quad":
 			return 8 * (i("qOff") + np)
 		}
@@ -328,14 +365,14 @@ func TestLaunchPlan(t *testing.T) {
 				t.Errorf("%s: %d covariance sums do not fit x[0] (%d bytes) or the read-back", name, n, s.x[0].Size)
 			}
 			// The preparation, its bytes in chunks of 7 rows and a bit.
-			c := newChecker(t, sigs, lay, gm)
+			c := newChecker(t, sigs, lay, wholeWin(gm))
 			c.Written[s.raw.Ptr] = true
 			record(t, name, c, k, w, h, lay, 7*int64(lay.stride)+1, s.raw, rp.y[0], func(q launch.Launcher) error {
 				return queueReference(q, k, gm, s, &rp, s.x[0])
 			})
 			c.Written[rp.model.Ptr] = true // the model's upload
 			var r cudaemu.Recorder
-			if err := queueMahal(&r, k, gm, &rp); err != nil {
+			if err := queueMahal(&r, k, wholeWin(gm), &rp); err != nil {
 				t.Fatal(err)
 			}
 			for i, l := range r.L {
@@ -353,10 +390,10 @@ func TestLaunchPlan(t *testing.T) {
 			// Scores: the distorted image in one chunk and in chunks of 5
 			// rows and a bit.
 			for _, chunk := range []int64{1 << 40, 5*int64(lay.stride) + 3} {
-				c := newChecker(t, sigs, lay, gm)
+				c := newChecker(t, sigs, lay, wholeWin(gm))
 				c.Wrote(append([]*cuda.Buffer{s.raw}, rp.buffers()...)...)
 				record(t, name, c, k, w, h, lay, chunk, s.raw, s.x[0], func(q launch.Launcher) error {
-					return queueScore(q, k, gm, s, &rp)
+					return queueScore(q, k, wholeWin(gm), s, &rp)
 				})
 				if c.rows != h || c.level != 4*(nScales-1) || len(c.terms) != nScales {
 					t.Errorf("%s: %d of %d rows unpacked, %d pyramid launches, %d scales' sums", name, c.rows, h, c.level, len(c.terms))
@@ -404,8 +441,8 @@ func TestEstimateAndArgs(t *testing.T) {
 	if _, ok := im.Estimate(nil, 160, 1000, zenmetrics.ModeFull); ok {
 		t.Error("Estimate accepts 160 wide")
 	}
-	if _, ok := im.Estimate(nil, 1000, 1000, zenmetrics.ModeStrip); ok {
-		t.Error("Estimate accepts strips")
+	if _, ok := im.Estimate(nil, 1000, 1000, zenmetrics.ModeStripPair); ok {
+		t.Error("Estimate accepts strip pairs")
 	}
 	if n, ok := im.Estimate(nil, 1000, 1000, zenmetrics.ModeFull); !ok || n <= 0 {
 		t.Errorf("Estimate refuses 1 MP: %d %v", n, ok)

@@ -238,12 +238,53 @@ func components(k int) int {
 	return 0
 }
 
-// parentOf is the parent band of scale k (nil without one) and its size.
-func parentOf(gm geometry, ref *refPlanes, k int) (*cuda.Buffer, int, int) {
+// parentOf is the parent band of scale k (nil without one), its width,
+// its rows in the plane and its rows in the image (the interpolation
+// weights are the image's; see parent_row_at in iwssim.cu).
+func parentOf(c *win, ref *refPlanes, k int) (par *cuda.Buffer, wp, hp, hpi int) {
 	if components(k) != 10 {
-		return nil, 0, 0
+		return nil, 0, 0, 0
 	}
-	return ref.y[k+1], gm.s[k+1].w, gm.s[k+1].h
+	return ref.y[k+1], c.gm.s[k+1].w, c.gm.s[k+1].h, c.img.s[k+1].h
+}
+
+// win is the part of the image that a sequence of launches computes: the
+// planes are those of a crop of the image (for a whole image, the image
+// itself) whose geometry is gm and whose row 0 at scale k is the image's
+// row ro[k]; at scale k the crop owns the band rows [lo[k], hi[k])
+// (crop-local), and computes the covariance's block rows, the vᵀC⁻¹v
+// planes and the row sums centred there, written where the whole image's
+// go (img is the image's geometry). Strips own disjoint rows that tile
+// every scale (strip.go), so their launches fill the image's tables
+// exactly once.
+type win struct {
+	gm, img geometry
+	ro      [nScales]int
+	lo, hi  [nScales]int
+}
+
+// wholeWin is the whole image as its own crop: every row owned.
+func wholeWin(gm geometry) *win {
+	c := &win{gm: gm, img: gm}
+	for k, s := range gm.s {
+		c.hi[k] = s.h
+	}
+	return c
+}
+
+// owned is the crop-local centre rows [lo, hi) that the crop owns at
+// scale k among those at least m rows inside both the crop and the image
+// (m = 1: the covariance's block rows; gaussRad: the regions' centres).
+func (c *win) owned(k, m int) (lo, hi int) {
+	lo = max(c.lo[k], m, m-c.ro[k])
+	hi = min(c.hi[k], c.gm.s[k].h-m, c.img.s[k].h-m-c.ro[k])
+	return lo, max(lo, hi)
+}
+
+// regions is the crop-local region rows [i0, i0+n) owned at scale k.
+func (c *win) regions(k int) (i0, n int) {
+	lo, hi := c.owned(k, gaussRad)
+	return lo - gaussRad, hi - lo
 }
 
 // covRowLen is what the cov kernel writes per block row at weighted scale
@@ -264,16 +305,26 @@ func covOffsets(gm geometry) (off [nScales]int, total int) {
 	return off, total
 }
 
-// queueReference queues the reference's half after scale 0's unpack into
-// ref.y[0]: its pyramid, every scale's statistics (mu, vr and, weighted,
-// bm, bv) and the weighted scales' covariance sums and band maxima into
-// covBuf (the slot's x[0], free while preparing; covOffsets says where).
-// The host then reads them back (model) and queueMahal finishes.
+// queueReference queues the reference's half of a whole image after
+// scale 0's unpack into ref.y[0]: its pyramid, every scale's statistics
+// (queueRefStats) and the weighted scales' covariance sums and band
+// maxima into covBuf (the slot's x[0], free while preparing; covOffsets
+// says where). The host then reads them back (model) and queueMahal
+// finishes.
 func queueReference(q launch.Launcher, k *kernels, gm geometry, s *slot, ref *refPlanes, covBuf *cuda.Buffer) error {
 	if err := queuePyramid(q, k, gm, &ref.y, s.tmp); err != nil {
 		return err
 	}
-	off, _ := covOffsets(gm)
+	if err := queueRefStats(q, k, gm, s, ref); err != nil {
+		return err
+	}
+	return queueCov(q, k, wholeWin(gm), ref, covBuf)
+}
+
+// queueRefStats queues every scale's statistics of the reference's bands
+// ref.y (a whole image's or a crop's, geometry gm): mu, vr and, weighted,
+// bm, bv, through the slot's g and bx.
+func queueRefStats(q launch.Launcher, k *kernels, gm geometry, s *slot, ref *refPlanes) error {
 	for l := 0; l < nScales; l++ {
 		c := gm.s[l]
 		box := 0
@@ -289,26 +340,44 @@ func queueReference(q launch.Launcher, k *kernels, gm geometry, s *slot, ref *re
 		if err := q.Launch(&k.rstats, g, b, s.g, s.bx, c.h, c.rw, c.rh, box, m[0], m[1], m[2], m[3]); err != nil {
 			return err
 		}
-		if !weighted(l) {
+	}
+	return nil
+}
+
+// queueCov queues the covariance sums and band maxima of the block rows c
+// owns at every weighted scale into covBuf, at the image's offsets
+// (covOffsets of c.img).
+func queueCov(q launch.Launcher, k *kernels, c *win, ref *refPlanes, covBuf *cuda.Buffer) error {
+	off, _ := covOffsets(c.img)
+	for l := 0; l < nScales-1; l++ {
+		r0, r1 := c.owned(l, 1)
+		if r1 == r0 {
 			continue
 		}
-		par, wp, hp := parentOf(gm, ref, l)
-		if err := q.Launch(&k.cov, cuda.Dim3{X: uint32(c.h - 2), Y: 1, Z: 1}, cuda.Dim3{X: covThreads, Y: 1, Z: 1},
-			ref.y[l], par, c.w, c.h, wp, hp, components(l), off[l], covBuf); err != nil {
+		s := c.gm.s[l]
+		par, wp, hp, hpi := parentOf(c, ref, l)
+		if err := q.Launch(&k.cov, cuda.Dim3{X: uint32(r1 - r0), Y: 1, Z: 1}, cuda.Dim3{X: covThreads, Y: 1, Z: 1},
+			ref.y[l], par, s.w, s.h, wp, hp, hpi, components(l), r0, r1-r0, c.ro[l], c.img.s[l].h, c.ro[min(l+1, nScales-1)], off[l], covBuf); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// queueMahal queues vᵀC⁻¹v/N of every weighted scale into ref.m[k][4],
-// once the model buffer holds the quadratic forms.
-func queueMahal(q launch.Launcher, k *kernels, gm geometry, ref *refPlanes) error {
+// queueMahal queues vᵀC⁻¹v/N of the region rows c owns at every weighted
+// scale into ref.m[k][4], once the model buffer holds the quadratic
+// forms.
+func queueMahal(q launch.Launcher, k *kernels, c *win, ref *refPlanes) error {
 	for l := 0; l < nScales-1; l++ {
-		c := gm.s[l]
-		par, wp, hp := parentOf(gm, ref, l)
-		g, b := pxGrid(c.rw, c.rh)
-		if err := q.Launch(&k.mahal, g, b, ref.y[l], par, ref.model, c.w, c.h, wp, hp, components(l), quadBase+maxQuad*l, ref.m[l][4]); err != nil {
+		i0, n := c.regions(l)
+		if n == 0 {
+			continue
+		}
+		s := c.gm.s[l]
+		par, wp, hp, hpi := parentOf(c, ref, l)
+		g, b := pxGrid(s.rw, n)
+		if err := q.Launch(&k.mahal, g, b, ref.y[l], par, ref.model, s.w, s.h, wp, hp, hpi, components(l), i0, n,
+			c.ro[l], c.ro[min(l+1, nScales-1)], quadBase+maxQuad*l, ref.m[l][4]); err != nil {
 			return err
 		}
 	}
@@ -367,25 +436,31 @@ func model(gm geometry, cov []float64, ref *refPlanes) ([]float64, error) {
 }
 
 // queueScore queues the distorted half after scale 0's unpack into
-// s.x[0]: the four pyramid steps, then per scale hpass and terms against
-// the reference, whose row sums land in s.sums.
-func queueScore(q launch.Launcher, k *kernels, gm geometry, s *slot, ref *refPlanes) error {
-	if err := queuePyramid(q, k, gm, &s.x, s.tmp); err != nil {
+// s.x[0]: the four pyramid steps on the crop c (a whole image: wholeWin),
+// then per scale hpass and terms against the reference's planes of the
+// same crop, for the region rows c owns, whose row sums land in s.sums at
+// the image's rows.
+func queueScore(q launch.Launcher, k *kernels, c *win, s *slot, ref *refPlanes) error {
+	if err := queuePyramid(q, k, c.gm, &s.x, s.tmp); err != nil {
 		return err
 	}
 	for l := 0; l < nScales; l++ {
-		c := gm.s[l]
+		i0, n := c.regions(l)
+		if n == 0 {
+			continue
+		}
+		sg := c.gm.s[l]
 		box, nlam := 0, 0
 		if weighted(l) {
 			box, nlam = 1, ref.nlam[l]
 		}
-		g, b := pxGrid(c.rw, c.h)
-		if err := q.Launch(&k.hpass, g, b, s.x[l], ref.y[l], c.w, c.h, c.rw, box, s.g, s.bx); err != nil {
+		g, b := pxGrid(sg.rw, sg.h)
+		if err := q.Launch(&k.hpass, g, b, s.x[l], ref.y[l], sg.w, sg.h, sg.rw, box, s.g, s.bx); err != nil {
 			return err
 		}
 		m := ref.m[l]
-		if err := q.Launch(&k.terms, cuda.Dim3{X: uint32(c.rh), Y: 1, Z: 1}, cuda.Dim3{X: rowThreads, Y: 1, Z: 1},
-			s.g, s.bx, m[0], m[1], m[2], m[3], m[4], ref.model, c.h, c.rw, c.rh, nlam, maxLam*l, gm.rowOff[l], s.sums); err != nil {
+		if err := q.Launch(&k.terms, cuda.Dim3{X: uint32(n), Y: 1, Z: 1}, cuda.Dim3{X: rowThreads, Y: 1, Z: 1},
+			s.g, s.bx, m[0], m[1], m[2], m[3], m[4], ref.model, sg.h, sg.rw, sg.rh, nlam, maxLam*l, i0, c.img.rowOff[l]+c.ro[l], s.sums); err != nil {
 			return err
 		}
 	}

@@ -16,22 +16,55 @@ type impl struct{}
 func worstRaw(w, h int) int64 { return 8 * int64(w) * int64(h) }
 
 // Estimate is the full-image model (estimate: exactly the buffers a
-// reference and its first scorer take) for the worst case, RGBA16
-// uploads. Only ModeFull: strips (gpu/webgpu/iwssim) are not implemented
-// on CUDA. Below piq's minimum (161×161) there is no score, nor an
-// estimate.
+// reference and its first scorer take) or, for ModeStrip, the strip plan
+// Prepare would pick now (strip.go: within StripHeadroom of the free
+// device memory), for the worst case, RGBA16 uploads. Below piq's minimum
+// (161×161) there is no score, nor an estimate.
 func (impl) Estimate(b *cuda.Backend, w, h int, mode zenmetrics.Mode) (int64, bool) {
-	if w < minSide || h < minSide || mode != zenmetrics.ModeFull {
+	if w < minSide || h < minSide {
 		return 0, false
 	}
-	return estimate(w, h, worstRaw(w, h)), fits(w, h)
+	switch mode {
+	case zenmetrics.ModeFull:
+		return estimate(w, h, worstRaw(w, h)), fits(w, h)
+	case zenmetrics.ModeStrip:
+		budget, err := b.StripBudget()
+		if err != nil {
+			return 0, false
+		}
+		return estimateStrips(w, h, budget)
+	}
+	return 0, false
 }
 
-// Prepare prepares a whole image; it is refused as out of memory (before
-// anything is allocated, and before the CPU does the reference's half)
-// when the estimate exceeds the free device memory. Options do not apply
-// (IW-SSIM has no distance map), as on the CPU and WebGPU.
-func (impl) Prepare(ctx context.Context, b *cuda.Backend, ref *zenmetrics.Image, _ zenmetrics.Options) (zenmetrics.Reference, error) {
+// estimateStrips is the memory of the strip plan of a w×h RGBA16 image
+// within budget, and whether there is one.
+func estimateStrips(w, h int, budget int64) (int64, bool) {
+	rawOf := func(rows int) int64 { return worstRaw(w, rows) }
+	p, err := planStrips(w, h, rawOf, budget, 0)
+	if err != nil {
+		return 0, false
+	}
+	return p.memory(rawOf(p.rows)), true
+}
+
+// PreparesStrips marks IW-SSIM as taking ModeStrip (cuda.StripImpl).
+func (impl) PreparesStrips() {}
+
+// Prepare prepares a whole image or, with ModeStrip, strips (stripref.go);
+// either is refused as out of memory (before anything is allocated) when
+// its memory exceeds the free device memory, or, for strips, when no plan
+// fits within StripHeadroom of it. Options other than the mode and strip
+// height do not apply (IW-SSIM has no distance map), as on the CPU and
+// WebGPU.
+func (impl) Prepare(ctx context.Context, b *cuda.Backend, ref *zenmetrics.Image, opt zenmetrics.Options) (zenmetrics.Reference, error) {
+	if opt.Mode == zenmetrics.ModeStrip {
+		r, err := prepareStrips(ctx, b, ref, opt)
+		if err != nil {
+			return nil, err
+		}
+		return r, nil
+	}
 	r, err := prepare(ctx, b, ref)
 	if err != nil {
 		return nil, err // not a typed nil inside the interface
