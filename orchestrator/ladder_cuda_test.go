@@ -59,13 +59,13 @@ func realCUDA(t *testing.T) *cuda.Backend {
 // The whole ladder with the real CUDA backend: with its free memory capped
 // (cuda.Backend.SetFreeLimit, and the slot's live reading capped alike)
 // below a whole image's estimate, GpuFull is refused and GpuStrip scores
-// the image on CUDA. Tolerance: none for DSSIM's value and Butteraugli's
-// maximum (the strips' maps are the whole image's bit for bit,
-// gpu/cuda/dssim and gpu/cuda/butteraugli strip.go); with a cap below any
-// strip plan the CPU scores it.
+// the image on CUDA. Tolerance: none, for every metric (each CUDA
+// package's strips reproduce the whole image's maps and sums bit for bit:
+// their strip.go and TestStripsGPU); with a cap below any strip plan the
+// CPU scores it.
 func TestLadderRealCUDAStrips(t *testing.T) {
 	realCUDA(t).Close() // skip (or fail) here, not in each subtest
-	for _, m := range []zenmetrics.Metric{zenmetrics.DSSIM, zenmetrics.Butteraugli} {
+	for _, m := range []zenmetrics.Metric{zenmetrics.DSSIM, zenmetrics.Butteraugli, zenmetrics.IWSSIM, zenmetrics.Zensim, zenmetrics.CVVDP} {
 		t.Run(m.String(), func(t *testing.T) {
 			g := realCUDA(t)
 			ref, dist := metrictest.SyntheticPair(600, 2400, 7)

@@ -168,9 +168,9 @@ func TestCachedConcurrent(t *testing.T) {
 }
 
 // Errors: size mismatch, cancelled context, bad pixels, an unknown
-// display, strips, too small, and out of memory predicted before anything
-// is allocated (beyond the kernels' indexing, and beyond the device's
-// memory).
+// display, strip pairs (strips are taken), too small, and out of memory
+// predicted before anything is allocated (beyond the kernels' indexing,
+// and beyond the device's memory).
 func TestErrors(t *testing.T) {
 	b := backend(t)
 	ctx := context.Background()
@@ -188,7 +188,7 @@ func TestErrors(t *testing.T) {
 	if _, err := b.Prepare(ctx, zenmetrics.CVVDP, one, zenmetrics.Options{}); !errors.Is(err, zenmetrics.ErrBadInput) {
 		t.Errorf("1×16: %v", err)
 	}
-	cudatest.Modes(t, b, zenmetrics.CVVDP, ref, []zenmetrics.Mode{zenmetrics.ModeStrip}, []zenmetrics.Mode{zenmetrics.ModeFull})
+	cudatest.Modes(t, b, zenmetrics.CVVDP, ref, []zenmetrics.Mode{zenmetrics.ModeStripPair}, []zenmetrics.Mode{zenmetrics.ModeStrip, zenmetrics.ModeFull})
 	// 27000² is past the kernels' int indexing (3·w·h floats of a level);
 	// everything within it (about 92 bytes a pixel, 66 GB at most) fits
 	// an H200, so the refusal for lack of memory is checked only where
