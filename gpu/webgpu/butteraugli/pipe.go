@@ -86,6 +86,17 @@ type bfBandSet struct {
 	keySet bool
 }
 
+// enable turns the pipelined path on for a whole-image reference (before
+// it is handed out): two whole-image slots (one scoring on the GPU, one
+// being filled, as SSIMULACRA2's) and bfBandSlots per band.
+func (p *bfPipe) enable() {
+	p.whole = true
+	p.ring.N = 2
+	for i := range p.rings {
+		p.rings[i].N = bfBandSlots
+	}
+}
+
 // close stops the rings and returns their buffers (waiting for slots in
 // use to come back).
 func (p *bfPipe) close(dev *webgpu.Device) []*webgpu.Buffer {
