@@ -47,6 +47,9 @@ var (
 	// bfBandSlots is the staging slots per band (ZENMETRICS_BA_BANDSLOTS,
 	// 2–4).
 	bfBandSlots = min(4, max(2, upband.EnvInt("ZENMETRICS_BA_BANDSLOTS", 2)))
+	// bfRemapBatch maps a banded score's slots again in one device-thread
+	// call (upband.PutSlots); ZENMETRICS_BA_REMAP=each: one call per band.
+	bfRemapBatch = os.Getenv("ZENMETRICS_BA_REMAP") != "each"
 	// bfFillChunk is the bytes one goroutine copies into a slot.
 	bfFillChunk = upband.EnvInt("ZENMETRICS_BA_FILL_CHUNK", 512<<10)
 	// bfPipeMin is the raw size from which scores are pipelined (tests
@@ -254,12 +257,15 @@ func (r *butteraugliRef) scorePipelined(ctx context.Context, dist *zenmetrics.Im
 	ph.Bands = n
 	var slots []*webgpu.StagingSlot
 	defer func() {
-		for b, st := range slots {
-			ring := &r.pipe.rings[b]
-			if n == 1 {
-				ring = &r.pipe.ring
+		switch {
+		case n == 1 && len(slots) == 1:
+			upband.PutSlot(r.dev, &r.pipe.ring, slots[0], true)
+		case bfRemapBatch:
+			upband.PutSlots(r.dev, r.pipe.rings[:], slots, true)
+		default:
+			for b, st := range slots {
+				upband.PutSlot(r.dev, &r.pipe.rings[b], st, true)
 			}
-			upband.PutSlot(r.dev, ring, st, true)
 		}
 	}()
 	locked := false
