@@ -808,22 +808,20 @@ func (r *butteraugliRef) encodeScore(g *webgpu.GPU, e *webgpu.Encoder, dist *zen
 // encodeLevels records, for background v, both levels' decomposition of
 // the unpacked image and their distance maps.
 func (r *butteraugliRef) encodeLevels(e *webgpu.Encoder, v int) {
-	{
-		var sub *webgpu.Buffer
-		for li := len(r.levels) - 1; li >= 0; li-- {
-			lv := r.levels[li]
-			r.encodeDecompose(e, lv, lv.dist)
-			ref := lv.refs[min(v, len(lv.refs)-1)]
-			cv := 0
-			if li == 0 && v > 0 {
-				cv = 1
-			}
-			if li == 0 {
-				r.encodeDiff(e, lv, ref, cv, sub)
-			} else {
-				r.encodeDiff(e, lv, ref, 0, nil)
-				sub = lv.dm
-			}
+	var sub *webgpu.Buffer
+	for li := len(r.levels) - 1; li >= 0; li-- {
+		lv := r.levels[li]
+		r.encodeDecompose(e, lv, lv.dist)
+		ref := lv.refs[min(v, len(lv.refs)-1)]
+		cv := 0
+		if li == 0 && v > 0 {
+			cv = 1
+		}
+		if li == 0 {
+			r.encodeDiff(e, lv, ref, cv, sub)
+		} else {
+			r.encodeDiff(e, lv, ref, 0, nil)
+			sub = lv.dm
 		}
 	}
 }
