@@ -48,6 +48,9 @@ import (
 // activity, AC and DC mask weights). Scoring uploads only the distorted
 // image's raw 8/16-bit bytes and reuses per-reference scratch planes (16
 // per level), so a cached reference scores without any allocation.
+// Whole-image scores of large images take the pipelined host path of
+// pipe.go (the upload filled outside the device thread while the score
+// is recorded, large images in row bands).
 //
 // Precision: f32 throughout like libjxl; where the CPU reference uses
 // double (Malta half-open terms, mask curves, alpha blending, sub-level mix)
