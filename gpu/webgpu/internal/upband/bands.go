@@ -53,9 +53,12 @@ func (p *Bands) Upload(ctx context.Context, pix []byte, cuts []int64, ph *Phases
 	for b := 0; b < n; b++ {
 		lo, hi := cuts[b], cuts[b+1]
 		size := (hi - lo + 3) &^ 3
-		t := time.Now()
+		t, maps := time.Now(), p.Rings[b].Maps()
 		st, err := p.Rings[b].Take(ctx, p.Dev, size)
 		ph.Take += time.Since(t)
+		if p.Rings[b].Maps() != maps {
+			ph.TakeMaps++
+		}
 		if err != nil {
 			_ = wait()
 			return slots, err

@@ -144,8 +144,8 @@ func PutSlot(dev *webgpu.Device, ring *webgpu.StagingRing, st *webgpu.StagingSlo
 // Queue is the time up to Queue.Submit's return, Slice that first wait),
 // Wait (the later slices and the read-back) and Finish (giving the slot
 // back). Banded scores add Bands (how many) and Early (the device-thread
-// time of the bands' submits, overlapped with later fills); their Fill,
-// Take and RecWait sum over the bands.
+// time of the bands' submits, overlapped with later fills) and TakeMaps;
+// their Fill, Take and RecWait sum over the bands.
 type Phases struct {
 	T0                       time.Time
 	Take, Fill, Submit, Wait time.Duration
@@ -154,6 +154,10 @@ type Phases struct {
 	Queue, Slice             time.Duration
 	Bands                    int
 	Early                    time.Duration
+	// TakeMaps counts a banded score's takes whose slot had to be mapped
+	// there (StagingRing.Maps; concurrent callers of one ring may blur
+	// it): the rest of Take waited for a slot to come back.
+	TakeMaps int
 }
 
 // Print writes the timeline of a score of a w×h image to stderr, as
@@ -162,7 +166,7 @@ func (p *Phases) Print(name string, w, h int) {
 	us := func(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1000 }
 	band := ""
 	if p.Bands > 1 {
-		band = fmt.Sprintf(" bands %d early %.0f", p.Bands, us(p.Early))
+		band = fmt.Sprintf(" bands %d early %.0f takemaps %d", p.Bands, us(p.Early), p.TakeMaps)
 	}
 	fmt.Fprintf(os.Stderr, "%s %dx%d: take %.0f fill %.0f rec-wait %.0f submit %.0f wait %.0f finish %.0f total %.0f us (record %.0f queue %.0f slice %.0f%s)\n", name, w, h,
 		us(p.Take), us(p.Fill), us(p.RecWait), us(p.Submit), us(p.Wait), us(p.Finish), us(time.Since(p.T0)),
