@@ -34,6 +34,15 @@ import (
 // start with the final command buffer. Every value comes from the same
 // kernels on the same inputs in the same order as the plain path: scores
 // and maps are the same bits.
+//
+// Predicted (not measured yet) for one caller at 16 MP: the record (~40
+// dispatches), the staging map's round trip and the separate read call
+// leave the critical path, and bands 1–3's copy, unpack and subsample
+// run behind later fills: ~0.5–0.9 ms of the 2.5 ms of host work. The
+// fill itself (~1.6 ms of PCIe) still comes before the decomposition,
+// whose blurs (34 rows of reach at full resolution) cannot start per
+// band without row windows in their kernels; with two callers the fill
+// of one overlaps the other's GPU work.
 
 // Host-path switches, read once (A/B measurements in one binary; the
 // tests set the variables).
