@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unsafe"
 
@@ -418,6 +419,7 @@ type StagingRing struct {
 	slots  chan *StagingSlot
 	made   int
 	closed bool
+	maps   atomic.Int64 // takes that had to map their slot (Maps)
 }
 
 // StagingSlot is one mappable staging buffer and, while it is mapped, its
@@ -476,6 +478,7 @@ func (p *StagingRing) take(ctx context.Context, d *Device, size int64) (*Staging
 	if st.Buf != nil && st.Buf.Size() >= size && st.Mem != nil {
 		return st, nil
 	}
+	p.maps.Add(1)
 	err := d.Do(ctx, func(g *GPU) error {
 		defer g.noteHeld()
 		if st.Buf != nil && st.Buf.Size() < size {
@@ -508,6 +511,12 @@ func (p *StagingRing) Made() int {
 	defer p.mu.Unlock()
 	return p.made
 }
+
+// Maps is how many takes found their slot unmapped (new, too small, or
+// not mapped again after its last use) and mapped it in a device-thread
+// call of their own: a trace tells a take that waited for a slot to come
+// back from one that mapped.
+func (p *StagingRing) Maps() int64 { return p.maps.Load() }
 
 // Put gives a slot back.
 func (p *StagingRing) Put(st *StagingSlot) { p.slots <- st }

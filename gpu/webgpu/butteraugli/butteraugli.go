@@ -48,6 +48,9 @@ import (
 // activity, AC and DC mask weights). Scoring uploads only the distorted
 // image's raw 8/16-bit bytes and reuses per-reference scratch planes (16
 // per level), so a cached reference scores without any allocation.
+// Whole-image scores of large images take the pipelined host path of
+// pipe.go (the upload filled outside the device thread while the score
+// is recorded, large images in row bands).
 //
 // Precision: f32 throughout like libjxl; where the CPU reference uses
 // double (Malta half-open terms, mask curves, alpha blending, sub-level mix)
@@ -212,6 +215,10 @@ type butteraugliRef struct {
 	mu       sync.Mutex
 	released bool
 	own      webgpu.Buffers
+
+	// pipe is the pipelined host path of whole-image scores (pipe.go);
+	// its seq is taken before mu by every score.
+	pipe bfPipe
 }
 
 // bfCheckOptions validates opt as the CPU reference does and returns the
@@ -493,23 +500,34 @@ func (r *butteraugliRef) upload(g *webgpu.GPU, e *webgpu.Encoder, im *zenmetrics
 	return r.up.Put(g, e, &r.own, im)
 }
 
+// unpackParams is the unpack block of im composited onto background v.
+func (r *butteraugliRef) unpackParams(im *zenmetrics.Image, v int) bfParams {
+	p := bfParams{Width: uint32(r.w), Height: uint32(r.h), Stride: uint32(im.Stride),
+		Channels: uint32(im.Format.Channels()), BPS: uint32(im.Format.BytesPerSample()), Bg: float32(v)}
+	if im.Format.HasAlpha() {
+		p.Blend = 1
+	}
+	return p
+}
+
+// writeUnpack writes background v's unpack block for im's layout: 64
+// bytes through the queue, ahead of the next submit; each background has
+// its own block, written only when the layout changes.
+func (r *butteraugliRef) writeUnpack(g *webgpu.GPU, im *zenmetrics.Image, v int) {
+	if p := r.unpackParams(im, v); !r.unpSet[v] || r.unpacked[v] != p {
+		g.Write(r.unpackP[v], 0, p.bytes())
+		r.unpacked[v], r.unpSet[v] = p, true
+	}
+}
+
 // encodeUnpack records the conversion of the uploaded image (composited
 // onto background v when it has alpha) into the full level's linear planes
-// and, when there is one, the half level's.
+// and, when there is one, the half level's. It writes the unpack block
+// first, except with g nil: a pipelined score records without the
+// reference's lock and writes the block when it submits (pipe.go).
 func (r *butteraugliRef) encodeUnpack(g *webgpu.GPU, e *webgpu.Encoder, im *zenmetrics.Image, v int) {
-	{
-		p := bfParams{Width: uint32(r.w), Height: uint32(r.h), Stride: uint32(im.Stride),
-			Channels: uint32(im.Format.Channels()), BPS: uint32(im.Format.BytesPerSample()), Bg: float32(v)}
-		if im.Format.HasAlpha() {
-			p.Blend = 1
-		}
-		// 64 bytes through the queue, ahead of this encoder's submit; each
-		// background has its own block, written only when the layout
-		// changes.
-		if !r.unpSet[v] || r.unpacked[v] != p {
-			g.Write(r.unpackP[v], 0, p.bytes())
-			r.unpacked[v], r.unpSet[v] = p, true
-		}
+	if g != nil {
+		r.writeUnpack(g, im, v)
 	}
 	full := r.levels[0]
 	lut := r.luts[im.Format.BytesPerSample()]
@@ -669,6 +687,13 @@ func (r *butteraugliRef) scoreWindow(ctx context.Context, dist *zenmetrics.Image
 	if err := dist.Validate(); err != nil {
 		return bfSums{}, err
 	}
+	if r.pipelined(dist, lo, hi) {
+		return r.scorePipelined(ctx, dist)
+	}
+	// A banded score may be between its bands (pipe.go's seq, taken
+	// before mu as the pipelined paths do).
+	r.pipe.seq.Lock()
+	defer r.pipe.seq.Unlock()
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.released {
@@ -764,33 +789,48 @@ func (r *butteraugliRef) scoreWindow(ctx context.Context, dist *zenmetrics.Image
 	return ws, nil
 }
 
+// variants is how many backgrounds a score of dist composites onto.
+func (r *butteraugliRef) variants(dist *zenmetrics.Image) int {
+	if dist.Format.HasAlpha() {
+		return 2
+	}
+	return len(r.levels[0].refs)
+}
+
 // encodeScore records everything one distorted image needs after its
 // upload: per background the unpack, both levels' decomposition and
-// distance maps, then the reduction into r.result.
+// distance maps, then the reduction into r.result (g nil: encodeUnpack).
 func (r *butteraugliRef) encodeScore(g *webgpu.GPU, e *webgpu.Encoder, dist *zenmetrics.Image) {
-	variants := len(r.levels[0].refs)
-	if dist.Format.HasAlpha() {
-		variants = 2
-	}
-	for v := 0; v < variants; v++ {
+	for v := 0; v < r.variants(dist); v++ {
 		r.encodeUnpack(g, e, dist, v)
-		var sub *webgpu.Buffer
-		for li := len(r.levels) - 1; li >= 0; li-- {
-			lv := r.levels[li]
-			r.encodeDecompose(e, lv, lv.dist)
-			ref := lv.refs[min(v, len(lv.refs)-1)]
-			cv := 0
-			if li == 0 && v > 0 {
-				cv = 1
-			}
-			if li == 0 {
-				r.encodeDiff(e, lv, ref, cv, sub)
-			} else {
-				r.encodeDiff(e, lv, ref, 0, nil)
-				sub = lv.dm
-			}
+		r.encodeLevels(e, v)
+	}
+	r.encodeReduce(e)
+}
+
+// encodeLevels records, for background v, both levels' decomposition of
+// the unpacked image and their distance maps.
+func (r *butteraugliRef) encodeLevels(e *webgpu.Encoder, v int) {
+	var sub *webgpu.Buffer
+	for li := len(r.levels) - 1; li >= 0; li-- {
+		lv := r.levels[li]
+		r.encodeDecompose(e, lv, lv.dist)
+		ref := lv.refs[min(v, len(lv.refs)-1)]
+		cv := 0
+		if li == 0 && v > 0 {
+			cv = 1
+		}
+		if li == 0 {
+			r.encodeDiff(e, lv, ref, cv, sub)
+		} else {
+			r.encodeDiff(e, lv, ref, 0, nil)
+			sub = lv.dm
 		}
 	}
+}
+
+// encodeReduce records the reduction of the map into r.result.
+func (r *butteraugliRef) encodeReduce(e *webgpu.Encoder) {
 	r.mark(e, "reduceMap", nil)
 	e.Dispatch(r.k.reduceMap, r.groups, 1, 1, r.reduceP[0], r.levels[0].dm, r.partial)
 	r.mark(e, "reducePartials", nil)
@@ -811,15 +851,21 @@ func bfNorm64(s []float64, n, p float64) float64 {
 // device pool. It is idempotent.
 func (r *butteraugliRef) Release() {
 	r.mu.Lock()
-	defer r.mu.Unlock()
 	if r.released {
+		r.mu.Unlock()
 		return
 	}
 	r.released = true
-	r.free()
+	r.mu.Unlock()
+	// Pipelined scores may be filling a staging slot right now (without
+	// the lock): the rings' Close waits for them to hand it back.
+	bufs := r.pipe.close(r.dev)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.dev.Free(append(r.own.Take(), bufs...))
 }
 
-func (r *butteraugliRef) free() { r.dev.Free(r.own.Take()) }
+func (r *butteraugliRef) free() { r.dev.Free(append(r.own.Take(), r.pipe.close(r.dev)...)) }
 
 // Bytes is the device memory the reference holds.
 func (r *butteraugliRef) Bytes() int64 { return r.own.Bytes }

@@ -81,5 +81,6 @@ func (impl) Prepare(ctx context.Context, b *webgpu.Backend, ref *zenmetrics.Imag
 	if err != nil {
 		return nil, err // not a typed nil inside the interface
 	}
+	br.pipe.enable() // strips score windows of their crops: the plain path
 	return br, nil
 }

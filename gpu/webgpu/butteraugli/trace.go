@@ -13,6 +13,10 @@ import (
 // discrete GPU is the PCIe transfer itself.
 var bfTrace = os.Getenv("ZENMETRICS_BA_TRACE") != ""
 
+// A pipelined score (pipe.go) prints upband.Phases' line instead, the
+// same fields as SSIMULACRA2's ZENMETRICS_SSIM2_TRACE (take, fill,
+// rec-wait, submit, wait, finish; record, queue, slice; bands, early).
+
 // bfPhases is one score's host timeline (bfTrace): take (waiting for the
 // device thread), fill (the distorted image into the raw buffer: mapping
 // and filling the staging buffer, or a queue write), submit (recording

@@ -3,12 +3,12 @@ package ssim2
 import (
 	"context"
 	"os"
-	"strconv"
 	"sync/atomic"
 	"time"
 
 	zenmetrics "github.com/zenmetrics-go/zenmetrics"
 	"github.com/zenmetrics-go/zenmetrics/gpu/webgpu"
+	"github.com/zenmetrics-go/zenmetrics/gpu/webgpu/internal/upband"
 )
 
 // Banded upload of large distorted images.
@@ -61,36 +61,19 @@ const ssim2BandAlign = 256
 // a number 2..4 (that many where there is room), or "" (the default).
 var ssim2BandsEnv = os.Getenv("ZENMETRICS_SSIM2_BANDS")
 
+// ssim2BandPlan is the band plan of SSIMULACRA2's uploads.
+var ssim2BandPlan = upband.Plan{Bytes: ssim2BandBytes, Max: ssim2MaxBands, Align: ssim2BandAlign}
+
 // ssim2BandCount is how many bands a score of an image h rows high with
 // need raw bytes uploads in (1: unbanded).
 func ssim2BandCount(h int, need int64) int {
-	n := int(min(need/ssim2BandBytes, ssim2MaxBands))
-	switch ssim2BandsEnv {
-	case "off":
-		return 1
-	case "on":
-		n = max(n, 2)
-	case "":
-	default:
-		if v, err := strconv.Atoi(ssim2BandsEnv); err == nil {
-			n = min(v, ssim2MaxBands)
-		}
-	}
-	n = min(n, h/ssim2BandAlign)
-	return max(n, 1)
+	return ssim2BandPlan.Count(h, need, ssim2BandsEnv)
 }
 
 // ssim2BandRows is the band boundaries of n bands over h rows: n+1 rows
 // from 0 to h, the inner ones multiples of ssim2BandAlign near i·h/n
 // (each band at least ssim2BandAlign rows when h ≥ n·ssim2BandAlign).
-func ssim2BandRows(h, n int) []int {
-	rows := make([]int, n+1)
-	for i := 1; i < n; i++ {
-		rows[i] = i * h / n / ssim2BandAlign * ssim2BandAlign
-	}
-	rows[n] = h
-	return rows
-}
+func ssim2BandRows(h, n int) []int { return ssim2BandPlan.Rows(h, n) }
 
 // ssim2BandSet is what the bands of one band count need on the device.
 type ssim2BandSet struct {
@@ -341,14 +324,17 @@ func distLayout(dist *zenmetrics.Image) ssim2Layout {
 // submitted once it is. r.seq is held from the first band's submit to
 // the final one.
 func (r *ssim2Ref) scoreBanded(ctx context.Context, dist *zenmetrics.Image) (float64, error) {
-	ph := ssim2Phases{t0: time.Now()}
+	ph := ssim2Phases{upband.Phases{T0: time.Now()}}
 	defer ph.print(dist.Width, dist.Height)
 	need := ssim2RawBytes(dist)
 	n := ssim2BandCount(dist.Height, need)
-	ph.bands = n
-	bytes := (&ssim2BandSet{rows: ssim2BandRows(r.h, n)}).bandBytes
-	slots := make([]*webgpu.StagingSlot, 0, n)
+	ph.Bands = n
+	var slots []*webgpu.StagingSlot
 	defer func() {
+		if ssim2RemapBatch {
+			upband.PutSlots(r.dev, r.bandRings[:], slots, ssim2RemapLater)
+			return
+		}
 		for b, st := range slots {
 			r.putSlot(&r.bandRings[b], st)
 		}
@@ -361,62 +347,37 @@ func (r *ssim2Ref) scoreBanded(ctx context.Context, dist *zenmetrics.Image) (flo
 	}()
 	raws := make([]*webgpu.Buffer, n)
 	took := make([]time.Duration, n)
-	var pending <-chan error // the last band submit in flight
-	wait := func() error {
-		if pending == nil {
-			return nil
-		}
-		err := <-pending
-		pending = nil
-		return err
-	}
 	var rec <-chan recorded
-	for b := 0; b < n; b++ {
-		lo, hi := bytes(dist, b)
-		size := (hi - lo + 3) &^ 3
-		t := time.Now()
-		st, err := r.bandRings[b].Take(ctx, r.dev, size)
-		ph.take += time.Since(t)
-		if err != nil {
-			_ = wait()
-			return 0, err
-		}
-		slots = append(slots, st)
-		if b == n-1 && ssim2Overlap {
-			rec = r.recordFinalAsync(ctx, dist, n, slots)
-		}
-		ph.fill += ssim2Fill(st.Mem, dist.Pix[lo:], hi-lo, size)
-		t = time.Now()
-		err = wait()
-		ph.recWait += time.Since(t)
-		if err != nil {
-			if rec != nil {
-				r.dropRecorded(rec)
-			}
-			return 0, err
-		}
-		if b == n-1 {
-			break
-		}
-		if !locked {
+	up := upband.Bands{Dev: r.dev, Rings: r.bandRings[:], Chunk: ssim2FillChunk,
+		Early: func(b int, st *webgpu.StagingSlot) error {
+			return r.submitBand(ctx, dist, n, b, st, &raws[b], &took[b])
+		},
+		Before: func() {
 			r.seq.Lock()
 			locked = true
+		},
+		Last: func(all []*webgpu.StagingSlot) {
+			if ssim2Overlap {
+				rec = r.recordFinalAsync(ctx, dist, n, all)
+			}
+		},
+	}
+	slots, err := up.Upload(ctx, dist.Pix, upband.Cuts(ssim2BandRows(r.h, n), dist.Stride, need), &ph.Phases)
+	if err != nil {
+		if rec != nil {
+			r.dropRecorded(rec)
 		}
-		ch := make(chan error, 1)
-		go func(b int, st *webgpu.StagingSlot) {
-			ch <- r.submitBand(ctx, dist, n, b, st, &raws[b], &took[b])
-		}(b, st)
-		pending = ch
+		return 0, err
 	}
 	for _, d := range took {
-		ph.early += d
+		ph.Early += d
 	}
 	var c *scoreCmd
 	if rec != nil {
 		t := time.Now()
 		res := <-rec
 		c = res.c
-		ph.record, ph.recWait = res.took, ph.recWait+time.Since(t)
+		ph.Record, ph.RecWait = res.took, ph.RecWait+time.Since(t)
 		if res.err != nil {
 			return 0, res.err
 		}
@@ -426,10 +387,10 @@ func (r *ssim2Ref) scoreBanded(ctx context.Context, dist *zenmetrics.Image) (flo
 	}
 	t1 := time.Now()
 	host := make([]float32, len(r.sumsHost))
-	rb, read, err := r.submitBandedFinal(ctx, dist, n, slots, raws, c, ph.fill, host, &ph)
+	rb, read, err := r.submitBandedFinal(ctx, dist, n, slots, raws, c, ph.Fill, host, &ph)
 	r.seq.Unlock()
 	locked = false
-	ph.submit = time.Since(t1)
+	ph.Submit = time.Since(t1)
 	if err != nil {
 		return 0, err
 	}
@@ -437,7 +398,7 @@ func (r *ssim2Ref) scoreBanded(ctx context.Context, dist *zenmetrics.Image) (flo
 	if !read {
 		err = r.awaitSums(ctx, rb, host)
 	}
-	ph.wait = time.Since(t2)
+	ph.Wait = time.Since(t2)
 	if err != nil {
 		return 0, err
 	}
@@ -448,7 +409,6 @@ func (r *ssim2Ref) scoreBanded(ctx context.Context, dist *zenmetrics.Image) (flo
 // device thread while the caller fills the last band (recordAsync's
 // counterpart).
 func (r *ssim2Ref) recordFinalAsync(ctx context.Context, dist *zenmetrics.Image, n int, slots []*webgpu.StagingSlot) <-chan recorded {
-	slots = append([]*webgpu.StagingSlot(nil), slots...)
 	out := make(chan recorded, 1)
 	go func() {
 		var res recorded

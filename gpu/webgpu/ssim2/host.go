@@ -1,12 +1,10 @@
 package ssim2
 
 import (
-	"fmt"
 	"os"
-	"runtime"
-	"strconv"
-	"sync"
 	"time"
+
+	"github.com/zenmetrics-go/zenmetrics/gpu/webgpu/internal/upband"
 )
 
 // Host side of a pipelined score (pipe.go): filling the staging buffer and
@@ -21,7 +19,7 @@ import (
 
 // ssim2FillChunk is the bytes one goroutine copies into the staging buffer
 // (ZENMETRICS_SSIM2_FILL_CHUNK overrides it for measurements).
-var ssim2FillChunk = envInt("ZENMETRICS_SSIM2_FILL_CHUNK", 512<<10)
+var ssim2FillChunk = upband.EnvInt("ZENMETRICS_SSIM2_FILL_CHUNK", 512<<10)
 
 // How a pipelined score waits for the GPU (ssim2Wait).
 //
@@ -66,6 +64,13 @@ var ssim2Overlap = os.Getenv("ZENMETRICS_SSIM2_OVERLAP") != "off"
 // ZENMETRICS_SSIM2_REMAP=now does it before returning, as before.
 var ssim2RemapLater = os.Getenv("ZENMETRICS_SSIM2_REMAP") != "now"
 
+// ssim2RemapBatch maps a banded score's slots again in one device-thread
+// call (upband.PutSlots) rather than one call per band;
+// ZENMETRICS_SSIM2_REMAP=each brings the calls per band back for A/B
+// measurements of the "take" phase (SSIM2_PERF.md: 0.35–0.55 ms per 16 MP
+// score taking four band slots).
+var ssim2RemapBatch = os.Getenv("ZENMETRICS_SSIM2_REMAP") != "each"
+
 // ssim2Trace prints each pipelined score's host phases to stderr
 // (ZENMETRICS_SSIM2_TRACE=1; measurements only).
 var ssim2Trace = os.Getenv("ZENMETRICS_SSIM2_TRACE") != ""
@@ -76,77 +81,20 @@ var ssim2Trace = os.Getenv("ZENMETRICS_SSIM2_TRACE") != ""
 // kernels compile.
 var ssim2HBlurPair = os.Getenv("ZENMETRICS_SSIM2_PAIR") != "0"
 
-func envInt(name string, def int) int {
-	if v, err := strconv.Atoi(os.Getenv(name)); err == nil && v > 0 {
-		return v
-	}
-	return def
-}
-
 // ssim2Fill copies pix[:need] into mem and zeroes mem[need:size], in
-// pieces of ssim2FillChunk bytes on up to GOMAXPROCS goroutines, and
-// returns the time it took.
+// pieces of ssim2FillChunk bytes on up to GOMAXPROCS goroutines
+// (upband.Fill), and returns the time it took.
 func ssim2Fill(mem, pix []byte, need, size int64) time.Duration {
-	t0 := time.Now()
-	n := int(need)
-	chunk := max(ssim2FillChunk, 64<<10)
-	workers := min(runtime.GOMAXPROCS(0), (n+chunk-1)/chunk)
-	if workers <= 1 {
-		copy(mem[:n], pix[:n])
-	} else {
-		per := (n + workers - 1) / workers
-		var wg sync.WaitGroup
-		for w := 0; w < workers; w++ {
-			lo, hi := w*per, min(n, (w+1)*per)
-			if lo >= hi {
-				break
-			}
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				copy(mem[lo:hi], pix[lo:hi])
-			}()
-		}
-		wg.Wait()
-	}
-	clear(mem[need:size])
-	return time.Since(t0)
+	return upband.Fill(mem, pix, need, size, ssim2FillChunk)
 }
 
-// ssim2Phases is one pipelined score's host timeline (ssim2Trace), in
-// the order of the critical path: take (a mapped staging slot), fill
-// (writing it: on a device-local, host-visible staging buffer this is the
-// PCIe transfer), rec-wait (waiting, after the fill, for the command
-// buffer recorded meanwhile; record is how long the device thread took to
-// record and finish it, overlapped with the fill), submit (the
-// device-thread call that unmaps and submits, recording too when not
-// overlapped, and then waits the first slice for the GPU: of it, queue is
-// the device thread's time up to Queue.Submit's return, slice that first
-// wait), wait (the later slices, and the read of the sums) and finish
-// (giving the slot back; with ZENMETRICS_SSIM2_REMAP=now its remap).
-// Banded scores (band.go) add bands (how many) and early (the
-// device-thread time of the bands' submits, overlapped with later
-// fills); their fill and rec-wait sum over the bands.
-type ssim2Phases struct {
-	t0                       time.Time
-	take, fill, submit, wait time.Duration
-	finish                   time.Duration
-	record, recWait          time.Duration
-	queue, slice             time.Duration
-	bands                    int
-	early                    time.Duration
-}
+// ssim2Phases is one pipelined score's host timeline (ssim2Trace;
+// upband.Phases says what each phase is).
+type ssim2Phases struct{ upband.Phases }
 
 func (p *ssim2Phases) print(w, h int) {
 	if !ssim2Trace {
 		return
 	}
-	us := func(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1000 }
-	band := ""
-	if p.bands > 1 {
-		band = fmt.Sprintf(" bands %d early %.0f", p.bands, us(p.early))
-	}
-	fmt.Fprintf(os.Stderr, "ssim2 %dx%d: take %.0f fill %.0f rec-wait %.0f submit %.0f wait %.0f finish %.0f total %.0f us (record %.0f queue %.0f slice %.0f%s)\n", w, h,
-		us(p.take), us(p.fill), us(p.recWait), us(p.submit), us(p.wait), us(p.finish), us(time.Since(p.t0)),
-		us(p.record), us(p.queue), us(p.slice), band)
+	p.Print("ssim2", w, h)
 }

@@ -7,6 +7,7 @@ import (
 
 	zenmetrics "github.com/zenmetrics-go/zenmetrics"
 	"github.com/zenmetrics-go/zenmetrics/gpu/webgpu"
+	"github.com/zenmetrics-go/zenmetrics/gpu/webgpu/internal/upband"
 )
 
 // Pipelined scoring of a cached SSIMULACRA2 reference.
@@ -43,7 +44,7 @@ const ssim2PipeSlots = 2
 // changed nothing (4.08–4.09 against 4.00–4.14 ms, the take the same), so
 // the wait is not for a slot still in use. ZENMETRICS_SSIM2_BANDSLOTS
 // (2–4) is kept for that measurement.
-var ssim2BandSlots = min(4, max(2, envInt("ZENMETRICS_SSIM2_BANDSLOTS", ssim2PipeSlots)))
+var ssim2BandSlots = min(4, max(2, upband.EnvInt("ZENMETRICS_SSIM2_BANDSLOTS", ssim2PipeSlots)))
 
 // filled is a pipelined score's upload: the staging slot its bytes are in
 // and the host time filling it took.
@@ -79,7 +80,7 @@ func (r *ssim2Ref) scorePipelined(ctx context.Context, dist *zenmetrics.Image) (
 	if r.banded(dist) {
 		return r.scoreBanded(ctx, dist)
 	}
-	ph := ssim2Phases{t0: time.Now()}
+	ph := ssim2Phases{upband.Phases{T0: time.Now()}}
 	defer ph.print(dist.Width, dist.Height)
 	need := ssim2RawBytes(dist)
 	size := (need + 3) &^ 3
@@ -87,20 +88,20 @@ func (r *ssim2Ref) scorePipelined(ctx context.Context, dist *zenmetrics.Image) (
 	if err != nil {
 		return 0, err
 	}
-	ph.take = time.Since(ph.t0)
+	ph.Take = time.Since(ph.T0)
 	pre := &filled{slot: st}
 	var rec <-chan recorded
 	if ssim2Overlap {
 		rec = r.recordAsync(ctx, dist, pre)
 	}
 	pre.fill = ssim2Fill(st.Mem, dist.Pix, need, size)
-	ph.fill = pre.fill
+	ph.Fill = pre.fill
 	var c *scoreCmd
 	if rec != nil {
 		t := time.Now()
 		res := <-rec
 		c, err = res.c, res.err
-		ph.record, ph.recWait = res.took, time.Since(t)
+		ph.Record, ph.RecWait = res.took, time.Since(t)
 		if err != nil {
 			r.putSlot(&r.pipe, st)
 			return 0, err
@@ -111,7 +112,7 @@ func (r *ssim2Ref) scorePipelined(ctx context.Context, dist *zenmetrics.Image) (
 	host := make([]float32, len(r.sumsHost))
 	rb, read, err := r.submitLocked(ctx, dist, c, pre, host, &ph)
 	r.seq.Unlock()
-	ph.submit = time.Since(t1)
+	ph.Submit = time.Since(t1)
 	if err != nil {
 		// The slot may still be mapped (nothing submitted) or not: putSlot
 		// maps it again either way (waiting for the GPU if it must).
@@ -122,10 +123,10 @@ func (r *ssim2Ref) scorePipelined(ctx context.Context, dist *zenmetrics.Image) (
 	if !read {
 		err = r.awaitSums(ctx, rb, host)
 	}
-	ph.wait = time.Since(t2)
+	ph.Wait = time.Since(t2)
 	t3 := time.Now()
 	r.putSlot(&r.pipe, st)
-	ph.finish = time.Since(t3)
+	ph.Finish = time.Since(t3)
 	if err != nil {
 		return 0, err
 	}
@@ -246,17 +247,11 @@ func (r *ssim2Ref) abandon(rb **webgpu.Readback, used *bool, c **scoreCmd) {
 // into host and reports true.
 // It books the time since t0 (the submit) and its own in ph.
 func (ph *ssim2Phases) firstSlice(t0 time.Time, rb *webgpu.Readback, host []float32) (bool, error) {
-	t := time.Now()
-	ph.queue = t.Sub(t0)
 	if ssim2Wait != ssim2WaitSlices {
+		ph.Queue = time.Since(t0)
 		return false, nil
 	}
-	defer func() { ph.slice = time.Since(t) }()
-	ready, err := rb.PollFor(ssim2WaitSlice)
-	if err != nil || !ready {
-		return false, err
-	}
-	return true, webgpu.ReadSlice(rb, host)
+	return ph.FirstSlice(t0, rb, ssim2WaitSlice, func() error { return webgpu.ReadSlice(rb, host) })
 }
 
 // awaitSums waits for rb and reads it into host; whatever happens rb is
@@ -269,18 +264,11 @@ func (r *ssim2Ref) awaitSums(ctx context.Context, rb *webgpu.Readback, host []fl
 		read = true
 		return webgpu.ReadSlice(rb, host)
 	}
+	if ssim2Wait == ssim2WaitSlices {
+		return upband.AwaitSlices(ctx, r.dev, rb, ssim2WaitSlice, readSums, func(*webgpu.GPU) error { return rb.Read(nil) })
+	}
 	var err error
 	switch ssim2Wait {
-	case ssim2WaitSlices:
-		for err == nil && !read {
-			err = r.dev.Do(ctx, func(g *webgpu.GPU) error {
-				ready, err := rb.PollFor(ssim2WaitSlice)
-				if err != nil || !ready {
-					return err
-				}
-				return readSums(g)
-			})
-		}
 	case ssim2WaitPoll:
 		if err = webgpu.WaitReady(ctx, r.dev, rb); err == nil {
 			err = r.dev.Do(context.Background(), readSums)
@@ -309,15 +297,7 @@ func (r *ssim2Ref) awaitSums(ctx context.Context, rb *webgpu.Readback, host []fl
 // the other slot while this one is mapped). A slot that could not be
 // mapped goes back unmapped: Take maps it.
 func (r *ssim2Ref) putSlot(ring *webgpu.StagingRing, st *webgpu.StagingSlot) {
-	put := func() {
-		_ = r.dev.Do(context.Background(), st.Remap)
-		ring.Put(st)
-	}
-	if ssim2RemapLater {
-		go put()
-		return
-	}
-	put()
+	upband.PutSlot(r.dev, ring, st, ssim2RemapLater)
 }
 
 // scoreCmd is one score's recorded and finished command buffer, not yet

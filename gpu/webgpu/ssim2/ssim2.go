@@ -10,6 +10,7 @@ import (
 
 	zenmetrics "github.com/zenmetrics-go/zenmetrics"
 	"github.com/zenmetrics-go/zenmetrics/gpu/webgpu"
+	"github.com/zenmetrics-go/zenmetrics/gpu/webgpu/internal/upband"
 	"github.com/zenmetrics-go/zenmetrics/wgsl"
 )
 
@@ -91,7 +92,7 @@ const (
 // set 32, 64, 128 or 256 for measurements (ZENMETRICS_SSIM2_HROWS; nothing
 // computed depends on it).
 var ssim2HRows = func() int {
-	switch n := envInt("ZENMETRICS_SSIM2_HROWS", 64); n {
+	switch n := upband.EnvInt("ZENMETRICS_SSIM2_HROWS", 64); n {
 	case 32, 128, 256:
 		return n
 	}

@@ -1,0 +1,56 @@
+package upband
+
+import (
+	"bytes"
+	"testing"
+)
+
+// The band plan: counts by bytes and by the switch, capped by the rows
+// that have room for a band each, and boundaries on multiples of Align.
+func TestPlan(t *testing.T) {
+	p := Plan{Bytes: 100, Max: 4, Align: 256}
+	for _, tc := range []struct {
+		h    int
+		need int64
+		env  string
+		want int
+	}{
+		{4096, 199, "", 1}, {4096, 200, "", 2}, {4096, 1000, "", 4},
+		{4096, 1000, "off", 1}, {4096, 1000, "0", 1}, {4096, 10, "on", 2},
+		{4096, 10, "3", 3}, {4096, 10, "9", 4},
+		{511, 1000, "", 1}, {512, 1000, "", 2}, {767, 1000, "on", 2}, {768, 10, "4", 3},
+	} {
+		if n := p.Count(tc.h, tc.need, tc.env); n != tc.want {
+			t.Errorf("Count(%d, %d, %q) = %d, want %d", tc.h, tc.need, tc.env, n, tc.want)
+		}
+	}
+	rows := p.Rows(1031, 4)
+	if len(rows) != 5 || rows[0] != 0 || rows[4] != 1031 {
+		t.Fatalf("Rows(1031, 4) = %v", rows)
+	}
+	for i := 1; i < 4; i++ {
+		if rows[i]%256 != 0 || rows[i] <= rows[i-1] {
+			t.Errorf("Rows(1031, 4) = %v: inner rows must rise on multiples of 256", rows)
+		}
+	}
+	cuts := Cuts(rows, 10, 10307)
+	if cuts[1] != int64(rows[1])*10 || cuts[4] != 10307 {
+		t.Errorf("Cuts = %v", cuts)
+	}
+}
+
+// Fill copies the bytes in pieces on several goroutines and zeroes the
+// padding, whatever the piece size.
+func TestFill(t *testing.T) {
+	pix := make([]byte, 1<<20+13)
+	for i := range pix {
+		pix[i] = byte(i*7 + 1)
+	}
+	for _, chunk := range []int{0, 64 << 10, 1 << 30} {
+		mem := bytes.Repeat([]byte{0xEE}, len(pix)+3)
+		Fill(mem, pix, int64(len(pix)), int64(len(mem)), chunk)
+		if !bytes.Equal(mem[:len(pix)], pix) || !bytes.Equal(mem[len(pix):], []byte{0, 0, 0}) {
+			t.Errorf("chunk %d: wrong bytes", chunk)
+		}
+	}
+}
