@@ -11,7 +11,6 @@ import (
 	zenmetrics "github.com/zenmetrics-go/zenmetrics"
 	"github.com/zenmetrics-go/zenmetrics/gpu/webgpu"
 	"github.com/zenmetrics-go/zenmetrics/gpu/webgpu/internal/upband"
-	"github.com/zenmetrics-go/zenmetrics/wgsl"
 )
 
 // SSIMULACRA2 on WebGPU.
@@ -143,46 +142,16 @@ type ssim2Kernels struct {
 	// vblur is ssim2_hblur.wgsl's vertical recursion into planes (a cached
 	// reference's mu1 and sigma11).
 	vblur *webgpu.Pipeline
-	vx    int // vmaps columns per workgroup
-	band  int // vmaps row-band height (0: one band)
+	// pyramid is unpack and every downsample in one dispatch (pyrfuse.go;
+	// nil when the environment turns it off); pyramid1 writes one buffer.
+	pyramid, pyramid1 *webgpu.Pipeline
+	vx                int // vmaps columns per workgroup
+	band              int // vmaps row-band height (0: one band)
 	// FMA says how fused multiply-adds are computed: "native" (the device's
 	// fma() is fused), "emulated" (it is not; ssim2_color.wgsl emulates it)
 	// or "inexact" (neither gave the fused result: scores may differ from
 	// libjxl's by more than usual).
 	FMA string
-}
-
-// probeFMA runs ssim2_fmaprobe.wgsl: a = b = 1 + 2^-12, c = -(1 + 2^-11),
-// so a * b + c = 2^-24 when fused and 0 when the product is rounded first.
-func probeFMA(g *webgpu.GPU, color string) (native, emulated bool, err error) {
-	src, err := wgsl.Source("ssim2_fmaprobe")
-	if err != nil {
-		return false, false, err
-	}
-	m, err := g.Module("ssim2_fmaprobe", color+"\n"+src)
-	if err != nil {
-		return false, false, err
-	}
-	p, err := g.Pipeline(m, "probe", nil)
-	if err != nil {
-		return false, false, err
-	}
-	io, err := g.Storage(32)
-	if err != nil {
-		return false, false, err
-	}
-	defer io.Release()
-	a := float32(1 + 1.0/4096)
-	in := []float32{a, a, -(1 + 1.0/2048), 0, 0, 0, 0, 0}
-	webgpu.WriteSlice(g, io, 0, in)
-	e := g.Encoder()
-	e.Dispatch(p, 1, 1, 1, io)
-	out := make([]float32, 8)
-	if err := webgpu.SubmitRead(e, io, 0, out); err != nil {
-		return false, false, err
-	}
-	want := float32(1.0 / (1 << 24))
-	return out[3] == want, out[4] == want, nil
 }
 
 // kernelsName is the name the kernels are compiled under (once per device,
@@ -244,48 +213,15 @@ func compileSSIM2(g *webgpu.GPU) (*ssim2Kernels, error) {
 	if err := webgpu.Compile(g, ks); err != nil {
 		return nil, err
 	}
+	if err := k.compilePyramid(g, color, fmaNative); err != nil {
+		return nil, err
+	}
 	if mode := os.Getenv(ssim2HBlurMode); useH4 && mode != "old" {
 		if k.hblur4t, err = k.compileHBlur4t(g, mode != "new"); err != nil {
 			return nil, err
 		}
 	}
 	return &k, nil
-}
-
-// compileHBlur4t compiles hblur4t, with its outputs staged in workgroup
-// memory (32-column tiles) when out is set, else stored by the walkers
-// (64-column tiles). It needs no optional feature (no subgroup
-// operations): 16 KiB of workgroup memory, WebGPU's default limit, or 28
-// KiB with out. Where the device has less it compiles the variant without
-// out, and returns nil where it has less than that (hblur4 stays).
-func (k *ssim2Kernels) compileHBlur4t(g *webgpu.GPU, out bool) (*webgpu.Pipeline, error) {
-	blk, vec4s := 16, 2*ssim2HTRows*16
-	if out {
-		blk = 8
-		vec4s = 7 * ssim2HTRows * blk
-	}
-	lim := int(g.Limits().MaxComputeWorkgroupStorageSize)
-	if 16*vec4s > lim {
-		if out {
-			return k.compileHBlur4t(g, false)
-		}
-		return nil, nil
-	}
-	shared, err := webgpu.Sources("ssim2_color", "ssim2_iir")
-	if err != nil {
-		return nil, err
-	}
-	fmaNative, htOut := 1.0, 0.0
-	if k.FMA == "emulated" {
-		fmaNative = 0
-	}
-	if out {
-		htOut = 1
-	}
-	var pl *webgpu.Pipeline
-	err = webgpu.Compile(g, []webgpu.Kernel{{File: "ssim2_hblur4", Entry: "hblur4t", Prefix: shared[0] + "\n" + shared[1] + "\n",
-		Constants: webgpu.Constants{"HT_ROWS": ssim2HTRows, "HT_BLK": float64(blk), "HT_OUT": htOut, "FMA_NATIVE": fmaNative}, Dst: &pl}})
-	return pl, err
 }
 
 // ssim2Params mirrors the WGSL struct Params (96 bytes).
@@ -364,6 +300,7 @@ type ssim2Ref struct {
 	// are the same pooled buffers).
 	planeRows int
 	dsParams  []*webgpu.Buffer // uniform per scale (index 0 unused)
+	pyrTab    *webgpu.Buffer   // uniform: the fused pyramid's scales (pyrfuse.go)
 	distKey   ssim2Layout      // layout the unpackDist blocks were written for
 	// keep: the passes hold mu1 and sigma11 (whole images only).
 	keep bool
@@ -582,6 +519,7 @@ func (r *ssim2Ref) allocate(g *webgpu.GPU, k *ssim2Kernels, bgs []float32) error
 			}
 		}
 	}
+	r.allocPyrTab(g, t)
 	for pi, bg := range bgs {
 		p := &ssim2PassState{bg: bg}
 		r.passes = append(r.passes, p)
@@ -679,15 +617,23 @@ func (r *ssim2Ref) encodeChain(e *webgpu.Encoder, k *ssim2Kernels, p *ssim2PassS
 	if r.pyr.nb == 1 {
 		unpack, down = k.unpack1, k.downsample1
 	}
+	u := p.unpackDist
+	if ref {
+		u = p.unpackRef
+	}
+	fused := r.fusedPyramid(k)
+	if fused {
+		mark("pyramid")
+		r.encodePyramid(e, k, u, out)
+	}
 	for s, sc := range r.plan {
+		if fused {
+			break
+		}
 		gx, gy := webgpu.Groups(sc.W, ssim2WG), webgpu.Groups(sc.H, ssim2WG)
 		var bufs []*webgpu.Buffer
 		pl := down
 		if s == 0 {
-			u := p.unpackDist
-			if ref {
-				u = p.unpackRef
-			}
 			mark("unpack s0")
 			pl = unpack
 			bufs = append(bufs, u, r.up.Raw)
