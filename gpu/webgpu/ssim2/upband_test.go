@@ -59,7 +59,9 @@ func serialScores(t *testing.T, b *webgpu.Backend, ref *zenmetrics.Image, dists 
 func TestSSIM2BandedUpload(t *testing.T) {
 	b := ssim2Backend(t)
 	ctx := context.Background()
-	defer func(env string, pyr int) { ssim2BandsEnv, forcePyrBuffers = env, pyr }(ssim2BandsEnv, forcePyrBuffers)
+	defer func(env string, pyr int, batch bool) {
+		ssim2BandsEnv, forcePyrBuffers, ssim2RemapBatch = env, pyr, batch
+	}(ssim2BandsEnv, forcePyrBuffers, ssim2RemapBatch)
 	cases := []struct {
 		w, h  int
 		f     zenmetrics.PixelFormat
@@ -79,9 +81,12 @@ func TestSSIM2BandedUpload(t *testing.T) {
 	if testing.Short() {
 		cases = cases[:3]
 	}
-	for _, tc := range cases {
-		t.Run(fmt.Sprintf("%dx%d_%s_b%s_pad%d_pyr%d", tc.w, tc.h, tc.f, tc.bands, tc.pad, tc.pyr), func(t *testing.T) {
-			forcePyrBuffers = tc.pyr
+	for i, tc := range cases {
+		// Every other case puts its band slots back in one device-thread
+		// call (ZENMETRICS_SSIM2_REMAP=once), the rest one call per band.
+		batch := i%2 == 0
+		t.Run(fmt.Sprintf("%dx%d_%s_b%s_pad%d_pyr%d_once%v", tc.w, tc.h, tc.f, tc.bands, tc.pad, tc.pyr, batch), func(t *testing.T) {
+			forcePyrBuffers, ssim2RemapBatch = tc.pyr, batch
 			ref, d0 := metrictest.Synthetic(tc.w, tc.h, 77, tc.f)
 			_, d1 := metrictest.Synthetic(tc.w, tc.h, 78, tc.f)
 			dists := []*zenmetrics.Image{d0, d1}
