@@ -1,6 +1,5 @@
 // Butteraugli Malta filters, shared part (prepended to butteraugli_malta_x
-// and butteraugli_malta_y, and to their 16x16 fallback butteraugli_malta16_x
-// and _y). An output block with a 4-pixel halo of the three weighted
+// and butteraugli_malta_y, in both of their geometries). An output block with a 4-pixel halo of the three weighted
 // difference images (UHF, HF, MF of one channel) is built in workgroup
 // memory: `mt` holds three planes (outside the image the difference is 0).
 // Each output sums the squared sums of 16 line segments

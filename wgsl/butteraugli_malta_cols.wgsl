@@ -1,15 +1,14 @@
 // Butteraugli Malta filters by columns, shared part of butteraugli_malta_x
 // and butteraugli_malta_y (after butteraugli_malta.wgsl, whose malta_hf,
 // malta_lf and malta_diff they use, so every output is the same f32
-// operations in the same order as in the 16x16 fallback kernels
-// butteraugli_malta16_x and _y).
+// operations in the same order whatever the block geometry).
 //
 // Workgroups of MW x MH threads (host constants: 32 x 8), each thread MR
 // (4) outputs down its column: a block covers MW x MH*MR pixels and its
 // tile, with the 4-pixel halo, is MT = MW + 8 wide and MH*MR + 8 tall.
 // Its workgroup memory is 3 x 40 x 40 f32, 19,200 bytes: more than
-// WebGPU's default limit (16 KiB), so a device that offers less runs the
-// 16x16 kernels instead.
+// WebGPU's default limit (16 KiB), so a device that offers less runs these
+// kernels as 16 x 16 threads with MR = 1 (6,912 bytes).
 //
 // Why columns (on CUDA, issue #17: 16 MP Malta 1.05 -> ~0.6 ms a kernel;
 // this WGSL on an H200 at 16 MP: malta_x 1.005 -> 0.923 ms, malta_y 0.997

@@ -122,15 +122,15 @@ func compileButteraugli(g *webgpu.GPU, malta16 bool) (*bfKernels, error) {
 	// Every kernel reads the derived constants and the common helpers; the
 	// blurs the FIR helpers, the Malta kernels theirs.
 	base := bfPrelude + common
-	k.maltaBX, k.maltaBY = bfMaltaW, bfMaltaH*bfMaltaR
-	maltaPrefix := base + fmt.Sprintf("const MW = %du;\nconst MH = %du;\nconst MR = %du;\n", bfMaltaW, bfMaltaH, bfMaltaR) +
-		bfMaltaTile(k.maltaBX, k.maltaBY) + malta + maltaCols
-	maltaXFile, maltaYFile := "butteraugli_malta_x", "butteraugli_malta_y"
+	// The 16×16 fallback is the same column kernels with one row per
+	// thread on 16×16 threads (6,912 bytes of workgroup memory).
+	mw, mh, mr := bfMaltaW, bfMaltaH, bfMaltaR
 	if malta16 {
-		k.maltaBX, k.maltaBY = 16, 16
-		maltaPrefix = base + bfMaltaTile(16, 16) + malta
-		maltaXFile, maltaYFile = "butteraugli_malta16_x", "butteraugli_malta16_y"
+		mw, mh, mr = 16, 16, 1
 	}
+	k.maltaBX, k.maltaBY = mw, mh*mr
+	maltaPrefix := base + fmt.Sprintf("const MW = %du;\nconst MH = %du;\nconst MR = %du;\n", mw, mh, mr) +
+		bfMaltaTile(k.maltaBX, k.maltaBY) + malta + maltaCols
 	if err := webgpu.Compile(g, []webgpu.Kernel{
 		{File: "butteraugli_unpack", Entry: "unpack", Prefix: base, Dst: &k.unpack},
 		{File: "butteraugli_subsample", Entry: "subsample", Prefix: base, Dst: &k.subsample},
@@ -145,8 +145,8 @@ func compileButteraugli(g *webgpu.GPU, malta16 bool) (*bfKernels, error) {
 		{File: "butteraugli_col_plain", Entry: "cols", Prefix: base + fir, Constants: colC(bfKernMask, 1), Dst: &k.colMask},
 		{File: "butteraugli_mask", Entry: "mask_pre", Prefix: base, Dst: &k.maskPre},
 		{File: "butteraugli_erode", Entry: "erode", Prefix: base, Dst: &k.erode},
-		{File: maltaXFile, Entry: "malta", Prefix: maltaPrefix, Dst: &k.maltaX},
-		{File: maltaYFile, Entry: "malta", Prefix: maltaPrefix, Dst: &k.maltaY},
+		{File: "butteraugli_malta_x", Entry: "malta", Prefix: maltaPrefix, Dst: &k.maltaX},
+		{File: "butteraugli_malta_y", Entry: "malta", Prefix: maltaPrefix, Dst: &k.maltaY},
 		{File: "butteraugli_dc", Entry: "dc_terms", Prefix: base, Dst: &k.dc},
 		{File: "butteraugli_combine", Entry: "combine", Prefix: base, Dst: &k.combine},
 		{File: "butteraugli_reduce", Entry: "reduce_map", Prefix: base, Dst: &k.reduceMap},

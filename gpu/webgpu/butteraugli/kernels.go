@@ -25,10 +25,10 @@ import (
 //
 // The column Malta kernels need bfMaltaBytes = 19,200 bytes of workgroup
 // memory, more than WebGPU's default maxComputeWorkgroupStorageSize (16
-// KiB). A device that offers less runs the 16×16 Malta kernels
-// (butteraugli_malta16_x/_y, 6,912 bytes) instead: they compute every
-// output with the same WGSL functions in the same order, so the maps are
-// the same bits (TestButteraugliKernels checks it).
+// KiB). A device that offers less runs the same kernels on 16×16 threads,
+// one row each (6,912 bytes): every output is the same WGSL functions in
+// the same order, only the blocks differ, so the maps are the same bits
+// (TestButteraugliKernels checks it, and both against the CPU).
 
 // Geometry of the column Malta kernels (the host hands it to the shaders
 // as `const` declarations, so that their function-scope arrays can be
