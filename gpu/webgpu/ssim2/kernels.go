@@ -12,30 +12,7 @@ func probeFMA(g *webgpu.GPU, color string) (native, emulated bool, err error) {
 	if err != nil {
 		return false, false, err
 	}
-	m, err := g.Module("ssim2_fmaprobe", color+"\n"+src)
-	if err != nil {
-		return false, false, err
-	}
-	p, err := g.Pipeline(m, "probe", nil)
-	if err != nil {
-		return false, false, err
-	}
-	io, err := g.Storage(32)
-	if err != nil {
-		return false, false, err
-	}
-	defer io.Release()
-	a := float32(1 + 1.0/4096)
-	in := []float32{a, a, -(1 + 1.0/2048), 0, 0, 0, 0, 0}
-	webgpu.WriteSlice(g, io, 0, in)
-	e := g.Encoder()
-	e.Dispatch(p, 1, 1, 1, io)
-	out := make([]float32, 8)
-	if err := webgpu.SubmitRead(e, io, 0, out); err != nil {
-		return false, false, err
-	}
-	want := float32(1.0 / (1 << 24))
-	return out[3] == want, out[4] == want, nil
+	return webgpu.ProbeFMA(g, "ssim2_fmaprobe", color+"\n"+src)
 }
 
 // compileHBlur4t compiles hblur4t, with its outputs staged in workgroup

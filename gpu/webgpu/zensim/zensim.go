@@ -101,29 +101,7 @@ func probeFMA(g *webgpu.GPU, common string) (native, emulated bool, err error) {
 	if err != nil {
 		return false, false, err
 	}
-	m, err := g.Module("zensim_fmaprobe", common+src)
-	if err != nil {
-		return false, false, err
-	}
-	p, err := g.Pipeline(m, "probe", nil)
-	if err != nil {
-		return false, false, err
-	}
-	io, err := g.Storage(32)
-	if err != nil {
-		return false, false, err
-	}
-	defer io.Release()
-	a := float32(1 + 1.0/4096)
-	webgpu.WriteSlice(g, io, 0, []float32{a, a, -(1 + 1.0/2048), 0, 0, 0, 0, 0})
-	e := g.Encoder()
-	e.Dispatch(p, 1, 1, 1, io)
-	out := make([]float32, 8)
-	if err := webgpu.SubmitRead(e, io, 0, out); err != nil {
-		return false, false, err
-	}
-	want := float32(1.0 / (1 << 24))
-	return out[3] == want, out[4] == want, nil
+	return webgpu.ProbeFMA(g, "zensim_fmaprobe", common+src)
 }
 
 // constants is the kc table: the opsin constants and cpu/zensim's tables.
