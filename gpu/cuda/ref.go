@@ -36,9 +36,14 @@ type RefBase[S Slot] struct {
 }
 
 // Init sets the backend, its device and a slot pool of at most limit
-// slots (SlotPool) made and freed by fn.
+// slots (SlotPool) made and freed by fn; fn.Sizes, when set without
+// fn.Check, becomes the check of the slots beyond the first.
 func (r *RefBase[S]) Init(b *Backend, limit int, fn SlotFuncs[S]) {
 	r.B, r.Dev = b, b.Device()
+	if fn.Check == nil && fn.Sizes != nil {
+		sizes := fn.Sizes
+		fn.Check = func(raw int64) error { return b.CheckMemory(AllocSizes(sizes(raw))) }
+	}
 	r.Slots = NewSlotPool(r.Dev, limit, fn)
 }
 

@@ -32,6 +32,11 @@ type SlotFuncs[S any] struct {
 	// checked on their own, before anything is allocated, so that a
 	// caller gets an OutOfMemoryError instead of a failed allocation.
 	Check func(raw int64) error
+	// Sizes, for RefBase.Init, is the list of buffer sizes a slot for
+	// raw bytes allocates (the metric's memory model): when Check is
+	// nil, Init sets it to Backend.CheckMemory of their AllocSizes, the
+	// check every metric makes.
+	Sizes func(raw int64) []int64
 }
 
 // SlotPool bounds, keeps and frees the slots of one reference.

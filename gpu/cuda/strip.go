@@ -112,3 +112,88 @@ func StripsOf(r zenmetrics.Reference) (n int, kept, ok bool) {
 	n, kept = s.Strips()
 	return n, kept, true
 }
+
+// NewStripScratch is Device.NewScratch for a strip slot: the worker and
+// the buffers fill allocates, plus the worker's StripUpload, which every
+// strip slot needs and whose failure must give back all the rest. On
+// failure everything taken is given back (FreeStripScratch) and the
+// first error returned.
+func (d *Device) NewStripScratch(raw, out int64, fill func(alloc func(int64) *Buffer)) (*Worker, *StripUpload, error) {
+	var bufs []*Buffer
+	wk, err := d.NewScratch(raw, out, func(alloc func(int64) *Buffer) {
+		fill(func(n int64) *Buffer {
+			b := alloc(n)
+			if b != nil {
+				bufs = append(bufs, b)
+			}
+			return b
+		})
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	up, err := NewStripUpload(wk)
+	if err != nil {
+		d.FreeStripScratch(wk, nil, bufs...)
+		return nil, nil, err
+	}
+	return wk, up, nil
+}
+
+// FreeStripScratch is Device.FreeScratch for a strip slot: it first waits
+// for wk's copy stream (the strip upload's last copy may still be queued
+// there, and FreeScratch waits only for the kernels' stream), then frees
+// bufs, gives wk back and frees up's event. wk and up may be nil.
+func (d *Device) FreeStripScratch(wk *Worker, up *StripUpload, bufs ...*Buffer) {
+	if wk != nil {
+		_ = wk.Copy.Sync()
+	}
+	d.FreeScratch(wk, bufs...)
+	up.Close()
+}
+
+// PlanStrips is the start every strip prepare shares: plan (which honours
+// a forced strip height) makes the plan within StripBudget now, and the
+// plan's memory is checked against the free device memory before
+// anything is allocated, so that a plan that no longer fits is an
+// OutOfMemoryError (the ladder's cue to go on), not a failed allocation.
+func PlanStrips[P any](b *Backend, plan func(budget int64) (P, error), memory func(P) int64) (P, error) {
+	var zero P
+	budget, err := b.StripBudget()
+	if err != nil {
+		return zero, err
+	}
+	p, err := plan(budget)
+	if err != nil {
+		return zero, err
+	}
+	if err := b.CheckMemory(memory(p)); err != nil {
+		return zero, err
+	}
+	return p, nil
+}
+
+// EstimateStrips is the ModeStrip half of a StripImpl's Estimate: est's
+// memory for the plan it would make within StripBudget now. Not ok
+// without a device to plan in (b nil) or when the budget cannot be read:
+// the ladder then goes on to the CPU.
+func (b *Backend) EstimateStrips(est func(budget int64) (int64, bool)) (int64, bool) {
+	if b == nil {
+		return 0, false
+	}
+	budget, err := b.StripBudget()
+	if err != nil {
+		return 0, false
+	}
+	return est(budget)
+}
+
+// Prepared is r as a zenmetrics.Reference, or a nil interface with err: a
+// metric's Prepare returns its concrete reference through it so that a
+// failure is never a typed nil inside the interface.
+func Prepared[R zenmetrics.Reference](r R, err error) (zenmetrics.Reference, error) {
+	if err != nil {
+		return nil, err
+	}
+	return r, nil
+}

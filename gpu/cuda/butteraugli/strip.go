@@ -292,19 +292,15 @@ func prepareStrips(ctx context.Context, b *cuda.Backend, ref *zenmetrics.Image, 
 	if ref.Format.HasAlpha() {
 		variants = 2
 	}
-	budget, err := b.StripBudget()
-	if err != nil {
-		return nil, err
-	}
 	rawOf := func(rows int) int64 { return cuda.RawBytes(strips.Crop(ref, 0, rows)) }
-	p, err := planStrips(ref.Width, ref.Height, variants, rawOf, budget, opt.StripHeight)
+	p, err := cuda.PlanStrips(b, func(budget int64) (*stripPlan, error) {
+		return planStrips(ref.Width, ref.Height, variants, rawOf, budget, opt.StripHeight)
+	},
+		func(p *stripPlan) int64 { return p.memory(rawOf(p.rows)) })
 	if err != nil {
 		return nil, err
 	}
 	raw := rawOf(p.rows)
-	if err := b.CheckMemory(p.memory(raw)); err != nil {
-		return nil, err
-	}
 	r := &stripRef{distMap: opt.DistMap}
 	r.p, r.intensity, r.pnorm = p, float32(it), opt.PNorm
 	r.Init(b, maxSlots, cuda.SlotFuncs[*stripSlot]{

@@ -36,11 +36,7 @@ func (impl) Estimate(b *cuda.Backend, w, h int, mode zenmetrics.Mode) (int64, bo
 	if mode == zenmetrics.ModeFull {
 		return estimate(p, worstRaw(w, h), false), fits(w, h)
 	}
-	budget, err := b.StripBudget()
-	if err != nil {
-		return 0, false
-	}
-	return estimateStrips(p, budget)
+	return b.EstimateStrips(func(budget int64) (int64, bool) { return estimateStrips(p, budget) })
 }
 
 // estimateStrips is the memory of the strip plan of p's image in RGBA16
@@ -62,15 +58,7 @@ func (impl) PreparesStrips() {}
 // its memory exceeds the free device memory.
 func (impl) Prepare(ctx context.Context, b *cuda.Backend, ref *zenmetrics.Image, opt zenmetrics.Options) (zenmetrics.Reference, error) {
 	if opt.Mode == zenmetrics.ModeStrip {
-		r, err := prepareStrips(ctx, b, ref, opt)
-		if err != nil {
-			return nil, err
-		}
-		return r, nil
+		return cuda.Prepared(prepareStrips(ctx, b, ref, opt))
 	}
-	r, err := prepare(ctx, b, ref, opt)
-	if err != nil {
-		return nil, err // not a typed nil inside the interface
-	}
-	return r, nil
+	return cuda.Prepared(prepare(ctx, b, ref, opt))
 }

@@ -26,23 +26,14 @@ func (r *stripRef) rawOf(im *zenmetrics.Image) int64 { return cuda.CropRaw(im, r
 func (r *stripRef) newSlot(raw int64) (*stripSlot, error) {
 	s := &stripSlot{}
 	var err error
-	s.wk, err = r.Dev.NewScratch(raw, r.sp.outBytes(), func(alloc func(int64) *cuda.Buffer) { fillStripSlot(s, r.sp, raw, alloc) })
-	if err != nil {
-		return nil, err
-	}
-	if s.up, err = cuda.NewStripUpload(s.wk); err != nil {
-		r.freeSlot(s)
+	if s.wk, s.up, err = r.Dev.NewStripScratch(raw, r.sp.outBytes(), func(alloc func(int64) *cuda.Buffer) { fillStripSlot(s, r.sp, raw, alloc) }); err != nil {
 		return nil, err
 	}
 	return s, nil
 }
 
 func (r *stripRef) freeSlot(s *stripSlot) {
-	if s.wk != nil {
-		_ = s.wk.Copy.Sync()
-	}
-	r.Dev.FreeScratch(s.wk, s.buffers()...)
-	s.up.Close()
+	r.Dev.FreeStripScratch(s.wk, s.up, s.buffers()...)
 	s.wk, s.up = nil, nil
 }
 
@@ -58,26 +49,22 @@ func prepareStrips(ctx context.Context, b *cuda.Backend, ref *zenmetrics.Image, 
 	if err != nil {
 		return nil, err
 	}
-	budget, err := b.StripBudget()
-	if err != nil {
-		return nil, err
-	}
 	rawOf := func(rows int) int64 { return cuda.CropRaw(ref, rows) }
-	sp, err := planStrips(p, rawOf, opt.DistMap, budget, max(0, opt.StripHeight))
+	sp, err := cuda.PlanStrips(b, func(budget int64) (*stripPlan, error) {
+		return planStrips(p, rawOf, opt.DistMap, budget, max(0, opt.StripHeight))
+	},
+		func(sp *stripPlan) int64 { return sp.memory(rawOf(sp.winRows)) })
 	if err != nil {
 		return nil, err
 	}
 	raw := rawOf(sp.winRows)
-	if err := b.CheckMemory(sp.memory(raw)); err != nil {
-		return nil, err
-	}
 	r := &stripRef{w: ref.Width, h: ref.Height}
 	r.sp = sp
 	r.Init(b, maxSlots, cuda.SlotFuncs[*stripSlot]{
 		New:   r.newSlot,
 		Free:  r.freeSlot,
 		Raw:   func(s *stripSlot) **cuda.Buffer { return &s.raw },
-		Check: func(raw int64) error { return r.B.CheckMemory(cuda.AllocSizes(r.sp.slotSizes(raw))) },
+		Sizes: func(raw int64) []int64 { return r.sp.slotSizes(raw) },
 	})
 	if r.k, err = load(r.Dev); err != nil {
 		return nil, err

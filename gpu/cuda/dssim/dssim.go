@@ -107,7 +107,7 @@ func (r *reference) slotFuncs() cuda.SlotFuncs[*slot] {
 		New:   r.newSlot,
 		Free:  r.freeSlot,
 		Raw:   func(s *slot) **cuda.Buffer { return &s.raw },
-		Check: func(raw int64) error { return r.B.CheckMemory(cuda.AllocSizes(slotSizes(r.w, r.h, raw))) },
+		Sizes: func(raw int64) []int64 { return slotSizes(r.w, r.h, raw) },
 	}
 }
 

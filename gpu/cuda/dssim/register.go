@@ -28,11 +28,7 @@ func (impl) Estimate(b *cuda.Backend, w, h int, mode zenmetrics.Mode) (int64, bo
 	case zenmetrics.ModeFull:
 		return estimate(w, h, worstRaw(w, h)), fits(w, h)
 	case zenmetrics.ModeStrip:
-		budget, err := b.StripBudget()
-		if err != nil {
-			return 0, false
-		}
-		return estimateStrips(w, h, budget)
+		return b.EstimateStrips(func(budget int64) (int64, bool) { return estimateStrips(w, h, budget) })
 	}
 	return 0, false
 }
@@ -56,15 +52,7 @@ func (impl) PreparesStrips() {}
 // its memory exceeds the free device memory.
 func (impl) Prepare(ctx context.Context, b *cuda.Backend, ref *zenmetrics.Image, opt zenmetrics.Options) (zenmetrics.Reference, error) {
 	if opt.Mode == zenmetrics.ModeStrip {
-		r, err := prepareStrips(ctx, b, ref, opt)
-		if err != nil {
-			return nil, err
-		}
-		return r, nil
+		return cuda.Prepared(prepareStrips(ctx, b, ref, opt))
 	}
-	r, err := prepare(ctx, b, ref, opt)
-	if err != nil {
-		return nil, err // not a typed nil inside the interface
-	}
-	return r, nil
+	return cuda.Prepared(prepare(ctx, b, ref, opt))
 }

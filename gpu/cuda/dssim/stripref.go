@@ -129,23 +129,14 @@ func (r *stripRef) outBytes() int64 {
 func (r *stripRef) newSlot(raw int64) (*stripSlot, error) {
 	s := &stripSlot{}
 	var err error
-	s.wk, err = r.Dev.NewScratch(raw, r.outBytes(), func(alloc func(int64) *cuda.Buffer) { fillStripSlot(s, r.p, raw, alloc) })
-	if err != nil {
-		return nil, err
-	}
-	if s.up, err = cuda.NewStripUpload(s.wk); err != nil {
-		r.freeSlot(s)
+	if s.wk, s.up, err = r.Dev.NewStripScratch(raw, r.outBytes(), func(alloc func(int64) *cuda.Buffer) { fillStripSlot(s, r.p, raw, alloc) }); err != nil {
 		return nil, err
 	}
 	return s, nil
 }
 
 func (r *stripRef) freeSlot(s *stripSlot) {
-	if s.wk != nil {
-		_ = s.wk.Copy.Sync()
-	}
-	r.Dev.FreeScratch(s.wk, append(s.all, s.raw)...)
-	s.up.Close()
+	r.Dev.FreeStripScratch(s.wk, s.up, append(s.all, s.raw)...)
 	s.wk, s.all, s.raw = nil, nil, nil
 }
 
@@ -157,26 +148,22 @@ func prepareStrips(ctx context.Context, b *cuda.Backend, ref *zenmetrics.Image, 
 	if err := ref.Validate(); err != nil {
 		return nil, err
 	}
-	budget, err := b.StripBudget()
-	if err != nil {
-		return nil, err
-	}
 	rawOf := func(rows int) int64 { return cropRaw(ref.Width, rows, ref.Stride, ref.Format) }
-	p, err := planStrips(ref.Width, ref.Height, rawOf, budget, opt.StripHeight)
+	p, err := cuda.PlanStrips(b, func(budget int64) (*stripPlan, error) {
+		return planStrips(ref.Width, ref.Height, rawOf, budget, opt.StripHeight)
+	},
+		func(p *stripPlan) int64 { return p.memory(rawOf(p.rows)) })
 	if err != nil {
 		return nil, err
 	}
 	raw := rawOf(p.rows)
-	if err := b.CheckMemory(p.memory(raw)); err != nil {
-		return nil, err
-	}
 	r := &stripRef{distMap: opt.DistMap}
 	r.p = p
 	r.Init(b, maxSlots, cuda.SlotFuncs[*stripSlot]{
 		New:   r.newSlot,
 		Free:  r.freeSlot,
 		Raw:   func(s *stripSlot) **cuda.Buffer { return &s.raw },
-		Check: func(raw int64) error { return r.B.CheckMemory(cuda.AllocSizes(r.p.slotSizes(raw))) },
+		Sizes: func(raw int64) []int64 { return r.p.slotSizes(raw) },
 	})
 	if r.k, err = load(r.Dev); err != nil {
 		return nil, err

@@ -129,7 +129,7 @@ func (r *reference) slotFuncs() cuda.SlotFuncs[*slot] {
 		New:   r.newSlot,
 		Free:  r.freeSlot,
 		Raw:   func(s *slot) **cuda.Buffer { return &s.raw },
-		Check: func(raw int64) error { return r.B.CheckMemory(cuda.AllocSizes(slotSizes(r.gm.w, r.gm.h, raw))) },
+		Sizes: func(raw int64) []int64 { return slotSizes(r.gm.w, r.gm.h, raw) },
 	}
 }
 

@@ -176,19 +176,15 @@ func prepareStrips(ctx context.Context, b *cuda.Backend, ref *zenmetrics.Image, 
 		return nil, err
 	}
 	views, blend, bgs := stripViews(ref)
-	budget, err := b.StripBudget()
-	if err != nil {
-		return nil, err
-	}
 	rawOf := func(rows int) int64 { return cuda.RawBytes(strips.Crop(ref, 0, rows)) }
-	p, err := planStrips(ref.Width, ref.Height, len(bgs), rawOf, budget, opt.StripHeight)
+	p, err := cuda.PlanStrips(b, func(budget int64) (*stripPlan, error) {
+		return planStrips(ref.Width, ref.Height, len(bgs), rawOf, budget, opt.StripHeight)
+	},
+		func(p *stripPlan) int64 { return p.memory(rawOf(p.rows)) })
 	if err != nil {
 		return nil, err
 	}
 	raw := rawOf(p.rows)
-	if err := b.CheckMemory(p.memory(raw)); err != nil {
-		return nil, err
-	}
 	d := b.Device()
 	r := &stripRef{b: b, dev: d}
 	r.p, r.views, r.blend, r.bgs = p, views, blend, bgs

@@ -112,12 +112,7 @@ func (r *stripRef) Strips() (int, bool) { return len(r.p.bands), r.p.keep }
 func (r *stripRef) newSlot(raw int64) (*stripSlot, error) {
 	s := &stripSlot{}
 	var err error
-	s.wk, err = r.Dev.NewScratch(raw, outBytes, func(alloc func(int64) *cuda.Buffer) { fillStripSlot(s, r.p, raw, alloc) })
-	if err != nil {
-		return nil, err
-	}
-	if s.up, err = cuda.NewStripUpload(s.wk); err != nil {
-		r.freeSlot(s)
+	if s.wk, s.up, err = r.Dev.NewStripScratch(raw, outBytes, func(alloc func(int64) *cuda.Buffer) { fillStripSlot(s, r.p, raw, alloc) }); err != nil {
 		return nil, err
 	}
 	return s, nil
@@ -126,17 +121,13 @@ func (r *stripRef) newSlot(raw int64) (*stripSlot, error) {
 // freeSlot gives a slot's buffers, worker and event back, after its copy
 // stream (the event's last upload may still be queued there).
 func (r *stripRef) freeSlot(s *stripSlot) {
-	if s.wk != nil {
-		_ = s.wk.Copy.Sync()
-	}
 	var bufs []*cuda.Buffer
 	for _, b := range append(s.buffers(), s.ref...) {
 		if b != nil {
 			bufs = append(bufs, b)
 		}
 	}
-	r.Dev.FreeScratch(s.wk, bufs...)
-	s.up.Close()
+	r.Dev.FreeStripScratch(s.wk, s.up, bufs...)
 	s.wk, s.ref, s.raw, s.up = nil, nil, nil, nil
 }
 
@@ -155,26 +146,22 @@ func prepareStrips(ctx context.Context, b *cuda.Backend, ref *zenmetrics.Image, 
 	if !supported() {
 		return nil, fmt.Errorf("%w: zensim on CUDA: a channel of the weights needs the MSE-only mode", zenmetrics.ErrUnsupported)
 	}
-	budget, err := b.StripBudget()
-	if err != nil {
-		return nil, err
-	}
 	rawOf := func(rows int) int64 { return cropRaw(ref.Width, rows, ref.Stride, ref.Format) }
-	p, err := planStrips(ref.Width, ref.Height, rawOf, budget, opt.StripHeight)
+	p, err := cuda.PlanStrips(b, func(budget int64) (*stripPlan, error) {
+		return planStrips(ref.Width, ref.Height, rawOf, budget, opt.StripHeight)
+	},
+		func(p *stripPlan) int64 { return p.memory(rawOf(p.rows)) })
 	if err != nil {
 		return nil, err
 	}
 	raw := rawOf(p.rows)
-	if err := b.CheckMemory(p.memory(raw)); err != nil {
-		return nil, err
-	}
 	r := &stripRef{}
 	r.p = p
 	r.Init(b, maxSlots, cuda.SlotFuncs[*stripSlot]{
 		New:   r.newSlot,
 		Free:  r.freeSlot,
 		Raw:   func(s *stripSlot) **cuda.Buffer { return &s.raw },
-		Check: func(raw int64) error { return r.B.CheckMemory(cuda.AllocSizes(r.p.slotSizes(raw))) },
+		Sizes: func(raw int64) []int64 { return r.p.slotSizes(raw) },
 	})
 	if r.k, err = load(r.Dev); err != nil {
 		return nil, err
