@@ -161,25 +161,18 @@ func emulateStrips(t *testing.T, emu *cudaemu.Emulator, ref, dist *zenmetrics.Im
 	raw := max(cuda.RawBytes(strips.Crop(ref, 0, p.rows)), cuda.RawBytes(strips.Crop(dist, 0, p.rows)))
 	sr, s := fakeStrips(fa, p, raw)
 	sr.pnorm = opt.PNorm
-	run := emu.Session(t, fa.Bufs)
-	var rec cudaemu.Recorder
-	done := 0
-	flush := func() { run.Replay(rec.L[done:]); done = len(rec.L) }
-	up := func(dst *cuda.Buffer, src []byte) error {
-		flush()
-		run.Upload(dst, src)
-		return nil
-	}
+	rp := cudatest.NewReplay(t, emu, fa.Bufs)
+	run, rec, flush, up := rp.Run, &rp.Rec, rp.Flush, rp.Upload
 	run.Upload(sr.lut[1], lutTable(1))
 	run.Upload(sr.lut[2], lutTable(2))
 	for i := range sr.kept {
-		if err := sr.queueBandRef(&rec, up, &s.slot, i, ref, sr.kept[i]); err != nil {
+		if err := sr.queueBandRef(rec, up, &s.slot, i, ref, sr.kept[i]); err != nil {
 			t.Fatal(err)
 		}
 	}
 	var maps []int
 	for i := range p.bands {
-		if err := sr.queueBand(&rec, up, s, i, ref, dist); err != nil {
+		if err := sr.queueBand(rec, up, s, i, ref, dist); err != nil {
 			t.Fatal(err)
 		}
 		flush()

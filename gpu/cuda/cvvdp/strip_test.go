@@ -304,26 +304,12 @@ func emulateStrips(t *testing.T, emu *cudaemu.Emulator, sp *stripPlan, ref, dist
 	s := &stripSlot{}
 	fillStripSlot(s, sp, max(cuda.CropRaw(ref, sp.winRows), cuda.CropRaw(dist, sp.winRows)), fa.Alloc)
 	session := func() (*cudaemu.Session, *cudaemu.Recorder, func(), cropUploader, uploader) {
-		run := emu.Session(t, fa.Bufs)
-		rec := &cudaemu.Recorder{}
-		done := 0
-		flush := func() { run.Replay(rec.L[done:]); done = len(rec.L) }
+		rp := cudatest.NewReplay(t, emu, fa.Bufs)
+		rp.Run.Upload(sr.ref.lut, f32Bytes(lutFloats(p)))
+		rp.Run.Upload(sr.ref.kb, f32Bytes(kbFloats(p)))
 		// As an overlapped upload: the bytes first, then the unpacks in
 		// chunks of 3 rows and a bit.
-		crop := func(dst *cuda.Buffer, src []byte, ready func(int64) error) error {
-			flush()
-			run.Upload(dst, src)
-			for _, end := range cudatest.ChunkEnds(int64(len(src)), 3*int64(ref.Stride)+5) {
-				if err := ready(end); err != nil {
-					return err
-				}
-			}
-			return nil
-		}
-		up := func(dst *cuda.Buffer, src []byte) error { flush(); run.Upload(dst, src); return nil }
-		run.Upload(sr.ref.lut, f32Bytes(lutFloats(p)))
-		run.Upload(sr.ref.kb, f32Bytes(kbFloats(p)))
-		return run, rec, flush, crop, up
+		return rp.Run, &rp.Rec, rp.Flush, rp.Chunked(3*int64(ref.Stride) + 5), rp.Upload
 	}
 	run, rec, flush, crop, _ := session()
 	type saved struct{ b, i, at int }

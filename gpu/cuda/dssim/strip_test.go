@@ -221,35 +221,23 @@ func emulateStrips(t *testing.T, emu *cudaemu.Emulator, ref, dist *zenmetrics.Im
 	fa := cudatest.NewFake()
 	raw := max(cropRaw(w, p.rows, ref.Stride, ref.Format), cropRaw(w, p.rows, dist.Stride, dist.Format))
 	sr, s := fakeStrips(fa, p, raw)
-	run := emu.Session(t, fa.Bufs)
-	var rec cudaemu.Recorder
-	done := 0
-	flush := func() { run.Replay(rec.L[done:]); done = len(rec.L) }
+	rp := cudatest.NewReplay(t, emu, fa.Bufs)
 	// As an overlapped upload: the bytes first, then the unpacks in
 	// chunks of 5 rows and a bit.
-	up := func(dst *cuda.Buffer, src []byte, ready func(int64) error) error {
-		flush()
-		run.Upload(dst, src)
-		for _, end := range cudatest.ChunkEnds(int64(len(src)), 5*int64(ref.Stride)+3) {
-			if err := ready(end); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
-	run.Upload(sr.lut, lutBytes())
+	up := rp.Chunked(5*int64(ref.Stride) + 3)
+	rp.Run.Upload(sr.lut, lutBytes())
 	for i := range sr.kept {
-		if err := sr.queueBandRef(&rec, up, &s.slot, i, ref, &sr.kept[i]); err != nil {
+		if err := sr.queueBandRef(&rp.Rec, up, &s.slot, i, ref, &sr.kept[i]); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if err := sr.queueScore(&rec, up, s, ref, dist); err != nil {
+	if err := sr.queueScore(&rp.Rec, up, s, ref, dist); err != nil {
 		t.Fatal(err)
 	}
-	flush()
-	run.Dump(s.res, resBytes)
-	run.Dump(s.maps[0], 4*int64(w*h))
-	out := run.Run()
+	rp.Flush()
+	rp.Run.Dump(s.res, resBytes)
+	rp.Run.Dump(s.maps[0], 4*int64(w*h))
+	out := rp.Run.Run()
 	res := make([]float64, 8*maxScales)
 	for i := range res {
 		res[i] = math.Float64frombits(binary.LittleEndian.Uint64(out[0][8*i:]))

@@ -169,28 +169,16 @@ func emulateStrips(t *testing.T, emu *cudaemu.Emulator, ref, dist *zenmetrics.Im
 	raw := max(cuda.CropRaw(ref, p.rows), cuda.CropRaw(dist, p.rows))
 	sr, s := fakeStrips(fa, p, raw)
 	covBuf := fa.Alloc(p.covBytes())
-	var run *cudaemu.Session
-	var rec cudaemu.Recorder
-	done := 0
-	flush := func() { run.Replay(rec.L[done:]); done = len(rec.L) }
 	// As an overlapped upload: the bytes first, then the unpacks in
 	// chunks of 29 rows and a bit.
-	up := func(dst *cuda.Buffer, src []byte, ready func(int64) error) error {
-		flush()
-		run.Upload(dst, src)
-		for _, end := range cudatest.ChunkEnds(int64(len(src)), 29*int64(ref.Stride)+5) {
-			if err := ready(end); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
+	chunk := 29*int64(ref.Stride) + 5
 	// Phase 1: every crop's reference and the covariance table.
-	run = emu.Session(t, fa.Bufs)
-	if err := sr.queuePrepare(&rec, up, s, ref, covBuf); err != nil {
+	rp := cudatest.NewReplay(t, emu, fa.Bufs)
+	if err := sr.queuePrepare(&rp.Rec, rp.Chunked(chunk), s, ref, covBuf); err != nil {
 		t.Fatal(err)
 	}
-	flush()
+	rp.Flush()
+	run := rp.Run
 	run.Dump(covBuf, p.covBytes())
 	var kept []*cuda.Buffer
 	for _, rp := range sr.kept {
@@ -208,20 +196,20 @@ func emulateStrips(t *testing.T, emu *cudaemu.Emulator, ref, dist *zenmetrics.Im
 	}
 	sr.setModel(&mp)
 	// Phase 2: the model, the kept crops' vᵀC⁻¹v, then the score.
-	run = emu.Session(t, fa.Bufs)
-	rec, done = cudaemu.Recorder{}, 0
+	rp = cudatest.NewReplay(t, emu, fa.Bufs)
+	run = rp.Run
 	for i, b := range kept {
 		run.Upload(b, out[1+i])
 	}
 	var buf []byte
 	run.Upload(sr.model, f64Bytes(&buf, m))
-	if err := sr.queueKeptMahal(&rec); err != nil {
+	if err := sr.queueKeptMahal(&rp.Rec); err != nil {
 		t.Fatal(err)
 	}
-	if err := sr.queueScore(&rec, up, s, ref, dist); err != nil {
+	if err := sr.queueScore(&rp.Rec, rp.Chunked(chunk), s, ref, dist); err != nil {
 		t.Fatal(err)
 	}
-	flush()
+	rp.Flush()
 	run.Dump(s.sums, sumsBytes(p.gm))
 	out = run.Run()
 	return pool(p.gm, f64s(out[0]))

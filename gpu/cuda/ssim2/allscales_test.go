@@ -9,6 +9,7 @@ import (
 	cpussim2 "github.com/zenmetrics-go/zenmetrics/cpu/ssim2"
 	"github.com/zenmetrics-go/zenmetrics/gpu/cuda"
 	"github.com/zenmetrics-go/zenmetrics/gpu/cuda/internal/cudaemu"
+	"github.com/zenmetrics-go/zenmetrics/gpu/cuda/internal/cudatest"
 	"github.com/zenmetrics-go/zenmetrics/internal/metrictest"
 )
 
@@ -24,15 +25,15 @@ func emulateAll(t *testing.T, emu *cudaemu.Emulator, ref, dist *zenmetrics.Image
 	py := newPyramid(p, fa.Alloc)
 	s := &slot{}
 	fillSlot(s, p, max(cuda.RawBytes(ref), cuda.RawBytes(dist)), fa.Alloc)
-	r := &replay{run: emu.Session(t, fa.Bufs)}
+	r := cudatest.NewReplay(t, emu, fa.Bufs)
 	k := newKernels()
-	if err := r.upload(s.raw, ref.Pix[:cuda.RawBytes(ref)]); err != nil {
+	if err := r.Upload(s.raw, ref.Pix[:cuda.RawBytes(ref)]); err != nil {
 		t.Fatal(err)
 	}
-	if err := queueRefPyramid(&r.rec, k, p, s, side(ref, false, 0), py); err != nil {
+	if err := queueRefPyramid(&r.Rec, k, p, s, side(ref, false, 0), py); err != nil {
 		t.Fatal(err)
 	}
-	if err := r.upload(s.raw, dist.Pix[:cuda.RawBytes(dist)]); err != nil {
+	if err := r.Upload(s.raw, dist.Pix[:cuda.RawBytes(dist)]); err != nil {
 		t.Fatal(err)
 	}
 	sd := side(dist, false, 0.5)
@@ -42,24 +43,24 @@ func emulateAll(t *testing.T, emu *cudaemu.Emulator, ref, dist *zenmetrics.Image
 		// any), then the rest of scale 0's decode.
 		half := p[0].h / 2 / 32 * 32
 		if half > 0 {
-			if err := firstBand(&r.rec, k, p, s, sd, s.img2, 0, half/2); err != nil {
+			if err := firstBand(&r.Rec, k, p, s, sd, s.img2, 0, half/2); err != nil {
 				t.Fatal(err)
 			}
-			if err := r.rec.Launch(&k.hDist, tiles(half), tb, py[0].img, s.img2, s.hb, p[0].w, p[0].h, 0, half); err != nil {
+			if err := r.Rec.Launch(&k.hDist, tiles(half), tb, py[0].img, s.img2, s.hb, p[0].w, p[0].h, 0, half); err != nil {
 				t.Fatal(err)
 			}
 		}
-		if err := firstBand(&r.rec, k, p, s, sd, s.img2, half/2, p[1].h); err != nil {
+		if err := firstBand(&r.Rec, k, p, s, sd, s.img2, half/2, p[1].h); err != nil {
 			t.Fatal(err)
 		}
 		y0 = half
 	}
-	if err := queueView(&r.rec, k, p, s, sd, py, 0, banded, y0); err != nil {
+	if err := queueView(&r.Rec, k, p, s, sd, py, 0, banded, y0); err != nil {
 		t.Fatal(err)
 	}
-	r.flush()
-	r.run.Dump(s.tot, numScales*3*numTerms*8)
-	out := r.run.Run()
+	r.Flush()
+	r.Run.Dump(s.tot, numScales*3*numTerms*8)
+	out := r.Run.Run()
 	return (&stripRun{p: &stripPlan{w: p[0].w, full: p}}).score(out[0], 1)
 }
 

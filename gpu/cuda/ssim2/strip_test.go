@@ -167,22 +167,6 @@ func queueWhole(q launch.Launcher, k *kernels, sc []scale, s *stripSlot, py pyra
 	return queueReduce(q, k, p, s, 0)
 }
 
-// replay runs recorded work in the emulator: up uploads (after replaying
-// what was recorded before), then the rest, and returns s.tot.
-type replay struct {
-	run  *cudaemu.Session
-	rec  cudaemu.Recorder
-	done int
-}
-
-func (r *replay) flush() { r.run.Replay(r.rec.L[r.done:]); r.done = len(r.rec.L) }
-
-func (r *replay) upload(dst *cuda.Buffer, src []byte) error {
-	r.flush()
-	r.run.Upload(dst, src)
-	return nil
-}
-
 // emulateWhole is the whole image's score through the emulator.
 func emulateWhole(t *testing.T, emu *cudaemu.Emulator, ref, dist *zenmetrics.Image) float64 {
 	t.Helper()
@@ -192,13 +176,13 @@ func emulateWhole(t *testing.T, emu *cudaemu.Emulator, ref, dist *zenmetrics.Ima
 	py := newPyramid(sc, fa.Alloc)
 	s := &stripSlot{}
 	fillStripSlot(s, p, max(cuda.RawBytes(ref), cuda.RawBytes(dist)), fa.Alloc)
-	r := &replay{run: emu.Session(t, fa.Bufs)}
-	if err := queueWhole(&r.rec, newKernels(), sc, s, py, ref, dist, r.upload); err != nil {
+	r := cudatest.NewReplay(t, emu, fa.Bufs)
+	if err := queueWhole(&r.Rec, newKernels(), sc, s, py, ref, dist, r.Upload); err != nil {
 		t.Fatal(err)
 	}
-	r.flush()
-	r.run.Dump(s.tot, numScales*3*numTerms*8)
-	out := r.run.Run()
+	r.Flush()
+	r.Run.Dump(s.tot, numScales*3*numTerms*8)
+	out := r.Run.Run()
 	return (&stripRun{p: p}).score(out[0], 1)
 }
 
@@ -219,21 +203,21 @@ func emulateStrips(t *testing.T, emu *cudaemu.Emulator, ref, dist *zenmetrics.Im
 	}
 	s := &stripSlot{}
 	fillStripSlot(s, p, max(cuda.RawBytes(strips.Crop(ref, 0, p.rows)), cuda.RawBytes(strips.Crop(dist, 0, p.rows))), fa.Alloc)
-	r := &replay{run: emu.Session(t, fa.Bufs)}
+	r := cudatest.NewReplay(t, emu, fa.Bufs)
 	if p.keep {
 		for pi := range bgs {
-			if err := sr.queuePyramid(&r.rec, r.upload, s, ref, pi, func(i int) pyramid { return sr.kept[i][pi] }); err != nil {
+			if err := sr.queuePyramid(&r.Rec, r.Upload, s, ref, pi, func(i int) pyramid { return sr.kept[i][pi] }); err != nil {
 				t.Fatal(err)
 			}
 		}
 	}
-	runs, err := sr.queueScore(&r.rec, r.upload, s, ref, dist)
+	runs, err := sr.queueScore(&r.Rec, r.Upload, s, ref, dist)
 	if err != nil {
 		t.Fatal(err)
 	}
-	r.flush()
-	r.run.Dump(s.tot, int64(runs)*numScales*3*numTerms*8)
-	out := r.run.Run()
+	r.Flush()
+	r.Run.Dump(s.tot, int64(runs)*numScales*3*numTerms*8)
+	out := r.Run.Run()
 	return sr.score(out[0], runs)
 }
 

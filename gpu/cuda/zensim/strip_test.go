@@ -245,38 +245,25 @@ func emulateStrips(t *testing.T, emu *cudaemu.Emulator, ref, dist *zenmetrics.Im
 	fa := cudatest.NewFake()
 	raw := max(cropRaw(w, p.rows, ref.Stride, ref.Format), cropRaw(w, p.rows, dist.Stride, dist.Format))
 	sr, s := fakeStrips(fa, p, raw)
-	run := emu.Session(t, fa.Bufs)
-	var rec cudaemu.Recorder
-	done := 0
-	flush := func() { run.Replay(rec.L[done:]); done = len(rec.L) }
+	rp := cudatest.NewReplay(t, emu, fa.Bufs)
 	// As an overlapped strip upload: after the launches queued so far
 	// (StripUpload waits for them), the bytes, then the conversions in
 	// chunks of 5 rows and a bit.
-	up := func(dst *cuda.Buffer, src []byte, ready func(int64) error) error {
-		flush()
-		run.Upload(dst, src)
-		for _, end := range cudatest.ChunkEnds(int64(len(src)), 5*int64(ref.Stride)+3) {
-			if err := ready(end); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
-	run.Upload(sr.tab, tabBytes())
+	up := rp.Chunked(5*int64(ref.Stride) + 3)
+	rp.Run.Upload(sr.tab, tabBytes())
 	for i := range sr.kept {
-		if err := sr.queueBandRef(&rec, up, &s.slot, i, ref, sr.kept[i]); err != nil {
+		if err := sr.queueBandRef(&rp.Rec, up, &s.slot, i, ref, sr.kept[i]); err != nil {
 			t.Fatal(err)
 		}
 	}
-	flush()
-	run.Upload(s.flag, make([]byte, 4)) // Stream.Zero
-	if err := sr.queueScore(&rec, up, s, ref, dist); err != nil {
+	_ = rp.Upload(s.flag, make([]byte, 4)) // Stream.Zero
+	if err := sr.queueScore(&rp.Rec, up, s, ref, dist); err != nil {
 		t.Fatal(err)
 	}
-	flush()
-	run.Dump(s.res, resBytes)
-	run.Dump(s.flag, 4)
-	out := run.Run()
+	rp.Flush()
+	rp.Run.Dump(s.res, resBytes)
+	rp.Run.Dump(s.flag, 4)
+	out := rp.Run.Run()
 	return pool(w, h, len(p.img), append(out[0], out[1]...))
 }
 
