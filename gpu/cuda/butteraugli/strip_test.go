@@ -40,18 +40,11 @@ func TestStripBudget(t *testing.T) {
 	w, h := 1200, 2500
 	rawOf := func(rows int) int64 { return 8 * int64(w) * int64(rows) }
 	full := estimate(w, h, 2, rawOf(h))
-	last := 0
-	for _, frac := range []float64{1.1, 0.8, 0.5, 0.3, 0.15, 0.08} {
-		budget := int64(frac * float64(full))
+	cudatest.StripBudgets(t, full, []float64{1.1, 0.8, 0.5, 0.3, 0.15, 0.08}, func(budget int64) (cudatest.BudgetPlan, error) {
 		p, err := planStrips(w, h, 2, rawOf, budget, 0)
 		if err != nil {
-			t.Fatalf("budget %.2f: %v", frac, err)
+			return cudatest.BudgetPlan{}, err
 		}
-		mem := p.memory(rawOf(p.rows))
-		if mem > budget || len(p.bands) < last {
-			t.Errorf("budget %.2f of %d: %d bands (keep %v) use %d", frac, full, len(p.bands), p.keep, mem)
-		}
-		last = len(p.bands)
 		fa := cudatest.NewFake()
 		fa.Alloc(4 * 256)
 		fa.Alloc(4 * 65536)
@@ -61,21 +54,12 @@ func TestStripBudget(t *testing.T) {
 			}
 		}
 		fillStripSlot(&stripSlot{}, p, rawOf(p.rows), fa.Alloc)
-		var held int64
-		for _, b := range fa.Bufs {
-			held += b.Size
-		}
-		if held != mem {
-			t.Errorf("budget %.2f: buffers hold %d, the model says %d", frac, held, mem)
-		}
-		t.Logf("budget %.2f of the whole image's %d MiB: %d bands of %d crop rows, keep %v, %d MiB", frac, full>>20, len(p.bands), p.rows, p.keep, mem>>20)
-	}
+		return cudatest.BudgetPlan{Bands: len(p.bands), Rows: p.rows, Keep: p.keep, Memory: p.memory(rawOf(p.rows)), Held: cudatest.Held(fa)}, nil
+	})
 	if _, err := planStrips(w, h, 2, rawOf, 1<<20, 0); !errors.Is(err, zenmetrics.ErrOutOfMemory) {
 		t.Errorf("a 1 MiB budget: %v, want ErrOutOfMemory", err)
 	}
-	if b, ok := estimateStrips(w, h, full/5); !ok || b > full/5 {
-		t.Errorf("estimateStrips within a fifth: %d %v", b, ok)
-	}
+	cudatest.StripEstimates(t, func(budget int64) (int64, bool) { return estimateStrips(w, h, budget) }, full/5)
 }
 
 // A strip score's launches: each band's reduction covers exactly its
@@ -253,45 +237,33 @@ func TestEmulatedStrips(t *testing.T) {
 func TestStripsGPU(t *testing.T) {
 	b := backend(t)
 	ctx := context.Background()
-	defer func() { forceKeep = nil }()
+	defer setKeep(nil)
 	sizes := []struct{ w, h, band int }{{40, 300, 32}, {131, 411, 84}, {1000, 777, 84}, {1920, 1080, 256}, {517, 2049, 1000}}
 	for i, c := range sizes {
 		f := []zenmetrics.PixelFormat{zenmetrics.RGB8, zenmetrics.RGBA8, zenmetrics.GrayA16, zenmetrics.RGB16}[i%4]
 		ref, dist := metrictest.Synthetic(c.w, c.h, int64(80+i), f)
 		opt := zenmetrics.Options{DistMap: true, PNorm: 2}
 		want := scoreGPU(t, b, ref, dist, opt)
-		for _, keep := range []bool{true, false} {
-			forceKeep = &keep
-			so := opt
-			so.Mode, so.StripHeight = zenmetrics.ModeStrip, c.band
-			r, err := b.Prepare(ctx, zenmetrics.Butteraugli, ref, so)
-			if err != nil {
-				t.Fatalf("%+v: strip prepare: %v", c, err)
-			}
-			n, kept, ok := cuda.StripsOf(r)
-			got, err := r.Score(ctx, dist)
-			r.Release()
-			if err != nil {
-				t.Fatalf("%+v: strip score: %v", c, err)
-			}
-			differ := 0
-			for j, v := range got.DistMap.Pix {
-				if math.Float32bits(v) != math.Float32bits(want.DistMap.Pix[j]) {
-					differ++
-				}
-			}
+		var got zenmetrics.Score
+		score := func(r zenmetrics.Reference) (err error) { got, err = r.Score(ctx, dist); return err }
+		cudatest.EachKeep(t, b, zenmetrics.Butteraugli, ref, opt, c.band, fmt.Sprintf("%+v", c), setKeep, score, func(run cudatest.StripRun) {
+			differ := cudatest.MapsDiffer(got, want)
 			e3, ep := relDiff(got.Extras["pnorm3"], want.Extras["pnorm3"]), relDiff(got.Extras["pnorm"], want.Extras["pnorm"])
 			t.Logf("%dx%d %v band %d: %d strips (kept %v): max %.17g (whole %.17g), norms rel %.2g %.2g, %d map values differ",
-				c.w, c.h, f, c.band, n, kept, got.Value, want.Value, e3, ep, differ)
-			if !ok || kept != keep || got.Value != want.Value || differ > 0 || e3 > tolStripNorm || ep > tolStripNorm {
-				t.Errorf("%+v keep %v: strips differ from the whole image", c, keep)
+				c.w, c.h, f, c.band, run.N, run.Kept, got.Value, want.Value, e3, ep, differ)
+			if !run.Good() || got.Value != want.Value || differ > 0 || e3 > tolStripNorm || ep > tolStripNorm {
+				t.Errorf("%+v keep %v: strips differ from the whole image", c, run.Keep)
 			}
-		}
+		})
 	}
 	// Four callers at once on one strip reference, kept and recomputed.
-	cudatest.StripsKeptAndRecomputed(t, b, zenmetrics.Butteraugli, func(k *bool) { forceKeep = k })
+	cudatest.StripsKeptAndRecomputed(t, b, zenmetrics.Butteraugli, setKeep)
 }
 
 // BenchmarkStrips is cudatest.Bench.Strips: cached strip scores at 16 and
 // 64 MP with the free memory capped at a quarter of the whole image's.
 func BenchmarkStrips(b *testing.B) { bench.Strips(b) }
+
+// setKeep sets forceKeep (nil: the plan chooses), as cudatest.EachKeep and
+// StripsKeptAndRecomputed ask.
+func setKeep(k *bool) { forceKeep = k }

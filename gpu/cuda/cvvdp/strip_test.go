@@ -132,11 +132,7 @@ func TestStripBudget(t *testing.T) {
 			fakeStripRef(fa, sp)
 			s := &stripSlot{}
 			fillStripSlot(s, sp, raw, fa.Alloc)
-			var held int64
-			for _, b := range fa.Bufs {
-				held += b.Size
-			}
-			if held != mem || len(s.buffers()) != len(sp.slotSizes(raw)) {
+			if held := cudatest.Held(fa); held != mem || len(s.buffers()) != len(sp.slotSizes(raw)) {
 				t.Errorf("budget %.2f: buffers hold %d, the model says %d", frac, held, mem)
 			}
 			t.Logf("budget %.2f of the whole image's %d MiB (map %v): %d-row windows, %d of band 0, keep %v, %d MiB",
@@ -146,12 +142,7 @@ func TestStripBudget(t *testing.T) {
 	if _, err := planStrips(p, rawOf, false, 1<<20, 0); !errors.Is(err, zenmetrics.ErrOutOfMemory) {
 		t.Errorf("a 1 MiB budget: %v, want ErrOutOfMemory", err)
 	}
-	if b, ok := estimateStrips(p, full/4); !ok || b > full/4 {
-		t.Errorf("estimateStrips within a quarter: %d %v", b, ok)
-	}
-	if _, ok := estimateStrips(p, 1<<20); ok {
-		t.Error("estimateStrips within 1 MiB accepted")
-	}
+	cudatest.StripEstimates(t, func(budget int64) (int64, bool) { return estimateStrips(p, budget) }, full/4)
 	big, err := cpucv.NewPlan(26755, 26755, "")
 	if err != nil {
 		t.Fatal(err)
@@ -426,7 +417,7 @@ func TestEmulatedStrips(t *testing.T) {
 func TestStripsGPU(t *testing.T) {
 	b := backend(t)
 	ctx := context.Background()
-	defer func() { forceKeep = nil }()
+	defer setKeep(nil)
 	sizes := []struct {
 		w, h, band int
 		display    string
@@ -437,35 +428,21 @@ func TestStripsGPU(t *testing.T) {
 	for i, c := range sizes {
 		f := []zenmetrics.PixelFormat{zenmetrics.RGB8, zenmetrics.RGBA8, zenmetrics.GrayA16, zenmetrics.RGB16}[i%4]
 		ref, dist := metrictest.Synthetic(c.w, c.h, int64(90+i), f)
-		want := scoreGPU(t, b, ref, dist, zenmetrics.Options{DistMap: true, Display: c.display})
-		for _, keep := range []bool{true, false} {
-			forceKeep = &keep
-			opt := zenmetrics.Options{DistMap: true, Display: c.display, Mode: zenmetrics.ModeStrip, StripHeight: c.band}
-			r, err := b.Prepare(ctx, zenmetrics.CVVDP, ref, opt)
-			if err != nil {
-				t.Fatalf("%+v: strip prepare: %v", c, err)
-			}
-			n, kept, ok := cuda.StripsOf(r)
-			got, err := r.Score(ctx, dist)
-			r.Release()
-			if err != nil {
-				t.Fatalf("%+v: strip score: %v", c, err)
-			}
-			differ := 0
-			for j, v := range got.DistMap.Pix {
-				if math.Float32bits(v) != math.Float32bits(want.DistMap.Pix[j]) {
-					differ++
-				}
-			}
+		opt := zenmetrics.Options{DistMap: true, Display: c.display}
+		want := scoreGPU(t, b, ref, dist, opt)
+		var got zenmetrics.Score
+		score := func(r zenmetrics.Reference) (err error) { got, err = r.Score(ctx, dist); return err }
+		cudatest.EachKeep(t, b, zenmetrics.CVVDP, ref, opt, c.band, fmt.Sprintf("%+v", c), setKeep, score, func(run cudatest.StripRun) {
+			differ := cudatest.MapsDiffer(got, want)
 			t.Logf("%dx%d %v band %d: %d strips (kept %v, %v): JOD %.17g, whole %.17g, %d map values differ",
-				c.w, c.h, f, c.band, n, kept, ok, got.Value, want.Value, differ)
-			if !ok || kept != keep || got.Value != want.Value || differ > 0 {
-				t.Errorf("%+v keep %v: strips differ from the whole image", c, keep)
+				c.w, c.h, f, c.band, run.N, run.Kept, run.OK, got.Value, want.Value, differ)
+			if !run.Good() || got.Value != want.Value || differ > 0 {
+				t.Errorf("%+v keep %v: strips differ from the whole image", c, run.Keep)
 			}
-		}
+		})
 	}
 	// Four callers at once on one strip reference, kept and on the host.
-	cudatest.StripsKeptAndRecomputed(t, b, zenmetrics.CVVDP, func(k *bool) { forceKeep = k })
+	cudatest.StripsKeptAndRecomputed(t, b, zenmetrics.CVVDP, setKeep)
 }
 
 // TestStripsPlannedGPU lets Prepare plan the strips under a free-memory
@@ -505,3 +482,7 @@ func TestStripsPlannedGPU(t *testing.T) {
 		t.Error("Estimate accepts strips within 1 MiB")
 	}
 }
+
+// setKeep sets forceKeep (nil: the plan chooses), as cudatest.EachKeep and
+// StripsKeptAndRecomputed ask.
+func setKeep(k *bool) { forceKeep = k }

@@ -77,41 +77,22 @@ func TestStripBudget(t *testing.T) {
 	if err != nil || len(p.bands) != 1 || !p.keep {
 		t.Fatalf("the one-band memory: %v, %+v", err, p)
 	}
-	last := 1
-	for _, frac := range []float64{0.9, 0.6, 0.4, 0.25, 0.15} {
-		budget := int64(frac * float64(full))
+	cudatest.StripBudgets(t, full, []float64{0.9, 0.6, 0.4, 0.25, 0.15}, func(budget int64) (cudatest.BudgetPlan, error) {
 		p, err := planStrips(w, h, rawOf, budget, 0)
 		if err != nil {
-			t.Fatalf("budget %.2f: %v", frac, err)
+			return cudatest.BudgetPlan{}, err
 		}
-		mem := p.memory(rawOf(p.rows))
-		if mem > budget || len(p.bands) < last {
-			t.Errorf("budget %.2f of %d: %d bands (keep %v) use %d", frac, full, len(p.bands), p.keep, mem)
-		}
-		last = len(p.bands)
 		fa := cudatest.NewFake()
 		for _, n := range p.refSizes() {
 			fa.Alloc(n)
 		}
 		fillStripSlot(&stripSlot{}, p, rawOf(p.rows), fa.Alloc)
-		var held int64
-		for _, b := range fa.Bufs {
-			held += b.Size
-		}
-		if held != mem {
-			t.Errorf("budget %.2f: buffers hold %d, the model says %d", frac, held, mem)
-		}
-		t.Logf("budget %.2f of the whole image's %d MiB: %d bands of %d crop rows, keep %v, %d MiB", frac, full>>20, len(p.bands), p.rows, p.keep, mem>>20)
-	}
+		return cudatest.BudgetPlan{Bands: len(p.bands), Rows: p.rows, Keep: p.keep, Memory: p.memory(rawOf(p.rows)), Held: cudatest.Held(fa)}, nil
+	})
 	if _, err := planStrips(w, h, rawOf, 1<<20, 0); !errors.Is(err, zenmetrics.ErrOutOfMemory) {
 		t.Errorf("a 1 MiB budget: %v, want ErrOutOfMemory", err)
 	}
-	if b, ok := estimateStrips(w, h, full/4); !ok || b > full/4 {
-		t.Errorf("estimateStrips within a quarter: %d %v", b, ok)
-	}
-	if _, ok := estimateStrips(w, h, 1<<20); ok {
-		t.Error("estimateStrips within 1 MiB accepted")
-	}
+	cudatest.StripEstimates(t, func(budget int64) (int64, bool) { return estimateStrips(w, h, budget) }, full/4)
 }
 
 // The strip score's launches: every ssim launch writes its owned rows
@@ -309,41 +290,30 @@ func TestEmulatedStrips(t *testing.T) {
 func TestStripsGPU(t *testing.T) {
 	b := backend(t)
 	ctx := context.Background()
-	defer func() { forceKeep = nil }()
+	defer setKeep(nil)
 	sizes := []struct{ w, h, band int }{{40, 200, 16}, {37, 141, 64}, {131, 300, 64}, {1000, 777, 128}, {1920, 1080, 256}, {517, 2049, 1000}}
 	for i, c := range sizes {
 		f := []zenmetrics.PixelFormat{zenmetrics.RGB8, zenmetrics.RGBA8, zenmetrics.GrayA16, zenmetrics.RGB16}[i%4]
 		ref, dist := metrictest.Synthetic(c.w, c.h, int64(90+i), f)
 		want := scoreGPU(t, b, ref, dist, zenmetrics.Options{DistMap: true})
-		for _, keep := range []bool{true, false} {
-			forceKeep = &keep
-			opt := zenmetrics.Options{DistMap: true, Mode: zenmetrics.ModeStrip, StripHeight: c.band}
-			r, err := b.Prepare(ctx, zenmetrics.DSSIM, ref, opt)
-			if err != nil {
-				t.Fatalf("%+v: strip prepare: %v", c, err)
+		var got zenmetrics.Score
+		score := func(r zenmetrics.Reference) (err error) { got, err = r.Score(ctx, dist); return err }
+		cudatest.EachKeep(t, b, zenmetrics.DSSIM, ref, zenmetrics.Options{DistMap: true}, c.band, fmt.Sprintf("%+v", c), setKeep, score, func(run cudatest.StripRun) {
+			differ := cudatest.MapsDiffer(got, want)
+			t.Logf("%dx%d %v band %d: %d strips (kept %v, %v): dssim %.17g, whole %.17g, %d map values differ", c.w, c.h, f, c.band, run.N, run.Kept, run.OK, got.Value, want.Value, differ)
+			if !run.Good() || got.Value != want.Value || differ > 0 {
+				t.Errorf("%+v keep %v: strips differ from the whole image", c, run.Keep)
 			}
-			n, kept, ok := cuda.StripsOf(r)
-			got, err := r.Score(ctx, dist)
-			r.Release()
-			if err != nil {
-				t.Fatalf("%+v: strip score: %v", c, err)
-			}
-			differ := 0
-			for j, v := range got.DistMap.Pix {
-				if math.Float32bits(v) != math.Float32bits(want.DistMap.Pix[j]) {
-					differ++
-				}
-			}
-			t.Logf("%dx%d %v band %d: %d strips (kept %v, %v): dssim %.17g, whole %.17g, %d map values differ", c.w, c.h, f, c.band, n, kept, ok, got.Value, want.Value, differ)
-			if !ok || kept != keep || got.Value != want.Value || differ > 0 {
-				t.Errorf("%+v keep %v: strips differ from the whole image", c, keep)
-			}
-		}
+		})
 	}
 	// Four callers at once on one strip reference, kept and recomputed.
-	cudatest.StripsKeptAndRecomputed(t, b, zenmetrics.DSSIM, func(k *bool) { forceKeep = k })
+	cudatest.StripsKeptAndRecomputed(t, b, zenmetrics.DSSIM, setKeep)
 }
 
 // BenchmarkStrips is cudatest.Bench.Strips: cached strip scores at 16 and
 // 64 MP with the free memory capped at a quarter of the whole image's.
 func BenchmarkStrips(b *testing.B) { bench.Strips(b) }
+
+// setKeep sets forceKeep (nil: the plan chooses), as cudatest.EachKeep and
+// StripsKeptAndRecomputed ask.
+func setKeep(k *bool) { forceKeep = k }

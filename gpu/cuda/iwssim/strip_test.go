@@ -165,38 +165,25 @@ func TestStripBudget(t *testing.T) {
 	if err != nil || len(p.bands) != 1 || !p.keep {
 		t.Fatalf("the one-band memory: %v, %+v", err, p)
 	}
-	last := 1
-	for _, frac := range []float64{0.9, 0.6, 0.4, 0.25, 0.15} {
-		budget := int64(frac * float64(full))
+	cudatest.StripBudgets(t, full, []float64{0.9, 0.6, 0.4, 0.25, 0.15}, func(budget int64) (cudatest.BudgetPlan, error) {
 		p, err := planStrips(w, h, rawOf, budget, 0)
 		if err != nil {
-			t.Fatalf("budget %.2f: %v", frac, err)
+			return cudatest.BudgetPlan{}, err
 		}
-		mem := p.memory(rawOf(p.rows))
-		if mem > budget || len(p.bands) < last {
-			t.Errorf("budget %.2f of %d: %d bands (keep %v) use %d", frac, full, len(p.bands), p.keep, mem)
-		}
-		last = len(p.bands)
 		fa := cudatest.NewFake()
 		sr, _ := fakeStrips(fa, p, rawOf(p.rows))
-		var held int64
-		for _, b := range fa.Bufs {
-			held += b.Size
+		if len(fa.Bufs) != len(p.refSizes())+len(p.slotSizes(1)) || sr.model == nil {
+			t.Errorf("budget %d: %d buffers, the model %d (model buffer %v)", budget, len(fa.Bufs), len(p.refSizes())+len(p.slotSizes(1)), sr.model)
 		}
-		if held+cuda.AllocSize(p.covBytes()) != mem || len(fa.Bufs) != len(p.refSizes())+len(p.slotSizes(1)) || sr.model == nil {
-			t.Errorf("budget %.2f: %d buffers hold %d, the model says %d", frac, len(fa.Bufs), held, mem)
-		}
-		t.Logf("budget %.2f of the whole image's %d MiB: %d bands of %d crop rows, keep %v, %d MiB", frac, full>>20, len(p.bands), p.rows, p.keep, mem>>20)
-	}
+		// The preparation's covariance table is in the model, not a buffer
+		// of the reference or the slot.
+		held := cudatest.Held(fa) + cuda.AllocSize(p.covBytes())
+		return cudatest.BudgetPlan{Bands: len(p.bands), Rows: p.rows, Keep: p.keep, Memory: p.memory(rawOf(p.rows)), Held: held}, nil
+	})
 	if _, err := planStrips(w, h, rawOf, 1<<20, 0); !errors.Is(err, zenmetrics.ErrOutOfMemory) {
 		t.Errorf("a 1 MiB budget: %v, want ErrOutOfMemory", err)
 	}
-	if b, ok := estimateStrips(w, h, full/4); !ok || b > full/4 {
-		t.Errorf("estimateStrips within a quarter: %d %v", b, ok)
-	}
-	if _, ok := estimateStrips(w, h, 1<<20); ok {
-		t.Error("estimateStrips within 1 MiB accepted")
-	}
+	cudatest.StripEstimates(t, func(budget int64) (int64, bool) { return estimateStrips(w, h, budget) }, full/4)
 	// Beyond the kernels' indexing (the image's tables, or no crop fits
 	// the int planes): refused whatever the budget.
 	if _, err := planStrips(200, 40_000_000, func(int) int64 { return 0 }, -1, 1000); !errors.Is(err, zenmetrics.ErrOutOfMemory) {
@@ -221,3 +208,7 @@ func fakeStrips(fa *cudaemu.FakeAlloc, p *stripPlan, raw int64) (*stripRun, *str
 	fillStripSlot(s, p, raw, fa.Alloc)
 	return sr, s
 }
+
+// setKeep sets forceKeep (nil: the plan chooses), as cudatest.EachKeep and
+// StripsKeptAndRecomputed ask.
+func setKeep(k *bool) { forceKeep = k }

@@ -285,31 +285,22 @@ func TestEmulatedStrips(t *testing.T) {
 func TestStripsGPU(t *testing.T) {
 	b := backend(t)
 	ctx := context.Background()
-	defer func() { forceKeep = nil }()
+	defer setKeep(nil)
 	sizes := []struct{ w, h, band int }{{161, 300, 16}, {200, 411, 96}, {170, 333, 112}, {163, 1001, 64}, {1000, 777, 128}, {1920, 1080, 256}, {517, 2049, 1000}}
 	for i, c := range sizes {
 		f := []zenmetrics.PixelFormat{zenmetrics.RGB8, zenmetrics.RGBA8, zenmetrics.GrayA16, zenmetrics.RGB16}[i%4]
 		ref, dist := metrictest.Synthetic(c.w, c.h, int64(90+i), f)
 		want := scoreGPU(t, b, ref, dist)
-		for _, keep := range []bool{true, false} {
-			forceKeep = &keep
-			r, err := b.Prepare(ctx, zenmetrics.IWSSIM, ref, zenmetrics.Options{Mode: zenmetrics.ModeStrip, StripHeight: c.band})
-			if err != nil {
-				t.Fatalf("%+v: strip prepare: %v", c, err)
+		var got zenmetrics.Score
+		score := func(r zenmetrics.Reference) (err error) { got, err = r.Score(ctx, dist); return err }
+		cudatest.EachKeep(t, b, zenmetrics.IWSSIM, ref, zenmetrics.Options{}, c.band, fmt.Sprintf("%+v", c), setKeep, score, func(run cudatest.StripRun) {
+			t.Logf("%dx%d %v band %d: %d strips (kept %v, %v): iwssim %.17g, whole %.17g", c.w, c.h, f, c.band, run.N, run.Kept, run.OK, got.Value, want)
+			if !run.Good() || run.N < 2 || math.Float64bits(got.Value) != math.Float64bits(want) {
+				t.Errorf("%+v keep %v: strips differ from the whole image", c, run.Keep)
 			}
-			n, kept, ok := cuda.StripsOf(r)
-			got, err := r.Score(ctx, dist)
-			r.Release()
-			if err != nil {
-				t.Fatalf("%+v: strip score: %v", c, err)
-			}
-			t.Logf("%dx%d %v band %d: %d strips (kept %v, %v): iwssim %.17g, whole %.17g", c.w, c.h, f, c.band, n, kept, ok, got.Value, want)
-			if !ok || kept != keep || n < 2 || math.Float64bits(got.Value) != math.Float64bits(want) {
-				t.Errorf("%+v keep %v: strips differ from the whole image", c, keep)
-			}
-		}
+		})
 	}
-	cudatest.StripsKeptAndRecomputed(t, b, zenmetrics.IWSSIM, func(k *bool) { forceKeep = k })
+	cudatest.StripsKeptAndRecomputed(t, b, zenmetrics.IWSSIM, setKeep)
 }
 
 // BenchmarkStrips is cudatest.Bench.Strips: cached strip scores at 16 and

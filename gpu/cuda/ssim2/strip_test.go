@@ -83,19 +83,12 @@ func TestStripBudget(t *testing.T) {
 	w, h := 2000, 3000
 	rawOf := func(rows int) int64 { return 8 * int64(w) * int64(rows) }
 	one := newStripPlan(w, h, 2, []strips.Strip{{Y0: 0, Y1: h, C0: 0, C1: h}}, true).memory(rawOf(h))
-	last := 0
-	for _, frac := range []float64{1, 0.7, 0.4, 0.25} {
-		budget := int64(frac * float64(one))
+	cudatest.StripBudgets(t, one, []float64{1, 0.7, 0.4, 0.25}, func(budget int64) (cudatest.BudgetPlan, error) {
 		p, err := planStrips(w, h, 2, rawOf, budget, 0)
 		if err != nil {
-			t.Fatalf("budget %.2f: %v", frac, err)
+			return cudatest.BudgetPlan{}, err
 		}
-		mem := p.memory(rawOf(p.rows))
-		if mem > budget || len(p.bands) < last {
-			t.Errorf("budget %.2f of %d: %d bands (keep %v) use %d", frac, one, len(p.bands), p.keep, mem)
-		}
-		last = len(p.bands)
-		fa := &cudaemu.FakeAlloc{Round: cuda.AllocSize}
+		fa := cudatest.NewFake()
 		if p.keep {
 			for _, b := range p.bands {
 				for v := 0; v < p.pyrs; v++ {
@@ -104,15 +97,8 @@ func TestStripBudget(t *testing.T) {
 			}
 		}
 		fillStripSlot(&stripSlot{}, p, rawOf(p.rows), fa.Alloc)
-		var held int64
-		for _, b := range fa.Bufs {
-			held += b.Size
-		}
-		if held != mem {
-			t.Errorf("budget %.2f: buffers hold %d, the model says %d", frac, held, mem)
-		}
-		t.Logf("budget %.2f of one band's %d MiB: %d bands of %d crop rows, keep %v, %d MiB", frac, one>>20, len(p.bands), p.rows, p.keep, mem>>20)
-	}
+		return cudatest.BudgetPlan{Bands: len(p.bands), Rows: p.rows, Keep: p.keep, Memory: p.memory(rawOf(p.rows)), Held: cudatest.Held(fa)}, nil
+	})
 	if _, err := planStrips(w, h, 2, rawOf, 4<<20, 0); !errors.Is(err, zenmetrics.ErrOutOfMemory) {
 		t.Errorf("a 4 MiB budget: %v, want ErrOutOfMemory", err)
 	}
@@ -267,7 +253,7 @@ func TestEmulatedStrips(t *testing.T) {
 func TestStripsGPU(t *testing.T) {
 	b := backend(t)
 	ctx := context.Background()
-	defer func() { forceKeep = nil }()
+	defer setKeep(nil)
 	for i, c := range []struct {
 		w, h, band int
 		f          zenmetrics.PixelFormat
@@ -277,26 +263,17 @@ func TestStripsGPU(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, keep := range []bool{true, false} {
-			forceKeep = &keep
-			r, err := b.Prepare(ctx, zenmetrics.SSIMULACRA2, ref, zenmetrics.Options{Mode: zenmetrics.ModeStrip, StripHeight: c.band})
-			if err != nil {
-				t.Fatalf("%+v: strip prepare: %v", c, err)
+		var got zenmetrics.Score
+		score := func(r zenmetrics.Reference) (err error) { got, err = r.Score(ctx, dist); return err }
+		cudatest.EachKeep(t, b, zenmetrics.SSIMULACRA2, ref, zenmetrics.Options{}, c.band, fmt.Sprintf("%+v", c), setKeep, score, func(run cudatest.StripRun) {
+			t.Logf("%dx%d %v band %d: %d strips (kept %v): %.17g, whole %.17g", c.w, c.h, c.f, c.band, run.N, run.Kept, got.Value, want.Value)
+			if !run.Good() || got.Value != want.Value {
+				t.Errorf("%+v keep %v: strips differ from the whole image", c, run.Keep)
 			}
-			n, kept, ok := cuda.StripsOf(r)
-			got, err := r.Score(ctx, dist)
-			r.Release()
-			if err != nil {
-				t.Fatalf("%+v: strip score: %v", c, err)
-			}
-			t.Logf("%dx%d %v band %d: %d strips (kept %v): %.17g, whole %.17g", c.w, c.h, c.f, c.band, n, kept, got.Value, want.Value)
-			if !ok || kept != keep || got.Value != want.Value {
-				t.Errorf("%+v keep %v: strips differ from the whole image", c, keep)
-			}
-		}
+		})
 	}
 	// Four callers at once on one strip reference, kept and recomputed.
-	cudatest.StripsKeptAndRecomputed(t, b, zenmetrics.SSIMULACRA2, func(k *bool) { forceKeep = k })
+	cudatest.StripsKeptAndRecomputed(t, b, zenmetrics.SSIMULACRA2, setKeep)
 }
 
 // BenchmarkStrips is cudatest.Bench.Strips: cached strip scores at 16 and
@@ -390,3 +367,7 @@ func TestStripLaunchPlan(t *testing.T) {
 		}
 	}
 }
+
+// setKeep sets forceKeep (nil: the plan chooses), as cudatest.EachKeep and
+// StripsKeptAndRecomputed ask.
+func setKeep(k *bool) { forceKeep = k }

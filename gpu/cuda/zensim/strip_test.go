@@ -92,38 +92,19 @@ func TestStripBudget(t *testing.T) {
 	if err != nil || len(p.bands) != 1 || !p.keep {
 		t.Fatalf("the one-band memory: %v, %+v", err, p)
 	}
-	last := 1
-	for _, frac := range []float64{0.9, 0.6, 0.4, 0.25, 0.15} {
-		budget := int64(frac * float64(full))
+	cudatest.StripBudgets(t, full, []float64{0.9, 0.6, 0.4, 0.25, 0.15}, func(budget int64) (cudatest.BudgetPlan, error) {
 		p, err := planStrips(w, h, rawOf, budget, 0)
 		if err != nil {
-			t.Fatalf("budget %.2f: %v", frac, err)
+			return cudatest.BudgetPlan{}, err
 		}
-		mem := p.memory(rawOf(p.rows))
-		if mem > budget || len(p.bands) < last {
-			t.Errorf("budget %.2f of %d: %d bands (keep %v) use %d", frac, full, len(p.bands), p.keep, mem)
-		}
-		last = len(p.bands)
 		fa := cudatest.NewFake()
 		fakeStrips(fa, p, rawOf(p.rows))
-		var held int64
-		for _, b := range fa.Bufs {
-			held += b.Size
-		}
-		if held != mem {
-			t.Errorf("budget %.2f: buffers hold %d, the model says %d", frac, held, mem)
-		}
-		t.Logf("budget %.2f of the whole image's %d MiB: %d bands of %d crop rows, keep %v, %d MiB", frac, full>>20, len(p.bands), p.rows, p.keep, mem>>20)
-	}
+		return cudatest.BudgetPlan{Bands: len(p.bands), Rows: p.rows, Keep: p.keep, Memory: p.memory(rawOf(p.rows)), Held: cudatest.Held(fa)}, nil
+	})
 	if _, err := planStrips(w, h, rawOf, 1<<20, 0); !errors.Is(err, zenmetrics.ErrOutOfMemory) {
 		t.Errorf("a 1 MiB budget: %v, want ErrOutOfMemory", err)
 	}
-	if b, ok := estimateStrips(w, h, full/4); !ok || b > full/4 {
-		t.Errorf("estimateStrips within a quarter: %d %v", b, ok)
-	}
-	if _, ok := estimateStrips(w, h, 1<<20); ok {
-		t.Error("estimateStrips within 1 MiB accepted")
-	}
+	cudatest.StripEstimates(t, func(budget int64) (int64, bool) { return estimateStrips(w, h, budget) }, full/4)
 	if _, ok := estimateStrips(7, h, -1); ok {
 		t.Error("estimateStrips below the minimum accepted")
 	}
@@ -343,7 +324,7 @@ func TestEmulatedStrips(t *testing.T) {
 func TestStripsGPU(t *testing.T) {
 	b := backend(t)
 	ctx := context.Background()
-	defer func() { forceKeep = nil }()
+	defer setKeep(nil)
 	sizes := []struct{ w, h, band int }{{50, 520, 128}, {37, 777, 256}, {131, 1031, 128}, {1000, 777, 128}, {1920, 1080, 256}, {517, 2049, 1000}, {600, 300, 128}}
 	for i, c := range sizes {
 		f := []zenmetrics.PixelFormat{zenmetrics.RGB8, zenmetrics.RGBA8, zenmetrics.GrayA16, zenmetrics.RGB16}[i%4]
@@ -357,29 +338,25 @@ func TestStripsGPU(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, keep := range []bool{true, false} {
-			forceKeep = &keep
-			r, err := b.Prepare(ctx, zenmetrics.Zensim, ref, zenmetrics.Options{Mode: zenmetrics.ModeStrip, StripHeight: c.band})
-			if err != nil {
-				t.Fatalf("%+v: strip prepare: %v", c, err)
-			}
-			n, kept, ok := cuda.StripsOf(r)
-			got, err := r.(*stripRef).ScoreDetail(ctx, dist)
-			same, serr := r.Score(ctx, padded(ref))
-			r.Release()
-			if err != nil || serr != nil {
-				t.Fatalf("%+v: strip score: %v, %v", c, err, serr)
-			}
-			name := fmt.Sprintf("%dx%d_%v_band%d_keep%v", c.w, c.h, f, c.band, keep)
+		var got *cpuz.Result
+		var same zenmetrics.Score
+		score := func(r zenmetrics.Reference) error {
+			var err, serr error
+			got, err = r.(*stripRef).ScoreDetail(ctx, dist)
+			same, serr = r.Score(ctx, padded(ref))
+			return errors.Join(err, serr)
+		}
+		cudatest.EachKeep(t, b, zenmetrics.Zensim, ref, zenmetrics.Options{}, c.band, fmt.Sprintf("%+v", c), setKeep, score, func(run cudatest.StripRun) {
+			name := fmt.Sprintf("%dx%d_%v_band%d_keep%v", c.w, c.h, f, c.band, run.Keep)
 			d, _, _, derr := diffResults(name, got, want, 0, 0)
-			t.Logf("%s: %d strips (kept %v, %v): zensim %.17g, whole %.17g, %d features differ", name, n, kept, ok, got.Score, want.Score, d)
-			if !ok || kept != keep || derr != nil || same.Value != 100 {
+			t.Logf("%s: %d strips (kept %v, %v): zensim %.17g, whole %.17g, %d features differ", name, run.N, run.Kept, run.OK, got.Score, want.Score, d)
+			if !run.Good() || derr != nil || same.Value != 100 {
 				t.Errorf("%s: strips differ from the whole image (%v), or identical images score %v", name, derr, same.Value)
 			}
-		}
+		})
 	}
 	// Four callers at once on one strip reference, kept and recomputed.
-	cudatest.StripsKeptAndRecomputed(t, b, zenmetrics.Zensim, func(k *bool) { forceKeep = k })
+	cudatest.StripsKeptAndRecomputed(t, b, zenmetrics.Zensim, setKeep)
 }
 
 // Out of memory, the ladder's way: with the free memory capped at a third
@@ -432,3 +409,7 @@ func TestStripsOutOfMemoryGPU(t *testing.T) {
 // BenchmarkStrips is cudatest.Bench.Strips: cached strip scores at 16 and
 // 64 MP with the free memory capped at a quarter of the whole image's.
 func BenchmarkStrips(b *testing.B) { bench.Strips(b) }
+
+// setKeep sets forceKeep (nil: the plan chooses), as cudatest.EachKeep and
+// StripsKeptAndRecomputed ask.
+func setKeep(k *bool) { forceKeep = k }

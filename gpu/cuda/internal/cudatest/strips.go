@@ -2,10 +2,12 @@ package cudatest
 
 import (
 	"context"
+	"math"
 	"sync"
 	"testing"
 
 	zenmetrics "github.com/zenmetrics-go/zenmetrics"
+	"github.com/zenmetrics-go/zenmetrics/gpu/cuda"
 	"github.com/zenmetrics-go/zenmetrics/internal/metrictest"
 )
 
@@ -63,4 +65,57 @@ func StripsKeptAndRecomputed(t *testing.T, b zenmetrics.Backend, m zenmetrics.Me
 	if _, ok := b.Estimate(m, 8000, 8000, zenmetrics.ModeStrip); !ok {
 		t.Error("Estimate declines strips of 64 MP")
 	}
+}
+
+// StripRun is one strip reference of EachKeep: the residency it forced
+// (Keep) and the strip count and residency cuda.StripsOf reported.
+type StripRun struct {
+	Keep     bool
+	N        int
+	Kept, OK bool
+}
+
+// Good reports whether the reference was a strip reference with the
+// residency forced: a plan that ignored the forcing would test only one
+// of the two paths.
+func (r StripRun) Good() bool { return r.OK && r.Kept == r.Keep }
+
+// EachKeep is the loop of every metric's TestStripsGPU case: it prepares
+// ref with opt as strips of band rows (Mode ModeStrip, StripHeight band)
+// with the reference forced kept, then recomputed (setKeep sets the
+// package's forced choice; the caller resets it), runs score on the
+// reference, releases it and hands the run to check, which compares the
+// scores with the whole image's. A failed prepare or score fails the
+// test at once, named name.
+func EachKeep(t *testing.T, b zenmetrics.Backend, m zenmetrics.Metric, ref *zenmetrics.Image, opt zenmetrics.Options, band int, name string, setKeep func(*bool), score func(r zenmetrics.Reference) error, check func(StripRun)) {
+	t.Helper()
+	opt.Mode, opt.StripHeight = zenmetrics.ModeStrip, band
+	for _, keep := range []bool{true, false} {
+		setKeep(&keep)
+		r, err := b.Prepare(context.Background(), m, ref, opt)
+		if err != nil {
+			t.Fatalf("%s: strip prepare: %v", name, err)
+		}
+		run := StripRun{Keep: keep}
+		run.N, run.Kept, run.OK = cuda.StripsOf(r)
+		err = score(r)
+		r.Release()
+		if err != nil {
+			t.Fatalf("%s: strip score: %v", name, err)
+		}
+		check(run)
+	}
+}
+
+// MapsDiffer counts the values of a's distance map whose bits differ from
+// b's (a's map has b's size): strips must give the whole image's map bit
+// for bit.
+func MapsDiffer(a, b zenmetrics.Score) int {
+	n := 0
+	for i, v := range a.DistMap.Pix {
+		if math.Float32bits(v) != math.Float32bits(b.DistMap.Pix[i]) {
+			n++
+		}
+	}
+	return n
 }
