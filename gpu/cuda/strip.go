@@ -1,7 +1,10 @@
 package cuda
 
 import (
+	"fmt"
+
 	zenmetrics "github.com/zenmetrics-go/zenmetrics"
+	"github.com/zenmetrics-go/zenmetrics/internal/strips"
 )
 
 // Strips (zenmetrics.ModeStrip) on CUDA: the plumbing the metric packages
@@ -196,4 +199,26 @@ func Prepared[R zenmetrics.Reference](r R, err error) (zenmetrics.Reference, err
 		return nil, err
 	}
 	return r, nil
+}
+
+// ChooseStrips is strips.Choose for a CUDA metric's planner: the bands and
+// residency the shared policy picks for a w×h image, fitsIn telling
+// whether a candidate's plan fits budget. None fitting is an
+// OutOfMemoryError naming what (the metric) and the size, with budget as
+// the free memory: the ladder's cue to go on. With a forced strip height
+// (force > 0) a non-nil forceKeep (the package's test hook) overrides the
+// residency, so that the tests run both on one device.
+func ChooseStrips(what string, w, h int, spec strips.Spec, force int, budget int64, forceKeep *bool, fitsIn func(ss []strips.Strip, keep bool) bool) ([]strips.Strip, bool, error) {
+	ss, keep, ok, err := strips.Choose(h, spec, force, fitsIn)
+	if err != nil {
+		return nil, false, err
+	}
+	if !ok {
+		return nil, false, &zenmetrics.OutOfMemoryError{Backend: "cuda", Requested: -1, Free: budget,
+			Detail: fmt.Sprintf("no %s strip plan of a %dx%d image fits", what, w, h)}
+	}
+	if force > 0 && forceKeep != nil {
+		keep = *forceKeep
+	}
+	return ss, keep, nil
 }

@@ -107,16 +107,9 @@ func planStrips(w, h, variants int, rawOf func(rows int) int64, budget int64, fo
 		p := newStripPlan(w, h, variants, ss, keep)
 		return int64(w)*int64(p.rows) <= math.MaxInt32 && (budget < 0 || p.memory(rawOf(p.rows)) <= budget)
 	}
-	ss, keep, ok, err := strips.Choose(h, stripSpec, force, fitsIn)
+	ss, keep, err := cuda.ChooseStrips("Butteraugli", w, h, stripSpec, force, budget, forceKeep, fitsIn)
 	if err != nil {
 		return nil, err
-	}
-	if !ok {
-		return nil, &zenmetrics.OutOfMemoryError{Backend: "cuda", Requested: -1, Free: budget,
-			Detail: fmt.Sprintf("no Butteraugli strip plan of a %dx%d image fits", w, h)}
-	}
-	if force > 0 && forceKeep != nil {
-		keep = *forceKeep
 	}
 	return newStripPlan(w, h, variants, ss, keep), nil
 }
@@ -293,9 +286,10 @@ func prepareStrips(ctx context.Context, b *cuda.Backend, ref *zenmetrics.Image, 
 		variants = 2
 	}
 	rawOf := func(rows int) int64 { return cuda.RawBytes(strips.Crop(ref, 0, rows)) }
-	p, err := cuda.PlanStrips(b, func(budget int64) (*stripPlan, error) {
-		return planStrips(ref.Width, ref.Height, variants, rawOf, budget, opt.StripHeight)
-	},
+	p, err := cuda.PlanStrips(b,
+		func(budget int64) (*stripPlan, error) {
+			return planStrips(ref.Width, ref.Height, variants, rawOf, budget, opt.StripHeight)
+		},
 		func(p *stripPlan) int64 { return p.memory(rawOf(p.rows)) })
 	if err != nil {
 		return nil, err

@@ -50,9 +50,10 @@ func prepareStrips(ctx context.Context, b *cuda.Backend, ref *zenmetrics.Image, 
 		return nil, err
 	}
 	rawOf := func(rows int) int64 { return cuda.CropRaw(ref, rows) }
-	sp, err := cuda.PlanStrips(b, func(budget int64) (*stripPlan, error) {
-		return planStrips(p, rawOf, opt.DistMap, budget, max(0, opt.StripHeight))
-	},
+	sp, err := cuda.PlanStrips(b,
+		func(budget int64) (*stripPlan, error) {
+			return planStrips(p, rawOf, opt.DistMap, budget, max(0, opt.StripHeight))
+		},
 		func(sp *stripPlan) int64 { return sp.memory(rawOf(sp.winRows)) })
 	if err != nil {
 		return nil, err

@@ -210,7 +210,8 @@ func prepareStrips(ctx context.Context, b *cuda.Backend, ref *zenmetrics.Image, 
 		return nil, tooSmall(w, h)
 	}
 	rawOf := func(rows int) int64 { return cuda.CropRaw(ref, rows) }
-	p, err := cuda.PlanStrips(b, func(budget int64) (*stripPlan, error) { return planStrips(w, h, rawOf, budget, opt.StripHeight) },
+	p, err := cuda.PlanStrips(b,
+		func(budget int64) (*stripPlan, error) { return planStrips(w, h, rawOf, budget, opt.StripHeight) },
 		func(p *stripPlan) int64 { return p.memory(rawOf(p.rows)) })
 	if err != nil {
 		return nil, err

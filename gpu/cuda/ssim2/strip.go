@@ -164,16 +164,9 @@ func planStrips(w, h, pyrs int, rawOf func(rows int) int64, budget int64, force 
 		p := newStripPlan(w, h, pyrs, ss, keep)
 		return p.indexable() && (budget < 0 || p.memory(rawOf(p.rows)) <= budget)
 	}
-	ss, keep, ok, err := strips.Choose(h, stripSpec, force, fitsIn)
+	ss, keep, err := cuda.ChooseStrips("SSIMULACRA2", w, h, stripSpec, force, budget, forceKeep, fitsIn)
 	if err != nil {
 		return nil, err
-	}
-	if !ok {
-		return nil, &zenmetrics.OutOfMemoryError{Backend: "cuda", Requested: -1, Free: budget,
-			Detail: fmt.Sprintf("no SSIMULACRA2 strip plan of a %dx%d image fits", w, h)}
-	}
-	if force > 0 && forceKeep != nil {
-		keep = *forceKeep
 	}
 	p := newStripPlan(w, h, pyrs, ss, keep)
 	if !p.indexable() {

@@ -177,9 +177,10 @@ func prepareStrips(ctx context.Context, b *cuda.Backend, ref *zenmetrics.Image, 
 	}
 	views, blend, bgs := stripViews(ref)
 	rawOf := func(rows int) int64 { return cuda.RawBytes(strips.Crop(ref, 0, rows)) }
-	p, err := cuda.PlanStrips(b, func(budget int64) (*stripPlan, error) {
-		return planStrips(ref.Width, ref.Height, len(bgs), rawOf, budget, opt.StripHeight)
-	},
+	p, err := cuda.PlanStrips(b,
+		func(budget int64) (*stripPlan, error) {
+			return planStrips(ref.Width, ref.Height, len(bgs), rawOf, budget, opt.StripHeight)
+		},
 		func(p *stripPlan) int64 { return p.memory(rawOf(p.rows)) })
 	if err != nil {
 		return nil, err

@@ -143,16 +143,9 @@ func planStrips(w, h int, rawOf func(rows int) int64, budget int64, force int) (
 		p, err := newStripPlan(w, h, ss, keep)
 		return err == nil && p.indexable() && (budget < 0 || p.memory(rawOf(p.rows)) <= budget)
 	}
-	ss, keep, ok, err := strips.Choose(h, stripSpec, force, fitsIn)
+	ss, keep, err := cuda.ChooseStrips("zensim", w, h, stripSpec, force, budget, forceKeep, fitsIn)
 	if err != nil {
 		return nil, err
-	}
-	if !ok {
-		return nil, &zenmetrics.OutOfMemoryError{Backend: "cuda", Requested: -1, Free: budget,
-			Detail: fmt.Sprintf("no zensim strip plan of a %dx%d image fits", w, h)}
-	}
-	if force > 0 && forceKeep != nil {
-		keep = *forceKeep
 	}
 	p, err := newStripPlan(w, h, ss, keep)
 	if err != nil {

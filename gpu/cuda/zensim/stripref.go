@@ -147,9 +147,10 @@ func prepareStrips(ctx context.Context, b *cuda.Backend, ref *zenmetrics.Image, 
 		return nil, fmt.Errorf("%w: zensim on CUDA: a channel of the weights needs the MSE-only mode", zenmetrics.ErrUnsupported)
 	}
 	rawOf := func(rows int) int64 { return cropRaw(ref.Width, rows, ref.Stride, ref.Format) }
-	p, err := cuda.PlanStrips(b, func(budget int64) (*stripPlan, error) {
-		return planStrips(ref.Width, ref.Height, rawOf, budget, opt.StripHeight)
-	},
+	p, err := cuda.PlanStrips(b,
+		func(budget int64) (*stripPlan, error) {
+			return planStrips(ref.Width, ref.Height, rawOf, budget, opt.StripHeight)
+		},
 		func(p *stripPlan) int64 { return p.memory(rawOf(p.rows)) })
 	if err != nil {
 		return nil, err
