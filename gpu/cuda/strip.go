@@ -176,6 +176,20 @@ func PlanStrips[P any](b *Backend, plan func(budget int64) (P, error), memory fu
 	return p, nil
 }
 
+// EstimateMode is the mode switch of a StripImpl's Estimate: full for
+// ModeFull, EstimateStrips(strips) for ModeStrip, and not ok for any
+// other mode (a strip pair: the ladder goes on). b may be nil (no device)
+// for ModeFull.
+func (b *Backend) EstimateMode(mode zenmetrics.Mode, full func() (int64, bool), strips func(budget int64) (int64, bool)) (int64, bool) {
+	switch mode {
+	case zenmetrics.ModeFull:
+		return full()
+	case zenmetrics.ModeStrip:
+		return b.EstimateStrips(strips)
+	}
+	return 0, false
+}
+
 // EstimateStrips is the ModeStrip half of a StripImpl's Estimate: est's
 // memory for the plan it would make within StripBudget now. Not ok
 // without a device to plan in (b nil) or when the budget cannot be read:

@@ -21,13 +21,9 @@ func (impl) Estimate(b *cuda.Backend, w, h int, mode zenmetrics.Mode) (int64, bo
 	if w < minSize || h < minSize {
 		return 0, false
 	}
-	switch mode {
-	case zenmetrics.ModeFull:
-		return estimate(w, h, 2, 8*int64(w)*int64(h)), true
-	case zenmetrics.ModeStrip:
-		return b.EstimateStrips(func(budget int64) (int64, bool) { return estimateStrips(w, h, budget) })
-	}
-	return 0, false
+	return b.EstimateMode(mode,
+		func() (int64, bool) { return estimate(w, h, 2, 8*int64(w)*int64(h)), true },
+		func(budget int64) (int64, bool) { return estimateStrips(w, h, budget) })
 }
 
 // PreparesStrips marks Butteraugli as taking ModeStrip (cuda.StripImpl).

@@ -33,10 +33,9 @@ func (impl) Estimate(b *cuda.Backend, w, h int, mode zenmetrics.Mode) (int64, bo
 	if err != nil {
 		return 0, false
 	}
-	if mode == zenmetrics.ModeFull {
-		return estimate(p, worstRaw(w, h), false), fits(w, h)
-	}
-	return b.EstimateStrips(func(budget int64) (int64, bool) { return estimateStrips(p, budget) })
+	return b.EstimateMode(mode,
+		func() (int64, bool) { return estimate(p, worstRaw(w, h), false), fits(w, h) },
+		func(budget int64) (int64, bool) { return estimateStrips(p, budget) })
 }
 
 // estimateStrips is the memory of the strip plan of p's image in RGBA16

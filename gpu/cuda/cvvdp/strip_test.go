@@ -449,38 +449,12 @@ func TestStripsGPU(t *testing.T) {
 // cap (SetFreeLimit): at a third of the whole image's estimate it takes
 // several windows and scores as the whole image does; below any plan it
 // is refused as ErrOutOfMemory (the ladder's cue to go on), before
-// anything is allocated. Skipped without a device like TestStripsGPU.
+// anything is allocated (cudatest.StripsUnderCap). Skipped without a
+// device like TestStripsGPU.
 func TestStripsPlannedGPU(t *testing.T) {
 	b := backend(t)
-	ctx := context.Background()
-	w, h := 2000, 3001
-	ref, dist := metrictest.Synthetic(w, h, 7, zenmetrics.RGB8)
-	want := scoreGPU(t, b, ref, dist, zenmetrics.Options{})
-	full, _ := b.Estimate(zenmetrics.CVVDP, w, h, zenmetrics.ModeFull)
-	defer b.SetFreeLimit(0)
-	b.SetFreeLimit(full / 3)
-	if _, err := b.Prepare(ctx, zenmetrics.CVVDP, ref, zenmetrics.Options{}); !errors.Is(err, zenmetrics.ErrOutOfMemory) {
-		t.Errorf("whole image within a third of its estimate: %v, want ErrOutOfMemory", err)
-	}
-	est, ok := b.Estimate(zenmetrics.CVVDP, w, h, zenmetrics.ModeStrip)
-	r, err := b.Prepare(ctx, zenmetrics.CVVDP, ref, zenmetrics.Options{Mode: zenmetrics.ModeStrip})
-	if err != nil || !ok || est > full/3 {
-		t.Fatalf("strips within a third: %v (Estimate %d %v of %d)", err, est, ok, full/3)
-	}
-	n, kept, _ := cuda.StripsOf(r)
-	got, err := r.Score(ctx, dist)
-	r.Release()
-	t.Logf("%dx%d within %d MiB: %d strips (kept %v), JOD %.17g, whole %.17g", w, h, full/3>>20, n, kept, got.Value, want.Value)
-	if err != nil || n < 2 || got.Value != want.Value {
-		t.Errorf("planned strips: %v, %d strips, JOD %v, whole %v", err, n, got.Value, want.Value)
-	}
-	b.SetFreeLimit(1 << 20)
-	if _, err := b.Prepare(ctx, zenmetrics.CVVDP, ref, zenmetrics.Options{Mode: zenmetrics.ModeStrip}); !errors.Is(err, zenmetrics.ErrOutOfMemory) {
-		t.Errorf("strips within 1 MiB: %v, want ErrOutOfMemory", err)
-	}
-	if _, ok := b.Estimate(zenmetrics.CVVDP, w, h, zenmetrics.ModeStrip); ok {
-		t.Error("Estimate accepts strips within 1 MiB")
-	}
+	ref, dist := metrictest.Synthetic(2000, 3001, 7, zenmetrics.RGB8)
+	cudatest.StripsUnderCap(t, b, zenmetrics.CVVDP, ref, dist)
 }
 
 // setKeep sets forceKeep (nil: the plan chooses), as cudatest.EachKeep and

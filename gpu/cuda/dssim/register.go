@@ -24,13 +24,9 @@ func (impl) Estimate(b *cuda.Backend, w, h int, mode zenmetrics.Mode) (int64, bo
 	if w <= 0 || h <= 0 {
 		return 0, false
 	}
-	switch mode {
-	case zenmetrics.ModeFull:
-		return estimate(w, h, worstRaw(w, h)), fits(w, h)
-	case zenmetrics.ModeStrip:
-		return b.EstimateStrips(func(budget int64) (int64, bool) { return estimateStrips(w, h, budget) })
-	}
-	return 0, false
+	return b.EstimateMode(mode,
+		func() (int64, bool) { return estimate(w, h, worstRaw(w, h)), fits(w, h) },
+		func(budget int64) (int64, bool) { return estimateStrips(w, h, budget) })
 }
 
 // estimateStrips is the memory of the strip plan of a w×h RGBA16 image

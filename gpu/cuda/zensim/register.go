@@ -27,13 +27,9 @@ func (impl) Estimate(b *cuda.Backend, w, h int, mode zenmetrics.Mode) (int64, bo
 	if w < cpuz.MinSize || h < cpuz.MinSize {
 		return 0, false
 	}
-	switch mode {
-	case zenmetrics.ModeFull:
-		return estimate(w, h, worstRaw(w, h)), fits(w, h)
-	case zenmetrics.ModeStrip:
-		return b.EstimateStrips(func(budget int64) (int64, bool) { return estimateStrips(w, h, budget) })
-	}
-	return 0, false
+	return b.EstimateMode(mode,
+		func() (int64, bool) { return estimate(w, h, worstRaw(w, h)), fits(w, h) },
+		func(budget int64) (int64, bool) { return estimateStrips(w, h, budget) })
 }
 
 // PreparesStrips marks zensim as taking ModeStrip (cuda.StripImpl).

@@ -365,45 +365,10 @@ func TestStripsGPU(t *testing.T) {
 // strip budget and strips score it as the whole image; with a cap below
 // any plan, a strip prepare is refused with ErrOutOfMemory before anything
 // is allocated and Estimate declines strips (the ladder goes on to the
-// CPU). Skipped without a device.
+// CPU): cudatest.StripsUnderCap. Skipped without a device.
 func TestStripsOutOfMemoryGPU(t *testing.T) {
-	b := backend(t)
-	defer b.SetFreeLimit(0)
 	ref, dist := metrictest.SyntheticPair(1200, 2400, 4)
-	whole, err := zenmetrics.ScoreOnce(context.Background(), b, zenmetrics.Zensim, ref, dist, zenmetrics.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	full, _ := b.Estimate(zenmetrics.Zensim, 1200, 2400, zenmetrics.ModeFull)
-	b.SetFreeLimit(full / 3)
-	if _, err := b.Prepare(context.Background(), zenmetrics.Zensim, ref, zenmetrics.Options{}); !errors.Is(err, zenmetrics.ErrOutOfMemory) {
-		t.Errorf("a whole image beyond the cap: %v, want ErrOutOfMemory", err)
-	}
-	if n, ok := b.Estimate(zenmetrics.Zensim, 1200, 2400, zenmetrics.ModeStrip); !ok || float64(n) > cuda.StripHeadroom*float64(full/3) {
-		t.Errorf("strips within a third: %d, %v", n, ok)
-	}
-	r, err := b.Prepare(context.Background(), zenmetrics.Zensim, ref, zenmetrics.Options{Mode: zenmetrics.ModeStrip})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := r.Score(context.Background(), dist)
-	n, kept, _ := cuda.StripsOf(r)
-	r.Release()
-	t.Logf("cap %d MiB: %d strips (kept %v): %.17g, whole %.17g", (full/3)>>20, n, kept, s.Value, whole.Value)
-	if err != nil || n < 2 || s.Value != whole.Value {
-		t.Errorf("strips under the cap: %v, %d strips, %.17g vs %.17g", err, n, s.Value, whole.Value)
-	}
-	b.SetFreeLimit(1 << 20)
-	before := b.Device().Held()
-	if _, err := b.Prepare(context.Background(), zenmetrics.Zensim, ref, zenmetrics.Options{Mode: zenmetrics.ModeStrip}); !errors.Is(err, zenmetrics.ErrOutOfMemory) {
-		t.Errorf("strips within 1 MiB: %v, want ErrOutOfMemory", err)
-	}
-	if after := b.Device().Held(); after != before {
-		t.Errorf("a refused strip prepare holds %d bytes", after-before)
-	}
-	if _, ok := b.Estimate(zenmetrics.Zensim, 1200, 2400, zenmetrics.ModeStrip); ok {
-		t.Error("strips within 1 MiB estimated to fit")
-	}
+	cudatest.StripsUnderCap(t, backend(t), zenmetrics.Zensim, ref, dist)
 }
 
 // BenchmarkStrips is cudatest.Bench.Strips: cached strip scores at 16 and

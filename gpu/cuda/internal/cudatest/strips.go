@@ -2,6 +2,7 @@ package cudatest
 
 import (
 	"context"
+	"errors"
 	"math"
 	"sync"
 	"testing"
@@ -118,4 +119,55 @@ func MapsDiffer(a, b zenmetrics.Score) int {
 		}
 	}
 	return n
+}
+
+// StripsUnderCap is out of memory the ladder's way, on a device: with the
+// free memory capped (Backend.SetFreeLimit) at a third of the whole
+// image's estimate, a whole-image prepare of ref is refused with
+// ErrOutOfMemory while Estimate(ModeStrip) proposes a plan within the
+// strip budget (StripHeadroom of the cap) and strips planned by Prepare
+// (several) score dist as the whole image does, bit for bit; with a cap
+// of 1 MiB, below any plan, a strip prepare is refused with
+// ErrOutOfMemory before anything is allocated (the device holds what it
+// held) and Estimate declines strips, so the ladder goes on to the CPU.
+// The cap is lifted at the end.
+func StripsUnderCap(t *testing.T, b *cuda.Backend, m zenmetrics.Metric, ref, dist *zenmetrics.Image) {
+	t.Helper()
+	ctx := context.Background()
+	defer b.SetFreeLimit(0)
+	w, h := ref.Width, ref.Height
+	whole, err := zenmetrics.ScoreOnce(ctx, b, m, ref, dist, zenmetrics.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	full, _ := b.Estimate(m, w, h, zenmetrics.ModeFull)
+	b.SetFreeLimit(full / 3)
+	if _, err := b.Prepare(ctx, m, ref, zenmetrics.Options{}); !errors.Is(err, zenmetrics.ErrOutOfMemory) {
+		t.Errorf("a whole image beyond the cap: %v, want ErrOutOfMemory", err)
+	}
+	if n, ok := b.Estimate(m, w, h, zenmetrics.ModeStrip); !ok || float64(n) > cuda.StripHeadroom*float64(full/3) {
+		t.Errorf("strips within a third: %d, %v", n, ok)
+	}
+	r, err := b.Prepare(ctx, m, ref, zenmetrics.Options{Mode: zenmetrics.ModeStrip})
+	if err != nil {
+		t.Fatalf("strips within a third: %v", err)
+	}
+	s, err := r.Score(ctx, dist)
+	n, kept, _ := cuda.StripsOf(r)
+	r.Release()
+	t.Logf("%dx%d within %d MiB: %d strips (kept %v): %.17g, whole %.17g", w, h, (full/3)>>20, n, kept, s.Value, whole.Value)
+	if err != nil || n < 2 || s.Value != whole.Value {
+		t.Errorf("strips under the cap: %v, %d strips, %.17g vs %.17g", err, n, s.Value, whole.Value)
+	}
+	b.SetFreeLimit(1 << 20)
+	before := b.Device().Held()
+	if _, err := b.Prepare(ctx, m, ref, zenmetrics.Options{Mode: zenmetrics.ModeStrip}); !errors.Is(err, zenmetrics.ErrOutOfMemory) {
+		t.Errorf("strips within 1 MiB: %v, want ErrOutOfMemory", err)
+	}
+	if after := b.Device().Held(); after != before {
+		t.Errorf("a refused strip prepare holds %d bytes", after-before)
+	}
+	if _, ok := b.Estimate(m, w, h, zenmetrics.ModeStrip); ok {
+		t.Error("strips within 1 MiB estimated to fit")
+	}
 }
