@@ -73,11 +73,7 @@ func TestStripBudget(t *testing.T) {
 	if whole := estimate(w, h, worstRaw(w, h)); full < whole || full > whole+whole/10 {
 		t.Errorf("one band: %d bytes, the whole image %d", full, whole)
 	}
-	p, err := planStrips(w, h, rawOf, full, 0)
-	if err != nil || len(p.bands) != 1 || !p.keep {
-		t.Fatalf("the one-band memory: %v, %+v", err, p)
-	}
-	cudatest.StripBudgets(t, full, []float64{0.9, 0.6, 0.4, 0.25, 0.15}, func(budget int64) (cudatest.BudgetPlan, error) {
+	plan := func(budget int64) (cudatest.BudgetPlan, error) {
 		p, err := planStrips(w, h, rawOf, budget, 0)
 		if err != nil {
 			return cudatest.BudgetPlan{}, err
@@ -88,7 +84,9 @@ func TestStripBudget(t *testing.T) {
 		}
 		fillStripSlot(&stripSlot{}, p, rawOf(p.rows), fa.Alloc)
 		return cudatest.BudgetPlan{Bands: len(p.bands), Rows: p.rows, Keep: p.keep, Memory: p.memory(rawOf(p.rows)), Held: cudatest.Held(fa)}, nil
-	})
+	}
+	cudatest.StripOneBand(t, full, plan)
+	cudatest.StripBudgets(t, full, []float64{0.9, 0.6, 0.4, 0.25, 0.15}, plan)
 	if _, err := planStrips(w, h, rawOf, 1<<20, 0); !errors.Is(err, zenmetrics.ErrOutOfMemory) {
 		t.Errorf("a 1 MiB budget: %v, want ErrOutOfMemory", err)
 	}

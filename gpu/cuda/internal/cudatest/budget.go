@@ -66,3 +66,15 @@ func StripEstimates(t *testing.T, est func(budget int64) (int64, bool), budget i
 		t.Error("estimateStrips within 1 MiB accepted")
 	}
 }
+
+// StripOneBand checks that plan, given full, the memory of a plan of one
+// band as tall as the image, takes exactly that: one band with the
+// reference kept (a budget for the whole image buys the whole image, and
+// the policy prefers the resident reference).
+func StripOneBand(t *testing.T, full int64, plan func(budget int64) (BudgetPlan, error)) {
+	t.Helper()
+	p, err := plan(full)
+	if err != nil || p.Bands != 1 || !p.Keep {
+		t.Fatalf("the one-band memory: %v, %+v", err, p)
+	}
+}
