@@ -181,8 +181,8 @@ func emulateStrips(t *testing.T, emu *cudaemu.Emulator, ref, dist *zenmetrics.Im
 	run := rp.Run
 	run.Dump(covBuf, p.covBytes())
 	var kept []*cuda.Buffer
-	for _, rp := range sr.kept {
-		kept = append(kept, rp.buffers()[1:]...) // the crop's planes (ss not written yet)
+	for _, kp := range sr.kept {
+		kept = append(kept, kp.buffers()[1:]...) // the crop's planes (ss not written yet)
 	}
 	for _, b := range kept {
 		run.Dump(b, b.Size)
