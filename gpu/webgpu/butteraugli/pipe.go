@@ -35,34 +35,31 @@ import (
 // kernels on the same inputs in the same order as the plain path: scores
 // and maps are the same bits.
 //
-// Predicted (not measured yet) for one caller at 16 MP: the record (~40
-// dispatches), the staging map's round trip and the separate read call
-// leave the critical path, and bands 1–3's copy, unpack and subsample
-// run behind later fills: ~0.5–0.9 ms of the 2.5 ms of host work. The
-// fill itself (~1.6 ms of PCIe) still comes before the decomposition,
-// whose blurs (34 rows of reach at full resolution) cannot start per
-// band without row windows in their kernels; with two callers the fill
-// of one overlaps the other's GPU work.
+// Measured for one caller on the H200 (bfPipeOn has the numbers): the
+// record, the staging map's round trip and the separate read call left
+// the critical path, which is worth ~0.2 ms at 1 MP and ~0.5 ms at 4 MP.
+// At 16 MP the fill (~1.7 ms of PCIe) still comes before the
+// decomposition, whose blurs (34 rows of reach at full resolution)
+// cannot start per band without row windows in their kernels; with two
+// callers the fill of one overlaps the other's GPU work.
 
 // Host-path switches, read once (A/B measurements in one binary; the
 // tests set the variables).
 var (
-	// bfPipeOn: ZENMETRICS_BA_PIPE=1 pipelines scores; by default every
-	// image is scored the plain way (one device-thread call that uploads,
-	// records, submits and waits). Off until measured on a GPU: the
-	// pipelined path is SSIMULACRA2's (measured there: 4.98 → 4.0 ms at
-	// 16 MP), but Butteraugli's has only run on lavapipe so far.
-	bfPipeOn = os.Getenv("ZENMETRICS_BA_PIPE") == "1"
+	// bfPipeOn pipelines scores; ZENMETRICS_BA_PIPE=0 scores every image
+	// the plain way (one device-thread call that uploads, records,
+	// submits and waits), for A/B runs. On the H200 (2026-11-28, two
+	// alternated rounds, median / min ms) pipelining took 1 MP from
+	// 1.38–1.56 to 1.18–1.32 and 4 MP from 3.12–3.27 to 2.67–2.71; 16 MP
+	// medians moved within their noise (9.51–10.86 against 9.98–10.90)
+	// and its minimums fell from 9.73–9.92 to 9.23–9.47.
+	bfPipeOn = os.Getenv("ZENMETRICS_BA_PIPE") != "0"
 	// bfBandsEnv is ZENMETRICS_BA_BANDS: "0" or "off" (no bands), "on"
 	// (bands wherever two fit), 2..4, or "" (one band per 12 MiB).
 	bfBandsEnv = os.Getenv("ZENMETRICS_BA_BANDS")
 	// bfBandSlots is the staging slots per band (ZENMETRICS_BA_BANDSLOTS,
 	// 2–4).
 	bfBandSlots = min(4, max(2, upband.EnvInt("ZENMETRICS_BA_BANDSLOTS", 2)))
-	// bfRemapBatch maps a banded score's slots again in one device-thread
-	// call (upband.PutSlots) with ZENMETRICS_BA_REMAP=once; by default one
-	// call per band, as SSIMULACRA2 measured it.
-	bfRemapBatch = os.Getenv("ZENMETRICS_BA_REMAP") == "once"
 	// bfFillChunk is the bytes one goroutine copies into a slot.
 	bfFillChunk = upband.EnvInt("ZENMETRICS_BA_FILL_CHUNK", 512<<10)
 	// bfPipeMin is the raw size from which scores are pipelined (tests
@@ -273,8 +270,6 @@ func (r *butteraugliRef) scorePipelined(ctx context.Context, dist *zenmetrics.Im
 		switch {
 		case n == 1 && len(slots) == 1:
 			upband.PutSlot(r.dev, &r.pipe.ring, slots[0], true)
-		case bfRemapBatch:
-			upband.PutSlots(r.dev, r.pipe.rings[:], slots, true)
 		default:
 			for b, st := range slots {
 				upband.PutSlot(r.dev, &r.pipe.rings[b], st, true)

@@ -141,16 +141,6 @@ func TestButteraugliBandThreshold(t *testing.T) {
 // replace the upload buffer under other callers' recorded commands (which
 // must record again). Every score must be the plain path's.
 func TestButteraugliPipelinedConcurrent(t *testing.T) {
-	for _, batch := range []bool{true, false} { // slots put back in one call, or one per band
-		t.Run(fmt.Sprintf("batch=%v", batch), func(t *testing.T) {
-			defer func(b bool) { bfRemapBatch = b }(bfRemapBatch)
-			bfRemapBatch = batch
-			pipedConcurrent(t)
-		})
-	}
-}
-
-func pipedConcurrent(t *testing.T) {
 	pipeEnv(t, "on")
 	dev := gputest.Device(t)
 	opt := zenmetrics.Options{DistMap: true, PNorm: 3}
