@@ -57,11 +57,12 @@ var bfForceMalta16 bool
 // (k.malta16 says which).
 func kernels(g *webgpu.GPU) (*bfKernels, error) {
 	malta16 := bfForceMalta16 || uint64(bfMaltaBytes) > uint64(g.Limits().MaxComputeWorkgroupStorageSize)
-	name := "butteraugli"
+	lf := bfLFVariant(g)
+	name := "butteraugli/lf=" + lf
 	if malta16 {
-		name = "butteraugli/malta16"
+		name += "/malta16"
 	}
 	return webgpu.Compiled(g, name, func(g *webgpu.GPU) (*bfKernels, error) {
-		return compileButteraugli(g, malta16)
+		return compileButteraugli(g, malta16, lf)
 	})
 }

@@ -1,0 +1,245 @@
+package butteraugli
+
+import (
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+
+	"github.com/zenmetrics-go/zenmetrics/gpu/webgpu"
+)
+
+// The LF blur pair (33 taps: rowsLF three times, then colLF) in several
+// versions, to be timed against each other on the H200 (issue #23: the
+// pair took 1.00 + 1.24 ms a 16 MP score there, CUDA's port of the same
+// kernels 0.53 + 0.62 ms). Every version computes each output with the
+// float operations of butteraugli_fir.wgsl in its order (pairs of taps
+// into four partial sums, centre first in the final sum; the cut-off and
+// renormalised sum near the borders), so all give the same bits
+// (TestButteraugliLFVariants compares them). They differ in how the
+// samples reach the arithmetic:
+//
+//	old     butteraugli_rows.wgsl (64×4 threads) and butteraugli_col_lf.wgsl
+//	        (32×8 threads, the three planes' tiles side by side, 15 KiB):
+//	        one output per thread, the taps in a loop over the override OFF,
+//	        read from the uniform with a computed index
+//	unroll  the same kernels and tiles with the interior sum written out
+//	        (bfFIRUnrolled): constant tile offsets and constant tap indices,
+//	        nothing left for the driver's compiler to unroll
+//	new     (default) butteraugli_rows_lf4.wgsl: 64×4 threads, 4 outputs
+//	        each, the tile in vec4 (16-byte) words, a thread's 36 samples
+//	        read as 9 words and summed from registers (9 workgroup loads for
+//	        4 outputs instead of 132); butteraugli_col_lf4.wgsl: 8×32
+//	        threads, 4 columns each, one plane's 64-row tile at a time
+//	        (8 KiB), each tap one vec4 load and vec4 arithmetic (lane-wise
+//	        the scalar operations); 2 halo rows per output row instead of 5
+//	new3    new with the three planes' column tiles side by side (24 KiB,
+//	        one barrier instead of five; new where the device allows less)
+//	new16   new with 16×16 threads in both: 64-column row tiles and 64×16
+//	        column blocks (12 KiB)
+//
+// Robustness clamps every workgroup-array index Tint emits: a vec4 word
+// costs one clamp for four samples, and a constant offset lets the
+// driver fold the address arithmetic where no clamp sits in between.
+const bfLFMode = "ZENMETRICS_BA_LF"
+
+// bfLFEnv is ZENMETRICS_BA_LF, read once.
+var bfLFEnv = sync.OnceValue(func() string { return os.Getenv(bfLFMode) })
+
+// bfLFForce, set by tests, overrides the environment for kernels compiled
+// from now on.
+var bfLFForce string
+
+// bfLFVariants are the values ZENMETRICS_BA_LF takes ("" and unknown
+// values mean "new").
+var bfLFVariants = []string{"old", "unroll", "new", "new3", "new16"}
+
+// bfLFGeom is one version's workgroup shapes: the row kernel's threads
+// (rx×ry, rv outputs each along x) and the column kernel's (cx×cy, cv
+// outputs each along x; cq planes held at once).
+type bfLFGeom struct {
+	rx, ry, rv     int
+	cx, cy, cv, cq int
+	vec            bool // the vec4 kernels (butteraugli_*_lf4.wgsl)
+	unroll         bool // the scalar kernels with bfFIRUnrolled
+}
+
+func bfLFGeomOf(v string) bfLFGeom {
+	switch v {
+	case "old":
+		return bfLFGeom{rx: bfRowTX, ry: bfRowTY, rv: 1, cx: bfColTX, cy: bfColTY, cv: 1, cq: 3}
+	case "unroll":
+		return bfLFGeom{rx: bfRowTX, ry: bfRowTY, rv: 1, cx: bfColTX, cy: bfColTY, cv: 1, cq: 3, unroll: true}
+	case "new3":
+		return bfLFGeom{rx: 64, ry: 4, rv: 4, cx: 8, cy: 32, cv: 4, cq: 3, vec: true}
+	case "new16":
+		return bfLFGeom{rx: 16, ry: 16, rv: 4, cx: 16, cy: 16, cv: 4, cq: 1, vec: true}
+	default:
+		return bfLFGeom{rx: 64, ry: 4, rv: 4, cx: 8, cy: 32, cv: 4, cq: 1, vec: true}
+	}
+}
+
+// colBytes is the workgroup memory of the vec4 column kernel.
+func (q bfLFGeom) colBytes() int { return 16 * q.cq * q.cx * (q.cy + 2*bfKernLF.off) }
+
+// bfLFVariant is the version to compile on g: the forced or configured
+// one, with new3 falling back to new where its tiles do not fit.
+func bfLFVariant(g *webgpu.GPU) string {
+	v := bfLFForce
+	if v == "" {
+		v = bfLFEnv()
+	}
+	known := false
+	for _, n := range bfLFVariants {
+		known = known || n == v
+	}
+	if !known {
+		v = "new"
+	}
+	if q := bfLFGeomOf(v); q.vec && uint64(q.colBytes()) > uint64(g.Limits().MaxComputeWorkgroupStorageSize) {
+		v = "new"
+	}
+	return v
+}
+
+// bfLF is a compiled LF pair and its dispatch geometry (outputs per
+// workgroup along x and y).
+type bfLF struct {
+	variant  string
+	rows     *webgpu.Pipeline
+	cols     *webgpu.Pipeline
+	rbx, rby int
+	cbx, cby int
+}
+
+// lfKernels returns variant v of the LF pair and the kernels that fill
+// it in (compiled with the others, side by side); base is the prelude and
+// the common declarations, fir butteraugli_fir.wgsl.
+func lfKernels(v, base, fir string) (*bfLF, []webgpu.Kernel, error) {
+	q := bfLFGeomOf(v)
+	lf := &bfLF{variant: v, rbx: q.rx * q.rv, rby: q.ry, cbx: q.cx * q.cv, cby: q.cy}
+	off := bfKernLF.off
+	var ks []webgpu.Kernel
+	switch {
+	case q.vec:
+		if off != 16 {
+			// butteraugli_rows_lf4.wgsl passes lf_row4 its 9 words.
+			return nil, nil, fmt.Errorf("butteraugli LF pair %q: written for a radius of 16, not %d", v, off)
+		}
+		geo := fmt.Sprintf("const LOFF: i32 = %d;\nconst RTX = %du;\nconst RTY = %du;\nconst RV = %du;\n"+
+			"const CTX = %du;\nconst CTY = %du;\nconst CQ = %du;\nconst CR = %du;\nconst CPL = %du;\n",
+			off, q.rx, q.ry, q.rx+off/2, q.cx, q.cy, q.cq, q.cy+2*off, q.cx*(q.cy+2*off))
+		ks = []webgpu.Kernel{
+			{File: "butteraugli_rows_lf4", Entry: "rows", Prefix: base + geo + bfFIRRow4(bfKernLF), Dst: &lf.rows},
+			{File: "butteraugli_col_lf4", Entry: "cols", Prefix: base + geo + bfFIRCol4(bfKernLF), Dst: &lf.cols},
+		}
+	default:
+		f := fir
+		if q.unroll {
+			// The loop version becomes the border path of a fir whose
+			// interior sum is written out.
+			f = strings.Replace(fir, "fn fir(", "fn fir_loop(", 1) + bfFIRUnrolled(bfKernLF)
+		}
+		ks = []webgpu.Kernel{
+			{File: "butteraugli_rows", Entry: "rows", Prefix: base + f, Dst: &lf.rows,
+				Constants: webgpu.Constants{"OFF": float64(off), "TX": float64(q.rx), "TY": float64(q.ry),
+					"TILE_N": float64(q.ry * (q.rx + 2*off))}},
+			{File: "butteraugli_col_lf", Entry: "cols", Prefix: base + f, Dst: &lf.cols,
+				Constants: webgpu.Constants{"OFF": float64(off), "TX": float64(q.cx), "TY": float64(q.cy),
+					"TILE_N": float64(3 * q.cx * (q.cy + 2*off))}},
+		}
+	}
+	return lf, ks, nil
+}
+
+// bfFIRTerm is one pair term of the interior sum: accumulator acc gets
+// (s[p-d] + s[p+d]) * half[tap].
+type bfFIRTerm struct{ acc, d, tap int }
+
+// bfFIRTerms lists the interior sum's pair terms in fir's order
+// (butteraugli_fir.wgsl: pair i into sum i mod 4, outermost first).
+func bfFIRTerms(off int) []bfFIRTerm {
+	var ts []bfFIRTerm
+	for i := 0; i < off; i += 4 {
+		for a := 0; a < 4 && i+a < off; a++ {
+			ts = append(ts, bfFIRTerm{acc: a, d: off - i - a, tap: i + a})
+		}
+	}
+	return ts
+}
+
+// bfHalf is the WGSL expression of normalised tap i (a constant index
+// into the Kernel uniform).
+func bfHalf(i int) string { return fmt.Sprintf("K.half[%d][%d]", i/4, i%4) }
+
+// bfFIRUnrolled is fir (butteraugli_fir.wgsl) for kernel k with the
+// interior sum written out; the border path is fir_loop, the original.
+func bfFIRUnrolled(k bfKernel) string {
+	var b strings.Builder
+	b.WriteString("\n// Generated by gpu/webgpu/butteraugli/lf.go: fir with the interior sum written out.\n")
+	fmt.Fprintf(&b, "fn fir(c: u32, st: u32, p: i32, n: i32) -> f32 {\n  if (p >= %d && p < n - %d) {\n", k.off, k.off)
+	b.WriteString("    var a0 = 0.0;\n    var a1 = 0.0;\n    var a2 = 0.0;\n    var a3 = 0.0;\n")
+	for _, t := range bfFIRTerms(k.off) {
+		fmt.Fprintf(&b, "    a%d = a%d + (tile[c - %du * st] + tile[c + %du * st]) * %s;\n", t.acc, t.acc, t.d, t.d, bfHalf(t.tap))
+	}
+	fmt.Fprintf(&b, "    return tile[c] * %s + a0 + a1 + a2 + a3;\n  }\n  return fir_loop(c, st, p, n);\n}\n", bfHalf(k.off))
+	return b.String()
+}
+
+// bfFIRRow4 is lf_row4: the interior sums of 4 consecutive outputs from
+// the 2·off+4 samples around them, given as (2·off+4)/4 vec4 words (word
+// m holds samples 4m..4m+3; output j is centred on sample off+j).
+func bfFIRRow4(k bfKernel) string {
+	nw := (2*k.off + 4) / 4
+	var b strings.Builder
+	b.WriteString("\n// Generated by gpu/webgpu/butteraugli/lf.go: 4 interior row outputs from registers.\nfn lf_row4(")
+	for m := 0; m < nw; m++ {
+		if m > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "w%d: vec4<f32>", m)
+	}
+	b.WriteString(") -> vec4<f32> {\n")
+	s := func(i int) string { return fmt.Sprintf("w%d.%c", i/4, "xyzw"[i%4]) }
+	for j := 0; j < 4; j++ {
+		for a := 0; a < 4; a++ {
+			fmt.Fprintf(&b, "  var a%d_%d = 0.0;\n", j, a)
+		}
+		c := k.off + j
+		for _, t := range bfFIRTerms(k.off) {
+			fmt.Fprintf(&b, "  a%d_%d = a%d_%d + (%s + %s) * %s;\n", j, t.acc, j, t.acc, s(c-t.d), s(c+t.d), bfHalf(t.tap))
+		}
+		fmt.Fprintf(&b, "  let r%d = %s * %s + a%d_0 + a%d_1 + a%d_2 + a%d_3;\n", j, s(c), bfHalf(k.off), j, j, j, j)
+	}
+	b.WriteString("  return vec4<f32>(r0, r1, r2, r3);\n}\n")
+	return b.String()
+}
+
+// bfFIRCol4 is lf_col4: the interior sums of the 4 columns of tile word c
+// (butteraugli_col_lf4.wgsl's ct, CTX words a row), in vec4 arithmetic.
+func bfFIRCol4(k bfKernel) string {
+	var b strings.Builder
+	b.WriteString("\n// Generated by gpu/webgpu/butteraugli/lf.go: 4 interior column outputs, lane-wise.\n")
+	b.WriteString("fn lf_col4(c: u32) -> vec4<f32> {\n")
+	for a := 0; a < 4; a++ {
+		fmt.Fprintf(&b, "  var a%d = vec4<f32>(0.0);\n", a)
+	}
+	for _, t := range bfFIRTerms(k.off) {
+		fmt.Fprintf(&b, "  a%d = a%d + (ct[c - %du * CTX] + ct[c + %du * CTX]) * %s;\n", t.acc, t.acc, t.d, t.d, bfHalf(t.tap))
+	}
+	fmt.Fprintf(&b, "  return ct[c] * %s + a0 + a1 + a2 + a3;\n}\n", bfHalf(k.off))
+	return b.String()
+}
+
+// encodeLF records the LF pair of level lv: x (the XYB planes) blurred
+// along x into t, then along y into lf, x becoming x minus the blur.
+func (r *butteraugliRef) encodeLF(e *webgpu.Encoder, lf *bfLF, lv *bfLevel, x, t, out [3]*webgpu.Buffer) {
+	rx, ry := webgpu.Groups(lv.w, lf.rbx), webgpu.Groups(lv.h, lf.rby)
+	for c := 0; c < 3; c++ {
+		r.mark(e, "rowsLF", lv)
+		e.Dispatch(lf.rows, rx, ry, 1, lv.params, r.kern[1], x[c], t[c])
+	}
+	r.mark(e, "colLF", lv)
+	e.Dispatch(lf.cols, webgpu.Groups(lv.w, lf.cbx), webgpu.Groups(lv.h, lf.cby), 1, lv.params, r.kern[1],
+		t[0], t[1], t[2], x[0], x[1], x[2], out[0], out[1], out[2])
+}

@@ -1,0 +1,158 @@
+// Butteraugli frequency separation, low frequencies, 4 columns per thread
+// (ZENMETRICS_BA_LF new, new3, new16; gpu/webgpu/butteraugli/lf.go): what
+// butteraugli_col_lf.wgsl computes, with the column tiles in vec4 words
+// (CTX words, 4·CTX columns a row; CR = CTY + 2·LOFF rows a plane, CPL
+// words). Each tap of a thread's 4 outputs is one 16-byte load and the
+// sums are vec4 (lf_col4, generated): lane by lane the scalar operations
+// of butteraugli_fir.wgsl in its order. CQ = 3 holds the three planes'
+// tiles side by side; CQ = 1 blurs them one after another through one
+// tile (a third of the memory, four more barriers). The pointwise step
+// is lf_out, scalar, per column.
+
+@group(0) @binding(0) var<uniform> P: Params;
+@group(0) @binding(1) var<uniform> K: Kernel;
+@group(0) @binding(2) var<storage, read> t0: array<f32>;
+@group(0) @binding(3) var<storage, read> t1: array<f32>;
+@group(0) @binding(4) var<storage, read> t2: array<f32>;
+@group(0) @binding(5) var<storage, read_write> xyb0: array<f32>;
+@group(0) @binding(6) var<storage, read_write> xyb1: array<f32>;
+@group(0) @binding(7) var<storage, read_write> xyb2: array<f32>;
+@group(0) @binding(8) var<storage, read_write> lf0: array<f32>;
+@group(0) @binding(9) var<storage, read_write> lf1: array<f32>;
+@group(0) @binding(10) var<storage, read_write> lf2: array<f32>;
+
+var<workgroup> ct: array<vec4<f32>, CQ * CPL>;
+
+fn lf_kf(i: u32) -> f32 {
+  return K.full[i >> 2u][i & 3u];
+}
+
+// lf_ld is sample j of plane q (a constant at every call).
+fn lf_ld(q: u32, j: u32) -> f32 {
+  switch q {
+    case 0u: {
+      return t0[j];
+    }
+    case 1u: {
+      return t1[j];
+    }
+    default: {
+      return t2[j];
+    }
+  }
+}
+
+// lf_ld0 is the sample at column x of a row starting at index row, 0
+// outside the image (yok: the row is inside).
+fn lf_ld0(q: u32, yok: bool, row: u32, x: u32, w: u32) -> f32 {
+  let ok = yok && x < w;
+  return select(0.0, lf_ld(q, select(0u, row + x, ok)), ok);
+}
+
+// lf_fill loads plane q's tile into slot s: all CR rows of the thread's 4
+// columns, the loads of a column issued together.
+fn lf_fill(q: u32, s: u32, wid: vec3<u32>, lid: vec3<u32>) {
+  let w = P.width;
+  let h = P.height;
+  let x = wid.x * CTX * 4u + 4u * lid.x;
+  let y0 = i32(wid.y * CTY) - LOFF;
+  for (var r = lid.y; r < CR; r += CTY) {
+    let yy = y0 + i32(r);
+    let yok = yy >= 0 && yy < i32(h);
+    let row = select(0u, u32(yy) * w, yok);
+    ct[s * CPL + r * CTX + lid.x] = vec4<f32>(lf_ld0(q, yok, row, x, w), lf_ld0(q, yok, row, x + 1u, w),
+      lf_ld0(q, yok, row, x + 2u, w), lf_ld0(q, yok, row, x + 3u, w));
+  }
+}
+
+// lf_col_edge is the cut-off blur (fir's border path) of the 4 columns of
+// tile word c, row p of n.
+fn lf_col_edge(c: u32, p: i32, n: i32) -> vec4<f32> {
+  let lo = max(0, p - LOFF);
+  let hi = min(n - 1, p + LOFF);
+  var ws = 0.0;
+  for (var j = lo; j <= hi; j++) {
+    ws = ws + lf_kf(u32(j - p + LOFF));
+  }
+  let scale = 1.0 / ws;
+  var s = vec4<f32>(0.0);
+  for (var j = lo; j <= hi; j++) {
+    s = s + ct[u32(i32(c) + (j - p) * i32(CTX))] * lf_kf(u32(j - p + LOFF));
+  }
+  return s * scale;
+}
+
+// lf_blur is the column blur of the thread's 4 outputs in slot s.
+fn lf_blur(s: u32, lid: vec3<u32>, y: u32, h: u32) -> vec4<f32> {
+  let c = s * CPL + (lid.y + u32(LOFF)) * CTX + lid.x;
+  let p = i32(y);
+  if (p >= LOFF && p < i32(h) - LOFF) {
+    return lf_col4(c);
+  }
+  return lf_col_edge(c, p, i32(h));
+}
+
+// lf_out is butteraugli_col_lf.wgsl's pointwise step for pixel i.
+fn lf_out(i: u32, bx: f32, by: f32, bb: f32) {
+  xyb0[i] = xyb0[i] - bx;
+  xyb1[i] = xyb1[i] - by;
+  xyb2[i] = xyb2[i] - bb;
+  lf0[i] = bx * 33.832837186260;
+  lf1[i] = by * 14.458268100570;
+  lf2[i] = (-0.362267051518 * by + bb) * 49.87984651440;
+}
+
+@compute @workgroup_size(CTX, CTY, 1)
+fn cols(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>) {
+  let w = P.width;
+  let h = P.height;
+  let x = wid.x * CTX * 4u + 4u * lid.x;
+  let y = wid.y * CTY + lid.y;
+  let live = x < w && y < h;
+  var bx = vec4<f32>(0.0);
+  var by = vec4<f32>(0.0);
+  var bb = vec4<f32>(0.0);
+  if (CQ == 3u) {
+    lf_fill(0u, 0u, wid, lid);
+    lf_fill(1u, 1u, wid, lid);
+    lf_fill(2u, 2u, wid, lid);
+    workgroupBarrier();
+    if (live) {
+      bx = lf_blur(0u, lid, y, h);
+      by = lf_blur(1u, lid, y, h);
+      bb = lf_blur(2u, lid, y, h);
+    }
+  } else {
+    lf_fill(0u, 0u, wid, lid);
+    workgroupBarrier();
+    if (live) {
+      bx = lf_blur(0u, lid, y, h);
+    }
+    workgroupBarrier();
+    lf_fill(1u, 0u, wid, lid);
+    workgroupBarrier();
+    if (live) {
+      by = lf_blur(0u, lid, y, h);
+    }
+    workgroupBarrier();
+    lf_fill(2u, 0u, wid, lid);
+    workgroupBarrier();
+    if (live) {
+      bb = lf_blur(0u, lid, y, h);
+    }
+  }
+  if (!live) {
+    return;
+  }
+  let i = y * w + x;
+  lf_out(i, bx.x, by.x, bb.x);
+  if (x + 1u < w) {
+    lf_out(i + 1u, bx.y, by.y, bb.y);
+  }
+  if (x + 2u < w) {
+    lf_out(i + 2u, bx.z, by.z, bb.z);
+  }
+  if (x + 3u < w) {
+    lf_out(i + 3u, bx.w, by.w, bb.w);
+  }
+}

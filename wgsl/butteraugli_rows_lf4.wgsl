@@ -1,0 +1,85 @@
+// Butteraugli LF blur, first half, 4 outputs per thread (ZENMETRICS_BA_LF
+// new, new3, new16; gpu/webgpu/butteraugli/lf.go): one plane convolved
+// along x. Workgroup RTX×RTY; each tile row spans the workgroup's 4·RTX
+// outputs plus LOFF samples either side in RV vec4 words, so a thread
+// reads the 4·LOFF/4 + 1 words around its outputs with 16-byte loads and
+// sums from registers (lf_row4, generated, the arithmetic of
+// butteraugli_fir.wgsl's interior sum). The host prepends the
+// constants (LOFF, RTX, RTY, RV) and lf_row4.
+
+@group(0) @binding(0) var<uniform> P: Params;
+@group(0) @binding(1) var<uniform> K: Kernel;
+@group(0) @binding(2) var<storage, read> src: array<f32>;
+@group(0) @binding(3) var<storage, read_write> dst: array<f32>;
+
+var<workgroup> rt: array<vec4<f32>, RTY * RV>;
+
+fn lf_kf(i: u32) -> f32 {
+  return K.full[i >> 2u][i & 3u];
+}
+
+// lf_row_ld is source sample xx of row y, 0 outside the image.
+fn lf_row_ld(yin: bool, row: u32, xx: i32, w: u32) -> f32 {
+  let ok = yin && xx >= 0 && xx < i32(w);
+  return select(0.0, src[select(0u, row + u32(xx), ok)], ok);
+}
+
+// lf_row_edge is the cut-off blur (fir's border path) of output p whose
+// sample is number q of the tile row starting at word base.
+fn lf_row_edge(base: u32, q: u32, p: i32, n: i32) -> f32 {
+  let lo = max(0, p - LOFF);
+  let hi = min(n - 1, p + LOFF);
+  var ws = 0.0;
+  for (var j = lo; j <= hi; j++) {
+    ws = ws + lf_kf(u32(j - p + LOFF));
+  }
+  let scale = 1.0 / ws;
+  var s = 0.0;
+  for (var j = lo; j <= hi; j++) {
+    let k = u32(i32(q) + (j - p));
+    s = s + rt[base + (k >> 2u)][k & 3u] * lf_kf(u32(j - p + LOFF));
+  }
+  return s * scale;
+}
+
+@compute @workgroup_size(RTX, RTY, 1)
+fn rows(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>) {
+  let w = P.width;
+  let y = wid.y * RTY + lid.y;
+  let yin = y < P.height;
+  let row = select(0u, y * w, yin);
+  let x0 = i32(wid.x * RTX * 4u) - LOFF;
+  let base = lid.y * RV;
+  for (var i = lid.x; i < RV; i += RTX) {
+    let xx = x0 + 4 * i32(i);
+    rt[base + i] = vec4<f32>(lf_row_ld(yin, row, xx, w), lf_row_ld(yin, row, xx + 1, w),
+      lf_row_ld(yin, row, xx + 2, w), lf_row_ld(yin, row, xx + 3, w));
+  }
+  workgroupBarrier();
+  let xo = wid.x * RTX * 4u + 4u * lid.x;
+  if (!yin || xo >= w) {
+    return;
+  }
+  let c = base + lid.x;
+  let o = lf_row4(rt[c], rt[c + 1u], rt[c + 2u], rt[c + 3u], rt[c + 4u], rt[c + 5u], rt[c + 6u], rt[c + 7u], rt[c + 8u]);
+  let n = i32(w);
+  if (i32(xo) >= LOFF && i32(xo) + 3 < n - LOFF) {
+    dst[row + xo] = o.x;
+    dst[row + xo + 1u] = o.y;
+    dst[row + xo + 2u] = o.z;
+    dst[row + xo + 3u] = o.w;
+    return;
+  }
+  for (var j = 0u; j < 4u; j++) {
+    let x = xo + j;
+    if (x >= w) {
+      break;
+    }
+    let p = i32(x);
+    var v = o[j];
+    if (!(p >= LOFF && p < n - LOFF)) {
+      v = lf_row_edge(base, 4u * lid.x + j + u32(LOFF), p, n);
+    }
+    dst[row + x] = v;
+  }
+}
