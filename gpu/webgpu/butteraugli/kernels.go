@@ -2,6 +2,7 @@ package butteraugli
 
 import (
 	"fmt"
+	"os"
 
 	"github.com/zenmetrics-go/zenmetrics/gpu/webgpu"
 )
@@ -63,6 +64,11 @@ func kernels(g *webgpu.GPU) (*bfKernels, error) {
 		name += "/malta16"
 	}
 	return webgpu.Compiled(g, name, func(g *webgpu.GPU) (*bfKernels, error) {
+		if bfLFEnv() != "" && bfLFForce == "" {
+			// A measurement knob: say what an A/B run measured (new3
+			// can fall back to new).
+			fmt.Fprintf(os.Stderr, "zenmetrics: butteraugli LF pair %s (%s=%s)\n", lf, bfLFMode, bfLFEnv())
+		}
 		return compileButteraugli(g, malta16, lf)
 	})
 }

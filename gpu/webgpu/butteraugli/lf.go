@@ -38,6 +38,10 @@ import (
 //	new16   new with 16×16 threads in both: 64-column row tiles and 64×16
 //	        column blocks (12 KiB)
 //
+// "R,C" (e.g. "new16,new3") combines version R's row kernel with version
+// C's column kernel: zmbench -profile times rowsLF and colLF apart, so
+// the fastest of each can be picked and then checked together.
+//
 // Robustness clamps every workgroup-array index Tint emits: a vec4 word
 // costs one clamp for four samples, and a constant offset lets the
 // driver fold the address arithmetic where no clamp sits in between.
@@ -50,8 +54,8 @@ var bfLFEnv = sync.OnceValue(func() string { return os.Getenv(bfLFMode) })
 // from now on.
 var bfLFForce string
 
-// bfLFVariants are the values ZENMETRICS_BA_LF takes ("" and unknown
-// values mean "new").
+// bfLFVariants are the versions ZENMETRICS_BA_LF names ("" and unknown
+// names mean "new"; bfLFSplit reads "R,C").
 var bfLFVariants = []string{"old", "unroll", "new", "new3", "new16"}
 
 // bfLFGeom is one version's workgroup shapes: the row kernel's threads
@@ -82,24 +86,42 @@ func bfLFGeomOf(v string) bfLFGeom {
 // colBytes is the workgroup memory of the vec4 column kernel.
 func (q bfLFGeom) colBytes() int { return 16 * q.cq * q.cx * (q.cy + 2*bfKernLF.off) }
 
+// bfLFSplit is a version's row and column halves: "R,C" takes the row
+// kernel of version R and the column kernel of version C (so that the
+// fastest of each can be combined), a single name both of one version.
+// Unknown names mean new.
+func bfLFSplit(v string) (string, string) {
+	r, c, ok := strings.Cut(v, ",")
+	if !ok {
+		c = r
+	}
+	norm := func(n string) string {
+		for _, k := range bfLFVariants {
+			if n == k {
+				return n
+			}
+		}
+		return "new"
+	}
+	return norm(r), norm(c)
+}
+
 // bfLFVariant is the version to compile on g: the forced or configured
-// one, with new3 falling back to new where its tiles do not fit.
+// one, normalised ("R,C" with R = C written once), with a column kernel
+// whose tiles do not fit the device's workgroup memory replaced by new's.
 func bfLFVariant(g *webgpu.GPU) string {
 	v := bfLFForce
 	if v == "" {
 		v = bfLFEnv()
 	}
-	known := false
-	for _, n := range bfLFVariants {
-		known = known || n == v
+	r, c := bfLFSplit(v)
+	if q := bfLFGeomOf(c); q.vec && uint64(q.colBytes()) > uint64(g.Limits().MaxComputeWorkgroupStorageSize) {
+		c = "new"
 	}
-	if !known {
-		v = "new"
+	if r == c {
+		return r
 	}
-	if q := bfLFGeomOf(v); q.vec && uint64(q.colBytes()) > uint64(g.Limits().MaxComputeWorkgroupStorageSize) {
-		v = "new"
-	}
-	return v
+	return r + "," + c
 }
 
 // bfLF is a compiled LF pair and its dispatch geometry (outputs per
@@ -112,44 +134,42 @@ type bfLF struct {
 	cbx, cby int
 }
 
-// lfKernels returns variant v of the LF pair and the kernels that fill
-// it in (compiled with the others, side by side); base is the prelude and
-// the common declarations, fir butteraugli_fir.wgsl.
+// lfKernels returns version v (bfLFVariant's form) of the LF pair and the
+// kernels that fill it in (compiled with the others, side by side); base
+// is the prelude and the common declarations, fir butteraugli_fir.wgsl.
 func lfKernels(v, base, fir string) (*bfLF, []webgpu.Kernel, error) {
-	q := bfLFGeomOf(v)
-	lf := &bfLF{variant: v, rbx: q.rx * q.rv, rby: q.ry, cbx: q.cx * q.cv, cby: q.cy}
+	rn, cn := bfLFSplit(v)
+	qr, qc := bfLFGeomOf(rn), bfLFGeomOf(cn)
+	lf := &bfLF{variant: v, rbx: qr.rx * qr.rv, rby: qr.ry, cbx: qc.cx * qc.cv, cby: qc.cy}
 	off := bfKernLF.off
-	var ks []webgpu.Kernel
-	switch {
-	case q.vec:
-		if off != 16 {
-			// butteraugli_rows_lf4.wgsl passes lf_row4 its 9 words.
-			return nil, nil, fmt.Errorf("butteraugli LF pair %q: written for a radius of 16, not %d", v, off)
-		}
-		geo := fmt.Sprintf("const LOFF: i32 = %d;\nconst RTX = %du;\nconst RTY = %du;\nconst RV = %du;\n"+
-			"const CTX = %du;\nconst CTY = %du;\nconst CQ = %du;\nconst CR = %du;\nconst CPL = %du;\n",
-			off, q.rx, q.ry, q.rx+off/2, q.cx, q.cy, q.cq, q.cy+2*off, q.cx*(q.cy+2*off))
-		ks = []webgpu.Kernel{
-			{File: "butteraugli_rows_lf4", Entry: "rows", Prefix: base + geo + bfFIRRow4(bfKernLF), Dst: &lf.rows},
-			{File: "butteraugli_col_lf4", Entry: "cols", Prefix: base + geo + bfFIRCol4(bfKernLF), Dst: &lf.cols},
-		}
-	default:
-		f := fir
-		if q.unroll {
-			// The loop version becomes the border path of a fir whose
-			// interior sum is written out.
-			f = strings.Replace(fir, "fn fir(", "fn fir_loop(", 1) + bfFIRUnrolled(bfKernLF)
-		}
-		ks = []webgpu.Kernel{
-			{File: "butteraugli_rows", Entry: "rows", Prefix: base + f, Dst: &lf.rows,
-				Constants: webgpu.Constants{"OFF": float64(off), "TX": float64(q.rx), "TY": float64(q.ry),
-					"TILE_N": float64(q.ry * (q.rx + 2*off))}},
-			{File: "butteraugli_col_lf", Entry: "cols", Prefix: base + f, Dst: &lf.cols,
-				Constants: webgpu.Constants{"OFF": float64(off), "TX": float64(q.cx), "TY": float64(q.cy),
-					"TILE_N": float64(3 * q.cx * (q.cy + 2*off))}},
-		}
+	if (qr.vec || qc.vec) && off != 16 {
+		// butteraugli_rows_lf4.wgsl passes lf_row4 its 9 words.
+		return nil, nil, fmt.Errorf("butteraugli LF pair %q: written for a radius of 16, not %d", v, off)
 	}
-	return lf, ks, nil
+	geo := fmt.Sprintf("const LOFF: i32 = %d;\nconst RTX = %du;\nconst RTY = %du;\nconst RV = %du;\n"+
+		"const CTX = %du;\nconst CTY = %du;\nconst CQ = %du;\nconst CR = %du;\nconst CPL = %du;\n",
+		off, qr.rx, qr.ry, qr.rx+off/2, qc.cx, qc.cy, qc.cq, qc.cy+2*off, qc.cx*(qc.cy+2*off))
+	// The scalar kernels' fir; for unroll the loop version becomes the
+	// border path of a fir whose interior sum is written out.
+	firOf := func(q bfLFGeom) string {
+		if q.unroll {
+			return strings.Replace(fir, "fn fir(", "fn fir_loop(", 1) + bfFIRUnrolled(bfKernLF)
+		}
+		return fir
+	}
+	rows := webgpu.Kernel{File: "butteraugli_rows_lf4", Entry: "rows", Prefix: base + geo + bfFIRRow4(bfKernLF), Dst: &lf.rows}
+	if !qr.vec {
+		rows = webgpu.Kernel{File: "butteraugli_rows", Entry: "rows", Prefix: base + firOf(qr), Dst: &lf.rows,
+			Constants: webgpu.Constants{"OFF": float64(off), "TX": float64(qr.rx), "TY": float64(qr.ry),
+				"TILE_N": float64(qr.ry * (qr.rx + 2*off))}}
+	}
+	cols := webgpu.Kernel{File: "butteraugli_col_lf4", Entry: "cols", Prefix: base + geo + bfFIRCol4(bfKernLF), Dst: &lf.cols}
+	if !qc.vec {
+		cols = webgpu.Kernel{File: "butteraugli_col_lf", Entry: "cols", Prefix: base + firOf(qc), Dst: &lf.cols,
+			Constants: webgpu.Constants{"OFF": float64(off), "TX": float64(qc.cx), "TY": float64(qc.cy),
+				"TILE_N": float64(3 * qc.cx * (qc.cy + 2*off))}}
+	}
+	return lf, []webgpu.Kernel{rows, cols}, nil
 }
 
 // bfFIRTerm is one pair term of the interior sum: accumulator acc gets

@@ -25,7 +25,8 @@ import (
 // (33×34, 36×40), widths not a multiple of 4 or of any tile (67, 261,
 // 301), heights that leave partial column blocks (41, 71, 263), and a
 // level's size next to its half-resolution one (130×71 and 65×36).
-// It then scores two pairs with each version and compares the scores and
+// Three row/column combinations ("R,C") run too. It then scores two
+// pairs with each version and compares the scores and
 // distance maps (both levels, the real dispatch path) with the old ones.
 func TestButteraugliLFVariants(t *testing.T) {
 	dev := gputest.Device(t)
@@ -36,7 +37,7 @@ func TestButteraugliLFVariants(t *testing.T) {
 	}
 	var lfs []*bfLF
 	err := dev.Do(ctx, func(g *webgpu.GPU) error {
-		for _, v := range bfLFVariants {
+		for _, v := range append(bfLFVariants[:len(bfLFVariants):len(bfLFVariants)], "new16,new3", "unroll,new", "new,old") {
 			if got := bfLFVariantOf(g, v); got != v {
 				t.Logf("%s: not available on this device (workgroup memory limit %d bytes), %s runs instead",
 					v, g.Limits().MaxComputeWorkgroupStorageSize, got)
@@ -207,4 +208,16 @@ func runLF(t *testing.T, dev *webgpu.Device, lf *bfLF, w, h int, seed int64) (ou
 		t.Fatal(err)
 	}
 	return out
+}
+
+// TestButteraugliLFSplit checks how ZENMETRICS_BA_LF values are read.
+func TestButteraugliLFSplit(t *testing.T) {
+	for _, c := range []struct{ in, r, c string }{
+		{"", "new", "new"}, {"old", "old", "old"}, {"new3", "new3", "new3"}, {"bogus", "new", "new"},
+		{"new16,new3", "new16", "new3"}, {"old,", "old", "new"}, {"unroll,old", "unroll", "old"},
+	} {
+		if r, col := bfLFSplit(c.in); r != c.r || col != c.c {
+			t.Errorf("bfLFSplit(%q) = %q, %q, want %q, %q", c.in, r, col, c.r, c.c)
+		}
+	}
 }
