@@ -5,7 +5,8 @@
 // reads the 4·LOFF/4 + 1 words around its outputs with 16-byte loads and
 // sums from registers (lf_row4, generated, the arithmetic of
 // butteraugli_fir.wgsl's interior sum). The host prepends the
-// constants (LOFF, RTX, RTY, RV) and lf_row4.
+// constants (LOFF, RTX, RTY, RV; RST: stage the outputs in the tile
+// and store them a line a warp) and lf_row4.
 
 @group(0) @binding(0) var<uniform> P: Params;
 @group(0) @binding(1) var<uniform> K: Kernel;
@@ -57,29 +58,45 @@ fn rows(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid
   }
   workgroupBarrier();
   let xo = wid.x * RTX * 4u + 4u * lid.x;
-  if (!yin || xo >= w) {
-    return;
-  }
-  let c = base + lid.x;
-  let o = lf_row4(rt[c], rt[c + 1u], rt[c + 2u], rt[c + 3u], rt[c + 4u], rt[c + 5u], rt[c + 6u], rt[c + 7u], rt[c + 8u]);
-  let n = i32(w);
-  if (i32(xo) >= LOFF && i32(xo) + 3 < n - LOFF) {
-    dst[row + xo] = o.x;
-    dst[row + xo + 1u] = o.y;
-    dst[row + xo + 2u] = o.z;
-    dst[row + xo + 3u] = o.w;
-    return;
-  }
-  for (var j = 0u; j < 4u; j++) {
-    let x = xo + j;
-    if (x >= w) {
-      break;
+  let live = yin && xo < w;
+  var o = vec4<f32>(0.0);
+  if (live) {
+    let c = base + lid.x;
+    o = lf_row4(rt[c], rt[c + 1u], rt[c + 2u], rt[c + 3u], rt[c + 4u], rt[c + 5u], rt[c + 6u], rt[c + 7u], rt[c + 8u]);
+    let n = i32(w);
+    if (!(i32(xo) >= LOFF && i32(xo) + 3 < n - LOFF)) {
+      for (var j = 0u; j < 4u; j++) {
+        let p = i32(xo + j);
+        if (p < n && !(p >= LOFF && p < n - LOFF)) {
+          o[j] = lf_row_edge(base, 4u * lid.x + j + u32(LOFF), p, n);
+        }
+      }
     }
-    let p = i32(x);
-    var v = o[j];
-    if (!(p >= LOFF && p < n - LOFF)) {
-      v = lf_row_edge(base, 4u * lid.x + j + u32(LOFF), p, n);
+    if (!RST) {
+      if (xo + 3u < w) {
+        dst[row + xo] = o.x;
+        dst[row + xo + 1u] = o.y;
+        dst[row + xo + 2u] = o.z;
+        dst[row + xo + 3u] = o.w;
+      } else {
+        for (var j = 0u; j < 4u && xo + j < w; j++) {
+          dst[row + xo + j] = o[j];
+        }
+      }
     }
-    dst[row + x] = v;
+  }
+  if (RST) {
+    // Staged outputs: the row's results go back into the tile, then
+    // consecutive threads store consecutive pixels (whole lines a warp).
+    workgroupBarrier();
+    rt[base + lid.x] = o;
+    workgroupBarrier();
+    for (var k = 0u; k < 4u; k++) {
+      let i = lid.x + RTX * k;
+      let x = wid.x * RTX * 4u + i;
+      if (yin && x < w) {
+        dst[row + x] = rt[base + (i >> 2u)][i & 3u];
+      }
+    }
   }
 }

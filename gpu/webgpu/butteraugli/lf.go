@@ -33,6 +33,10 @@ import (
 //	        threads, 4 columns each, one plane's 64-row tile at a time
 //	        (8 KiB), each tap one vec4 load and vec4 arithmetic (lane-wise
 //	        the scalar operations); 2 halo rows per output row instead of 5
+//	newst   new whose row kernel stages its outputs back through the tile
+//	        (two more barriers) so that a warp stores 32 consecutive
+//	        pixels, not 4 each at 16-byte steps (staged outputs won for
+//	        ssim2's hblur4t)
 //	new3    new with the three planes' column tiles side by side (24 KiB,
 //	        one barrier instead of five; new where the device allows less)
 //	new16   new with 16×16 threads in both: 64-column row tiles and 64×16
@@ -56,7 +60,7 @@ var bfLFForce string
 
 // bfLFVariants are the versions ZENMETRICS_BA_LF names ("" and unknown
 // names mean "new"; bfLFSplit reads "R,C").
-var bfLFVariants = []string{"old", "unroll", "new", "new3", "new16"}
+var bfLFVariants = []string{"old", "unroll", "new", "newst", "new3", "new16"}
 
 // bfLFGeom is one version's workgroup shapes: the row kernel's threads
 // (rx×ry, rv outputs each along x) and the column kernel's (cx×cy, cv
@@ -65,6 +69,7 @@ type bfLFGeom struct {
 	rx, ry, rv     int
 	cx, cy, cv, cq int
 	vec            bool // the vec4 kernels (butteraugli_*_lf4.wgsl)
+	stage          bool // vec: the row kernel stages its outputs (RST)
 	unroll         bool // the scalar kernels with bfFIRUnrolled
 }
 
@@ -76,6 +81,8 @@ func bfLFGeomOf(v string) bfLFGeom {
 		return bfLFGeom{rx: bfRowTX, ry: bfRowTY, rv: 1, cx: bfColTX, cy: bfColTY, cv: 1, cq: 3, unroll: true}
 	case "new3":
 		return bfLFGeom{rx: 64, ry: 4, rv: 4, cx: 8, cy: 32, cv: 4, cq: 3, vec: true}
+	case "newst":
+		return bfLFGeom{rx: 64, ry: 4, rv: 4, cx: 8, cy: 32, cv: 4, cq: 1, vec: true, stage: true}
 	case "new16":
 		return bfLFGeom{rx: 16, ry: 16, rv: 4, cx: 16, cy: 16, cv: 4, cq: 1, vec: true}
 	default:
@@ -146,9 +153,9 @@ func lfKernels(v, base, fir string) (*bfLF, []webgpu.Kernel, error) {
 		// butteraugli_rows_lf4.wgsl passes lf_row4 its 9 words.
 		return nil, nil, fmt.Errorf("butteraugli LF pair %q: written for a radius of 16, not %d", v, off)
 	}
-	geo := fmt.Sprintf("const LOFF: i32 = %d;\nconst RTX = %du;\nconst RTY = %du;\nconst RV = %du;\n"+
+	geo := fmt.Sprintf("const LOFF: i32 = %d;\nconst RTX = %du;\nconst RTY = %du;\nconst RV = %du;\nconst RST = %v;\n"+
 		"const CTX = %du;\nconst CTY = %du;\nconst CQ = %du;\nconst CR = %du;\nconst CPL = %du;\n",
-		off, qr.rx, qr.ry, qr.rx+off/2, qc.cx, qc.cy, qc.cq, qc.cy+2*off, qc.cx*(qc.cy+2*off))
+		off, qr.rx, qr.ry, qr.rx+off/2, qr.stage, qc.cx, qc.cy, qc.cq, qc.cy+2*off, qc.cx*(qc.cy+2*off))
 	// The scalar kernels' fir; for unroll the loop version becomes the
 	// border path of a fir whose interior sum is written out.
 	firOf := func(q bfLFGeom) string {
