@@ -4,22 +4,25 @@
 // (CTX words, 4·CTX columns a row; CR = CTY + 2·LOFF rows a plane, CPL
 // words). Each tap of a thread's 4 outputs is one 16-byte load and the
 // sums are vec4 (lf_col4, generated): lane by lane the scalar operations
-// of butteraugli_fir.wgsl in its order. CQ = 3 holds the three planes'
+// of butteraugli_fir.wgsl in its order (the host prepends the constants,
+// lf_col4 and the global accesses: butteraugli_col_lf4_s.wgsl on planes
+// of f32, _v.wgsl on planes of vec4 for widths that are a multiple of 4).
+// CQ = 3 holds the three planes'
 // tiles side by side; CQ = 1 blurs them one after another through one
 // tile (a third of the memory, four more barriers). The pointwise step
-// is lf_out, scalar, per column.
+// is lf_col_store's.
 
 @group(0) @binding(0) var<uniform> P: Params;
 @group(0) @binding(1) var<uniform> K: Kernel;
-@group(0) @binding(2) var<storage, read> t0: array<f32>;
-@group(0) @binding(3) var<storage, read> t1: array<f32>;
-@group(0) @binding(4) var<storage, read> t2: array<f32>;
-@group(0) @binding(5) var<storage, read_write> xyb0: array<f32>;
-@group(0) @binding(6) var<storage, read_write> xyb1: array<f32>;
-@group(0) @binding(7) var<storage, read_write> xyb2: array<f32>;
-@group(0) @binding(8) var<storage, read_write> lf0: array<f32>;
-@group(0) @binding(9) var<storage, read_write> lf1: array<f32>;
-@group(0) @binding(10) var<storage, read_write> lf2: array<f32>;
+@group(0) @binding(2) var<storage, read> t0: array<LT>;
+@group(0) @binding(3) var<storage, read> t1: array<LT>;
+@group(0) @binding(4) var<storage, read> t2: array<LT>;
+@group(0) @binding(5) var<storage, read_write> xyb0: array<LT>;
+@group(0) @binding(6) var<storage, read_write> xyb1: array<LT>;
+@group(0) @binding(7) var<storage, read_write> xyb2: array<LT>;
+@group(0) @binding(8) var<storage, read_write> lf0: array<LT>;
+@group(0) @binding(9) var<storage, read_write> lf1: array<LT>;
+@group(0) @binding(10) var<storage, read_write> lf2: array<LT>;
 
 var<workgroup> ct: array<vec4<f32>, CQ * CPL>;
 
@@ -27,8 +30,8 @@ fn lf_kf(i: u32) -> f32 {
   return K.full[i >> 2u][i & 3u];
 }
 
-// lf_ld is sample j of plane q (a constant at every call).
-fn lf_ld(q: u32, j: u32) -> f32 {
+// lf_ld is element j of plane q (a constant at every call).
+fn lf_ld(q: u32, j: u32) -> LT {
   switch q {
     case 0u: {
       return t0[j];
@@ -42,13 +45,6 @@ fn lf_ld(q: u32, j: u32) -> f32 {
   }
 }
 
-// lf_ld0 is the sample at column x of a row starting at index row, 0
-// outside the image (yok: the row is inside).
-fn lf_ld0(q: u32, yok: bool, row: u32, x: u32, w: u32) -> f32 {
-  let ok = yok && x < w;
-  return select(0.0, lf_ld(q, select(0u, row + x, ok)), ok);
-}
-
 // lf_fill loads plane q's tile into slot s: all CR rows of the thread's 4
 // columns, the loads of a column issued together.
 fn lf_fill(q: u32, s: u32, wid: vec3<u32>, lid: vec3<u32>) {
@@ -60,8 +56,7 @@ fn lf_fill(q: u32, s: u32, wid: vec3<u32>, lid: vec3<u32>) {
     let yy = y0 + i32(r);
     let yok = yy >= 0 && yy < i32(h);
     let row = select(0u, u32(yy) * w, yok);
-    ct[s * CPL + r * CTX + lid.x] = vec4<f32>(lf_ld0(q, yok, row, x, w), lf_ld0(q, yok, row, x + 1u, w),
-      lf_ld0(q, yok, row, x + 2u, w), lf_ld0(q, yok, row, x + 3u, w));
+    ct[s * CPL + r * CTX + lid.x] = lf_col_word(q, yok, row, x, w);
   }
 }
 
@@ -90,16 +85,6 @@ fn lf_blur(s: u32, lid: vec3<u32>, y: u32, h: u32) -> vec4<f32> {
     return lf_col4(c);
   }
   return lf_col_edge(c, p, i32(h));
-}
-
-// lf_out is butteraugli_col_lf.wgsl's pointwise step for pixel i.
-fn lf_out(i: u32, bx: f32, by: f32, bb: f32) {
-  xyb0[i] = xyb0[i] - bx;
-  xyb1[i] = xyb1[i] - by;
-  xyb2[i] = xyb2[i] - bb;
-  lf0[i] = bx * 33.832837186260;
-  lf1[i] = by * 14.458268100570;
-  lf2[i] = (-0.362267051518 * by + bb) * 49.87984651440;
 }
 
 @compute @workgroup_size(CTX, CTY, 1)
@@ -144,15 +129,5 @@ fn cols(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid
   if (!live) {
     return;
   }
-  let i = y * w + x;
-  lf_out(i, bx.x, by.x, bb.x);
-  if (x + 1u < w) {
-    lf_out(i + 1u, bx.y, by.y, bb.y);
-  }
-  if (x + 2u < w) {
-    lf_out(i + 2u, bx.z, by.z, bb.z);
-  }
-  if (x + 3u < w) {
-    lf_out(i + 3u, bx.w, by.w, bb.w);
-  }
+  lf_col_store(y * w + x, x, w, bx, by, bb);
 }

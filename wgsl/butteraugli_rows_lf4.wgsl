@@ -6,23 +6,19 @@
 // sums from registers (lf_row4, generated, the arithmetic of
 // butteraugli_fir.wgsl's interior sum). The host prepends the
 // constants (LOFF, RTX, RTY, RV; RST: stage the outputs in the tile
-// and store them a line a warp) and lf_row4.
+// and store them a line a warp) and lf_row4, then the global accesses:
+// butteraugli_rows_lf4_s.wgsl (planes of f32) or _v.wgsl (planes of vec4,
+// for widths that are a multiple of 4).
 
 @group(0) @binding(0) var<uniform> P: Params;
 @group(0) @binding(1) var<uniform> K: Kernel;
-@group(0) @binding(2) var<storage, read> src: array<f32>;
-@group(0) @binding(3) var<storage, read_write> dst: array<f32>;
+@group(0) @binding(2) var<storage, read> src: array<LT>;
+@group(0) @binding(3) var<storage, read_write> dst: array<LT>;
 
 var<workgroup> rt: array<vec4<f32>, RTY * RV>;
 
 fn lf_kf(i: u32) -> f32 {
   return K.full[i >> 2u][i & 3u];
-}
-
-// lf_row_ld is source sample xx of row y, 0 outside the image.
-fn lf_row_ld(yin: bool, row: u32, xx: i32, w: u32) -> f32 {
-  let ok = yin && xx >= 0 && xx < i32(w);
-  return select(0.0, src[select(0u, row + u32(xx), ok)], ok);
 }
 
 // lf_row_edge is the cut-off blur (fir's border path) of output p whose
@@ -53,8 +49,7 @@ fn rows(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid
   let base = lid.y * RV;
   for (var i = lid.x; i < RV; i += RTX) {
     let xx = x0 + 4 * i32(i);
-    rt[base + i] = vec4<f32>(lf_row_ld(yin, row, xx, w), lf_row_ld(yin, row, xx + 1, w),
-      lf_row_ld(yin, row, xx + 2, w), lf_row_ld(yin, row, xx + 3, w));
+    rt[base + i] = lf_row_word(yin, row, xx, w);
   }
   workgroupBarrier();
   let xo = wid.x * RTX * 4u + 4u * lid.x;
@@ -73,16 +68,7 @@ fn rows(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid
       }
     }
     if (!RST) {
-      if (xo + 3u < w) {
-        dst[row + xo] = o.x;
-        dst[row + xo + 1u] = o.y;
-        dst[row + xo + 2u] = o.z;
-        dst[row + xo + 3u] = o.w;
-      } else {
-        for (var j = 0u; j < 4u && xo + j < w; j++) {
-          dst[row + xo + j] = o[j];
-        }
-      }
+      lf_row_store(row, xo, w, o);
     }
   }
   if (RST) {
@@ -95,7 +81,7 @@ fn rows(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid
       let i = lid.x + RTX * k;
       let x = wid.x * RTX * 4u + i;
       if (yin && x < w) {
-        dst[row + x] = rt[base + (i >> 2u)][i & 3u];
+        lf_row_store1(row + x, rt[base + (i >> 2u)][i & 3u]);
       }
     }
   }

@@ -39,6 +39,11 @@ import (
 //	        ssim2's hblur4t)
 //	new3    new with the three planes' column tiles side by side (24 KiB,
 //	        one barrier instead of five; new where the device allows less)
+//	new4    new whose planes are bound as arrays of vec4 where the width
+//	        is a multiple of 4 (both levels of 4096², not of odd sizes):
+//	        every global load and store 16 bytes, a thread's 4 outputs one
+//	        store (16-byte accesses helped ssim2's hblur on the H200)
+//	new34   new3 (column tiles side by side) with new4's global accesses
 //	new16   new with 16×16 threads in both: 64-column row tiles and 64×16
 //	        column blocks (12 KiB)
 //
@@ -60,7 +65,7 @@ var bfLFForce string
 
 // bfLFVariants are the versions ZENMETRICS_BA_LF names ("" and unknown
 // names mean "new"; bfLFSplit reads "R,C").
-var bfLFVariants = []string{"old", "unroll", "new", "newst", "new3", "new16"}
+var bfLFVariants = []string{"old", "unroll", "new", "newst", "new3", "new16", "new4", "new34"}
 
 // bfLFGeom is one version's workgroup shapes: the row kernel's threads
 // (rx×ry, rv outputs each along x) and the column kernel's (cx×cy, cv
@@ -70,6 +75,7 @@ type bfLFGeom struct {
 	cx, cy, cv, cq int
 	vec            bool // the vec4 kernels (butteraugli_*_lf4.wgsl)
 	stage          bool // vec: the row kernel stages its outputs (RST)
+	g4             bool // vec: 16-byte global accesses where w % 4 == 0
 	unroll         bool // the scalar kernels with bfFIRUnrolled
 }
 
@@ -83,6 +89,10 @@ func bfLFGeomOf(v string) bfLFGeom {
 		return bfLFGeom{rx: 64, ry: 4, rv: 4, cx: 8, cy: 32, cv: 4, cq: 3, vec: true}
 	case "newst":
 		return bfLFGeom{rx: 64, ry: 4, rv: 4, cx: 8, cy: 32, cv: 4, cq: 1, vec: true, stage: true}
+	case "new4":
+		return bfLFGeom{rx: 64, ry: 4, rv: 4, cx: 8, cy: 32, cv: 4, cq: 1, vec: true, g4: true}
+	case "new34":
+		return bfLFGeom{rx: 64, ry: 4, rv: 4, cx: 8, cy: 32, cv: 4, cq: 3, vec: true, g4: true}
 	case "new16":
 		return bfLFGeom{rx: 16, ry: 16, rv: 4, cx: 16, cy: 16, cv: 4, cq: 1, vec: true}
 	default:
@@ -124,6 +134,9 @@ func bfLFVariant(g *webgpu.GPU) string {
 	r, c := bfLFSplit(v)
 	if q := bfLFGeomOf(c); q.vec && uint64(q.colBytes()) > uint64(g.Limits().MaxComputeWorkgroupStorageSize) {
 		c = "new"
+		if q.g4 {
+			c = "new4"
+		}
 	}
 	if r == c {
 		return r
@@ -139,6 +152,9 @@ type bfLF struct {
 	cols     *webgpu.Pipeline
 	rbx, rby int
 	cbx, cby int
+	// rows4, cols4 replace rows, cols for widths that are a multiple of 4
+	// (nil: none).
+	rows4, cols4 *webgpu.Pipeline
 }
 
 // lfKernels returns version v (bfLFVariant's form) of the LF pair and the
@@ -164,19 +180,31 @@ func lfKernels(v, base, fir string) (*bfLF, []webgpu.Kernel, error) {
 		}
 		return fir
 	}
-	rows := webgpu.Kernel{File: "butteraugli_rows_lf4", Entry: "rows", Prefix: base + geo + bfFIRRow4(bfKernLF), Dst: &lf.rows}
+	io, err := webgpu.Sources("butteraugli_rows_lf4_s", "butteraugli_rows_lf4_v", "butteraugli_col_lf4_s", "butteraugli_col_lf4_v")
+	if err != nil {
+		return nil, nil, err
+	}
+	rowPre, colPre := base+geo+bfFIRRow4(bfKernLF), base+geo+bfFIRCol4(bfKernLF)
+	rows := webgpu.Kernel{File: "butteraugli_rows_lf4", Entry: "rows", Prefix: rowPre + io[0], Dst: &lf.rows}
 	if !qr.vec {
 		rows = webgpu.Kernel{File: "butteraugli_rows", Entry: "rows", Prefix: base + firOf(qr), Dst: &lf.rows,
 			Constants: webgpu.Constants{"OFF": float64(off), "TX": float64(qr.rx), "TY": float64(qr.ry),
 				"TILE_N": float64(qr.ry * (qr.rx + 2*off))}}
 	}
-	cols := webgpu.Kernel{File: "butteraugli_col_lf4", Entry: "cols", Prefix: base + geo + bfFIRCol4(bfKernLF), Dst: &lf.cols}
+	cols := webgpu.Kernel{File: "butteraugli_col_lf4", Entry: "cols", Prefix: colPre + io[2], Dst: &lf.cols}
 	if !qc.vec {
 		cols = webgpu.Kernel{File: "butteraugli_col_lf", Entry: "cols", Prefix: base + firOf(qc), Dst: &lf.cols,
 			Constants: webgpu.Constants{"OFF": float64(off), "TX": float64(qc.cx), "TY": float64(qc.cy),
 				"TILE_N": float64(3 * qc.cx * (qc.cy + 2*off))}}
 	}
-	return lf, []webgpu.Kernel{rows, cols}, nil
+	ks := []webgpu.Kernel{rows, cols}
+	if qr.g4 {
+		ks = append(ks, webgpu.Kernel{File: "butteraugli_rows_lf4", Entry: "rows", Prefix: rowPre + io[1], Dst: &lf.rows4})
+	}
+	if qc.g4 {
+		ks = append(ks, webgpu.Kernel{File: "butteraugli_col_lf4", Entry: "cols", Prefix: colPre + io[3], Dst: &lf.cols4})
+	}
+	return lf, ks, nil
 }
 
 // bfFIRTerm is one pair term of the interior sum: accumulator acc gets
@@ -261,12 +289,19 @@ func bfFIRCol4(k bfKernel) string {
 // encodeLF records the LF pair of level lv: x (the XYB planes) blurred
 // along x into t, then along y into lf, x becoming x minus the blur.
 func (r *butteraugliRef) encodeLF(e *webgpu.Encoder, lf *bfLF, lv *bfLevel, x, t, out [3]*webgpu.Buffer) {
+	rows, cols := lf.rows, lf.cols
+	if lv.w%4 == 0 && lf.rows4 != nil {
+		rows = lf.rows4
+	}
+	if lv.w%4 == 0 && lf.cols4 != nil {
+		cols = lf.cols4
+	}
 	rx, ry := webgpu.Groups(lv.w, lf.rbx), webgpu.Groups(lv.h, lf.rby)
 	for c := 0; c < 3; c++ {
 		r.mark(e, "rowsLF", lv)
-		e.Dispatch(lf.rows, rx, ry, 1, lv.params, r.kern[1], x[c], t[c])
+		e.Dispatch(rows, rx, ry, 1, lv.params, r.kern[1], x[c], t[c])
 	}
 	r.mark(e, "colLF", lv)
-	e.Dispatch(lf.cols, webgpu.Groups(lv.w, lf.cbx), webgpu.Groups(lv.h, lf.cby), 1, lv.params, r.kern[1],
+	e.Dispatch(cols, webgpu.Groups(lv.w, lf.cbx), webgpu.Groups(lv.h, lf.cby), 1, lv.params, r.kern[1],
 		t[0], t[1], t[2], x[0], x[1], x[2], out[0], out[1], out[2])
 }

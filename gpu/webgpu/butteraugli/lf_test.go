@@ -23,17 +23,20 @@ import (
 // would show in the last bits. The sizes put the tile edges everywhere:
 // below one kernel width (8×8, 9×13, 13×9: no interior), around it
 // (33×34, 36×40), widths not a multiple of 4 or of any tile (67, 261,
-// 301), heights that leave partial column blocks (41, 71, 263), and a
-// level's size next to its half-resolution one (130×71 and 65×36).
-// Three row/column combinations ("R,C") run too. It then scores two
+// 301), heights that leave partial column blocks (41, 71, 263), a
+// level's size next to its half-resolution one (130×71 and 65×36), and
+// widths that are a multiple of 4 (8, 12, 36, 128, 260: the 16-byte
+// kernels of new4 and new34 run there).
+// Three row/column combinations ("R,C") run too. It then scores three
 // pairs with each version and compares the scores and
 // distance maps (both levels, the real dispatch path) with the old ones.
 func TestButteraugliLFVariants(t *testing.T) {
 	dev := gputest.Device(t)
 	ctx := context.Background()
-	sizes := [][2]int{{8, 8}, {9, 13}, {13, 9}, {33, 34}, {36, 40}, {67, 41}, {65, 36}, {130, 71}, {261, 37}, {35, 263}, {301, 70}}
+	sizes := [][2]int{{8, 8}, {9, 13}, {13, 9}, {33, 34}, {36, 40}, {67, 41}, {65, 36}, {130, 71}, {261, 37}, {35, 263}, {301, 70},
+		{260, 37}, {128, 67}, {12, 20}}
 	if testing.Short() {
-		sizes = [][2]int{{9, 13}, {67, 41}, {261, 37}}
+		sizes = [][2]int{{9, 13}, {67, 41}, {260, 37}}
 	}
 	var lfs []*bfLF
 	err := dev.Do(ctx, func(g *webgpu.GPU) error {
@@ -89,7 +92,7 @@ func TestButteraugliLFVariants(t *testing.T) {
 
 	// The whole score, through the dispatch path the package uses.
 	defer func() { bfLFForce = "" }()
-	cases := [][2]int{{67, 41}, {261, 37}}
+	cases := [][2]int{{67, 41}, {132, 68}, {261, 37}}
 	if testing.Short() {
 		cases = cases[:1]
 	}
