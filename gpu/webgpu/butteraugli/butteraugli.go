@@ -17,7 +17,7 @@ import (
 // compute pass:
 //
 //	opsin      linear RGB -> XYB; the 5-tap mirrored blur is done in the tile
-//	rows+col_lf   33-tap blur of X, Y, B -> LF (scaled), XYB -= blur
+//	rows+col_lf   33-tap blur of X, Y, B -> LF (scaled), XYB -= blur (lf.go)
 //	rows+col_mf   15-tap blur of the rest -> MF, HF (X suppressed by Y)
 //	rows+col_uhf  7-tap blur of HF X, Y -> new HF, UHF
 //	mask_pre, rows+col_plain  masking activity, 13-tap blur

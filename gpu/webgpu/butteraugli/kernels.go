@@ -7,7 +7,9 @@ import (
 	"github.com/zenmetrics-go/zenmetrics/gpu/webgpu"
 )
 
-// One version of each kernel, but for the Malta pair, which has a fallback.
+// One version of each kernel, but for the Malta pair, which has a fallback,
+// and the LF blur pair, whose versions (lf.go, ZENMETRICS_BA_LF) are being
+// timed against each other.
 //
 // Issue #23 tried a second generation of the opsin, blur (HF, UHF, mask,
 // MF) and Malta kernels in the structure of gpu/cuda/butteraugli: several
