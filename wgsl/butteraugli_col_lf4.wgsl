@@ -1,16 +1,15 @@
 // Butteraugli frequency separation, low frequencies, 4 columns per thread
-// (ZENMETRICS_BA_LF new, new3, new16; gpu/webgpu/butteraugli/lf.go): what
-// butteraugli_col_lf.wgsl computes, with the column tiles in vec4 words
-// (CTX words, 4·CTX columns a row; CR = CTY + 2·LOFF rows a plane, CPL
-// words). Each tap of a thread's 4 outputs is one 16-byte load and the
-// sums are vec4 (lf_col4, generated): lane by lane the scalar operations
-// of butteraugli_fir.wgsl in its order (the host prepends the constants,
-// lf_col4 and the global accesses: butteraugli_col_lf4_s.wgsl on planes
-// of f32, _v.wgsl on planes of vec4 for widths that are a multiple of 4).
-// CQ = 3 holds the three planes'
-// tiles side by side; CQ = 1 blurs them one after another through one
-// tile (a third of the memory, four more barriers). The pointwise step
-// is lf_col_store's.
+// (the default LF pair and r16g4; gpu/webgpu/butteraugli/lf.go): what
+// butteraugli_col_lf.wgsl computes, with the column tile in vec4 words
+// (CTX words, 4·CTX columns a row; CR = CTY + 2·LOFF rows). Each tap of a
+// thread's 4 outputs is one 16-byte load and the sums are vec4 (lf_col4,
+// generated): lane by lane the scalar operations of butteraugli_fir.wgsl
+// in its order. The three planes are blurred one after another through
+// the one tile (8 KiB for LOFF = 16, half of WebGPU's default limit). The
+// host prepends the constants, lf_col4 and the global accesses:
+// butteraugli_col_lf4_s.wgsl on planes of f32, _v.wgsl on planes of vec4
+// for widths that are a multiple of 4; the pointwise step is
+// lf_col_store's.
 
 @group(0) @binding(0) var<uniform> P: Params;
 @group(0) @binding(1) var<uniform> K: Kernel;
@@ -24,7 +23,7 @@
 @group(0) @binding(9) var<storage, read_write> lf1: array<LT>;
 @group(0) @binding(10) var<storage, read_write> lf2: array<LT>;
 
-var<workgroup> ct: array<vec4<f32>, CQ * CPL>;
+var<workgroup> ct: array<vec4<f32>, CR * CTX>;
 
 fn lf_kf(i: u32) -> f32 {
   return K.full[i >> 2u][i & 3u];
@@ -45,9 +44,9 @@ fn lf_ld(q: u32, j: u32) -> LT {
   }
 }
 
-// lf_fill loads plane q's tile into slot s: all CR rows of the thread's 4
-// columns, the loads of a column issued together.
-fn lf_fill(q: u32, s: u32, wid: vec3<u32>, lid: vec3<u32>) {
+// lf_fill loads plane q's tile: all CR rows of the thread's 4 columns,
+// the loads of a column issued together.
+fn lf_fill(q: u32, wid: vec3<u32>, lid: vec3<u32>) {
   let w = P.width;
   let h = P.height;
   let x = wid.x * CTX * 4u + 4u * lid.x;
@@ -56,7 +55,7 @@ fn lf_fill(q: u32, s: u32, wid: vec3<u32>, lid: vec3<u32>) {
     let yy = y0 + i32(r);
     let yok = yy >= 0 && yy < i32(h);
     let row = select(0u, u32(yy) * w, yok);
-    ct[s * CPL + r * CTX + lid.x] = lf_col_word(q, yok, row, x, w);
+    ct[r * CTX + lid.x] = lf_col_word(q, yok, row, x, w);
   }
 }
 
@@ -77,9 +76,9 @@ fn lf_col_edge(c: u32, p: i32, n: i32) -> vec4<f32> {
   return s * scale;
 }
 
-// lf_blur is the column blur of the thread's 4 outputs in slot s.
-fn lf_blur(s: u32, lid: vec3<u32>, y: u32, h: u32) -> vec4<f32> {
-  let c = s * CPL + (lid.y + u32(LOFF)) * CTX + lid.x;
+// lf_blur is the column blur of the thread's 4 outputs.
+fn lf_blur(lid: vec3<u32>, y: u32, h: u32) -> vec4<f32> {
+  let c = (lid.y + u32(LOFF)) * CTX + lid.x;
   let p = i32(y);
   if (p >= LOFF && p < i32(h) - LOFF) {
     return lf_col4(c);
@@ -97,34 +96,22 @@ fn cols(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid
   var bx = vec4<f32>(0.0);
   var by = vec4<f32>(0.0);
   var bb = vec4<f32>(0.0);
-  if (CQ == 3u) {
-    lf_fill(0u, 0u, wid, lid);
-    lf_fill(1u, 1u, wid, lid);
-    lf_fill(2u, 2u, wid, lid);
-    workgroupBarrier();
-    if (live) {
-      bx = lf_blur(0u, lid, y, h);
-      by = lf_blur(1u, lid, y, h);
-      bb = lf_blur(2u, lid, y, h);
-    }
-  } else {
-    lf_fill(0u, 0u, wid, lid);
-    workgroupBarrier();
-    if (live) {
-      bx = lf_blur(0u, lid, y, h);
-    }
-    workgroupBarrier();
-    lf_fill(1u, 0u, wid, lid);
-    workgroupBarrier();
-    if (live) {
-      by = lf_blur(0u, lid, y, h);
-    }
-    workgroupBarrier();
-    lf_fill(2u, 0u, wid, lid);
-    workgroupBarrier();
-    if (live) {
-      bb = lf_blur(0u, lid, y, h);
-    }
+  lf_fill(0u, wid, lid);
+  workgroupBarrier();
+  if (live) {
+    bx = lf_blur(lid, y, h);
+  }
+  workgroupBarrier();
+  lf_fill(1u, wid, lid);
+  workgroupBarrier();
+  if (live) {
+    by = lf_blur(lid, y, h);
+  }
+  workgroupBarrier();
+  lf_fill(2u, wid, lid);
+  workgroupBarrier();
+  if (live) {
+    bb = lf_blur(lid, y, h);
   }
   if (!live) {
     return;

@@ -1,12 +1,11 @@
-// Butteraugli LF blur, first half, 4 outputs per thread (ZENMETRICS_BA_LF
-// new, new3, new16; gpu/webgpu/butteraugli/lf.go): one plane convolved
+// Butteraugli LF blur, first half, 4 outputs per thread (the default LF
+// pair and r16g4; gpu/webgpu/butteraugli/lf.go): one plane convolved
 // along x. Workgroup RTX×RTY; each tile row spans the workgroup's 4·RTX
 // outputs plus LOFF samples either side in RV vec4 words, so a thread
-// reads the 4·LOFF/4 + 1 words around its outputs with 16-byte loads and
+// reads the 2·LOFF/4 + 1 words around its outputs with 16-byte loads and
 // sums from registers (lf_row4, generated, the arithmetic of
-// butteraugli_fir.wgsl's interior sum). The host prepends the
-// constants (LOFF, RTX, RTY, RV; RST: stage the outputs in the tile
-// and store them a line a warp) and lf_row4, then the global accesses:
+// butteraugli_fir.wgsl's interior sum). The host prepends the constants
+// (LOFF, RTX, RTY, RV) and lf_row4, then the global accesses:
 // butteraugli_rows_lf4_s.wgsl (planes of f32) or _v.wgsl (planes of vec4,
 // for widths that are a multiple of 4).
 
@@ -53,36 +52,19 @@ fn rows(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid
   }
   workgroupBarrier();
   let xo = wid.x * RTX * 4u + 4u * lid.x;
-  let live = yin && xo < w;
-  var o = vec4<f32>(0.0);
-  if (live) {
-    let c = base + lid.x;
-    o = lf_row4(rt[c], rt[c + 1u], rt[c + 2u], rt[c + 3u], rt[c + 4u], rt[c + 5u], rt[c + 6u], rt[c + 7u], rt[c + 8u]);
-    let n = i32(w);
-    if (!(i32(xo) >= LOFF && i32(xo) + 3 < n - LOFF)) {
-      for (var j = 0u; j < 4u; j++) {
-        let p = i32(xo + j);
-        if (p < n && !(p >= LOFF && p < n - LOFF)) {
-          o[j] = lf_row_edge(base, 4u * lid.x + j + u32(LOFF), p, n);
-        }
-      }
-    }
-    if (!RST) {
-      lf_row_store(row, xo, w, o);
-    }
+  if (!yin || xo >= w) {
+    return;
   }
-  if (RST) {
-    // Staged outputs: the row's results go back into the tile, then
-    // consecutive threads store consecutive pixels (whole lines a warp).
-    workgroupBarrier();
-    rt[base + lid.x] = o;
-    workgroupBarrier();
-    for (var k = 0u; k < 4u; k++) {
-      let i = lid.x + RTX * k;
-      let x = wid.x * RTX * 4u + i;
-      if (yin && x < w) {
-        lf_row_store1(row + x, rt[base + (i >> 2u)][i & 3u]);
+  let c = base + lid.x;
+  var o = lf_row4(rt[c], rt[c + 1u], rt[c + 2u], rt[c + 3u], rt[c + 4u], rt[c + 5u], rt[c + 6u], rt[c + 7u], rt[c + 8u]);
+  let n = i32(w);
+  if (!(i32(xo) >= LOFF && i32(xo) + 3 < n - LOFF)) {
+    for (var j = 0u; j < 4u; j++) {
+      let p = i32(xo + j);
+      if (p < n && !(p >= LOFF && p < n - LOFF)) {
+        o[j] = lf_row_edge(base, 4u * lid.x + j + u32(LOFF), p, n);
       }
     }
   }
+  lf_row_store(row, xo, w, o);
 }

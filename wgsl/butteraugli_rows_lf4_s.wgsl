@@ -29,8 +29,3 @@ fn lf_row_store(row: u32, xo: u32, w: u32, o: vec4<f32>) {
     dst[row + xo + j] = o[j];
   }
 }
-
-// lf_row_store1 stores the output at index i.
-fn lf_row_store1(i: u32, v: f32) {
-  dst[i] = v;
-}

@@ -15,8 +15,3 @@ fn lf_row_word(yin: bool, row: u32, xx: i32, w: u32) -> vec4<f32> {
 fn lf_row_store(row: u32, xo: u32, w: u32, o: vec4<f32>) {
   dst[(row + xo) >> 2u] = o;
 }
-
-// lf_row_store1 stores the output at index i.
-fn lf_row_store1(i: u32, v: f32) {
-  dst[i >> 2u][i & 3u] = v;
-}

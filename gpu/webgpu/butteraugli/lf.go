@@ -9,47 +9,47 @@ import (
 	"github.com/zenmetrics-go/zenmetrics/gpu/webgpu"
 )
 
-// The LF blur pair (33 taps: rowsLF three times, then colLF) in several
-// versions, to be timed against each other on the H200 (issue #23: the
-// pair took 1.00 + 1.24 ms a 16 MP score there, CUDA's port of the same
-// kernels 0.53 + 0.62 ms). Every version computes each output with the
-// float operations of butteraugli_fir.wgsl in its order (pairs of taps
-// into four partial sums, centre first in the final sum; the cut-off and
-// renormalised sum near the borders), so all give the same bits
-// (TestButteraugliLFVariants compares them). They differ in how the
-// samples reach the arithmetic:
+// The LF blur pair (33 taps: rowsLF three times, then colLF), the two
+// heaviest dispatches of a score (issue #23: 1.00 + 1.24 ms at 16 MP on
+// the H200 with the one-output-per-thread kernels, CUDA's port of the
+// same blurs 0.53 + 0.62 ms).
 //
-//	old     butteraugli_rows.wgsl (64×4 threads) and butteraugli_col_lf.wgsl
-//	        (32×8 threads, the three planes' tiles side by side, 15 KiB):
-//	        one output per thread, the taps in a loop over the override OFF,
-//	        read from the uniform with a computed index
-//	unroll  the same kernels and tiles with the interior sum written out
-//	        (bfFIRUnrolled): constant tile offsets and constant tap indices,
-//	        nothing left for the driver's compiler to unroll
-//	new     (default) butteraugli_rows_lf4.wgsl: 64×4 threads, 4 outputs
-//	        each, the tile in vec4 (16-byte) words, a thread's 36 samples
-//	        read as 9 words and summed from registers (9 workgroup loads for
-//	        4 outputs instead of 132); butteraugli_col_lf4.wgsl: 8×32
-//	        threads, 4 columns each, one plane's 64-row tile at a time
-//	        (8 KiB), each tap one vec4 load and vec4 arithmetic (lane-wise
-//	        the scalar operations); 2 halo rows per output row instead of 5
-//	newst   new whose row kernel stages its outputs back through the tile
-//	        (two more barriers) so that a warp stores 32 consecutive
-//	        pixels, not 4 each at 16-byte steps (staged outputs won for
-//	        ssim2's hblur4t)
-//	new3    new with the three planes' column tiles side by side (24 KiB,
-//	        one barrier instead of five; new where the device allows less)
-//	new4    new whose planes are bound as arrays of vec4 where the width
-//	        is a multiple of 4 (both levels of 4096², not of odd sizes):
-//	        every global load and store 16 bytes, a thread's 4 outputs one
-//	        store (16-byte accesses helped ssim2's hblur on the H200)
-//	new34   new3 (column tiles side by side) with new4's global accesses
-//	new16   new with 16×16 threads in both: 64-column row tiles and 64×16
-//	        column blocks (12 KiB)
+// By default the pair is the vec4 kernels: butteraugli_rows_lf4.wgsl on
+// 16×16 threads, 4 outputs each (64-column tiles; a thread reads the 9
+// vec4 words around its outputs and sums from registers, lf_row4), and
+// butteraugli_col_lf4.wgsl on 8×32 threads, 4 columns each, one plane's
+// 64-row tile at a time (each tap one vec4 load, lf_col4), its planes
+// bound as arrays of vec4 where the width is a multiple of 4 so that
+// every global load and store is 16 bytes. Timed on an H200 at 16 MP
+// (2026-11-28, ms of GPU time, rowsLF / colLF) against the other layouts
+// tried: one output per thread 1.001 / 1.271; the same with the sums
+// written out 0.693 / 1.016; vec4 rows on 64×4 threads 0.836 (0.867 with
+// the outputs staged through the tile), on 16×16 threads 0.573; vec4
+// columns on 8×32 threads 0.710, with 16-byte global accesses 0.449, with
+// the three planes' tiles side by side 0.904 (0.677 with 16-byte
+// accesses), on 16×16 threads 0.722. Each half is the fastest of its
+// kind: 1.02 ms for the pair instead of 2.27.
 //
-// "R,C" (e.g. "new16,new3") combines version R's row kernel with version
-// C's column kernel: zmbench -profile times rowsLF and colLF apart, so
-// the fastest of each can be picked and then checked together.
+// ZENMETRICS_BA_LF selects another pair for an A/B run:
+//
+//	old    the one-output-per-thread kernels the other blurs use,
+//	       butteraugli_rows.wgsl (64×4 threads) and butteraugli_col_lf.wgsl
+//	       (32×8, the three planes' tiles side by side), the loop of
+//	       butteraugli_fir.wgsl reading the taps from the uniform with a
+//	       computed index
+//	r16g4  the default with the row kernel's planes bound as vec4 too
+//	       (16-byte loads and stores where the width is a multiple of 4)
+//
+// Any other value means the default. Every version performs each output's
+// float operations in butteraugli_fir.wgsl's order (pairs of taps into
+// four partial sums, centre first in the final sum; the cut-off,
+// renormalised sum near the borders), so where the driver's compiler
+// keeps products and sums apart they give the same bits. Where it
+// contracts a*b+c into one fused operation (NVIDIA's does) it does so
+// differently in old's loop than in the written-out sums: the planes move
+// by a few ulps of the summed terms, a score by about 1e-6 relative (on
+// the H200 the vec4 pairs agree with each other bit for bit but not with
+// old). TestButteraugliLFVariants compares the versions.
 //
 // Robustness clamps every workgroup-array index Tint emits: a vec4 word
 // costs one clamp for four samples, and a constant offset lets the
@@ -63,85 +63,42 @@ var bfLFEnv = sync.OnceValue(func() string { return os.Getenv(bfLFMode) })
 // from now on.
 var bfLFForce string
 
-// bfLFVariants are the versions ZENMETRICS_BA_LF names ("" and unknown
-// names mean "new"; bfLFSplit reads "R,C").
-var bfLFVariants = []string{"old", "unroll", "new", "newst", "new3", "new16", "new4", "new34"}
+// The LF pair versions: the default and the two ZENMETRICS_BA_LF names.
+const (
+	bfLFDefault = "new"
+	bfLFOld     = "old"
+	bfLFR16G4   = "r16g4"
+)
 
-// bfLFGeom is one version's workgroup shapes: the row kernel's threads
-// (rx×ry, rv outputs each along x) and the column kernel's (cx×cy, cv
-// outputs each along x; cq planes held at once).
-type bfLFGeom struct {
-	rx, ry, rv     int
-	cx, cy, cv, cq int
-	vec            bool // the vec4 kernels (butteraugli_*_lf4.wgsl)
-	stage          bool // vec: the row kernel stages its outputs (RST)
-	g4             bool // vec: 16-byte global accesses where w % 4 == 0
-	unroll         bool // the scalar kernels with bfFIRUnrolled
+// Thread geometry of the vec4 kernels, 4 outputs per thread along x.
+const (
+	bfLFRowTX, bfLFRowTY = 16, 16
+	bfLFColTX, bfLFColTY = 8, 32
+)
+
+// bfLFRowBytes and bfLFColBytes are the vec4 kernels' workgroup memory:
+// a tile row of 4·TX outputs and the 16-sample halo either side in vec4
+// words, RTY rows; a column tile of CTY rows and both halos, CTX words
+// wide (6,144 and 8,192 bytes for the LF radius of 16). Both are within
+// the 16,384 bytes every WebGPU device offers (and below the 15,360 of
+// old's column tile), so no device needs a fallback.
+func bfLFRowBytes(off int) int { return 16 * bfLFRowTY * (bfLFRowTX + off/2) }
+func bfLFColBytes(off int) int { return 16 * bfLFColTX * (bfLFColTY + 2*off) }
+
+// bfLFName is the version ZENMETRICS_BA_LF value v names.
+func bfLFName(v string) string {
+	if v == bfLFOld || v == bfLFR16G4 {
+		return v
+	}
+	return bfLFDefault
 }
 
-func bfLFGeomOf(v string) bfLFGeom {
-	switch v {
-	case "old":
-		return bfLFGeom{rx: bfRowTX, ry: bfRowTY, rv: 1, cx: bfColTX, cy: bfColTY, cv: 1, cq: 3}
-	case "unroll":
-		return bfLFGeom{rx: bfRowTX, ry: bfRowTY, rv: 1, cx: bfColTX, cy: bfColTY, cv: 1, cq: 3, unroll: true}
-	case "new3":
-		return bfLFGeom{rx: 64, ry: 4, rv: 4, cx: 8, cy: 32, cv: 4, cq: 3, vec: true}
-	case "newst":
-		return bfLFGeom{rx: 64, ry: 4, rv: 4, cx: 8, cy: 32, cv: 4, cq: 1, vec: true, stage: true}
-	case "new4":
-		return bfLFGeom{rx: 64, ry: 4, rv: 4, cx: 8, cy: 32, cv: 4, cq: 1, vec: true, g4: true}
-	case "new34":
-		return bfLFGeom{rx: 64, ry: 4, rv: 4, cx: 8, cy: 32, cv: 4, cq: 3, vec: true, g4: true}
-	case "new16":
-		return bfLFGeom{rx: 16, ry: 16, rv: 4, cx: 16, cy: 16, cv: 4, cq: 1, vec: true}
-	default:
-		return bfLFGeom{rx: 64, ry: 4, rv: 4, cx: 8, cy: 32, cv: 4, cq: 1, vec: true}
+// bfLFVariant is the version to compile: the forced or configured one.
+func bfLFVariant() string {
+	if bfLFForce != "" {
+		return bfLFName(bfLFForce)
 	}
-}
-
-// colBytes is the workgroup memory of the vec4 column kernel.
-func (q bfLFGeom) colBytes() int { return 16 * q.cq * q.cx * (q.cy + 2*bfKernLF.off) }
-
-// bfLFSplit is a version's row and column halves: "R,C" takes the row
-// kernel of version R and the column kernel of version C (so that the
-// fastest of each can be combined), a single name both of one version.
-// Unknown names mean new.
-func bfLFSplit(v string) (string, string) {
-	r, c, ok := strings.Cut(v, ",")
-	if !ok {
-		c = r
-	}
-	norm := func(n string) string {
-		for _, k := range bfLFVariants {
-			if n == k {
-				return n
-			}
-		}
-		return "new"
-	}
-	return norm(r), norm(c)
-}
-
-// bfLFVariant is the version to compile on g: the forced or configured
-// one, normalised ("R,C" with R = C written once), with a column kernel
-// whose tiles do not fit the device's workgroup memory replaced by new's.
-func bfLFVariant(g *webgpu.GPU) string {
-	v := bfLFForce
-	if v == "" {
-		v = bfLFEnv()
-	}
-	r, c := bfLFSplit(v)
-	if q := bfLFGeomOf(c); q.vec && uint64(q.colBytes()) > uint64(g.Limits().MaxComputeWorkgroupStorageSize) {
-		c = "new"
-		if q.g4 {
-			c = "new4"
-		}
-	}
-	if r == c {
-		return r
-	}
-	return r + "," + c
+	return bfLFName(bfLFEnv())
 }
 
 // bfLF is a compiled LF pair and its dispatch geometry (outputs per
@@ -161,48 +118,38 @@ type bfLF struct {
 // kernels that fill it in (compiled with the others, side by side); base
 // is the prelude and the common declarations, fir butteraugli_fir.wgsl.
 func lfKernels(v, base, fir string) (*bfLF, []webgpu.Kernel, error) {
-	rn, cn := bfLFSplit(v)
-	qr, qc := bfLFGeomOf(rn), bfLFGeomOf(cn)
-	lf := &bfLF{variant: v, rbx: qr.rx * qr.rv, rby: qr.ry, cbx: qc.cx * qc.cv, cby: qc.cy}
 	off := bfKernLF.off
-	if (qr.vec || qc.vec) && off != 16 {
+	if v == bfLFOld {
+		lf := &bfLF{variant: v, rbx: bfRowTX, rby: bfRowTY, cbx: bfColTX, cby: bfColTY}
+		return lf, []webgpu.Kernel{
+			{File: "butteraugli_rows", Entry: "rows", Prefix: base + fir, Dst: &lf.rows,
+				Constants: webgpu.Constants{"OFF": float64(off), "TX": bfRowTX, "TY": bfRowTY,
+					"TILE_N": float64(bfRowTY * (bfRowTX + 2*off))}},
+			{File: "butteraugli_col_lf", Entry: "cols", Prefix: base + fir, Dst: &lf.cols,
+				Constants: webgpu.Constants{"OFF": float64(off), "TX": bfColTX, "TY": bfColTY,
+					"TILE_N": float64(3 * bfColTX * (bfColTY + 2*off))}},
+		}, nil
+	}
+	if off != 16 {
 		// butteraugli_rows_lf4.wgsl passes lf_row4 its 9 words.
 		return nil, nil, fmt.Errorf("butteraugli LF pair %q: written for a radius of 16, not %d", v, off)
 	}
-	geo := fmt.Sprintf("const LOFF: i32 = %d;\nconst RTX = %du;\nconst RTY = %du;\nconst RV = %du;\nconst RST = %v;\n"+
-		"const CTX = %du;\nconst CTY = %du;\nconst CQ = %du;\nconst CR = %du;\nconst CPL = %du;\n",
-		off, qr.rx, qr.ry, qr.rx+off/2, qr.stage, qc.cx, qc.cy, qc.cq, qc.cy+2*off, qc.cx*(qc.cy+2*off))
-	// The scalar kernels' fir; for unroll the loop version becomes the
-	// border path of a fir whose interior sum is written out.
-	firOf := func(q bfLFGeom) string {
-		if q.unroll {
-			return strings.Replace(fir, "fn fir(", "fn fir_loop(", 1) + bfFIRUnrolled(bfKernLF)
-		}
-		return fir
-	}
+	lf := &bfLF{variant: v, rbx: 4 * bfLFRowTX, rby: bfLFRowTY, cbx: 4 * bfLFColTX, cby: bfLFColTY}
+	geo := fmt.Sprintf("const LOFF: i32 = %d;\nconst RTX = %du;\nconst RTY = %du;\nconst RV = %du;\n"+
+		"const CTX = %du;\nconst CTY = %du;\nconst CR = %du;\n",
+		off, bfLFRowTX, bfLFRowTY, bfLFRowTX+off/2, bfLFColTX, bfLFColTY, bfLFColTY+2*off)
 	io, err := webgpu.Sources("butteraugli_rows_lf4_s", "butteraugli_rows_lf4_v", "butteraugli_col_lf4_s", "butteraugli_col_lf4_v")
 	if err != nil {
 		return nil, nil, err
 	}
 	rowPre, colPre := base+geo+bfFIRRow4(bfKernLF), base+geo+bfFIRCol4(bfKernLF)
-	rows := webgpu.Kernel{File: "butteraugli_rows_lf4", Entry: "rows", Prefix: rowPre + io[0], Dst: &lf.rows}
-	if !qr.vec {
-		rows = webgpu.Kernel{File: "butteraugli_rows", Entry: "rows", Prefix: base + firOf(qr), Dst: &lf.rows,
-			Constants: webgpu.Constants{"OFF": float64(off), "TX": float64(qr.rx), "TY": float64(qr.ry),
-				"TILE_N": float64(qr.ry * (qr.rx + 2*off))}}
+	ks := []webgpu.Kernel{
+		{File: "butteraugli_rows_lf4", Entry: "rows", Prefix: rowPre + io[0], Dst: &lf.rows},
+		{File: "butteraugli_col_lf4", Entry: "cols", Prefix: colPre + io[2], Dst: &lf.cols},
+		{File: "butteraugli_col_lf4", Entry: "cols", Prefix: colPre + io[3], Dst: &lf.cols4},
 	}
-	cols := webgpu.Kernel{File: "butteraugli_col_lf4", Entry: "cols", Prefix: colPre + io[2], Dst: &lf.cols}
-	if !qc.vec {
-		cols = webgpu.Kernel{File: "butteraugli_col_lf", Entry: "cols", Prefix: base + firOf(qc), Dst: &lf.cols,
-			Constants: webgpu.Constants{"OFF": float64(off), "TX": float64(qc.cx), "TY": float64(qc.cy),
-				"TILE_N": float64(3 * qc.cx * (qc.cy + 2*off))}}
-	}
-	ks := []webgpu.Kernel{rows, cols}
-	if qr.g4 {
+	if v == bfLFR16G4 {
 		ks = append(ks, webgpu.Kernel{File: "butteraugli_rows_lf4", Entry: "rows", Prefix: rowPre + io[1], Dst: &lf.rows4})
-	}
-	if qc.g4 {
-		ks = append(ks, webgpu.Kernel{File: "butteraugli_col_lf4", Entry: "cols", Prefix: colPre + io[3], Dst: &lf.cols4})
 	}
 	return lf, ks, nil
 }
@@ -226,20 +173,6 @@ func bfFIRTerms(off int) []bfFIRTerm {
 // bfHalf is the WGSL expression of normalised tap i (a constant index
 // into the Kernel uniform).
 func bfHalf(i int) string { return fmt.Sprintf("K.half[%d][%d]", i/4, i%4) }
-
-// bfFIRUnrolled is fir (butteraugli_fir.wgsl) for kernel k with the
-// interior sum written out; the border path is fir_loop, the original.
-func bfFIRUnrolled(k bfKernel) string {
-	var b strings.Builder
-	b.WriteString("\n// Generated by gpu/webgpu/butteraugli/lf.go: fir with the interior sum written out.\n")
-	fmt.Fprintf(&b, "fn fir(c: u32, st: u32, p: i32, n: i32) -> f32 {\n  if (p >= %d && p < n - %d) {\n", k.off, k.off)
-	b.WriteString("    var a0 = 0.0;\n    var a1 = 0.0;\n    var a2 = 0.0;\n    var a3 = 0.0;\n")
-	for _, t := range bfFIRTerms(k.off) {
-		fmt.Fprintf(&b, "    a%d = a%d + (tile[c - %du * st] + tile[c + %du * st]) * %s;\n", t.acc, t.acc, t.d, t.d, bfHalf(t.tap))
-	}
-	fmt.Fprintf(&b, "    return tile[c] * %s + a0 + a1 + a2 + a3;\n  }\n  return fir_loop(c, st, p, n);\n}\n", bfHalf(k.off))
-	return b.String()
-}
 
 // bfFIRRow4 is lf_row4: the interior sums of 4 consecutive outputs from
 // the 2·off+4 samples around them, given as (2·off+4)/4 vec4 words (word

@@ -26,10 +26,9 @@ import (
 // 301), heights that leave partial column blocks (41, 71, 263), a
 // level's size next to its half-resolution one (130×71 and 65×36), and
 // widths that are a multiple of 4 (8, 12, 36, 128, 260: the 16-byte
-// kernels of new4 and new34 run there).
-// Three row/column combinations ("R,C") run too. It then scores three
-// pairs with each version and compares the scores and
-// distance maps (both levels, the real dispatch path) with the old ones.
+// kernels run there). It then scores three pairs with each version and
+// compares the scores and distance maps (both levels, the real dispatch
+// path) with the old ones.
 func TestButteraugliLFVariants(t *testing.T) {
 	dev := gputest.Device(t)
 	ctx := context.Background()
@@ -40,12 +39,7 @@ func TestButteraugliLFVariants(t *testing.T) {
 	}
 	var lfs []*bfLF
 	err := dev.Do(ctx, func(g *webgpu.GPU) error {
-		for _, v := range append(bfLFVariants[:len(bfLFVariants):len(bfLFVariants)], "new16,new3", "unroll,new", "new,old") {
-			if got := bfLFVariantOf(g, v); got != v {
-				t.Logf("%s: not available on this device (workgroup memory limit %d bytes), %s runs instead",
-					v, g.Limits().MaxComputeWorkgroupStorageSize, got)
-				continue
-			}
+		for _, v := range []string{bfLFOld, bfLFDefault, bfLFR16G4} {
 			lf, err := compileLF(g, v)
 			if err != nil {
 				return err
@@ -110,13 +104,6 @@ func TestButteraugliLFVariants(t *testing.T) {
 			bfSame(t, fmt.Sprintf("%dx%d LF %s vs old", c[0], c[1], lf.variant), old, s)
 		}
 	}
-}
-
-// bfLFVariantOf is the version compiled for v on g (bfLFVariant's choice).
-func bfLFVariantOf(g *webgpu.GPU, v string) string {
-	defer func(f string) { bfLFForce = f }(bfLFForce)
-	bfLFForce = v
-	return bfLFVariant(g)
 }
 
 // bfScoreLF scores with the kernels of LF version v and checks that they
@@ -213,14 +200,17 @@ func runLF(t *testing.T, dev *webgpu.Device, lf *bfLF, w, h int, seed int64) (ou
 	return out
 }
 
-// TestButteraugliLFSplit checks how ZENMETRICS_BA_LF values are read.
-func TestButteraugliLFSplit(t *testing.T) {
-	for _, c := range []struct{ in, r, c string }{
-		{"", "new", "new"}, {"old", "old", "old"}, {"new3", "new3", "new3"}, {"bogus", "new", "new"},
-		{"new16,new3", "new16", "new3"}, {"old,", "old", "new"}, {"unroll,old", "unroll", "old"},
-	} {
-		if r, col := bfLFSplit(c.in); r != c.r || col != c.c {
-			t.Errorf("bfLFSplit(%q) = %q, %q, want %q, %q", c.in, r, col, c.r, c.c)
+// TestButteraugliLFKnob checks how ZENMETRICS_BA_LF values are read, and
+// that the vec4 kernels' tiles fit the 16,384 bytes of workgroup memory
+// every WebGPU device offers (so that no device needs a fallback).
+func TestButteraugliLFKnob(t *testing.T) {
+	for _, c := range [][2]string{{"", bfLFDefault}, {"old", bfLFOld}, {"r16g4", bfLFR16G4}, {"new", bfLFDefault},
+		{"new16", bfLFDefault}, {"new16,new4", bfLFDefault}, {"bogus", bfLFDefault}} {
+		if got := bfLFName(c[0]); got != c[1] {
+			t.Errorf("bfLFName(%q) = %q, want %q", c[0], got, c[1])
 		}
+	}
+	if r, c := bfLFRowBytes(bfKernLF.off), bfLFColBytes(bfKernLF.off); max(r, c) > 16384 {
+		t.Errorf("LF tiles of %d and %d bytes, above WebGPU's default limit of 16384", r, c)
 	}
 }
