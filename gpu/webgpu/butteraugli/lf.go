@@ -49,7 +49,9 @@ import (
 // differently in old's loop than in the written-out sums: the planes move
 // by a few ulps of the summed terms, a score by about 1e-6 relative (on
 // the H200 the vec4 pairs agree with each other bit for bit but not with
-// old). TestButteraugliLFVariants compares the versions.
+// old). TestButteraugliLFVariants holds every version to the exact sums
+// within the rounding bounds of f32 evaluation, and to old's bits where
+// the driver does not contract.
 //
 // Robustness clamps every workgroup-array index Tint emits: a vec4 word
 // costs one clamp for four samples, and a constant offset lets the
