@@ -17,7 +17,7 @@ import (
 // compute pass:
 //
 //	opsin      linear RGB -> XYB; the 5-tap mirrored blur is done in the tile
-//	rows+col_lf   33-tap blur of X, Y, B -> LF (scaled), XYB -= blur
+//	rows+col_lf   33-tap blur of X, Y, B -> LF (scaled), XYB -= blur (lf.go)
 //	rows+col_mf   15-tap blur of the rest -> MF, HF (X suppressed by Y)
 //	rows+col_uhf  7-tap blur of HF X, Y -> new HF, UHF
 //	mask_pre, rows+col_plain  masking activity, 13-tap blur
@@ -91,12 +91,13 @@ func (p *bfParams) bytes() []byte { return webgpu.Bytes(p) }
 
 // bfKernels are the compiled pipelines (kernels.go says which versions).
 type bfKernels struct {
-	unpack, subsample, opsin          *webgpu.Pipeline
-	rowsLF, rowsHF, rowsUHF, rowsMask *webgpu.Pipeline
-	colLF, colMF, colUHF, colMask     *webgpu.Pipeline
-	maskPre, erode                    *webgpu.Pipeline
-	maltaX, maltaY, dc, combine       *webgpu.Pipeline
-	reduceMap, reducePartials         *webgpu.Pipeline
+	unpack, subsample, opsin    *webgpu.Pipeline
+	rowsHF, rowsUHF, rowsMask   *webgpu.Pipeline
+	colMF, colUHF, colMask      *webgpu.Pipeline
+	lf                          *bfLF // the LF pair (lf.go: ZENMETRICS_BA_LF)
+	maskPre, erode              *webgpu.Pipeline
+	maltaX, maltaY, dc, combine *webgpu.Pipeline
+	reduceMap, reducePartials   *webgpu.Pipeline
 
 	// malta16: the Malta pair is the 16×16 fallback; maltaBX×maltaBY are
 	// the outputs per workgroup of the Malta pair compiled.
@@ -104,7 +105,7 @@ type bfKernels struct {
 	maltaBX, maltaBY int
 }
 
-func compileButteraugli(g *webgpu.GPU, malta16 bool) (*bfKernels, error) {
+func compileButteraugli(g *webgpu.GPU, malta16 bool, lfVariant string) (*bfKernels, error) {
 	shared, err := webgpu.Sources("butteraugli_common", "butteraugli_fir", "butteraugli_malta", "butteraugli_malta_cols")
 	if err != nil {
 		return nil, err
@@ -131,15 +132,18 @@ func compileButteraugli(g *webgpu.GPU, malta16 bool) (*bfKernels, error) {
 	k.maltaBX, k.maltaBY = mw, mh*mr
 	maltaPrefix := base + fmt.Sprintf("const MW = %du;\nconst MH = %du;\nconst MR = %du;\n", mw, mh, mr) +
 		bfMaltaTile(k.maltaBX, k.maltaBY) + malta + maltaCols
-	if err := webgpu.Compile(g, []webgpu.Kernel{
+	lf, lfk, err := lfKernels(lfVariant, base, fir)
+	if err != nil {
+		return nil, err
+	}
+	k.lf = lf
+	ks := []webgpu.Kernel{
 		{File: "butteraugli_unpack", Entry: "unpack", Prefix: base, Dst: &k.unpack},
 		{File: "butteraugli_subsample", Entry: "subsample", Prefix: base, Dst: &k.subsample},
 		{File: "butteraugli_opsin", Entry: "opsin", Prefix: base, Dst: &k.opsin},
-		{File: "butteraugli_rows", Entry: "rows", Prefix: base + fir, Constants: rowC(bfKernLF), Dst: &k.rowsLF},
 		{File: "butteraugli_rows", Entry: "rows", Prefix: base + fir, Constants: rowC(bfKernHF), Dst: &k.rowsHF},
 		{File: "butteraugli_rows", Entry: "rows", Prefix: base + fir, Constants: rowC(bfKernUHF), Dst: &k.rowsUHF},
 		{File: "butteraugli_rows", Entry: "rows", Prefix: base + fir, Constants: rowC(bfKernMask), Dst: &k.rowsMask},
-		{File: "butteraugli_col_lf", Entry: "cols", Prefix: base + fir, Constants: colC(bfKernLF, 3), Dst: &k.colLF},
 		{File: "butteraugli_col_mf", Entry: "cols", Prefix: base + fir, Constants: colC(bfKernHF, 3), Dst: &k.colMF},
 		{File: "butteraugli_col_uhf", Entry: "cols", Prefix: base + fir, Constants: colC(bfKernUHF, 2), Dst: &k.colUHF},
 		{File: "butteraugli_col_plain", Entry: "cols", Prefix: base + fir, Constants: colC(bfKernMask, 1), Dst: &k.colMask},
@@ -151,7 +155,8 @@ func compileButteraugli(g *webgpu.GPU, malta16 bool) (*bfKernels, error) {
 		{File: "butteraugli_combine", Entry: "combine", Prefix: base, Dst: &k.combine},
 		{File: "butteraugli_reduce", Entry: "reduce_map", Prefix: base, Dst: &k.reduceMap},
 		{File: "butteraugli_reduce", Entry: "reduce_partials", Prefix: base, Dst: &k.reducePartials},
-	}); err != nil {
+	}
+	if err := webgpu.Compile(g, append(ks, lfk...)); err != nil {
 		return nil, err
 	}
 	return &k, nil
@@ -553,13 +558,7 @@ func (r *butteraugliRef) encodeDecompose(e *webgpu.Encoder, lv *bfLevel, set bfS
 	e.Dispatch(k.opsin, webgpu.Groups(w, 16), webgpu.Groups(h, 16), 1, lv.params, r.kern[0], t[0], t[1], t[2], x[0], x[1], x[2])
 	rx, ry := webgpu.Groups(w, bfRowTX), webgpu.Groups(h, bfRowTY)
 	cx, cy := webgpu.Groups(w, bfColTX), webgpu.Groups(h, bfColTY)
-	for c := 0; c < 3; c++ {
-		r.mark(e, "rowsLF", lv)
-		e.Dispatch(k.rowsLF, rx, ry, 1, lv.params, r.kern[1], x[c], t[c])
-	}
-	r.mark(e, "colLF", lv)
-	e.Dispatch(k.colLF, cx, cy, 1, lv.params, r.kern[1], t[0], t[1], t[2], x[0], x[1], x[2],
-		set.lf[0], set.lf[1], set.lf[2])
+	r.encodeLF(e, k.lf, lv, x, t, set.lf)
 	for c := 0; c < 3; c++ {
 		r.mark(e, "rowsHF", lv)
 		e.Dispatch(k.rowsHF, rx, ry, 1, lv.params, r.kern[2], x[c], t[c])

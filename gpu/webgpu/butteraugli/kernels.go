@@ -2,11 +2,14 @@ package butteraugli
 
 import (
 	"fmt"
+	"os"
 
 	"github.com/zenmetrics-go/zenmetrics/gpu/webgpu"
 )
 
-// One version of each kernel, but for the Malta pair, which has a fallback.
+// One version of each kernel, but for the Malta pair, which has a fallback,
+// and the LF blur pair, whose old kernels and one candidate stay
+// selectable for A/B runs (lf.go, ZENMETRICS_BA_LF).
 //
 // Issue #23 tried a second generation of the opsin, blur (HF, UHF, mask,
 // MF) and Malta kernels in the structure of gpu/cuda/butteraugli: several
@@ -57,11 +60,17 @@ var bfForceMalta16 bool
 // (k.malta16 says which).
 func kernels(g *webgpu.GPU) (*bfKernels, error) {
 	malta16 := bfForceMalta16 || uint64(bfMaltaBytes) > uint64(g.Limits().MaxComputeWorkgroupStorageSize)
-	name := "butteraugli"
+	lf := bfLFVariant()
+	name := "butteraugli/lf=" + lf
 	if malta16 {
-		name = "butteraugli/malta16"
+		name += "/malta16"
 	}
 	return webgpu.Compiled(g, name, func(g *webgpu.GPU) (*bfKernels, error) {
-		return compileButteraugli(g, malta16)
+		if bfLFEnv() != "" && bfLFForce == "" {
+			// A measurement knob: say what an A/B run measured (an
+			// unknown value runs the default).
+			fmt.Fprintf(os.Stderr, "zenmetrics: butteraugli LF pair %s (%s=%s)\n", lf, bfLFMode, bfLFEnv())
+		}
+		return compileButteraugli(g, malta16, lf)
 	})
 }
