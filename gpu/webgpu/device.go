@@ -41,7 +41,7 @@ type Device struct {
 	name     string
 	initTime time.Duration
 
-	reqs      chan func() // one slot: a polling device thread meets a sender that has not parked (poll.go)
+	reqs      chan func()
 	quit      chan struct{}
 	done      chan struct{}
 	closeOnce sync.Once
@@ -58,9 +58,6 @@ type Device struct {
 	queue   wgpu.Queue
 	cbIDs   []uintptr
 	g       *GPU
-	// pollNext is the window the device thread polls for its next
-	// request after the call that set it (poll.go).
-	pollNext time.Duration
 }
 
 // Open loads the library, picks an adapter (nil opts: DefaultOptions) and
@@ -77,7 +74,7 @@ func Open(ctx context.Context, opts *Options) (*Device, error) {
 		return nil, err
 	}
 	d := &Device{
-		reqs: make(chan func(), 1),
+		reqs: make(chan func()),
 		quit: make(chan struct{}),
 		done: make(chan struct{}),
 	}
@@ -109,13 +106,6 @@ func (d *Device) loop(opts *Options, initErr chan<- error) {
 	}
 	initErr <- nil
 	for {
-		if w := d.pollNext; w > 0 {
-			d.pollNext = 0
-			if f, ok := pollRecv(d.reqs, w); ok {
-				f()
-				continue
-			}
-		}
 		select {
 		case f := <-d.reqs:
 			f()
@@ -288,9 +278,7 @@ func (d *Device) Do(ctx context.Context, fn func(g *GPU) error) error {
 		return ErrClosed
 	}
 	res := make(chan error, 1)
-	poll := pollWindow(ctx)
 	job := func() {
-		d.pollNext = poll
 		if err := ctx.Err(); err != nil {
 			res <- err
 			return
@@ -304,25 +292,11 @@ func (d *Device) Do(ctx context.Context, fn func(g *GPU) error) error {
 	case <-d.done:
 		return ErrClosed
 	}
-	if poll > 0 {
-		if err, ok := pollRecv(res, poll); ok {
-			return err
-		}
-	}
 	select {
 	case err := <-res:
 		return err
 	case <-ctx.Done():
 		return ctx.Err()
-	case <-d.done:
-		// A request still in reqs when the device closed never runs; one
-		// that ran has its answer in res.
-		select {
-		case err := <-res:
-			return err
-		default:
-			return ErrClosed
-		}
 	}
 }
 

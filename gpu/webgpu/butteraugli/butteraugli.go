@@ -687,9 +687,6 @@ func (r *butteraugliRef) scoreWindow(ctx context.Context, dist *zenmetrics.Image
 		return bfSums{}, err
 	}
 	if r.pipelined(dist, lo, hi) {
-		if r.bandCount(dist) == 1 {
-			ctx = webgpu.WithPoll(ctx, bfPollWindow)
-		}
 		return r.scorePipelined(ctx, dist)
 	}
 	// A banded score may be between its bands (pipe.go's seq, taken

@@ -67,11 +67,6 @@ var (
 	bfPipeMin = int64(webgpu.StagingMin)
 )
 
-// bfPollWindow is how long an unbanded score's device-thread calls poll
-// for their hand-offs (webgpu.WithPoll; ZENMETRICS_WEBGPU_POLL=0 turns it
-// off): SSIMULACRA2's window, whose scores make the same calls.
-const bfPollWindow = 300 * time.Microsecond
-
 // bfBandPlan is Butteraugli's band plan: SSIMULACRA2's (one band per 12
 // MiB of raw bytes, at most 4, starts on multiples of 256 rows). Tests
 // change Bytes to move the threshold.

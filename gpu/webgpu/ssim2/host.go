@@ -71,13 +71,6 @@ var ssim2RemapLater = os.Getenv("ZENMETRICS_SSIM2_REMAP") != "now"
 // four band slots), not yet timed on a GPU.
 var ssim2RemapBatch = os.Getenv("ZENMETRICS_SSIM2_REMAP") == "once"
 
-// ssim2PollWindow is how long an unbanded score's device-thread calls
-// poll for their hand-offs (webgpu.WithPoll; ZENMETRICS_WEBGPU_POLL=0
-// turns it off). On the H200 300 µs for every call took 1 MP from
-// 0.58–0.73 to 0.51–0.66 ms and 4 MP from 1.38–1.45 to 1.31–1.34 ms;
-// banded scores, whose fills use every core, do not poll.
-const ssim2PollWindow = 300 * time.Microsecond
-
 // ssim2Trace prints each pipelined score's host phases to stderr
 // (ZENMETRICS_SSIM2_TRACE=1; measurements only).
 var ssim2Trace = os.Getenv("ZENMETRICS_SSIM2_TRACE") != ""

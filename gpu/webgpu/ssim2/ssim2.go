@@ -782,9 +782,6 @@ func (r *ssim2Ref) score(ctx context.Context, dist *zenmetrics.Image) (float64, 
 	}
 	if r.pipelined(dist) {
 		r.mu.Unlock()
-		if !r.banded(dist) {
-			ctx = webgpu.WithPoll(ctx, ssim2PollWindow)
-		}
 		v, err := r.scorePipelined(ctx, dist)
 		r.mu.Lock()
 		return v, err
