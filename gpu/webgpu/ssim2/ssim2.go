@@ -240,7 +240,8 @@ type ssim2Params struct {
 	Carry               uint32 // vmaps: offset of the carried recursion state (strips; 0: none)
 	BandRows            uint32 // vmaps/vstate: rows per band (0: one band)
 	BandBase            uint32 // vmaps/vstate: offset of the band-start states in partials
-	Pad1, Pad2          uint32
+	Pad1                uint32
+	TileY               uint32 // pyramid: first row of 32×32 tiles built (bandwork.go; 0: the whole image)
 	Base                uint32 // blurs/maps: the job's plane in every pyramid buffer; unpack/downsample: the X plane
 	Base1, Base2        uint32 // unpack/downsample: the Y and B planes
 	Pad3                uint32
