@@ -2,10 +2,13 @@ package ssim2
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	zenmetrics "github.com/zenmetrics-go/zenmetrics"
 	"github.com/zenmetrics-go/zenmetrics/gpu/webgpu"
@@ -259,5 +262,106 @@ func bandedStale(t *testing.T, b *webgpu.Backend) {
 	}
 	if n := ssim2StaleBands.Load() - stale; n != 2 {
 		t.Errorf("%d stale re-records, want 2", n)
+	}
+}
+
+// TestSSIM2BandedReleaseCancel ends banded scores (the band work and the
+// legacy bands) between their early bands and their final submit
+// (ssim2BandHook): a cancelled context ends the score in its error and
+// the reference then scores as before; a Release ends it in ErrReleased
+// (the slots still out come back, so Release returns); and Release racing
+// banded scores from several goroutines ends each in the serial score or
+// ErrReleased, with the device healthy after.
+func TestSSIM2BandedReleaseCancel(t *testing.T) {
+	b := ssim2Backend(t)
+	ctx := context.Background()
+	defer func(env string, min int64, work bool) {
+		ssim2BandsEnv, ssim2PipeMin, ssim2BandWork, ssim2BandHook = env, min, work, nil
+	}(ssim2BandsEnv, ssim2PipeMin, ssim2BandWork)
+	ssim2PipeMin = 1
+	ref, d0 := metrictest.Synthetic(200, 520, 95, zenmetrics.RGB8)
+	_, d1 := metrictest.Synthetic(200, 520, 96, zenmetrics.RGB8)
+	dists := []*zenmetrics.Image{d0, d1}
+	want := serialScores(t, b, ref, dists)
+	ssim2BandsEnv = "4"
+	prepare := func(t *testing.T, bands int) *ssim2Ref {
+		t.Helper()
+		r, err := b.Prepare(ctx, zenmetrics.SSIMULACRA2, ref, zenmetrics.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sr := r.(*ssim2Ref)
+		if !sr.banded(d0) || sr.bandCount(d0) != bands || sr.bandWork() != ssim2BandWork {
+			t.Fatalf("banded %v in %d bands (work %v), want %d", sr.banded(d0), sr.bandCount(d0), sr.bandWork(), bands)
+		}
+		return sr
+	}
+	for _, work := range []bool{true, false} {
+		bands := 4
+		if !work {
+			bands = 2 // 256-row cuts
+		}
+		t.Run(fmt.Sprintf("work%v", work), func(t *testing.T) {
+			ssim2BandWork = work
+			r := prepare(t, bands)
+			defer r.Release()
+			cctx, cancel := context.WithCancel(ctx)
+			ssim2BandHook = func(*ssim2Ref) { cancel() }
+			if _, err := r.Score(cctx, d0); !errors.Is(err, context.Canceled) {
+				t.Errorf("cancelled before the final submit: %v", err)
+			}
+			ssim2BandHook = nil
+			for i, d := range dists {
+				if s, err := r.Score(ctx, d); err != nil || math.Float64bits(s.Value) != math.Float64bits(want[i]) {
+					t.Errorf("dist %d after a cancelled score: %v, %.17g want %.17g", i, err, s.Value, want[i])
+				}
+			}
+
+			ssim2BandHook = func(r *ssim2Ref) {
+				go r.Release()
+				for released := false; !released; time.Sleep(50 * time.Microsecond) {
+					r.mu.Lock()
+					released = r.released
+					r.mu.Unlock()
+				}
+			}
+			if _, err := r.Score(ctx, d1); !errors.Is(err, zenmetrics.ErrReleased) {
+				t.Errorf("released before the final submit: %v", err)
+			}
+			ssim2BandHook = nil
+
+			r2 := prepare(t, bands)
+			var wg sync.WaitGroup
+			var scored, ended atomic.Int32
+			for g := 0; g < 3; g++ {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for i := 0; i < 4; i++ {
+						j := (i + g) % len(dists)
+						s, err := r2.Score(ctx, dists[j])
+						if err != nil {
+							if !errors.Is(err, zenmetrics.ErrReleased) {
+								t.Errorf("score racing Release: %v", err)
+							}
+							ended.Add(1)
+							return
+						}
+						scored.Add(1)
+						if math.Float64bits(s.Value) != math.Float64bits(want[j]) {
+							t.Errorf("dist %d racing Release: %.17g, want %.17g", j, s.Value, want[j])
+						}
+					}
+				}()
+			}
+			time.Sleep(time.Duration(len(dists)) * 20 * time.Millisecond)
+			r2.Release()
+			wg.Wait()
+			t.Logf("racing Release: %d scores, %d goroutines ended by it", scored.Load(), ended.Load())
+			s, err := zenmetrics.ScoreOnce(ctx, b, zenmetrics.SSIMULACRA2, ref, d1, zenmetrics.Options{})
+			if err != nil || math.Float64bits(s.Value) != math.Float64bits(want[1]) {
+				t.Errorf("after the race: %v, %.17g want %.17g", err, s.Value, want[1])
+			}
+		})
 	}
 }
