@@ -35,7 +35,9 @@ struct Params {
   band_rows: u32,      // vmaps/vstate: rows per row band (0: one band)
   band_base: u32,      // vmaps/vstate: offset in partials of the band-start states
   pad1: u32,
-  pad2: u32,
+  tile_y: u32,         // pyramid: the first row of 32x32 tiles this dispatch builds
+                       // (a row band of the upload, gpu/webgpu/ssim2/bandwork.go;
+                       // 0 for a whole image)
   base: u32,           // blurs/maps: first float of this job's (scale, channel)
                        // plane in every pyramid buffer bound (reference and
                        // distorted XYB, the five horizontal blurs, kept blurs:

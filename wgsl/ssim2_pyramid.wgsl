@@ -15,6 +15,12 @@
 // pixels each thread unpacks, scales 2..5 from workgroup memory, a barrier
 // between scales. No linear-RGB planes are written (only the downsample
 // read them).
+//
+// Workgroup (x, y) builds tile (x, y + P.tile_y): a row band of the image
+// (large images upload in bands whose cuts are multiples of 32 rows,
+// gpu/webgpu/ssim2/bandwork.go) is built by a dispatch over that band's
+// tile rows alone. A tile's values do not depend on which dispatch
+// builds it.
 
 @group(0) @binding(0) var<uniform> P: Params; // the unpack block of this pass (raw layout, bg)
 @group(0) @binding(1) var<storage, read> raw: array<u32>;
@@ -97,10 +103,11 @@ fn pyramid(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) 
   let nlev = L[0].pad1;
   let w0 = P.width;
   let h0 = P.height;
+  let ty = wid.y + P.tile_y; // this tile's row of tiles in the image
   // Scale 0: this thread's 2x2 block (edge pixels repeated as downsample
   // reads them), and from it scale-1 pixel (ox, oy).
   let x0 = wid.x * 32u + 2u * lid.x;
-  let y0 = wid.y * 32u + 2u * lid.y;
+  let y0 = ty * 32u + 2u * lid.y;
   if (x0 < w0 && y0 < h0) {
     let x1 = min(x0 + 1u, w0 - 1u);
     let y1 = min(y0 + 1u, h0 - 1u);
@@ -122,7 +129,7 @@ fn pyramid(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) 
       let v = pyr_down(c00, c01, c10, c11);
       pyr_store(lid.y * 16u + lid.x, v);
       let ox = wid.x * 16u + lid.x;
-      let oy = wid.y * 16u + lid.y;
+      let oy = ty * 16u + lid.y;
       put_lvl(1u, oy * L[1].width + ox, linear_to_xyb(v.x, v.y, v.z));
     }
   }
@@ -135,14 +142,14 @@ fn pyramid(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) 
     let m = n / 2u;
     if (s < nlev && lid.x < m && lid.y < m) {
       let ox = wid.x * m + lid.x;
-      let oy = wid.y * m + lid.y;
+      let oy = ty * m + lid.y;
       if (ox < L[s].width && oy < L[s].height) {
         let sw = L[s - 1u].width;
         let sh = L[s - 1u].height;
         let lx0 = 2u * lid.x;
         let ly0 = 2u * lid.y;
         let lx1 = min(2u * ox + 1u, sw - 1u) - wid.x * n;
-        let ly1 = min(2u * oy + 1u, sh - 1u) - wid.y * n;
+        let ly1 = min(2u * oy + 1u, sh - 1u) - ty * n;
         let v = pyr_down(pyr_load(src + ly0 * n + lx0), pyr_load(src + ly0 * n + lx1),
                          pyr_load(src + ly1 * n + lx0), pyr_load(src + ly1 * n + lx1));
         pyr_store(dst + lid.y * m + lid.x, v);

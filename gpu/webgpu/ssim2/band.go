@@ -3,6 +3,7 @@ package ssim2
 import (
 	"context"
 	"os"
+	"strconv"
 	"sync/atomic"
 	"time"
 
@@ -24,66 +25,106 @@ import (
 // (one ring per band index: a mapped buffer cannot be submitted, so band
 // b+1 cannot be written into the buffer band b is copied from), and
 // after filling band b submits, from another goroutine while band b+1 is
-// filled, the copy of band b into the upload buffer, its unpack (the
-// kernel bound to the band's window of the raw and linear buffers, its
-// XYB planes offset through Params.base) and scale 0's horizontal blurs
-// of its rows (job tables whose jobs start at the band's first row).
-// The last band goes into the final command buffer (recorded while it
-// is filled) with the rest: downsampling, the other scales' horizontal
-// blurs, vstate, vmaps and the reduction. Every value is computed by the
-// same kernel code on the same inputs as unbanded (rows are independent
-// in those kernels), so scores are the same bits.
+// filled, the copy of band b into the upload buffer and the work that
+// needs only its rows. The last band goes into the final command buffer
+// (recorded while it is filled) with the rest. Every value is computed
+// by the same kernel code on the same inputs as unbanded (rows are
+// independent in those kernels), so scores are the same bits.
 //
-// Predicted saving (H200 numbers above; 4 bands at 16 MP): the GPU work
-// of bands 1..3 (~3/4 of ~1.4 ms) hides behind the fills of bands 2..4
-// (~1.2 ms), less three extra device-thread submits (~50–100 µs each,
-// themselves overlapped with fills): ~0.8–1 ms of 4.98. Below ~8 MP the
-// fills are too short for the extra submits to pay (at 4 MP two bands
-// would hide ~0.17 ms of GPU work for ~0.1 ms of extra submits), so the
-// default bands only from 2 × ssim2BandBytes of raw bytes.
+// The band work, by default (bandwork.go): the fused pyramid of the
+// band's 32-row tiles and the horizontal blurs of its rows at every
+// scale; vstate, vmaps and the reduction follow the last band.
+//
+// The legacy band work (ZENMETRICS_SSIM2_BANDWORK=0, and wherever the
+// fused pyramid is off): the band's unpack (the kernel bound to the
+// band's window of the raw and linear buffers, its XYB planes offset
+// through Params.base) and scale 0's horizontal blurs of its rows (job
+// tables whose jobs start at the band's first row); the final does
+// downsampling, the other scales' horizontal blurs, vstate, vmaps and
+// the reduction. Measured on the H200 at 16 MP (SSIM2_PERF.md): fill
+// 1.8 ms, then ~2.4 ms of GPU work after it, 4.0–4.3 ms a score.
+//
+// Predicted saving of the legacy bands (H200 numbers above; 4 bands at
+// 16 MP): the GPU work of bands 1..3 (~3/4 of ~1.4 ms) hides behind the
+// fills of bands 2..4 (~1.2 ms), less three extra device-thread submits
+// (~50–100 µs each, themselves overlapped with fills): ~0.8–1 ms of 4.98.
+// Below ~8 MP the fills are too short for the extra submits to pay (at 4
+// MP two bands would hide ~0.17 ms of GPU work for ~0.1 ms of extra
+// submits), so the default bands only from 2 × ssim2BandBytes of raw
+// bytes; ZENMETRICS_SSIM2_BANDS and ZENMETRICS_SSIM2_BANDKIB band smaller
+// images for measurements.
 
-// ssim2MaxBands is the most bands a score is split into.
-const ssim2MaxBands = 4
+// ssim2DefaultBands is the most bands the default splits a score into;
+// ssim2MaxBands the most the environment may ask for.
+const (
+	ssim2DefaultBands = 4
+	ssim2MaxBands     = 8
+)
 
 // ssim2BandBytes is the raw bytes per band the default aims at: one band
-// per 12 MiB (4 MP of RGB8), at most ssim2MaxBands, none below two.
-const ssim2BandBytes = 12 << 20
+// per 12 MiB (4 MP of RGB8), at most ssim2DefaultBands, none below two.
+// ZENMETRICS_SSIM2_BANDKIB (KiB) sets another for measurements: 1024
+// bands a 1 MP RGB8 score in 3 and a 4 MP one in 4.
+var ssim2BandBytes = int64(upband.EnvInt("ZENMETRICS_SSIM2_BANDKIB", 12<<10)) << 10
 
-// ssim2BandAlign is the rows band starts are a multiple of: a band's
-// windows of the raw upload (rows × stride bytes) and of the linear
+// ssim2BandAlign is the rows the legacy band starts are a multiple of: a
+// band's windows of the raw upload (rows × stride bytes) and of the linear
 // planes (rows × width × 4 bytes) must start on WebGPU's storage-binding
-// offset alignment, at most 256 bytes on any device.
+// offset alignment, at most 256 bytes on any device. The band work of
+// bandwork.go binds whole buffers and cuts at ssim2PyrTile rows.
 const ssim2BandAlign = 256
 
 // ssim2BandsEnv is ZENMETRICS_SSIM2_BANDS: "off" (never band), "on" (band
 // every pipelined score that has room for two bands or more, as many as
 // the default would, at least two: for A/B measurements and the tests),
-// a number 2..4 (that many where there is room), or "" (the default).
+// a number 1..ssim2MaxBands (that many where there is room, at every size:
+// 1 is "off"), or "" (the default).
 var ssim2BandsEnv = os.Getenv("ZENMETRICS_SSIM2_BANDS")
 
-// ssim2BandPlan is the band plan of SSIMULACRA2's uploads.
-var ssim2BandPlan = upband.Plan{Bytes: ssim2BandBytes, Max: ssim2MaxBands, Align: ssim2BandAlign}
+// ssim2BandPlan is the band plan of SSIMULACRA2's uploads: cuts at
+// multiples of ssim2PyrTile rows with the band work (work), of
+// ssim2BandAlign without; at most ssim2DefaultBands unless the
+// environment asks for more.
+func ssim2BandPlan(work bool) upband.Plan {
+	p := upband.Plan{Bytes: ssim2BandBytes, Max: ssim2DefaultBands, Align: ssim2BandAlign}
+	if work {
+		p.Align = ssim2PyrTile
+	}
+	if _, err := strconv.Atoi(ssim2BandsEnv); err == nil {
+		p.Max = ssim2MaxBands
+	}
+	return p
+}
 
 // ssim2BandCount is how many bands a score of an image h rows high with
-// need raw bytes uploads in (1: unbanded).
-func ssim2BandCount(h int, need int64) int {
-	return ssim2BandPlan.Count(h, need, ssim2BandsEnv)
+// need raw bytes uploads in (1: unbanded), with or without the band work.
+func ssim2BandCount(h int, need int64, work bool) int {
+	return ssim2BandPlan(work).Count(h, need, ssim2BandsEnv)
 }
 
 // ssim2BandRows is the band boundaries of n bands over h rows: n+1 rows
-// from 0 to h, the inner ones multiples of ssim2BandAlign near i·h/n
-// (each band at least ssim2BandAlign rows when h ≥ n·ssim2BandAlign).
-func ssim2BandRows(h, n int) []int { return ssim2BandPlan.Rows(h, n) }
+// from 0 to h, the inner ones multiples of the plan's alignment near i·h/n
+// (each band at least that many rows when h ≥ n times it).
+func ssim2BandRows(h, n int, work bool) []int { return ssim2BandPlan(work).Rows(h, n) }
+
+// ssim2BandKey names a band layout: the band count, and whether it is
+// the band work's (bandwork.go) or the legacy one.
+type ssim2BandKey struct {
+	n    int
+	work bool
+}
 
 // ssim2BandSet is what the bands of one band count need on the device.
 type ssim2BandSet struct {
+	work   bool             // the band work's layout (bandwork.go)
 	rows   []int            // band boundaries (ssim2BandRows)
-	unpack []*webgpu.Buffer // per band: its unpack Params (uniform)
+	unpack []*webgpu.Buffer // per band: its unpack (legacy) or pyramid (work) Params (uniform)
 	key    ssim2Layout      // the layout the unpack blocks were written for
-	// Per band, per channel group: scale 0's horizontal-blur jobs of its
-	// rows (hblur4 and the row kernel; one of the two is empty).
+	// Per band, per channel group: the horizontal-blur jobs of its rows
+	// (hblur4 and the row kernel; one of the two may be empty): of scale
+	// 0 (legacy) or of every scale (work).
 	h4, h1 [][]ssim2Jobs
-	// Per channel group: the other scales' horizontal-blur jobs.
+	// Legacy, per channel group: the other scales' horizontal-blur jobs.
 	rest4, rest1 []ssim2Jobs
 }
 
@@ -92,13 +133,19 @@ type ssim2BandSet struct {
 // must wait for the first pass's blurs), no kept blurs (their hblur
 // tables differ) and room for two bands or more.
 func (r *ssim2Ref) banded(dist *zenmetrics.Image) bool {
-	return len(r.passes) == 1 && !r.keep && len(r.plan) > 0 && ssim2BandCount(dist.Height, ssim2RawBytes(dist)) > 1
+	return len(r.passes) == 1 && !r.keep && len(r.plan) > 0 && r.bandCount(dist) > 1
 }
 
-// bandSet returns the band layout of n bands, making it the first time
+// bandCount is how many bands a pipelined score of dist uploads in, in
+// the plan of r.bandWork.
+func (r *ssim2Ref) bandCount(dist *zenmetrics.Image) int {
+	return ssim2BandCount(dist.Height, ssim2RawBytes(dist), r.bandWork())
+}
+
+// bandSet returns the band layout key names, making it the first time
 // (device thread, r.mu held).
-func (r *ssim2Ref) bandSet(g *webgpu.GPU, n int) (*ssim2BandSet, error) {
-	if bs := r.bandSets[n]; bs != nil {
+func (r *ssim2Ref) bandSet(g *webgpu.GPU, key ssim2BandKey) (*ssim2BandSet, error) {
+	if bs := r.bandSets[key]; bs != nil {
 		return bs, nil
 	}
 	k, err := kernels(g)
@@ -106,8 +153,32 @@ func (r *ssim2Ref) bandSet(g *webgpu.GPU, n int) (*ssim2BandSet, error) {
 		return nil, err
 	}
 	var made webgpu.Buffers
-	t := &made
-	bs := &ssim2BandSet{rows: ssim2BandRows(r.h, n)}
+	bs := &ssim2BandSet{work: key.work, rows: ssim2BandRows(r.h, key.n, key.work)}
+	if key.work {
+		r.makeBandWork(g, k, &made, bs)
+	} else {
+		r.makeBandLegacy(g, k, &made, bs)
+	}
+	if made.Err != nil {
+		for _, b := range made.Take() {
+			b.Release()
+		}
+		return nil, made.Err
+	}
+	for _, b := range made.List {
+		r.own.Add(b)
+	}
+	if r.bandSets == nil {
+		r.bandSets = map[ssim2BandKey]*ssim2BandSet{}
+	}
+	r.bandSets[key] = bs
+	return bs, nil
+}
+
+// makeBandLegacy takes and writes the legacy band layout's buffers into
+// t: per band an unpack block (written per image layout) and scale 0's
+// horizontal-blur jobs of its rows, and the other scales' jobs.
+func (r *ssim2Ref) makeBandLegacy(g *webgpu.GPU, k *ssim2Kernels, t *webgpu.Buffers, bs *ssim2BandSet) {
 	w := r.plan[0].W
 	maps := func(y0, y1 int) func(s, c int) *ssim2Params {
 		return func(s, c int) *ssim2Params {
@@ -119,7 +190,7 @@ func (r *ssim2Ref) bandSet(g *webgpu.GPU, n int) (*ssim2BandSet, error) {
 	wide, narrow := r.wide(k), r.narrow(k)
 	s0 := func(f func(int) bool) func(int) bool { return func(s int) bool { return s == 0 && f(s) } }
 	rest := func(f func(int) bool) func(int) bool { return func(s int) bool { return s > 0 && f(s) } }
-	for b := 0; b < n; b++ {
+	for b := 0; b+1 < len(bs.rows); b++ {
 		y0, y1 := bs.rows[b], bs.rows[b+1]
 		bs.unpack = append(bs.unpack, t.Uniform(g, ssim2ParamBytes))
 		h4 := ssim2JobTables(g, t, &r.pyr, r.plan, nil, s0(wide), maps(y0, y1))
@@ -132,20 +203,6 @@ func (r *ssim2Ref) bandSet(g *webgpu.GPU, n int) (*ssim2BandSet, error) {
 	full := func(s, c int) *ssim2Params { return r.lay.vmapsParams(r.plan, 0, s, c, r.win[s]) }
 	bs.rest4 = ssim2JobTables(g, t, &r.pyr, r.plan, nil, rest(wide), full)
 	bs.rest1 = ssim2JobTables(g, t, &r.pyr, r.plan, nil, rest(narrow), full)
-	if t.Err != nil {
-		for _, b := range made.Take() {
-			b.Release()
-		}
-		return nil, t.Err
-	}
-	for _, b := range made.List {
-		r.own.Add(b)
-	}
-	if r.bandSets == nil {
-		r.bandSets = map[int]*ssim2BandSet{}
-	}
-	r.bandSets[n] = bs
-	return bs, nil
 }
 
 // bandBytes is band b's raw bytes of dist: [lo, hi) of its pixel memory
@@ -159,13 +216,19 @@ func (bs *ssim2BandSet) bandBytes(dist *zenmetrics.Image, b int) (lo, hi int64) 
 }
 
 // encodeBand records band b of a banded score (device thread): the copy of
-// its slot into the upload buffer, its unpack and scale 0's horizontal
-// blurs of its rows. The slot may still be mapped (record ahead).
+// its slot into the upload buffer, then the band's work: with bs.work its
+// tiles of the pyramid and every scale's horizontal blurs of its rows
+// (encodeBandWork), else its unpack and scale 0's horizontal blurs of its
+// rows. The slot may still be mapped (record ahead).
 func (r *ssim2Ref) encodeBand(g *webgpu.GPU, e *webgpu.Encoder, k *ssim2Kernels, bs *ssim2BandSet, dist *zenmetrics.Image, b int, st *webgpu.StagingSlot) error {
 	lo, hi := bs.bandBytes(dist, b)
 	n := (hi - lo + 3) &^ 3
 	if err := r.up.CopyFilled(g, e, &r.held, st, lo, n, ssim2RawBytes(dist)); err != nil {
 		return err
+	}
+	if bs.work {
+		r.encodeBandWork(e, k, bs, b)
+		return nil
 	}
 	p := r.passes[0]
 	y0, y1 := bs.rows[b], bs.rows[b+1]
@@ -186,10 +249,18 @@ func (r *ssim2Ref) encodeBand(g *webgpu.GPU, e *webgpu.Encoder, k *ssim2Kernels,
 	return nil
 }
 
-// encodeBandedRest records what follows the bands: downsampling from the
-// full scale 0, the other scales' horizontal blurs, vstate and vmaps.
+// encodeBandedRest records what follows the bands: with bs.work vstate
+// and vmaps; legacy, before them downsampling from the full scale 0 and
+// the other scales' horizontal blurs.
 func (r *ssim2Ref) encodeBandedRest(e *webgpu.Encoder, k *ssim2Kernels, bs *ssim2BandSet) {
 	p := r.passes[0]
+	if bs.work {
+		for gi := range r.pyr.groups() {
+			r.encodeVState(e, k, p, gi)
+			r.encodeVMaps(e, k, p, gi)
+		}
+		return
+	}
 	xo := r.pyr.xybOut(r.xyb)
 	down := k.downsample
 	if r.pyr.nb == 1 {
@@ -220,6 +291,13 @@ func (r *ssim2Ref) writeBandParams(g *webgpu.GPU, bs *ssim2BandSet, lay ssim2Lay
 	for b := range bs.unpack {
 		up := r.unpackParams(lay, p.bg)
 		y0, y1 := bs.rows[b], bs.rows[b+1]
+		if bs.work {
+			// The pyramid's block: the whole image's, from the band's
+			// first row of tiles.
+			up.TileY = uint32(y0 / ssim2PyrTile)
+			g.Write(bs.unpack[b], 0, up.bytes())
+			continue
+		}
 		up.Height = uint32(y1 - y0)
 		up.Base += uint32(y0 * r.w)
 		up.Base1 += uint32(y0 * r.w)
@@ -233,7 +311,7 @@ func (r *ssim2Ref) writeBandParams(g *webgpu.GPU, bs *ssim2BandSet, lay ssim2Lay
 // slot is filled.
 // It sets *raw to the upload buffer it copied into and *took to the
 // time Queue.Submit took.
-func (r *ssim2Ref) submitBand(ctx context.Context, dist *zenmetrics.Image, n, b int, st *webgpu.StagingSlot,
+func (r *ssim2Ref) submitBand(ctx context.Context, dist *zenmetrics.Image, key ssim2BandKey, b int, st *webgpu.StagingSlot,
 	raw **webgpu.Buffer, took *time.Duration) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -246,7 +324,7 @@ func (r *ssim2Ref) submitBand(ctx context.Context, dist *zenmetrics.Image, n, b 
 		if err != nil {
 			return err
 		}
-		bs, err := r.bandSet(g, n)
+		bs, err := r.bandSet(g, key)
 		if err != nil {
 			return err
 		}
@@ -269,16 +347,17 @@ func (r *ssim2Ref) submitBand(ctx context.Context, dist *zenmetrics.Image, n, b 
 // (device thread; the band layout exists: band 0 made it). With stale
 // (the upload buffer was replaced since the bands were submitted, by
 // another caller's larger image) every band's slot is copied again and
-// scale 0 unpacked whole: the earlier bands' work went to the old buffer.
-func (r *ssim2Ref) recordBandedFinal(g *webgpu.GPU, dist *zenmetrics.Image, n int, slots []*webgpu.StagingSlot, stale bool) (*scoreCmd, error) {
+// its work done again: the earlier bands' work read the old buffer.
+func (r *ssim2Ref) recordBandedFinal(g *webgpu.GPU, dist *zenmetrics.Image, key ssim2BandKey, slots []*webgpu.StagingSlot, stale bool) (*scoreCmd, error) {
 	k, err := kernels(g)
 	if err != nil {
 		return nil, err
 	}
-	bs, err := r.bandSet(g, n)
+	bs, err := r.bandSet(g, key)
 	if err != nil {
 		return nil, err
 	}
+	n := key.n
 	e := g.Encoder()
 	first := n - 1
 	if stale {
@@ -324,11 +403,13 @@ func distLayout(dist *zenmetrics.Image) ssim2Layout {
 // submitted once it is. r.seq is held from the first band's submit to
 // the final one.
 func (r *ssim2Ref) scoreBanded(ctx context.Context, dist *zenmetrics.Image) (float64, error) {
-	ph := ssim2Phases{upband.Phases{T0: time.Now()}}
+	ph := ssim2Phases{Phases: upband.Phases{T0: time.Now()}}
 	defer ph.print(dist.Width, dist.Height)
 	need := ssim2RawBytes(dist)
-	n := ssim2BandCount(dist.Height, need)
-	ph.Bands = n
+	work := r.bandWork()
+	n := ssim2BandCount(dist.Height, need, work)
+	key := ssim2BandKey{n: n, work: work}
+	ph.Bands, ph.legacy = n, !work
 	var slots []*webgpu.StagingSlot
 	defer func() {
 		if ssim2RemapBatch {
@@ -350,7 +431,7 @@ func (r *ssim2Ref) scoreBanded(ctx context.Context, dist *zenmetrics.Image) (flo
 	var rec <-chan recorded
 	up := upband.Bands{Dev: r.dev, Rings: r.bandRings[:], Chunk: ssim2FillChunk,
 		Early: func(b int, st *webgpu.StagingSlot) error {
-			return r.submitBand(ctx, dist, n, b, st, &raws[b], &took[b])
+			return r.submitBand(ctx, dist, key, b, st, &raws[b], &took[b])
 		},
 		Before: func() {
 			r.seq.Lock()
@@ -358,11 +439,11 @@ func (r *ssim2Ref) scoreBanded(ctx context.Context, dist *zenmetrics.Image) (flo
 		},
 		Last: func(all []*webgpu.StagingSlot) {
 			if ssim2Overlap {
-				rec = r.recordFinalAsync(ctx, dist, n, all)
+				rec = r.recordFinalAsync(ctx, dist, key, all)
 			}
 		},
 	}
-	slots, err := up.Upload(ctx, dist.Pix, upband.Cuts(ssim2BandRows(r.h, n), dist.Stride, need), &ph.Phases)
+	slots, err := up.Upload(ctx, dist.Pix, upband.Cuts(ssim2BandRows(r.h, n, work), dist.Stride, need), &ph.Phases)
 	if err != nil {
 		if rec != nil {
 			r.dropRecorded(rec)
@@ -387,7 +468,7 @@ func (r *ssim2Ref) scoreBanded(ctx context.Context, dist *zenmetrics.Image) (flo
 	}
 	t1 := time.Now()
 	host := make([]float32, len(r.sumsHost))
-	rb, read, err := r.submitBandedFinal(ctx, dist, n, slots, raws, c, ph.Fill, host, &ph)
+	rb, read, err := r.submitBandedFinal(ctx, dist, key, slots, raws, c, ph.Fill, host, &ph)
 	r.seq.Unlock()
 	locked = false
 	ph.Submit = time.Since(t1)
@@ -408,7 +489,7 @@ func (r *ssim2Ref) scoreBanded(ctx context.Context, dist *zenmetrics.Image) (flo
 // recordFinalAsync records a banded score's final command buffer on the
 // device thread while the caller fills the last band (recordAsync's
 // counterpart).
-func (r *ssim2Ref) recordFinalAsync(ctx context.Context, dist *zenmetrics.Image, n int, slots []*webgpu.StagingSlot) <-chan recorded {
+func (r *ssim2Ref) recordFinalAsync(ctx context.Context, dist *zenmetrics.Image, key ssim2BandKey, slots []*webgpu.StagingSlot) <-chan recorded {
 	out := make(chan recorded, 1)
 	go func() {
 		var res recorded
@@ -416,7 +497,7 @@ func (r *ssim2Ref) recordFinalAsync(ctx context.Context, dist *zenmetrics.Image,
 		res.err = r.dev.Do(ctx, func(g *webgpu.GPU) error {
 			t := time.Now()
 			var err error
-			c, err = r.recordBandedFinal(g, dist, n, slots, false)
+			c, err = r.recordBandedFinal(g, dist, key, slots, false)
 			res.took = time.Since(t)
 			return err
 		})
@@ -454,7 +535,7 @@ func (r *ssim2Ref) discardLater(c **scoreCmd) {
 // sums are already in host (firstSlice). When the upload
 // buffer is no longer the one every band was copied into (raws), the
 // final is recorded again with every band (recordBandedFinal's stale).
-func (r *ssim2Ref) submitBandedFinal(ctx context.Context, dist *zenmetrics.Image, n int, slots []*webgpu.StagingSlot,
+func (r *ssim2Ref) submitBandedFinal(ctx context.Context, dist *zenmetrics.Image, key ssim2BandKey, slots []*webgpu.StagingSlot,
 	raws []*webgpu.Buffer, c *scoreCmd, fill time.Duration, host []float32, ph *ssim2Phases) (*webgpu.Readback, bool, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -471,7 +552,7 @@ func (r *ssim2Ref) submitBandedFinal(ctx context.Context, dist *zenmetrics.Image
 		used = true
 		t := time.Now()
 		stale := false
-		for _, raw := range raws[:n-1] {
+		for _, raw := range raws[:key.n-1] {
 			stale = stale || raw != r.up.Raw
 		}
 		if stale {
@@ -483,13 +564,13 @@ func (r *ssim2Ref) submitBandedFinal(ctx context.Context, dist *zenmetrics.Image
 		}
 		if c == nil {
 			var err error
-			if c, err = r.recordBandedFinal(g, dist, n, slots, stale); err != nil {
+			if c, err = r.recordBandedFinal(g, dist, key, slots, stale); err != nil {
 				return err
 			}
 		}
 		rb = c.rb
-		r.writeBandParams(g, r.bandSets[n], distLayout(dist))
-		slots[n-1].Unmap(g, c.need, fill)
+		r.writeBandParams(g, r.bandSets[key], distLayout(dist))
+		slots[key.n-1].Unmap(g, c.need, fill)
 		if err := c.e.Submit(); err != nil {
 			return err
 		}

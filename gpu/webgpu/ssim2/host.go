@@ -89,12 +89,21 @@ func ssim2Fill(mem, pix []byte, need, size int64) time.Duration {
 }
 
 // ssim2Phases is one pipelined score's host timeline (ssim2Trace;
-// upband.Phases says what each phase is).
-type ssim2Phases struct{ upband.Phases }
+// upband.Phases says what each phase is); legacy marks a banded score
+// with the legacy band work (ZENMETRICS_SSIM2_BANDWORK=0, bandwork.go),
+// whose line is named "ssim2-legacy" so that the two can be told apart.
+type ssim2Phases struct {
+	upband.Phases
+	legacy bool
+}
 
 func (p *ssim2Phases) print(w, h int) {
 	if !ssim2Trace {
 		return
 	}
-	p.Print("ssim2", w, h)
+	name := "ssim2"
+	if p.legacy {
+		name = "ssim2-legacy"
+	}
+	p.Print(name, w, h)
 }

@@ -53,11 +53,16 @@ type filled struct {
 	fill time.Duration
 }
 
+// ssim2PipeMin is the smallest upload (raw bytes) that takes the
+// pipelined path: the staging path's threshold. Tests lower it, so that
+// banded scores of small images (many bands, odd sizes) run quickly.
+var ssim2PipeMin int64 = webgpu.StagingMin
+
 // pipelined says whether a score of dist takes the pipelined path: whole
 // images with their own scratch (strips share one and go crop by crop)
 // and uploads large enough for the staging path.
 func (r *ssim2Ref) pipelined(dist *zenmetrics.Image) bool {
-	return ssim2Pipeline && r.ownScratch && r.carry == 0 && ssim2RawBytes(dist) >= webgpu.StagingMin
+	return ssim2Pipeline && r.ownScratch && r.carry == 0 && ssim2RawBytes(dist) >= ssim2PipeMin
 }
 
 // scorePipelined is score for r.pipelined images (r.mu not held).
@@ -80,7 +85,7 @@ func (r *ssim2Ref) scorePipelined(ctx context.Context, dist *zenmetrics.Image) (
 	if r.banded(dist) {
 		return r.scoreBanded(ctx, dist)
 	}
-	ph := ssim2Phases{upband.Phases{T0: time.Now()}}
+	ph := ssim2Phases{Phases: upband.Phases{T0: time.Now()}}
 	defer ph.print(dist.Width, dist.Height)
 	need := ssim2RawBytes(dist)
 	size := (need + 3) &^ 3

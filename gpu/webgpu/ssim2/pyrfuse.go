@@ -19,7 +19,9 @@ import (
 // path). The pyramid kernel computes every scale of a 32 × 32 tile in one
 // workgroup, the same values bit for bit (TestSSIM2PyramidFusedExact). It
 // writes no linear-RGB planes: only the downsample read them. Banded
-// uploads (band.go) keep the separate kernels.
+// uploads build it band by band, each band's rows of tiles
+// (bandwork.go); the legacy band work (ZENMETRICS_SSIM2_BANDWORK=0) keeps
+// the separate kernels.
 
 // ssim2PyrEnv selects the fused pyramid kernel, read once:
 //
@@ -32,8 +34,8 @@ const ssim2PyrEnv = "ZENMETRICS_SSIM2_PYR"
 // ssim2PyrDefaultMax is the largest image (pixels) that uses the fused
 // pyramid by default: every size. On the H200 it was faster wherever it
 // runs (GPU time 1 MP 0.061 → 0.026 ms, 4 MP 0.114 → 0.067 ms; cached 16
-// MP with banded uploads off 4.53 → 4.43 ms); banded uploads (band.go)
-// keep their own kernels. See SSIM2_PERF.md.
+// MP with banded uploads off 4.53 → 4.43 ms); banded uploads run it per
+// band (bandwork.go). See SSIM2_PERF.md.
 const ssim2PyrDefaultMax = 1 << 62
 
 // ssim2PyrMax is the largest image (pixels) that uses the fused pyramid;

@@ -36,7 +36,11 @@ import (
 //	            workgroups' sums
 //
 // and 2 × 108 (or 2 × 216) floats read back; the norms, weights and the
-// final polynomial are float64 on the host (math.go).
+// final polynomial are float64 on the host (math.go). unpack and the
+// downsamples are one dispatch by default (pyramid, pyrfuse.go). Large
+// pipelined scores upload in row bands, each band's pyramid tiles and
+// horizontal blurs in a command buffer of its own that overlaps the fill
+// of the next band (band.go, bandwork.go).
 //
 // Buffer layout (jobs.go). The XYB planes, the horizontal blurs and the
 // kept blurs are pyramids: every scale (and, where the binding limit
@@ -240,7 +244,8 @@ type ssim2Params struct {
 	Carry               uint32 // vmaps: offset of the carried recursion state (strips; 0: none)
 	BandRows            uint32 // vmaps/vstate: rows per band (0: one band)
 	BandBase            uint32 // vmaps/vstate: offset of the band-start states in partials
-	Pad1, Pad2          uint32
+	Pad1                uint32
+	TileY               uint32 // pyramid: first row of 32×32 tiles built (bandwork.go; 0: the whole image)
 	Base                uint32 // blurs/maps: the job's plane in every pyramid buffer; unpack/downsample: the X plane
 	Base1, Base2        uint32 // unpack/downsample: the Y and B planes
 	Pad3                uint32
@@ -318,12 +323,12 @@ type ssim2Ref struct {
 	pipe     webgpu.StagingRing // staging buffers of pipelined scores (pipe.go)
 	pending  *webgpu.Readback   // a pipelined run's read-back, handed to its caller
 	// Banded pipelined scores (band.go): a staging ring per band, the
-	// band layouts made so far (by band count), and seq, held by a banded
-	// score from its first submit to its last (and by any other pipelined
-	// score around its submit) so that no other score's commands land
-	// between its bands on the shared scratch.
+	// band layouts made so far (by band count and band work), and seq,
+	// held by a banded score from its first submit to its last (and by
+	// any other pipelined score around its submit) so that no other
+	// score's commands land between its bands on the shared scratch.
 	bandRings [ssim2MaxBands]webgpu.StagingRing
-	bandSets  map[int]*ssim2BandSet
+	bandSets  map[ssim2BandKey]*ssim2BandSet
 	seq       sync.Mutex
 	own       webgpu.Buffers // the reference's own buffers (not a shared scratch)
 }
