@@ -412,10 +412,6 @@ func (r *ssim2Ref) scoreBanded(ctx context.Context, dist *zenmetrics.Image) (flo
 	ph.Bands, ph.legacy = n, !work
 	var slots []*webgpu.StagingSlot
 	defer func() {
-		if ssim2RemapBatch {
-			upband.PutSlots(r.dev, r.bandRings[:], slots, ssim2RemapLater)
-			return
-		}
 		for b, st := range slots {
 			r.putSlot(&r.bandRings[b], st)
 		}

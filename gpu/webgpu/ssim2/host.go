@@ -64,13 +64,6 @@ var ssim2Overlap = os.Getenv("ZENMETRICS_SSIM2_OVERLAP") != "off"
 // ZENMETRICS_SSIM2_REMAP=now does it before returning, as before.
 var ssim2RemapLater = os.Getenv("ZENMETRICS_SSIM2_REMAP") != "now"
 
-// ssim2RemapBatch (ZENMETRICS_SSIM2_REMAP=once) maps a banded score's
-// slots again in one device-thread call (upband.PutSlots) rather than one
-// call per band, the default measured on the H200: a candidate cure for
-// the "take" phase (SSIM2_PERF.md: 0.35–0.55 ms per 16 MP score taking
-// four band slots), not yet timed on a GPU.
-var ssim2RemapBatch = os.Getenv("ZENMETRICS_SSIM2_REMAP") == "once"
-
 // ssim2Trace prints each pipelined score's host phases to stderr
 // (ZENMETRICS_SSIM2_TRACE=1; measurements only).
 var ssim2Trace = os.Getenv("ZENMETRICS_SSIM2_TRACE") != ""

@@ -63,9 +63,9 @@ func serialScores(t *testing.T, b *webgpu.Backend, ref *zenmetrics.Image, dists 
 // starts (the band work's cuts are 32 rows, so 511 rows take two bands).
 func TestSSIM2BandedUpload(t *testing.T) {
 	b := ssim2Backend(t)
-	defer func(env string, pyr int, batch, work bool) {
-		ssim2BandsEnv, forcePyrBuffers, ssim2RemapBatch, ssim2BandWork = env, pyr, batch, work
-	}(ssim2BandsEnv, forcePyrBuffers, ssim2RemapBatch, ssim2BandWork)
+	defer func(env string, pyr int, work bool) {
+		ssim2BandsEnv, forcePyrBuffers, ssim2BandWork = env, pyr, work
+	}(ssim2BandsEnv, forcePyrBuffers, ssim2BandWork)
 	cases := []bandedCase{
 		{452, 801, zenmetrics.RGB8, "3", 3, 3, 0, 0},
 		{451, 800, zenmetrics.RGB8, "on", 2, 2, 0, 0},
@@ -80,9 +80,6 @@ func TestSSIM2BandedUpload(t *testing.T) {
 		cases = cases[:3]
 	}
 	for i, tc := range cases {
-		// Every other case puts its band slots back in one device-thread
-		// call (ZENMETRICS_SSIM2_REMAP=once), the rest one call per band.
-		batch := i%2 == 0
 		for _, work := range []bool{true, false} {
 			if !work && testing.Short() && i == 1 {
 				continue
@@ -91,9 +88,9 @@ func TestSSIM2BandedUpload(t *testing.T) {
 			if !work {
 				want = tc.legacy
 			}
-			t.Run(fmt.Sprintf("%dx%d_%s_b%s_pad%d_pyr%d_once%v_work%v", tc.w, tc.h, tc.f, tc.bands, tc.pad, tc.pyr, batch, work), func(t *testing.T) {
+			t.Run(fmt.Sprintf("%dx%d_%s_b%s_pad%d_pyr%d_work%v", tc.w, tc.h, tc.f, tc.bands, tc.pad, tc.pyr, work), func(t *testing.T) {
 				ssim2BandWork = work
-				bandedUpload(t, b, tc, want, batch)
+				bandedUpload(t, b, tc, want)
 			})
 		}
 	}
@@ -112,9 +109,9 @@ type bandedCase struct {
 
 // bandedUpload runs tc: two distorted images (and a padded one), scored
 // twice each in want bands, against the serial path bit for bit.
-func bandedUpload(t *testing.T, b *webgpu.Backend, tc bandedCase, want int, batch bool) {
+func bandedUpload(t *testing.T, b *webgpu.Backend, tc bandedCase, want int) {
 	ctx := context.Background()
-	forcePyrBuffers, ssim2RemapBatch = tc.pyr, batch
+	forcePyrBuffers = tc.pyr
 	ref, d0 := metrictest.Synthetic(tc.w, tc.h, 77, tc.f)
 	_, d1 := metrictest.Synthetic(tc.w, tc.h, 78, tc.f)
 	dists := []*zenmetrics.Image{d0, d1}

@@ -219,33 +219,3 @@ func AwaitSlices(ctx context.Context, dev *webgpu.Device, rb *webgpu.Readback, s
 	}
 	return err
 }
-
-// PutSlots is PutSlot for the slots of a banded score, slots[b] back to
-// rings[b], all remapped in one device-thread call instead of one each:
-// a banded score's slots come back together, and four calls queued
-// behind one another cost four device-thread round trips (and four
-// goroutine handoffs) that the next score's takes and early submits
-// wait behind. Each slot is given back as soon as it is mapped again.
-func PutSlots(dev *webgpu.Device, rings []webgpu.StagingRing, slots []*webgpu.StagingSlot, later bool) {
-	if len(slots) == 0 {
-		return
-	}
-	put := func() {
-		back := 0
-		_ = dev.Do(context.Background(), func(g *webgpu.GPU) error {
-			for ; back < len(slots); back++ {
-				_ = slots[back].Remap(g)
-				rings[back].Put(slots[back])
-			}
-			return nil
-		})
-		for ; back < len(slots); back++ { // the call did not run (a closed device)
-			rings[back].Put(slots[back])
-		}
-	}
-	if later {
-		go put()
-		return
-	}
-	put()
-}
