@@ -44,15 +44,15 @@ import (
 // the reduction. Measured on the H200 at 16 MP (SSIM2_PERF.md): fill
 // 1.8 ms, then ~2.4 ms of GPU work after it, 4.0–4.3 ms a score.
 //
-// Predicted saving of the legacy bands (H200 numbers above; 4 bands at
-// 16 MP): the GPU work of bands 1..3 (~3/4 of ~1.4 ms) hides behind the
-// fills of bands 2..4 (~1.2 ms), less three extra device-thread submits
-// (~50–100 µs each, themselves overlapped with fills): ~0.8–1 ms of 4.98.
-// Below ~8 MP the fills are too short for the extra submits to pay (at 4
-// MP two bands would hide ~0.17 ms of GPU work for ~0.1 ms of extra
-// submits), so the default bands only from 2 × ssim2BandBytes of raw
-// bytes; ZENMETRICS_SSIM2_BANDS and ZENMETRICS_SSIM2_BANDKIB band smaller
-// images for measurements.
+// Measured on the H200 (session 10, three alternated rounds, cached
+// median ms): with the band work a 16 MP score took 3.62–3.70 against
+// 4.08–4.17 for the legacy bands, and a 4 MP score in two bands 1.27–1.29
+// against 1.39–1.40 unbanded; four bands at 4 MP (1.80–1.97) and two or
+// four at 1 MP (0.67–0.70, 1.03–1.11, against 0.69–0.70) lost to the
+// extra submits. So the default aims at one band per 6 MiB of raw bytes
+// (4 MP of RGB8 in two, 16 MP in four, 1 MP unbanded);
+// ZENMETRICS_SSIM2_BANDS and ZENMETRICS_SSIM2_BANDKIB set others for
+// measurements.
 
 // ssim2DefaultBands is the most bands the default splits a score into;
 // ssim2MaxBands the most the environment may ask for.
@@ -62,10 +62,10 @@ const (
 )
 
 // ssim2BandBytes is the raw bytes per band the default aims at: one band
-// per 12 MiB (4 MP of RGB8), at most ssim2DefaultBands, none below two.
+// per 6 MiB (2 MP of RGB8), at most ssim2DefaultBands, none below two.
 // ZENMETRICS_SSIM2_BANDKIB (KiB) sets another for measurements: 1024
 // bands a 1 MP RGB8 score in 3 and a 4 MP one in 4.
-var ssim2BandBytes = int64(upband.EnvInt("ZENMETRICS_SSIM2_BANDKIB", 12<<10)) << 10
+var ssim2BandBytes = int64(upband.EnvInt("ZENMETRICS_SSIM2_BANDKIB", 6<<10)) << 10
 
 // ssim2BandAlign is the rows the legacy band starts are a multiple of: a
 // band's windows of the raw upload (rows × stride bytes) and of the linear
