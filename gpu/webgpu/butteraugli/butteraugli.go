@@ -65,7 +65,7 @@ const bfMinSize = 8
 // bfReducePer is the number of map values each reduce thread sums.
 const bfReducePer = 16
 
-// Blur tile geometry.
+// Tile geometry of the one-output-per-thread blurs (blur.go's old).
 const (
 	bfRowTX, bfRowTY = 64, 4
 	bfColTX, bfColTY = 32, 8
@@ -92,9 +92,9 @@ func (p *bfParams) bytes() []byte { return webgpu.Bytes(p) }
 // bfKernels are the compiled pipelines (kernels.go says which versions).
 type bfKernels struct {
 	unpack, subsample, opsin    *webgpu.Pipeline
-	rowsHF, rowsUHF, rowsMask   *webgpu.Pipeline
-	colMF, colUHF, colMask      *webgpu.Pipeline
-	lf                          *bfLF // the LF pair (lf.go: ZENMETRICS_BA_LF)
+	lf                          *bfLF  // the LF pair (lf.go: ZENMETRICS_BA_LF)
+	hf, uhf, mask               bfBlur // the other blurs (blur.go: ZENMETRICS_BA_BLUR)
+	blur                        string // their version
 	maskPre, erode              *webgpu.Pipeline
 	maltaX, maltaY, dc, combine *webgpu.Pipeline
 	reduceMap, reducePartials   *webgpu.Pipeline
@@ -105,21 +105,13 @@ type bfKernels struct {
 	maltaBX, maltaBY int
 }
 
-func compileButteraugli(g *webgpu.GPU, malta16 bool, lfVariant string) (*bfKernels, error) {
+func compileButteraugli(g *webgpu.GPU, malta16 bool, lfVariant, blurVariant string) (*bfKernels, error) {
 	shared, err := webgpu.Sources("butteraugli_common", "butteraugli_fir", "butteraugli_malta", "butteraugli_malta_cols")
 	if err != nil {
 		return nil, err
 	}
 	common, fir, malta, maltaCols := shared[0], shared[1], shared[2], shared[3]
-	k := bfKernels{malta16: malta16}
-	rowC := func(k bfKernel) webgpu.Constants {
-		return webgpu.Constants{"OFF": float64(k.off), "TX": bfRowTX, "TY": bfRowTY,
-			"TILE_N": float64(bfRowTY * (bfRowTX + 2*k.off))}
-	}
-	colC := func(k bfKernel, planes int) webgpu.Constants {
-		return webgpu.Constants{"OFF": float64(k.off), "TX": bfColTX, "TY": bfColTY,
-			"TILE_N": float64(planes * bfColTX * (bfColTY + 2*k.off))}
-	}
+	k := bfKernels{malta16: malta16, blur: blurVariant}
 	// Every kernel reads the derived constants and the common helpers; the
 	// blurs the FIR helpers, the Malta kernels theirs.
 	base := bfPrelude + common
@@ -137,16 +129,14 @@ func compileButteraugli(g *webgpu.GPU, malta16 bool, lfVariant string) (*bfKerne
 		return nil, err
 	}
 	k.lf = lf
+	blurs, err := compileBlurs(&k, base, fir)
+	if err != nil {
+		return nil, err
+	}
 	ks := []webgpu.Kernel{
 		{File: "butteraugli_unpack", Entry: "unpack", Prefix: base, Dst: &k.unpack},
 		{File: "butteraugli_subsample", Entry: "subsample", Prefix: base, Dst: &k.subsample},
 		{File: "butteraugli_opsin", Entry: "opsin", Prefix: base, Dst: &k.opsin},
-		{File: "butteraugli_rows", Entry: "rows", Prefix: base + fir, Constants: rowC(bfKernHF), Dst: &k.rowsHF},
-		{File: "butteraugli_rows", Entry: "rows", Prefix: base + fir, Constants: rowC(bfKernUHF), Dst: &k.rowsUHF},
-		{File: "butteraugli_rows", Entry: "rows", Prefix: base + fir, Constants: rowC(bfKernMask), Dst: &k.rowsMask},
-		{File: "butteraugli_col_mf", Entry: "cols", Prefix: base + fir, Constants: colC(bfKernHF, 3), Dst: &k.colMF},
-		{File: "butteraugli_col_uhf", Entry: "cols", Prefix: base + fir, Constants: colC(bfKernUHF, 2), Dst: &k.colUHF},
-		{File: "butteraugli_col_plain", Entry: "cols", Prefix: base + fir, Constants: colC(bfKernMask, 1), Dst: &k.colMask},
 		{File: "butteraugli_mask", Entry: "mask_pre", Prefix: base, Dst: &k.maskPre},
 		{File: "butteraugli_erode", Entry: "erode", Prefix: base, Dst: &k.erode},
 		{File: "butteraugli_malta_x", Entry: "malta", Prefix: maltaPrefix, Dst: &k.maltaX},
@@ -156,7 +146,7 @@ func compileButteraugli(g *webgpu.GPU, malta16 bool, lfVariant string) (*bfKerne
 		{File: "butteraugli_reduce", Entry: "reduce_map", Prefix: base, Dst: &k.reduceMap},
 		{File: "butteraugli_reduce", Entry: "reduce_partials", Prefix: base, Dst: &k.reducePartials},
 	}
-	if err := webgpu.Compile(g, append(ks, lfk...)); err != nil {
+	if err := webgpu.Compile(g, append(append(ks, lfk...), blurs...)); err != nil {
 		return nil, err
 	}
 	return &k, nil
@@ -556,28 +546,12 @@ func (r *butteraugliRef) encodeDecompose(e *webgpu.Encoder, lv *bfLevel, set bfS
 	t := lv.lin
 	r.mark(e, "opsin", lv)
 	e.Dispatch(k.opsin, webgpu.Groups(w, 16), webgpu.Groups(h, 16), 1, lv.params, r.kern[0], t[0], t[1], t[2], x[0], x[1], x[2])
-	rx, ry := webgpu.Groups(w, bfRowTX), webgpu.Groups(h, bfRowTY)
-	cx, cy := webgpu.Groups(w, bfColTX), webgpu.Groups(h, bfColTY)
-	r.encodeLF(e, k.lf, lv, x, t, set.lf)
-	for c := 0; c < 3; c++ {
-		r.mark(e, "rowsHF", lv)
-		e.Dispatch(k.rowsHF, rx, ry, 1, lv.params, r.kern[2], x[c], t[c])
-	}
-	r.mark(e, "colMF", lv)
-	e.Dispatch(k.colMF, cx, cy, 1, lv.params, r.kern[2], t[0], t[1], t[2], x[0], x[1],
-		set.mf[0], set.mf[1], set.mf[2])
-	for c := 0; c < 2; c++ {
-		r.mark(e, "rowsUHF", lv)
-		e.Dispatch(k.rowsUHF, rx, ry, 1, lv.params, r.kern[3], x[c], t[c])
-	}
-	r.mark(e, "colUHF", lv)
-	e.Dispatch(k.colUHF, cx, cy, 1, lv.params, r.kern[3], t[0], t[1], x[0], x[1], set.hf[0], set.hf[1])
+	r.encodeBlur(e, &k.lf.bfBlur, lv, r.kern[1], x[:], t[:], x[0], x[1], x[2], set.lf[0], set.lf[1], set.lf[2])
+	r.encodeBlur(e, &k.hf, lv, r.kern[2], x[:], t[:], x[0], x[1], set.mf[0], set.mf[1], set.mf[2])
+	r.encodeBlur(e, &k.uhf, lv, r.kern[3], x[:2], t[:2], x[0], x[1], set.hf[0], set.hf[1])
 	r.mark(e, "maskPre", lv)
 	e.Dispatch(k.maskPre, webgpu.Groups(w, 16), webgpu.Groups(h, 16), 1, lv.params, set.hf[0], set.hf[1], set.uhf[0], set.uhf[1], t[2])
-	r.mark(e, "rowsMask", lv)
-	e.Dispatch(k.rowsMask, rx, ry, 1, lv.params, r.kern[4], t[2], t[0])
-	r.mark(e, "colMask", lv)
-	e.Dispatch(k.colMask, cx, cy, 1, lv.params, r.kern[4], t[0], set.act)
+	r.encodeBlur(e, &k.mask, lv, r.kern[4], t[2:], t[:1], set.act)
 }
 
 // encodeDiff records the distance map of lv.dist against reference

@@ -8,8 +8,8 @@ import (
 )
 
 // One version of each kernel, but for the Malta pair, which has a fallback,
-// and the LF blur pair, whose old kernels and one candidate stay
-// selectable for A/B runs (lf.go, ZENMETRICS_BA_LF).
+// and the blurs, whose old kernels stay selectable for A/B runs (lf.go,
+// ZENMETRICS_BA_LF; blur.go, ZENMETRICS_BA_BLUR).
 //
 // Issue #23 tried a second generation of the opsin, blur (HF, UHF, mask,
 // MF) and Malta kernels in the structure of gpu/cuda/butteraugli: several
@@ -21,10 +21,12 @@ import (
 // 0.279 and 0.272 -> 0.294 and 0.316, mask rows 0.195 -> 0.202 (only the
 // mask columns gained, 0.193 -> 0.161). A cached 16 MP score took 9.82 and
 // 10.05 ms with the old kernels, 10.19 and 10.12 with all new ones and 9.62
-// with only Malta new. So opsin and the blurs are the one-output-per-thread
-// kernels on 16×16 (opsin), 64×4 (rows) and 32×8 (columns) blocks, and
-// Malta is the column kernel pair (butteraugli_malta_cols.wgsl: 32×8
-// threads, 4 rows each, 32×32 output blocks).
+// with only Malta new. So opsin stayed the one-output-per-thread kernel on
+// 16×16 blocks, and Malta is the column kernel pair
+// (butteraugli_malta_cols.wgsl: 32×8 threads, 4 rows each, 32×32 output
+// blocks). The blurs stayed one output per thread on 64×4 (rows) and 32×8
+// (columns) blocks until the vec4 kernels of blur.go, which keep their
+// tiles in vec4 words and their sums in registers, beat them on LF.
 //
 // The column Malta kernels need bfMaltaBytes = 19,200 bytes of workgroup
 // memory, more than WebGPU's default maxComputeWorkgroupStorageSize (16
@@ -60,17 +62,20 @@ var bfForceMalta16 bool
 // (k.malta16 says which).
 func kernels(g *webgpu.GPU) (*bfKernels, error) {
 	malta16 := bfForceMalta16 || uint64(bfMaltaBytes) > uint64(g.Limits().MaxComputeWorkgroupStorageSize)
-	lf := bfLFVariant()
-	name := "butteraugli/lf=" + lf
+	lf, blur := bfLFVariant(), bfBlurVariant()
+	name := "butteraugli/lf=" + lf + "/blur=" + blur
 	if malta16 {
 		name += "/malta16"
 	}
 	return webgpu.Compiled(g, name, func(g *webgpu.GPU) (*bfKernels, error) {
+		// Measurement knobs: say what an A/B run measured (an unknown
+		// value runs the default).
 		if bfLFEnv() != "" && bfLFForce == "" {
-			// A measurement knob: say what an A/B run measured (an
-			// unknown value runs the default).
 			fmt.Fprintf(os.Stderr, "zenmetrics: butteraugli LF pair %s (%s=%s)\n", lf, bfLFMode, bfLFEnv())
 		}
-		return compileButteraugli(g, malta16, lf)
+		if bfBlurEnv() != "" && bfBlurForce == "" {
+			fmt.Fprintf(os.Stderr, "zenmetrics: butteraugli HF, UHF and masking blurs %s (%s=%s)\n", blur, bfBlurMode, bfBlurEnv())
+		}
+		return compileButteraugli(g, malta16, lf, blur)
 	})
 }

@@ -7,35 +7,39 @@ import (
 	"testing"
 )
 
-// Rounding bounds of the LF pair (TestButteraugliLFVariants). Every
-// version evaluates butteraugli_fir.wgsl's sums in f32 in the same order.
-// Vulkan rounds add, sub and mul correctly, but lets the driver's compiler
-// contract a product and the sum it feeds into one fused operation, which
-// drops a rounding and never adds one. So whatever it contracts, an f32
-// result lies within γ_k·M of the exact value of the same sum: M is the
-// sum of the magnitudes of the terms (|sample|·tap over the taps the path
-// uses, divided by the tap sum on the border path), k the most roundings
-// one term meets on its way to the result, γ_k = k·u/(1-k·u) and u = 2^-24.
+// Rounding bounds of the blurs (TestButteraugliLFVariants,
+// TestButteraugliBlurVariants). Every version evaluates
+// butteraugli_fir.wgsl's sums in f32 in the same order. Vulkan rounds
+// add, sub and mul correctly, but lets the driver's compiler contract a
+// product and the sum it feeds into one fused operation, which drops a
+// rounding and never adds one. So whatever it contracts, an f32 result
+// lies within γ_k·M of the exact value of the same sum: M is the sum of
+// the magnitudes of the terms (|sample|·tap over the taps the path uses,
+// divided by the tap sum on the border path), k the most roundings one
+// term meets on its way to the result, γ_k = k·u/(1-k·u) and u = 2^-24.
 // Bounding by M and not by the result matters: the test planes have both
 // signs, so the sums cancel to a small fraction of their terms.
 //
-// Interior (p ≥ 16 from both edges): the pair sum, its product with the
-// tap, 3 more additions into its partial sum (which starts from an exact
-// 0 + term) and 4 in the final sum centre·tap + a0 + a1 + a2 + a3: k = 9,
-// and γ_9 < 10u.
+// Interior (p ≥ off from both edges, off the radius): the pair sum, its
+// product with the tap, ⌈off/4⌉ - 1 more additions into its partial sum
+// (which starts from an exact 0 + term) and 4 in the final sum centre·tap
+// + a0 + a1 + a2 + a3: k = ⌈off/4⌉ + 5, and γ_k < (k+1)u (LF's 16: k = 9,
+// 10u).
 //
-// Border: the tap sum ws (32 roundings at most, all terms positive, so
-// relative), 1/ws (WGSL allows 2.5 ulp for a division), then per sample
-// term a product and at most 32 additions, and the final scaling:
-// 32 + 2.5 + 33 + 1 = 68.5, below 70u with the second-order terms.
+// Border: the tap sum ws (at most 2·off terms, 2·off - 1 roundings, all
+// terms positive, so relative), 1/ws (WGSL allows 2.5 ulp for a division,
+// at most 5u relative), then per sample term a product and at most 2·off
+// - 1 additions, and the final scaling: 4·off + 5, and γ below (4·off +
+// 6)u (LF: 70u).
 //
 // The exact values are float64 sums of the same f32 taps, exact to ~1e-16
 // of M, far inside the slack between k and the rounded-up factor.
-const (
-	bfLFU     = 1.0 / (1 << 24)
-	bfLFKInt  = 10 * bfLFU
-	bfLFKEdge = 70 * bfLFU
-)
+const bfLFU = 1.0 / (1 << 24)
+
+// bfFIRKInt and bfFIRKEdge are the factors of M on the interior and the
+// border path of a blur of radius off.
+func bfFIRKInt(off int) float64  { return float64((off+3)/4+6) * bfLFU }
+func bfFIRKEdge(off int) float64 { return float64(4*off+6) * bfLFU }
 
 // The pointwise step's f32 constants (butteraugli_col_lf.wgsl: WGSL
 // rounds the literals to f32).
@@ -46,11 +50,10 @@ var (
 	bfLFMulB  = float64(float32(49.87984651440))
 )
 
-// bfLFExact is the exact FIR of butteraugli_fir.wgsl on plane src (w×h)
-// along x (alongX) or y, from the f32 taps the kernels read, and the bound
-// on any f32 evaluation's distance from it.
-func bfLFExact(src []float32, w, h int, alongX bool) (val, bound []float64) {
-	k := bfKernLF
+// bfFIRExact is the exact FIR of butteraugli_fir.wgsl with kernel k on
+// plane src (w×h) along x (alongX) or y, from the f32 taps the kernels
+// read, and the bound on any f32 evaluation's distance from it.
+func bfFIRExact(k bfKernel, src []float32, w, h int, alongX bool) (val, bound []float64) {
 	off := k.off
 	val, bound = make([]float64, w*h), make([]float64, w*h)
 	for y := 0; y < h; y++ {
@@ -68,7 +71,7 @@ func bfLFExact(src []float32, w, h int, alongX bool) (val, bound []float64) {
 					v += at(p+d) * tap
 					m += math.Abs(at(p+d)) * tap
 				}
-				m *= bfLFKInt
+				m *= bfFIRKInt(off)
 			} else {
 				lo, hi := max(0, p-off), min(n-1, p+off)
 				ws := 0.0
@@ -80,7 +83,7 @@ func bfLFExact(src []float32, w, h int, alongX bool) (val, bound []float64) {
 					v += at(j) * tap
 					m += math.Abs(at(j)) * tap
 				}
-				m *= bfLFKEdge
+				m *= bfFIRKEdge(off)
 			}
 			val[y*w+x], bound[y*w+x] = v, m
 		}
@@ -106,8 +109,8 @@ func bfLFCheck(w, h int, in [3][]float32, out [9][]float32) (bad []string, worst
 	var ref, bnd [9][]float64
 	var b, e [3][]float64
 	for c := 0; c < 3; c++ {
-		ref[c], bnd[c] = bfLFExact(in[c], w, h, true)
-		b[c], e[c] = bfLFExact(out[c], w, h, false)
+		ref[c], bnd[c] = bfFIRExact(bfKernLF, in[c], w, h, true)
+		b[c], e[c] = bfFIRExact(bfKernLF, out[c], w, h, false)
 	}
 	n := w * h
 	for p := 3; p < 9; p++ {
@@ -170,35 +173,10 @@ func bfLFPlanes(w, h int, seed int64) (in [3][]float32) {
 
 // bfLFEmulate evaluates the LF pair of kernel k in f32 on the CPU, in
 // butteraugli_fir.wgsl's order, with every product fused into the sum it
-// feeds (fused) or none: the two extremes of what a driver may compile.
-// The explicit float32 conversions keep Go from fusing on its own.
+// feeds (fused) or none (bfMad).
 func bfLFEmulate(k bfKernel, in [3][]float32, w, h int, fused bool) (out [9][]float32) {
-	mad := func(a, b, c float32) float32 {
-		if fused {
-			return float32(math.FMA(float64(a), float64(b), float64(c)))
-		}
-		return float32(a*b) + c
-	}
-	off := k.off
-	fir := func(at func(int) float32, p, n int) float32 {
-		if p >= off && p < n-off {
-			var a [4]float32
-			for _, tm := range bfFIRTerms(off) {
-				a[tm.acc] = mad(float32(at(p-tm.d)+at(p+tm.d)), k.half[tm.tap], a[tm.acc])
-			}
-			return float32(float32(mad(at(p), k.half[off], a[0])+a[1])+a[2]) + a[3]
-		}
-		lo, hi := max(0, p-off), min(n-1, p+off)
-		var ws, s float32
-		for j := lo; j <= hi; j++ {
-			ws = float32(ws + k.full[j-p+off])
-		}
-		scale := float32(1 / ws)
-		for j := lo; j <= hi; j++ {
-			s = mad(at(j), k.full[j-p+off], s)
-		}
-		return float32(s * scale)
-	}
+	mad := bfMad(fused)
+	fir := func(at func(int) float32, p, n int) float32 { return bfFIREmulate(k, at, p, n, mad) }
 	n := w * h
 	for p := range out {
 		out[p] = make([]float32, n)
@@ -226,6 +204,42 @@ func bfLFEmulate(k bfKernel, in [3][]float32, w, h int, fused bool) (out [9][]fl
 		}
 	}
 	return out
+}
+
+// bfFIREmulate is butteraugli_fir.wgsl's blur with kernel k of the
+// sample at p of n (at reads them) in f32, each product and the sum it
+// feeds evaluated by mad.
+func bfFIREmulate(k bfKernel, at func(int) float32, p, n int, mad func(a, b, c float32) float32) float32 {
+	off := k.off
+	if p >= off && p < n-off {
+		var a [4]float32
+		for _, tm := range bfFIRTerms(off) {
+			a[tm.acc] = mad(float32(at(p-tm.d)+at(p+tm.d)), k.half[tm.tap], a[tm.acc])
+		}
+		return float32(float32(mad(at(p), k.half[off], a[0])+a[1])+a[2]) + a[3]
+	}
+	lo, hi := max(0, p-off), min(n-1, p+off)
+	var ws, s float32
+	for j := lo; j <= hi; j++ {
+		ws = float32(ws + k.full[j-p+off])
+	}
+	scale := float32(1 / ws)
+	for j := lo; j <= hi; j++ {
+		s = mad(at(j), k.full[j-p+off], s)
+	}
+	return float32(s * scale)
+}
+
+// bfMad is a*b + c in f32 with the product fused into the sum (fused) or
+// rounded first: the two extremes of what a driver may compile. The
+// explicit float32 conversions keep Go from fusing on its own.
+func bfMad(fused bool) func(a, b, c float32) float32 {
+	return func(a, b, c float32) float32 {
+		if fused {
+			return float32(math.FMA(float64(a), float64(b), float64(c)))
+		}
+		return float32(a*b) + c
+	}
 }
 
 // TestButteraugliLFBound holds the CPU emulation of the LF pair, with no
