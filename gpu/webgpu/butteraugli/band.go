@@ -36,8 +36,11 @@ func (r *butteraugliRef) bandSet(g *webgpu.GPU, n int) (*bfBandSet, error) {
 		}
 	}
 	if made.Err != nil {
-		g.Device().Free(made.Take())
-		return nil, made.Err
+		err := made.Err
+		for _, b := range made.Take() { // on the device thread: not Device.Free, which would wait for itself
+			b.Release()
+		}
+		return nil, err
 	}
 	for _, b := range made.List {
 		r.own.Add(b)
