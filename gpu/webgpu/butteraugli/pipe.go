@@ -195,7 +195,7 @@ func (r *butteraugliRef) record(g *webgpu.GPU, dist *zenmetrics.Image, slots []*
 				return fail(err)
 			}
 		}
-		r.encodeLevels(e, 0)
+		r.encodeLevels(e, 0, true)
 		r.encodeReduce(e)
 	}
 	c := &bfCmd{e: e, raw: r.up.Raw}
