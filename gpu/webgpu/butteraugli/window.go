@@ -16,14 +16,16 @@ import (
 // (band.go) runs them in row windows as the bands arrive, each band's
 // windows in the band's own submit, behind the next band's fill; the
 // final command buffer keeps the last band's windows and everything from
-// the LF column blur on. At 16 MP on the H200 the head is ~0.4 ms of
-// opsin and about half of the LF pair's ~1 ms: GPU work that otherwise
-// waits for the last band's fill.
+// the LF column blur on. At 16 MP on the H200 opsin took 0.43 ms (both
+// levels) and the LF row blur 1.00 of the LF pair's 2.24 ms with the
+// one-output-per-thread kernels: GPU work that otherwise waits for the
+// last band's fill (not yet timed in bands).
 //
 // After band b the full level's linear planes hold rows [0, hi) (hi, the
-// next band's start, a multiple of 256) and the half level's [0, hi/2):
-// avail rows. Opsin's window ends at avail − 16 (the 2 rows of reach,
-// rounded down to whole 16-row tiles), the row blur's 16 rows earlier:
+// next band's start: a multiple of 256 rows, any even row in tests) and
+// the half level's [0, hi/2): avail rows. Opsin's window ends at the
+// last whole 16-row tile that leaves its 2 rows of reach inside avail
+// (avail − 16 for bands of the plan), the row blur's a tile earlier:
 // it writes its output into the linear planes (lv.lin), which the next
 // window's opsin still reads 2 rows above its first row. Windows are
 // disjoint, start where the band before's ended, cover the level with the
