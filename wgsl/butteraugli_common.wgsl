@@ -17,10 +17,20 @@ struct Params {
   src_height: u32,  // reduce: number of source items
   pnorm: f32,       // reduce: the extra p (0: none)
   intensity: f32,  // opsin: nits of linear 1.0
-  pad1: u32,
-  pad2: u32,
+  row0: u32,        // opsin, row blurs: first output row of the dispatch (win_end)
+  row_end: u32,     // opsin, row blurs: end of the output rows, 0 for the height
   pad3: u32,
   pad4: u32,
+}
+
+// win_end is the end of the output rows a row-local kernel (opsin, a row
+// blur) writes: its workgroup y covers rows from p.row0 on, and a banded
+// score runs such a kernel in row windows [row0, row_end) as the bands
+// arrive (gpu/webgpu/butteraugli/band.go). A level's own block has both
+// 0: the whole plane, the plain dispatch. Only which rows a dispatch
+// covers changes, never an output's arithmetic.
+fn win_end(p: Params) -> u32 {
+  return select(p.height, p.row_end, p.row_end != 0u);
 }
 
 // One truncated Gaussian: full[i] are the 2*off+1 raw taps, half[i] the

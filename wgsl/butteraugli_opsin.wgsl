@@ -7,6 +7,10 @@
 // to workgroup memory; the blur runs along x for every halo row, then along
 // y, with the CPU reference's grouping: centre*w0 + (+-1 pair)*w1 +
 // (+-2 pair)*w2.
+//
+// Tiles start at row P.row0 and rows from win_end(P) on are not written
+// (a band's window, butteraugli_common.wgsl): the halo still mirrors at
+// the image's own edges, so every output is the whole-image dispatch's.
 
 @group(0) @binding(0) var<uniform> P: Params;
 @group(0) @binding(1) var<uniform> K: Kernel;
@@ -57,7 +61,8 @@ fn opsin(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index)
   let w = i32(P.width);
   let h = i32(P.height);
   let x0 = i32(wid.x * T) - 2;
-  let y0 = i32(wid.y * T) - 2;
+  let ty = P.row0 + wid.y * T;
+  let y0 = i32(ty) - 2;
   for (var i = li; i < HT * HT; i += 256u) {
     let sx = mirror(x0 + i32(i % HT), w);
     let sy = mirror(y0 + i32(i / HT), h);
@@ -76,8 +81,8 @@ fn opsin(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index)
   }
   workgroupBarrier();
   let ox = wid.x * T + lid.x;
-  let oy = wid.y * T + lid.y;
-  if (ox >= P.width || oy >= P.height) {
+  let oy = ty + lid.y;
+  if (ox >= P.width || oy >= win_end(P)) {
     return;
   }
   let b = lid.y * T + lid.x;

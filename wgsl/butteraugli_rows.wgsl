@@ -1,6 +1,8 @@
 // Butteraugli blur, first half: one plane convolved along x (see
 // butteraugli_fir.wgsl). Workgroup TX x TY; each row's tile spans the
-// workgroup's columns plus OFF on either side.
+// workgroup's columns plus OFF on either side. Rows are independent: the
+// workgroups cover rows from P.row0 to win_end(P) (a band's window,
+// butteraugli_common.wgsl; the whole plane with the level's own block).
 
 @group(0) @binding(0) var<uniform> P: Params;
 @group(0) @binding(1) var<uniform> K: Kernel;
@@ -10,10 +12,10 @@
 @compute @workgroup_size(TX, TY, 1)
 fn rows(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>) {
   let w = P.width;
-  let y = wid.y * TY + lid.y;
+  let y = P.row0 + wid.y * TY + lid.y;
   let x0 = i32(wid.x * TX) - i32(OFF);
   let rs = row_stride();
-  let yin = y < P.height;
+  let yin = y < win_end(P);
   for (var i = lid.x; i < rs; i += TX) {
     let xx = x0 + i32(i);
     let ok = yin && xx >= 0 && xx < i32(w);

@@ -10,6 +10,9 @@
 // host prepends the constants (LOFF, LHALO, NW, RTX, RTY, RV) and
 // fir_row4, then the global accesses: butteraugli_rows4_s.wgsl (planes of
 // f32) or _v.wgsl (planes of vec4, for widths that are a multiple of 4).
+// Rows are independent: the workgroups cover rows from P.row0 to
+// win_end(P) (a band's window, butteraugli_common.wgsl; the whole plane
+// with the level's own block).
 
 @group(0) @binding(0) var<uniform> P: Params;
 @group(0) @binding(1) var<uniform> K: Kernel;
@@ -43,8 +46,8 @@ fn row4_edge(base: u32, q: u32, p: i32, n: i32) -> f32 {
 @compute @workgroup_size(RTX, RTY, 1)
 fn rows(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>) {
   let w = P.width;
-  let y = wid.y * RTY + lid.y;
-  let yin = y < P.height;
+  let y = P.row0 + wid.y * RTY + lid.y;
+  let yin = y < win_end(P);
   let row = select(0u, y * w, yin);
   let x0 = i32(wid.x * RTX * 4u) - LHALO;
   let base = lid.y * RV;

@@ -19,7 +19,8 @@ var bfBandHook func(r *butteraugliRef)
 // (device thread). A band's unpack block is the whole image's with its
 // height; its subsample block maps the band's half-resolution rows
 // [y0/2, ⌈y1/2⌉) to its full rows [y0, y1), so the odd last row is only
-// the last band's, as in the whole image.
+// the last band's, as in the whole image. With bfBandWork it also makes
+// the parameter blocks of the bands' head windows (window.go).
 func (r *butteraugliRef) bandSet(g *webgpu.GPU, n int) (*bfBandSet, error) {
 	if bs := r.pipe.bands[n]; bs != nil {
 		return bs, nil
@@ -35,10 +36,17 @@ func (r *butteraugliRef) bandSet(g *webgpu.GPU, n int) (*bfBandSet, error) {
 			bs.sub = append(bs.sub, webgpu.UniformOf(g, &made, &p))
 		}
 	}
-	if made.Err != nil {
-		g.Device().Free(made.Take())
-		return nil, made.Err
+	if bfBandWork {
+		bs.head = r.bandHeads(g, &made, bs.rows)
 	}
+	if made.Err != nil {
+		err := made.Err
+		for _, b := range made.Take() { // on the device thread: not Device.Free, which would wait for itself
+			b.Release()
+		}
+		return nil, err
+	}
+	r.traceHeads(bs)
 	for _, b := range made.List {
 		r.own.Add(b)
 	}
@@ -68,7 +76,9 @@ func (r *butteraugliRef) writeBandParams(g *webgpu.GPU, bs *bfBandSet, dist *zen
 // its slot into the upload buffer, the unpack of its rows and the 2×2
 // subsample of its half-resolution rows, each kernel bound to the band's
 // windows of its buffers (band starts are multiples of 256 rows, so every
-// window starts on a 256-byte boundary). The slot may still be mapped.
+// window starts on a 256-byte boundary), then, with band work, both
+// levels' head windows (window.go; the last band's finish the heads). The
+// slot may still be mapped.
 func (r *butteraugliRef) encodeBand(g *webgpu.GPU, e *webgpu.Encoder, bs *bfBandSet, dist *zenmetrics.Image, b int, st *webgpu.StagingSlot) error {
 	need := bfRawBytes(dist)
 	lo := int64(bs.rows[b]) * int64(dist.Stride)
@@ -96,6 +106,11 @@ func (r *butteraugliRef) encodeBand(g *webgpu.GPU, e *webgpu.Encoder, bs *bfBand
 		e.DispatchRanges(r.k.subsample, webgpu.Groups(sub.w, 16), webgpu.Groups(s1-s0, 16), 1,
 			[]*webgpu.Buffer{bs.sub[b], full.lin[0], full.lin[1], full.lin[2], sub.lin[0], sub.lin[1], sub.lin[2]},
 			[]webgpu.Range{{}, plane, plane, plane, half, half, half})
+	}
+	if bs.head != nil {
+		for li, lv := range r.levels {
+			r.encodeHead(e, lv, lv.dist.xyb(lv), bs.head[b][li])
+		}
 	}
 	return nil
 }

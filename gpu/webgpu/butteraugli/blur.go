@@ -271,17 +271,34 @@ func bfFIRCol4(k bfKernel) string {
 // src[i] blurred along x into tmp[i], then the column kernel over tmp and
 // the planes of its pointwise step, rest.
 func (r *butteraugliRef) encodeBlur(e *webgpu.Encoder, b *bfBlur, lv *bfLevel, kern *webgpu.Buffer, src, tmp []*webgpu.Buffer, rest ...*webgpu.Buffer) {
-	rows, cols := b.rows, b.cols
+	r.encodeBlurRows(e, b, lv, kern, src, tmp, lv.whole().rows)
+	r.encodeBlurCols(e, b, lv, kern, tmp, rest...)
+}
+
+// encodeBlurRows records the first half of blur b for the rows of window
+// win (window.go; the whole level: the plain dispatch): each src[i]
+// blurred along x into tmp[i]. An empty window records nothing.
+func (r *butteraugliRef) encodeBlurRows(e *webgpu.Encoder, b *bfBlur, lv *bfLevel, kern *webgpu.Buffer, src, tmp []*webgpu.Buffer, win bfWin) {
+	if win.y1 <= win.y0 {
+		return
+	}
+	rows := b.rows
 	if lv.w%4 == 0 && b.rows4 != nil {
 		rows = b.rows4
 	}
-	if lv.w%4 == 0 && b.cols4 != nil {
-		cols = b.cols4
-	}
-	rx, ry := webgpu.Groups(lv.w, b.rbx), webgpu.Groups(lv.h, b.rby)
+	rx, ry := webgpu.Groups(lv.w, b.rbx), webgpu.Groups(win.y1-win.y0, b.rby)
 	for c := range src {
 		r.mark(e, b.rowsL, lv)
-		e.Dispatch(rows, rx, ry, 1, lv.params, kern, src[c], tmp[c])
+		e.Dispatch(rows, rx, ry, 1, win.p, kern, src[c], tmp[c])
+	}
+}
+
+// encodeBlurCols records the second half of blur b over the whole level:
+// the column kernel over tmp and the planes of its pointwise step, rest.
+func (r *butteraugliRef) encodeBlurCols(e *webgpu.Encoder, b *bfBlur, lv *bfLevel, kern *webgpu.Buffer, tmp []*webgpu.Buffer, rest ...*webgpu.Buffer) {
+	cols := b.cols
+	if lv.w%4 == 0 && b.cols4 != nil {
+		cols = b.cols4
 	}
 	var bind [11]*webgpu.Buffer
 	bufs := append(append(append(bind[:0], lv.params, kern), tmp...), rest...)

@@ -73,16 +73,17 @@ const (
 
 // bfParams mirrors the WGSL struct Params (64 bytes).
 type bfParams struct {
-	Width, Height          uint32
-	Stride, Channels       uint32
-	BPS, Blend             uint32
-	Bg                     float32
-	Mode                   uint32
-	SrcWidth               uint32
-	SrcHeight              uint32
-	PNorm                  float32
-	Intensity              float32
-	Pad1, Pad2, Pad3, Pad4 uint32
+	Width, Height    uint32
+	Stride, Channels uint32
+	BPS, Blend       uint32
+	Bg               float32
+	Mode             uint32
+	SrcWidth         uint32
+	SrcHeight        uint32
+	PNorm            float32
+	Intensity        float32
+	Row0, RowEnd     uint32 // a row window (win_end in butteraugli_common.wgsl)
+	Pad3, Pad4       uint32
 }
 
 const bfParamBytes = 64
@@ -330,7 +331,7 @@ func prepareButteraugli(ctx context.Context, dev *webgpu.Device, ref *zenmetrics
 			for li := len(r.levels) - 1; li >= 0; li-- {
 				lv := r.levels[li]
 				set := lv.refs[v]
-				r.encodeDecompose(e, lv, set)
+				r.encodeDecompose(e, lv, set, true)
 				gx, gy := webgpu.Groups(lv.w, 16), webgpu.Groups(lv.h, 16)
 				r.mark(e, "erode", lv)
 				e.Dispatch(k.erode, gx, gy, 1, lv.params, set.act, set.mac, set.mdc)
@@ -365,7 +366,7 @@ func (r *butteraugliRef) allocate(g *webgpu.GPU, sizes [][2]int, variants int) e
 	for li, sz := range sizes {
 		n := 4 * int64(sz[0]) * int64(sz[1])
 		lv := &bfLevel{w: sz[0], h: sz[1], tag: fmt.Sprintf("s%d", li)}
-		base := bfParams{Width: uint32(sz[0]), Height: uint32(sz[1]), Intensity: r.intensity}
+		base := r.levelParams(sz[0], sz[1])
 		lv.params = uniform(&base)
 		for v := 0; v < 2; v++ {
 			c := base
@@ -538,15 +539,18 @@ func (r *butteraugliRef) encodeUnpack(g *webgpu.GPU, e *webgpu.Encoder, im *zenm
 }
 
 // encodeDecompose records the decomposition of the image in lv.lin into
-// set (its UHF planes double as the X and Y working planes).
-func (r *butteraugliRef) encodeDecompose(e *webgpu.Encoder, lv *bfLevel, set bfSet) {
+// set (its UHF planes double as the X and Y working planes): with head,
+// all of it; without, from the LF column blur on (a banded score's band
+// submits recorded the head in row windows: window.go).
+func (r *butteraugliRef) encodeDecompose(e *webgpu.Encoder, lv *bfLevel, set bfSet, head bool) {
 	k := r.k
 	w, h := lv.w, lv.h
-	x := [3]*webgpu.Buffer{set.uhf[0], set.uhf[1], lv.res2}
+	x := set.xyb(lv)
 	t := lv.lin
-	r.mark(e, "opsin", lv)
-	e.Dispatch(k.opsin, webgpu.Groups(w, 16), webgpu.Groups(h, 16), 1, lv.params, r.kern[0], t[0], t[1], t[2], x[0], x[1], x[2])
-	r.encodeBlur(e, &k.lf.bfBlur, lv, r.kern[1], x[:], t[:], x[0], x[1], x[2], set.lf[0], set.lf[1], set.lf[2])
+	if head {
+		r.encodeHead(e, lv, x, lv.whole())
+	}
+	r.encodeBlurCols(e, &k.lf.bfBlur, lv, r.kern[1], t[:], x[0], x[1], x[2], set.lf[0], set.lf[1], set.lf[2])
 	r.encodeBlur(e, &k.hf, lv, r.kern[2], x[:], t[:], x[0], x[1], set.mf[0], set.mf[1], set.mf[2])
 	r.encodeBlur(e, &k.uhf, lv, r.kern[3], x[:2], t[:2], x[0], x[1], set.hf[0], set.hf[1])
 	r.mark(e, "maskPre", lv)
@@ -776,18 +780,19 @@ func (r *butteraugliRef) variants(dist *zenmetrics.Image) int {
 func (r *butteraugliRef) encodeScore(g *webgpu.GPU, e *webgpu.Encoder, dist *zenmetrics.Image) {
 	for v := 0; v < r.variants(dist); v++ {
 		r.encodeUnpack(g, e, dist, v)
-		r.encodeLevels(e, v)
+		r.encodeLevels(e, v, true)
 	}
 	r.encodeReduce(e)
 }
 
 // encodeLevels records, for background v, both levels' decomposition of
-// the unpacked image and their distance maps.
-func (r *butteraugliRef) encodeLevels(e *webgpu.Encoder, v int) {
+// the unpacked image (without head: from the LF column blur on, see
+// encodeDecompose) and their distance maps.
+func (r *butteraugliRef) encodeLevels(e *webgpu.Encoder, v int, head bool) {
 	var sub *webgpu.Buffer
 	for li := len(r.levels) - 1; li >= 0; li-- {
 		lv := r.levels[li]
-		r.encodeDecompose(e, lv, lv.dist)
+		r.encodeDecompose(e, lv, lv.dist, head)
 		ref := lv.refs[min(v, len(lv.refs)-1)]
 		cv := 0
 		if li == 0 && v > 0 {

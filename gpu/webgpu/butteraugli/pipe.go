@@ -29,19 +29,23 @@ import (
 // Large opaque images (bfBandPlan) upload in row bands: once band b is
 // filled its copy, unpack (per pixel) and 2×2 subsample (its rows pair
 // within the band: band starts are multiples of 256 rows) are submitted
-// from another goroutine while band b+1 fills. The opsin step's 5-tap
-// blur needs two rows beyond a band, so it and everything after it
-// start with the final command buffer. Every value comes from the same
-// kernels on the same inputs in the same order as the plain path: scores
-// and maps are the same bits.
+// from another goroutine while band b+1 fills, and with them the head of
+// both levels' decomposition (opsin and the LF row blur: row-local) in
+// row windows over the rows that band completes (window.go;
+// ZENMETRICS_BA_BANDWORK=0 leaves the head to the final command buffer).
+// The final command buffer runs the last band, its windows and everything
+// from the LF column blur on. Every value comes from the same kernels on
+// the same inputs as the plain path: scores and maps are the same bits.
 //
 // Measured for one caller on the H200 (bfPipeOn has the numbers): the
 // record, the staging map's round trip and the separate read call left
 // the critical path, which is worth ~0.2 ms at 1 MP and ~0.5 ms at 4 MP.
-// At 16 MP the fill (~1.7 ms of PCIe) still comes before the
-// decomposition, whose blurs (34 rows of reach at full resolution)
-// cannot start per band without row windows in their kernels; with two
-// callers the fill of one overlaps the other's GPU work.
+// At 16 MP the fill (~1.7 ms of PCIe) still came before the whole
+// decomposition; the head's windows (not yet timed on the H200) move
+// ~0.4 ms of opsin and the LF row blur's share of the GPU work behind
+// the fills. The column blurs (34 rows of reach at full resolution)
+// wait for the whole image; with two callers the fill of one overlaps
+// the other's GPU work.
 
 // Host-path switches, read once (A/B measurements in one binary; the
 // tests set the variables).
@@ -95,6 +99,7 @@ type bfBandSet struct {
 	rows   []int
 	unpack []*webgpu.Buffer // per band: the unpack block (rewritten per layout)
 	sub    []*webgpu.Buffer // per band: the subsample block
+	head   [][]bfHead       // per band and level: the head windows (nil: no band work)
 	key    bfParams         // the layout the unpack blocks hold
 	keySet bool
 }
@@ -195,7 +200,7 @@ func (r *butteraugliRef) record(g *webgpu.GPU, dist *zenmetrics.Image, slots []*
 				return fail(err)
 			}
 		}
-		r.encodeLevels(e, 0)
+		r.encodeLevels(e, 0, bs.head == nil)
 		r.encodeReduce(e)
 	}
 	c := &bfCmd{e: e, raw: r.up.Raw}

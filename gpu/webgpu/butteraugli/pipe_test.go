@@ -15,11 +15,14 @@ import (
 )
 
 // pipeEnv sets the host-path switches for a test and restores them after:
-// every image pipelined (bfPipeMin 0), bands as bands says.
+// every image pipelined (bfPipeMin 0), bands as bands says (band work,
+// the plan and the hook as the test leaves them until then).
 func pipeEnv(t *testing.T, bands string) {
 	t.Helper()
-	on, env, lo, plan := bfPipeOn, bfBandsEnv, bfPipeMin, bfBandPlan
-	t.Cleanup(func() { bfPipeOn, bfBandsEnv, bfPipeMin, bfBandPlan, bfBandHook = on, env, lo, plan, nil })
+	on, env, lo, plan, work := bfPipeOn, bfBandsEnv, bfPipeMin, bfBandPlan, bfBandWork
+	t.Cleanup(func() {
+		bfPipeOn, bfBandsEnv, bfPipeMin, bfBandPlan, bfBandHook, bfBandWork = on, env, lo, plan, nil, work
+	})
 	bfPipeOn, bfBandsEnv, bfPipeMin = true, bands, 0
 }
 
@@ -139,37 +142,60 @@ func TestButteraugliBandThreshold(t *testing.T) {
 // TestButteraugliPipelinedConcurrent scores from several goroutines on one
 // reference at once: banded and unbanded images, alpha, and strides that
 // replace the upload buffer under other callers' recorded commands (which
-// must record again). Every score must be the plain path's.
+// must record again, band work included), in bands of the real plan and
+// in 4 bands on multiples of 2 rows (TestButteraugliBandWork: windows
+// that end inside opsin tiles). Every score must be the plain path's.
 func TestButteraugliPipelinedConcurrent(t *testing.T) {
-	pipeEnv(t, "on")
-	dev := gputest.Device(t)
-	opt := zenmetrics.Options{DistMap: true, PNorm: 3}
-	ref, d0 := metrictest.Synthetic(47, 521, 11, zenmetrics.RGB8)
-	_, d1 := metrictest.Synthetic(47, 521, 12, zenmetrics.RGBA16)
-	dists := []*zenmetrics.Image{d0, d1, padStride(d0, 5), padStride(d0, 64)}
-	want := make([]zenmetrics.Score, len(dists))
-	for i, d := range dists {
-		want[i] = plainScore(t, dev, ref, d, opt)
-	}
-	r := pipedRef(t, dev, ref, opt)
-	defer r.Release()
-	var wg sync.WaitGroup
-	for w := 0; w < 4; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := 0; i < 4; i++ {
-				k := (w + i) % len(dists)
-				s, err := r.Score(context.Background(), dists[k])
-				if err != nil {
-					t.Error(err)
-					return
-				}
-				bfSame(t, fmt.Sprintf("worker %d score %d (image %d)", w, i, k), want[k], s)
+	for _, tc := range []struct {
+		w, h, align int
+		bands       string
+		pads        []int // padded strides, in multiples of what the bands need (alignedStride)
+	}{
+		{47, 521, 256, "on", []int{5, 64}},
+		{128, 101, 2, "4", []int{1, 2}},
+	} {
+		pipeEnv(t, tc.bands)
+		bfBandPlan.Align = tc.align
+		dev := gputest.Device(t)
+		opt := zenmetrics.Options{DistMap: true, PNorm: 3}
+		ref, d0 := metrictest.Synthetic(tc.w, tc.h, 11, zenmetrics.RGB8)
+		_, d1 := metrictest.Synthetic(tc.w, tc.h, 12, zenmetrics.RGBA16)
+		d0 = alignedStride(d0, tc.align, 0)
+		dists := []*zenmetrics.Image{d0, d1}
+		for _, p := range tc.pads {
+			if tc.align == 256 {
+				dists = append(dists, padStride(d0, p)) // bands on multiples of 256 rows: any stride
+			} else {
+				dists = append(dists, alignedStride(d0, tc.align, p))
 			}
-		}()
+		}
+		want := make([]zenmetrics.Score, len(dists))
+		for i, d := range dists {
+			want[i] = plainScore(t, dev, ref, d, opt)
+		}
+		r := pipedRef(t, dev, ref, opt)
+		var wg sync.WaitGroup
+		for w := 0; w < 4; w++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := 0; i < 4; i++ {
+					k := (w + i) % len(dists)
+					s, err := r.Score(context.Background(), dists[k])
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					bfSame(t, fmt.Sprintf("%dx%d worker %d score %d (image %d)", tc.w, tc.h, w, i, k), want[k], s)
+				}
+			}()
+		}
+		wg.Wait()
+		if n := r.bandCount(d0); r.pipe.bands[n] == nil || r.pipe.bands[n].head == nil {
+			t.Errorf("%dx%d: no band work in %d bands", tc.w, tc.h, n)
+		}
+		r.Release()
 	}
-	wg.Wait()
 }
 
 // released fails the test unless r.Release returns within 20 s: it waits

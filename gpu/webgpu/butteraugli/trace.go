@@ -16,6 +16,10 @@ var bfTrace = os.Getenv("ZENMETRICS_BA_TRACE") != ""
 // A pipelined score (pipe.go) prints upband.Phases' line instead, the
 // same fields as SSIMULACRA2's ZENMETRICS_SSIM2_TRACE (take, fill,
 // rec-wait, submit, wait, finish; record, queue, slice; bands, early).
+// A banded score's early is its band submits' device-thread time, the
+// head windows they record included (window.go); the reference prints
+// each band count's band rows and window ends once, when it makes their
+// uniforms (traceHeads).
 
 // bfPhases is one score's host timeline (bfTrace): take (waiting for the
 // device thread), fill (the distorted image into the raw buffer: mapping
