@@ -15,8 +15,12 @@ import (
 // probe index, software adapters never), an empty list means none, and an
 // index that is no hardware adapter is a typed bad-input error rather than
 // a silent run on fewer GPUs than asked for. Nothing is opened: slots open
-// lazily, so this runs without any GPU runtime.
+// lazily, so this runs without any GPU runtime. CUDA shows no devices here
+// (TestDiscoverGPUSubsetCUDA has them): on an NVIDIA machine the real
+// count would add CUDA slots that the fake report does not describe.
 func TestDiscoverGPUSubset(t *testing.T) {
+	defer func(c func() (int, error)) { cudaCount = c }(cudaCount)
+	cudaCount = func() (int, error) { return 0, nil }
 	rep := &capability.Report{GPUs: []capability.GPUInfo{
 		{Name: "H200 a", AdapterType: "DiscreteGPU"},
 		{Name: "H200 b", AdapterType: "DiscreteGPU"},
