@@ -13,7 +13,7 @@ import (
 )
 
 // bfBlurVersions are the ZENMETRICS_BA_BLUR versions, old first.
-var bfBlurVersions = []string{bfBlurOld, bfBlurDefault, bfBlurG16}
+var bfBlurVersions = []string{bfBlurOld, bfBlurDefault}
 
 // TestButteraugliBlurVariants is TestButteraugliLFVariants for the HF,
 // UHF and masking blurs (ZENMETRICS_BA_BLUR, blur.go): every version of
@@ -225,7 +225,7 @@ func runStage(t *testing.T, dev *webgpu.Device, st bfTestStage, b *bfBlur, w, h 
 // memory every WebGPU device offers for every radius (so that no device
 // needs a fallback).
 func TestButteraugliBlurKnob(t *testing.T) {
-	for _, c := range [][2]string{{"", bfBlurDefault}, {"old", bfBlurOld}, {"g16", bfBlurG16}, {"new", bfBlurDefault},
+	for _, c := range [][2]string{{"", bfBlurDefault}, {"old", bfBlurOld}, {"g16", bfBlurDefault}, {"new", bfBlurDefault},
 		{"r16g4", bfBlurDefault}, {"bogus", bfBlurDefault}} {
 		if got := bfBlurName(c[0]); got != c[1] {
 			t.Errorf("bfBlurName(%q) = %q, want %q", c[0], got, c[1])

@@ -17,25 +17,24 @@ import (
 // (64-column tiles; a thread reads the 9 vec4 words around its outputs
 // and sums from registers, fir_row4), and butteraugli_col_lf4.wgsl
 // (butteraugli_col4.wgsl) on 8×32 threads, 4 columns each, one plane's
-// 64-row tile at a time (each tap one vec4 load, fir_col4), its planes
-// bound as arrays of vec4 where the width is a multiple of 4 so that
-// every global load and store is 16 bytes. Timed on an H200 at 16 MP
+// 64-row tile at a time (each tap one vec4 load, fir_col4), both with
+// their planes bound as arrays of vec4 where the width is a multiple of 4
+// so that every global load and store is 16 bytes. Timed on an H200 at 16 MP
 // (2026-11-28, ms of GPU time, rowsLF / colLF) against the other layouts
 // tried: one output per thread 1.001 / 1.271; the same with the sums
 // written out 0.693 / 1.016; vec4 rows on 64×4 threads 0.836 (0.867 with
 // the outputs staged through the tile), on 16×16 threads 0.573; vec4
 // columns on 8×32 threads 0.710, with 16-byte global accesses 0.449, with
 // the three planes' tiles side by side 0.904 (0.677 with 16-byte
-// accesses), on 16×16 threads 0.722. Each half is the fastest of its
-// kind: 1.02 ms for the pair instead of 2.27.
+// accesses), on 16×16 threads 0.722; the 16×16 rows with 16-byte global
+// accesses 0.546. Each half is the fastest of its kind: 1.0 ms for the
+// pair instead of 2.27.
 //
 // ZENMETRICS_BA_LF=old selects the one-output-per-thread kernels (the
 // version ZENMETRICS_BA_BLUR=old names for the other blurs, blur.go),
 // butteraugli_rows.wgsl (64×4
 // threads) and butteraugli_col_lf.wgsl (32×8, the three planes' tiles side
-// by side), for an A/B run; any other value means the default. (The
-// default with 16-byte global row accesses measured 0.546 against 0.569
-// ms: not worth a version of its own.) Every version performs each
+// by side), for an A/B run; any other value means the default. Every version performs each
 // output's float operations in butteraugli_fir.wgsl's order (pairs of
 // taps into four partial sums, centre first in the final sum; the cut-off,
 // renormalised sum near the borders), so where the driver's compiler
@@ -93,7 +92,7 @@ type bfLF struct {
 // is the prelude and the common declarations, fir butteraugli_fir.wgsl.
 func lfKernels(v, base, fir string) (*bfLF, []webgpu.Kernel, error) {
 	lf := &bfLF{variant: v}
-	ks, err := blurKernels(&lf.bfBlur, bfStageLF, v == bfLFOld, false, base, fir)
+	ks, err := blurKernels(&lf.bfBlur, bfStageLF, v == bfLFOld, base, fir)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -16,10 +16,11 @@ import (
 // (band.go) runs them in row windows as the bands arrive, each band's
 // windows in the band's own submit, behind the next band's fill; the
 // final command buffer keeps the last band's windows and everything from
-// the LF column blur on. At 16 MP on the H200 opsin took 0.43 ms (both
-// levels) and the LF row blur 1.00 of the LF pair's 2.24 ms with the
-// one-output-per-thread kernels: GPU work that otherwise waits for the
-// last band's fill (not yet timed in bands).
+// the LF column blur on. At 16 MP on the H200 opsin takes 0.43 ms (both
+// levels) and the LF row blur 0.55: GPU work that otherwise waits for the
+// last band's fill. Measured there (three alternated rounds, cached
+// median ms): 6.63–6.73 a 16 MP score against 7.11–7.38 with
+// ZENMETRICS_BA_BANDWORK=0.
 //
 // After band b the full level's linear planes hold rows [0, hi) (hi, the
 // next band's start: a multiple of 256 rows, any even row in tests) and
