@@ -59,36 +59,51 @@ import (
 // TestButteraugliBlurVariants holds every version to the exact sums
 // within the rounding bounds of f32 evaluation, and to old's bits where
 // the driver does not contract.
-const bfBlurMode = "ZENMETRICS_BA_BLUR"
+var bfBlurKnob = newBFKnob("ZENMETRICS_BA_BLUR")
 
-// bfBlurEnv is ZENMETRICS_BA_BLUR, read once.
-var bfBlurEnv = sync.OnceValue(func() string { return os.Getenv(bfBlurMode) })
-
-// bfBlurForce, set by tests, overrides the environment for kernels
-// compiled from now on.
-var bfBlurForce string
-
-// The versions of the HF, UHF and masking blurs: the default and the
-// ZENMETRICS_BA_BLUR name.
-const (
-	bfBlurDefault = "new"
-	bfBlurOld     = "old"
-)
-
-// bfBlurName is the version ZENMETRICS_BA_BLUR value v names.
-func bfBlurName(v string) string {
-	if v == bfBlurOld {
-		return v
-	}
-	return bfBlurDefault
+// bfKnob is a measurement knob: an environment variable, read once, that
+// selects a version of some kernels for an A/B run (bfVersionName); force,
+// set by tests, overrides it for kernels compiled from then on.
+type bfKnob struct {
+	env   string
+	value func() string
+	force string
 }
 
-// bfBlurVariant is the version to compile: the forced or configured one.
-func bfBlurVariant() string {
-	if bfBlurForce != "" {
-		return bfBlurName(bfBlurForce)
+func newBFKnob(env string) *bfKnob {
+	return &bfKnob{env: env, value: sync.OnceValue(func() string { return os.Getenv(env) })}
+}
+
+// The versions a knob selects: the default and the older one.
+const (
+	bfVersionNew = "new"
+	bfVersionOld = "old"
+)
+
+// bfVersionName is the version knob value v names: old, or else the
+// default.
+func bfVersionName(v string) string {
+	if v == bfVersionOld {
+		return v
 	}
-	return bfBlurName(bfBlurEnv())
+	return bfVersionNew
+}
+
+// variant is the version to compile: the forced or configured one.
+func (k *bfKnob) variant() string {
+	if k.force != "" {
+		return bfVersionName(k.force)
+	}
+	return bfVersionName(k.value())
+}
+
+// report says on stderr which version v of what an A/B run measures,
+// where the environment and not a test chose it (an unknown value runs
+// the default).
+func (k *bfKnob) report(what, v string) {
+	if k.value() != "" && k.force == "" {
+		fmt.Fprintf(os.Stderr, "zenmetrics: butteraugli %s %s (%s=%s)\n", what, v, k.env, k.value())
+	}
 }
 
 // Thread geometry of the vec4 kernels, 4 outputs per thread along x.
@@ -207,7 +222,7 @@ func compileBlurs(k *bfKernels, base, fir string) ([]webgpu.Kernel, error) {
 		dst *bfBlur
 		s   bfStage
 	}{{&k.hf, bfStageHF}, {&k.uhf, bfStageUHF}, {&k.mask, bfStageMask}} {
-		bk, err := blurKernels(b.dst, b.s, k.blur == bfBlurOld, base, fir)
+		bk, err := blurKernels(b.dst, b.s, k.blur == bfVersionOld, base, fir)
 		if err != nil {
 			return nil, err
 		}

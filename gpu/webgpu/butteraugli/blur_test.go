@@ -13,7 +13,7 @@ import (
 )
 
 // bfBlurVersions are the ZENMETRICS_BA_BLUR versions, old first.
-var bfBlurVersions = []string{bfBlurOld, bfBlurDefault}
+var bfBlurVersions = []string{bfVersionOld, bfVersionNew}
 
 // TestButteraugliBlurVariants is TestButteraugliLFVariants for the HF,
 // UHF and masking blurs (ZENMETRICS_BA_BLUR, blur.go): every version of
@@ -73,10 +73,10 @@ func TestButteraugliBlurVariants(t *testing.T) {
 				for _, b := range bad {
 					t.Errorf("%s %dx%d %s", k.blur, w, h, b)
 				}
-				if k.blur == bfBlurOld {
+				if k.blur == bfVersionOld {
 					old = out
 				}
-				if k.blur == bfBlurOld || fused {
+				if k.blur == bfVersionOld || fused {
 					t.Logf("%s %s %dx%d: %d planes within the bounds (largest difference %.3f of its bound)",
 						st.name, k.blur, w, h, len(out), worst)
 					continue
@@ -105,7 +105,7 @@ func TestButteraugliBlurVariants(t *testing.T) {
 	}
 
 	// The whole score, through the dispatch path the package uses.
-	defer func() { bfBlurForce = "" }()
+	defer func() { bfBlurKnob.force = "" }()
 	cases := [][2]int{{67, 41}, {132, 68}, {261, 37}}
 	if testing.Short() {
 		cases = cases[:1]
@@ -115,11 +115,11 @@ func TestButteraugliBlurVariants(t *testing.T) {
 		opt := zenmetrics.Options{DistMap: true, PNorm: 2.5}
 		var old zenmetrics.Score
 		for _, v := range bfBlurVersions {
-			bfBlurForce = v
+			bfBlurKnob.force = v
 			s := bfScoreBlur(t, dev, ref, dist, opt, v)
 			name := fmt.Sprintf("%dx%d blurs %s vs old", c[0], c[1], v)
 			switch {
-			case v == bfBlurOld:
+			case v == bfVersionOld:
 				old = s
 			case fused:
 				bfNear(t, name, old, s)
@@ -220,15 +220,15 @@ func runStage(t *testing.T, dev *webgpu.Device, st bfTestStage, b *bfBlur, w, h 
 	return out
 }
 
-// TestButteraugliBlurKnob checks how ZENMETRICS_BA_BLUR values are read,
-// and that the vec4 kernels' tiles fit the 16,384 bytes of workgroup
-// memory every WebGPU device offers for every radius (so that no device
-// needs a fallback).
+// TestButteraugliBlurKnob checks how the values of ZENMETRICS_BA_BLUR and
+// ZENMETRICS_BA_LF are read (bfVersionName), and that the vec4 kernels'
+// tiles fit the 16,384 bytes of workgroup memory every WebGPU device
+// offers for every radius (so that no device needs a fallback).
 func TestButteraugliBlurKnob(t *testing.T) {
-	for _, c := range [][2]string{{"", bfBlurDefault}, {"old", bfBlurOld}, {"g16", bfBlurDefault}, {"new", bfBlurDefault},
-		{"r16g4", bfBlurDefault}, {"bogus", bfBlurDefault}} {
-		if got := bfBlurName(c[0]); got != c[1] {
-			t.Errorf("bfBlurName(%q) = %q, want %q", c[0], got, c[1])
+	for _, c := range [][2]string{{"", bfVersionNew}, {"old", bfVersionOld}, {"g16", bfVersionNew}, {"new", bfVersionNew},
+		{"r16g4", bfVersionNew}, {"bogus", bfVersionNew}} {
+		if got := bfVersionName(c[0]); got != c[1] {
+			t.Errorf("bfVersionName(%q) = %q, want %q", c[0], got, c[1])
 		}
 	}
 	for _, s := range []bfStage{bfStageLF, bfStageHF, bfStageUHF, bfStageMask} {

@@ -63,7 +63,7 @@ func TestButteraugliLFVariants(t *testing.T) {
 		}
 		fused = scalar || vec
 		t.Logf("the driver contracts acc + x·tap: f32 %v, vec4 %v", scalar, vec)
-		for _, v := range []string{bfLFOld, bfLFDefault} {
+		for _, v := range []string{bfVersionOld, bfVersionNew} {
 			lf, err := compileLF(g, v)
 			if err != nil {
 				return err
@@ -113,7 +113,7 @@ func TestButteraugliLFVariants(t *testing.T) {
 	}
 
 	// The whole score, through the dispatch path the package uses.
-	defer func() { bfLFForce = "" }()
+	defer func() { bfLFKnob.force = "" }()
 	cases := [][2]int{{67, 41}, {132, 68}, {261, 37}}
 	if testing.Short() {
 		cases = cases[:1]
@@ -123,11 +123,11 @@ func TestButteraugliLFVariants(t *testing.T) {
 		opt := zenmetrics.Options{DistMap: true, PNorm: 2.5}
 		var old zenmetrics.Score
 		for _, lf := range lfs {
-			bfLFForce = lf.variant
+			bfLFKnob.force = lf.variant
 			s := bfScoreLF(t, dev, ref, dist, opt, lf.variant)
 			name := fmt.Sprintf("%dx%d LF %s vs old", c[0], c[1], lf.variant)
 			switch {
-			case lf.variant == bfLFOld:
+			case lf.variant == bfVersionOld:
 				old = s
 			case fused:
 				bfNear(t, name, old, s)
@@ -245,14 +245,4 @@ func runLF(t *testing.T, dev *webgpu.Device, lf *bfLF, w, h int, in [3][]float32
 		t.Fatal(err)
 	}
 	return out
-}
-
-// TestButteraugliLFKnob checks how ZENMETRICS_BA_LF values are read.
-func TestButteraugliLFKnob(t *testing.T) {
-	for _, c := range [][2]string{{"", bfLFDefault}, {"old", bfLFOld}, {"new", bfLFDefault},
-		{"r16g4", bfLFDefault}, {"bogus", bfLFDefault}} {
-		if got := bfLFName(c[0]); got != c[1] {
-			t.Errorf("bfLFName(%q) = %q, want %q", c[0], got, c[1])
-		}
-	}
 }
