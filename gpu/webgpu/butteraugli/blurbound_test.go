@@ -47,8 +47,9 @@ func (a bfIv) sqr() bfIv {
 // div is a/b for b > 0.
 func (a bfIv) div(b bfIv) bfIv { return a.mul(bfIv{1 / b.hi, 1 / b.lo}) }
 
-// mono is f of the interval for f nondecreasing.
-func (a bfIv) mono(f func(float64) float64) bfIv { return bfIv{f(a.lo), f(a.hi)} }
+// mono is f(w, ·) of the interval for f nondecreasing in its second
+// argument.
+func (a bfIv) mono(f func(w, x float64) float64, w float64) bfIv { return bfIv{f(w, a.lo), f(w, a.hi)} }
 
 // round widens a by k roundings of its largest magnitude.
 func (a bfIv) round(k float64) bfIv {
@@ -59,47 +60,12 @@ func (a bfIv) round(k float64) bfIv {
 // has reports whether v lies in a (NaN does not).
 func (a bfIv) has(v float32) bool { return float64(v) >= a.lo && float64(v) <= a.hi }
 
-// The pointwise steps' functions on reals (butteraugli_common.wgsl), each
-// nondecreasing, and in f32 with the product and sum of maximum_clamp
-// evaluated by mad.
-func bfRemoveRange(w float64) func(float64) float64 {
-	return func(x float64) float64 {
-		switch {
-		case x > w:
-			return x - w
-		case x < -w:
-			return x + w
-		}
-		return 0
-	}
-}
-
-func bfAmplifyRange(w float64) func(float64) float64 {
-	return func(x float64) float64 {
-		switch {
-		case x > w:
-			return x + w
-		case x < -w:
-			return x - w
-		}
-		return 2 * x
-	}
-}
-
-func bfMaximumClamp(m float64) func(float64) float64 {
-	c := float64(bfTables.MaxclampMul)
-	return func(v float64) float64 {
-		switch {
-		case v >= m:
-			return (v-m)*c + m
-		case v < -m:
-			return (v+m)*c - m
-		}
-		return v
-	}
-}
-
-func bfRemoveRange32(w, x float32) float32 {
+// The pointwise steps' functions (butteraugli_common.wgsl), each
+// nondecreasing in its second argument: remove_range and amplify_range,
+// exact in either precision (float64 on the intervals' ends, float32 in
+// the emulation); maximum_clamp on reals, and in f32 with its product and
+// sum evaluated by mad.
+func bfRemoveRange[F float32 | float64](w, x F) F {
 	switch {
 	case x > w:
 		return x - w
@@ -109,7 +75,7 @@ func bfRemoveRange32(w, x float32) float32 {
 	return 0
 }
 
-func bfAmplifyRange32(w, x float32) float32 {
+func bfAmplifyRange[F float32 | float64](w, x F) F {
 	switch {
 	case x > w:
 		return x + w
@@ -117,6 +83,17 @@ func bfAmplifyRange32(w, x float32) float32 {
 		return x - w
 	}
 	return x + x
+}
+
+func bfMaximumClamp(m, v float64) float64 {
+	c := float64(bfTables.MaxclampMul)
+	switch {
+	case v >= m:
+		return (v-m)*c + m
+	case v < -m:
+		return (v+m)*c - m
+	}
+	return v
 }
 
 func bfMaximumClamp32(m, v float32, mad func(a, b, c float32) float32) float32 {
@@ -177,14 +154,14 @@ var (
 			d := hy.sqr().round(1).add(bfPt(46)).round(1)
 			s := bfPt(46).div(d).round(5).mul(bfPt(float64(bfTables.SuppressOMS))).round(1).
 				add(bfPt(f32(0.653020556257))).round(1)
-			return []bfIv{s.mul(hx).round(1), hy, b[0].mono(bfRemoveRange(f32(0.29))).round(1),
-				b[1].mono(bfAmplifyRange(f32(0.1))).round(1), b[2]}
+			return []bfIv{s.mul(hx).round(1), hy, b[0].mono(bfRemoveRange, f32(0.29)).round(1),
+				b[1].mono(bfAmplifyRange, f32(0.1)).round(1), b[2]}
 		},
 		emul: func(x, b []float32, mad func(a, b, c float32) float32) []float32 {
 			hx, hy := float32(x[0]-b[0]), float32(x[1]-b[1])
 			q := float32(46 / mad(hy, hy, 46))
 			s := mad(q, bfTables.SuppressOMS, float32(0.653020556257))
-			return []float32{float32(s * hx), hy, bfRemoveRange32(0.29, b[0]), bfAmplifyRange32(0.1, b[1]), b[2]}
+			return []float32{float32(s * hx), hy, bfRemoveRange(0.29, b[0]), bfAmplifyRange(0.1, b[1]), b[2]}
 		},
 	}
 	bfTestUHF = bfTestStage{
@@ -192,17 +169,17 @@ var (
 		planes: []string{"rows X", "rows Y", "UHF X", "UHF Y", "HF X", "HF Y"},
 		point: func(x []float64, b []bfIv) []bfIv {
 			ux := bfPt(x[0]).sub(b[0]).round(1)
-			hv := b[1].mono(bfMaximumClamp(f32(28.4691806922))).round(4)
-			uv := bfPt(x[1]).sub(hv).round(1).mono(bfMaximumClamp(f32(5.19175294647))).round(4)
-			return []bfIv{ux.mono(bfRemoveRange(f32(0.04))).round(1), uv.mul(bfPt(f32(2.69313763794))).round(1),
-				b[0].mono(bfRemoveRange(f32(1.5))).round(1),
-				hv.mul(bfPt(f32(2.155))).round(1).mono(bfAmplifyRange(f32(0.132))).round(1)}
+			hv := b[1].mono(bfMaximumClamp, f32(28.4691806922)).round(4)
+			uv := bfPt(x[1]).sub(hv).round(1).mono(bfMaximumClamp, f32(5.19175294647)).round(4)
+			return []bfIv{ux.mono(bfRemoveRange, f32(0.04)).round(1), uv.mul(bfPt(f32(2.69313763794))).round(1),
+				b[0].mono(bfRemoveRange, f32(1.5)).round(1),
+				hv.mul(bfPt(f32(2.155))).round(1).mono(bfAmplifyRange, f32(0.132)).round(1)}
 		},
 		emul: func(x, b []float32, mad func(a, b, c float32) float32) []float32 {
 			hv := bfMaximumClamp32(28.4691806922, b[1], mad)
 			uv := bfMaximumClamp32(5.19175294647, float32(x[1]-hv), mad)
-			return []float32{bfRemoveRange32(0.04, float32(x[0]-b[0])), float32(uv * 2.69313763794),
-				bfRemoveRange32(1.5, b[0]), bfAmplifyRange32(0.132, float32(hv*2.155))}
+			return []float32{bfRemoveRange(0.04, float32(x[0]-b[0])), float32(uv * 2.69313763794),
+				bfRemoveRange(1.5, b[0]), bfAmplifyRange(0.132, float32(hv*2.155))}
 		},
 	}
 	bfTestMask = bfTestStage{
