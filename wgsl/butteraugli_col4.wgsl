@@ -1,22 +1,24 @@
 // Butteraugli blurs, second half, 4 columns per thread (the vec4 blurs of
-// gpu/webgpu/butteraugli/blur.go): the column machinery shared by
-// butteraugli_col_lf4, _mf4, _uhf4 and _plain4.wgsl, which declare the
-// bindings, the entry point and its pointwise step. The column tile holds
-// one plane at a time in vec4 words (CTX words, 4·CTX columns a row; CR =
-// CTY + 2·LOFF rows): each tap of a thread's 4 outputs is one 16-byte
-// load and the sums are vec4 (fir_col4, generated): lane by lane the
-// scalar operations of butteraugli_fir.wgsl in its order. A kernel blurs
-// its planes one after another through the tile, so its workgroup memory
-// does not grow with their number (8 KiB for the LF radius of 16, half of
-// WebGPU's default limit).
+// gpu/webgpu/butteraugli/blur.go): the column machinery shared by the
+// stages, whose files (butteraugli_col_lf4, _mf4, _uhf4 and _plain4.wgsl)
+// hold only their pointwise steps. The column tile holds one plane at a
+// time in vec4 words (CTX words, 4·CTX columns a row; CR = CTY + 2·LOFF
+// rows): each tap of a thread's 4 outputs is one 16-byte load and the
+// sums are vec4 (fir_col4, generated): lane by lane the scalar operations
+// of butteraugli_fir.wgsl in its order. A kernel blurs its planes one
+// after another through the tile, so its workgroup memory does not grow
+// with their number (8 KiB for the LF radius of 16, half of WebGPU's
+// default limit).
 //
 // The host prepends the constants (LOFF, CTX, CTY, CR), fir_col4, then
 // this file and the global accesses (butteraugli_col4_s.wgsl on planes of
 // f32, _v.wgsl on planes of vec4 for widths that are a multiple of 4),
-// which reach the kernel's planes through three functions it defines,
-// each a switch on a plane number that is a constant at every call:
-// col4_src(q, j) loads element j of blurred plane q, col4_rd(q, j) of
-// read-write plane q, col4_wr(q, j, v) stores it.
+// then what it generates for the stage (blur.go's bfCol4Head): the
+// bindings, the three functions the accesses reach the planes through,
+// each a switch on a plane number that is a constant at every call
+// (col4_src(q, j) loads element j of blurred plane q, col4_rd(q, j) of
+// read-write plane q, col4_wr(q, j, v) stores it), and the entry point
+// cols up to its pointwise step, which the stage's file appends.
 
 var<workgroup> ct: array<vec4<f32>, CR * CTX>;
 

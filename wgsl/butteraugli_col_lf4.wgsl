@@ -1,84 +1,10 @@
 // Butteraugli frequency separation, low frequencies, 4 columns per thread
 // (butteraugli_col4.wgsl): what butteraugli_col_lf.wgsl computes, lane by
-// lane.
+// lane. Only the pointwise step: the host writes the bindings and cols up
+// to here (blur.go's bfCol4Head for bfStageLF: the blurs bx, by, bb of the
+// three row planes; read-write planes 0-2 the XYB planes, 3-5 LF), and
+// the step ends cols.
 
-@group(0) @binding(0) var<uniform> P: Params;
-@group(0) @binding(1) var<uniform> K: Kernel;
-@group(0) @binding(2) var<storage, read> t0: array<LT>;
-@group(0) @binding(3) var<storage, read> t1: array<LT>;
-@group(0) @binding(4) var<storage, read> t2: array<LT>;
-@group(0) @binding(5) var<storage, read_write> xyb0: array<LT>;
-@group(0) @binding(6) var<storage, read_write> xyb1: array<LT>;
-@group(0) @binding(7) var<storage, read_write> xyb2: array<LT>;
-@group(0) @binding(8) var<storage, read_write> lf0: array<LT>;
-@group(0) @binding(9) var<storage, read_write> lf1: array<LT>;
-@group(0) @binding(10) var<storage, read_write> lf2: array<LT>;
-
-fn col4_src(q: u32, j: u32) -> LT {
-  switch q {
-    case 0u: {
-      return t0[j];
-    }
-    case 1u: {
-      return t1[j];
-    }
-    default: {
-      return t2[j];
-    }
-  }
-}
-
-fn col4_rd(q: u32, j: u32) -> LT {
-  switch q {
-    case 0u: {
-      return xyb0[j];
-    }
-    case 1u: {
-      return xyb1[j];
-    }
-    default: {
-      return xyb2[j];
-    }
-  }
-}
-
-fn col4_wr(q: u32, j: u32, v: LT) {
-  switch q {
-    case 0u: {
-      xyb0[j] = v;
-    }
-    case 1u: {
-      xyb1[j] = v;
-    }
-    case 2u: {
-      xyb2[j] = v;
-    }
-    case 3u: {
-      lf0[j] = v;
-    }
-    case 4u: {
-      lf1[j] = v;
-    }
-    default: {
-      lf2[j] = v;
-    }
-  }
-}
-
-@compute @workgroup_size(CTX, CTY, 1)
-fn cols(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>) {
-  let w = P.width;
-  let x = wid.x * CTX * 4u + 4u * lid.x;
-  let y = wid.y * CTY + lid.y;
-  let live = x < w && y < P.height;
-  let bx = col4_plane(0u, wid, lid, live);
-  workgroupBarrier();
-  let by = col4_plane(1u, wid, lid, live);
-  workgroupBarrier();
-  let bb = col4_plane(2u, wid, lid, live);
-  if (!live) {
-    return;
-  }
   let i = y * w + x;
   col4_put(0u, i, x, w, col4_get(0u, i, x, w) - bx);
   col4_put(1u, i, x, w, col4_get(1u, i, x, w) - by);

@@ -59,36 +59,51 @@ import (
 // TestButteraugliBlurVariants holds every version to the exact sums
 // within the rounding bounds of f32 evaluation, and to old's bits where
 // the driver does not contract.
-const bfBlurMode = "ZENMETRICS_BA_BLUR"
+var bfBlurKnob = newBFKnob("ZENMETRICS_BA_BLUR")
 
-// bfBlurEnv is ZENMETRICS_BA_BLUR, read once.
-var bfBlurEnv = sync.OnceValue(func() string { return os.Getenv(bfBlurMode) })
-
-// bfBlurForce, set by tests, overrides the environment for kernels
-// compiled from now on.
-var bfBlurForce string
-
-// The versions of the HF, UHF and masking blurs: the default and the
-// ZENMETRICS_BA_BLUR name.
-const (
-	bfBlurDefault = "new"
-	bfBlurOld     = "old"
-)
-
-// bfBlurName is the version ZENMETRICS_BA_BLUR value v names.
-func bfBlurName(v string) string {
-	if v == bfBlurOld {
-		return v
-	}
-	return bfBlurDefault
+// bfKnob is a measurement knob: an environment variable, read once, that
+// selects a version of some kernels for an A/B run (bfVersionName); force,
+// set by tests, overrides it for kernels compiled from then on.
+type bfKnob struct {
+	env   string
+	value func() string
+	force string
 }
 
-// bfBlurVariant is the version to compile: the forced or configured one.
-func bfBlurVariant() string {
-	if bfBlurForce != "" {
-		return bfBlurName(bfBlurForce)
+func newBFKnob(env string) *bfKnob {
+	return &bfKnob{env: env, value: sync.OnceValue(func() string { return os.Getenv(env) })}
+}
+
+// The versions a knob selects: the default and the older one.
+const (
+	bfVersionNew = "new"
+	bfVersionOld = "old"
+)
+
+// bfVersionName is the version knob value v names: old, or else the
+// default.
+func bfVersionName(v string) string {
+	if v == bfVersionOld {
+		return v
 	}
-	return bfBlurName(bfBlurEnv())
+	return bfVersionNew
+}
+
+// variant is the version to compile: the forced or configured one.
+func (k *bfKnob) variant() string {
+	if k.force != "" {
+		return bfVersionName(k.force)
+	}
+	return bfVersionName(k.value())
+}
+
+// report says on stderr which version v of what an A/B run measures,
+// where the environment and not a test chose it (an unknown value runs
+// the default).
+func (k *bfKnob) report(what, v string) {
+	if k.value() != "" && k.force == "" {
+		fmt.Fprintf(os.Stderr, "zenmetrics: butteraugli %s %s (%s=%s)\n", what, v, k.env, k.value())
+	}
 }
 
 // Thread geometry of the vec4 kernels, 4 outputs per thread along x.
@@ -118,21 +133,36 @@ func bfCol4Bytes(off int) int { return 16 * bfVecColTX * (bfVecColTY + 2*off) }
 
 // bfStage is one blur of the decomposition: its kernel, its profile
 // labels and its column kernels (old: one output per thread; vec: the
-// butteraugli_col4.wgsl kernel), which blur planes planes and do the
-// stage's pointwise step.
+// butteraugli_col4.wgsl kernel), which blur the row planes and do the
+// stage's pointwise step. The vec4 kernel's bindings, accessors and head
+// are generated (bfCol4Head) from the names below; its file holds only
+// the pointwise step.
 type bfStage struct {
 	rowsL, colsL   string
 	kern           bfKernel
 	colOld, colVec string
-	planes         int
+	// blurred names the column blurs of the row planes (one per plane) in
+	// the vec4 kernel; rw the planes its step reads or writes besides, in
+	// binding order (its col4_get and col4_put plane numbers), of which
+	// the first rd are read and rewritten.
+	blurred []string
+	rw      []string
+	rd      int
 }
 
 var (
-	bfStageLF   = bfStage{"rowsLF", "colLF", bfKernLF, "butteraugli_col_lf", "butteraugli_col_lf4", 3}
-	bfStageHF   = bfStage{"rowsHF", "colMF", bfKernHF, "butteraugli_col_mf", "butteraugli_col_mf4", 3}
-	bfStageUHF  = bfStage{"rowsUHF", "colUHF", bfKernUHF, "butteraugli_col_uhf", "butteraugli_col_uhf4", 2}
-	bfStageMask = bfStage{"rowsMask", "colMask", bfKernMask, "butteraugli_col_plain", "butteraugli_col_plain4", 1}
+	bfStageLF = bfStage{"rowsLF", "colLF", bfKernLF, "butteraugli_col_lf", "butteraugli_col_lf4",
+		[]string{"bx", "by", "bb"}, []string{"xyb0", "xyb1", "xyb2", "lf0", "lf1", "lf2"}, 3}
+	bfStageHF = bfStage{"rowsHF", "colMF", bfKernHF, "butteraugli_col_mf", "butteraugli_col_mf4",
+		[]string{"bx", "by", "bb"}, []string{"res0", "res1", "mf0", "mf1", "mf2"}, 2}
+	bfStageUHF = bfStage{"rowsUHF", "colUHF", bfKernUHF, "butteraugli_col_uhf", "butteraugli_col_uhf4",
+		[]string{"bx", "by"}, []string{"hf0", "hf1", "out0", "out1"}, 2}
+	bfStageMask = bfStage{"rowsMask", "colMask", bfKernMask, "butteraugli_col_plain", "butteraugli_col_plain4",
+		[]string{"b"}, []string{"dst"}, 0}
 )
+
+// planes is the number of planes stage s blurs.
+func (s bfStage) planes() int { return len(s.blurred) }
 
 // bfBlur is a compiled blur pair and its dispatch geometry (outputs per
 // workgroup along x and y).
@@ -161,7 +191,7 @@ func blurKernels(b *bfBlur, s bfStage, old bool, base, fir string) ([]webgpu.Ker
 					"TILE_N": float64(bfRowTY * (bfRowTX + 2*off))}},
 			{File: s.colOld, Entry: "cols", Prefix: base + fir, Dst: &b.cols,
 				Constants: webgpu.Constants{"OFF": float64(off), "TX": bfColTX, "TY": bfColTY,
-					"TILE_N": float64(s.planes * bfColTX * (bfColTY + 2*off))}},
+					"TILE_N": float64(s.planes() * bfColTX * (bfColTY + 2*off))}},
 		}, nil
 	}
 	b.rbx, b.rby, b.cbx, b.cby = 4*bfVecRowTX, bfVecRowTY, 4*bfVecColTX, bfVecColTY
@@ -174,10 +204,11 @@ func blurKernels(b *bfBlur, s bfStage, old bool, base, fir string) ([]webgpu.Ker
 		return nil, err
 	}
 	rowPre, colPre := base+geo+bfFIRRow4(s.kern), base+geo+bfFIRCol4(s.kern)+io[2]
+	head := bfCol4Head(s)
 	ks := []webgpu.Kernel{
 		{File: "butteraugli_rows4", Entry: "rows", Prefix: rowPre + io[0], Dst: &b.rows},
-		{File: s.colVec, Entry: "cols", Prefix: colPre + io[3], Dst: &b.cols},
-		{File: s.colVec, Entry: "cols", Prefix: colPre + io[4], Dst: &b.cols4},
+		{File: s.colVec, Entry: "cols", Prefix: colPre + io[3] + head, Dst: &b.cols},
+		{File: s.colVec, Entry: "cols", Prefix: colPre + io[4] + head, Dst: &b.cols4},
 		{File: "butteraugli_rows4", Entry: "rows", Prefix: rowPre + io[1], Dst: &b.rows4},
 	}
 	return ks, nil
@@ -191,7 +222,7 @@ func compileBlurs(k *bfKernels, base, fir string) ([]webgpu.Kernel, error) {
 		dst *bfBlur
 		s   bfStage
 	}{{&k.hf, bfStageHF}, {&k.uhf, bfStageUHF}, {&k.mask, bfStageMask}} {
-		bk, err := blurKernels(b.dst, b.s, k.blur == bfBlurOld, base, fir)
+		bk, err := blurKernels(b.dst, b.s, k.blur == bfVersionOld, base, fir)
 		if err != nil {
 			return nil, err
 		}
@@ -261,6 +292,73 @@ func bfFIRCol4(k bfKernel) string {
 	}
 	fmt.Fprintf(&b, "  return ct[c] * %s + a0 + a1 + a2 + a3;\n}\n", bfHalf(k.off))
 	return b.String()
+}
+
+// bfCol4Head is what stage s's vec4 column kernel has that differs
+// between the stages only in its planes: the bindings (uniforms P and K,
+// the row planes t0.., then s.rw), the three accessors
+// butteraugli_col4.wgsl reaches them through (col4_src, col4_rd,
+// col4_wr: WGSL has no arrays of bindings, so each is a switch on a plane
+// number that is a constant at every call) and the entry point cols up to
+// the pointwise step: the column blur of each row plane into its name in
+// s.blurred, a barrier between two (the planes share one tile), then the
+// return of the threads that only helped to fill it. The stage's file
+// (s.colVec) holds the step and closes cols.
+func bfCol4Head(s bfStage) string {
+	var b strings.Builder
+	b.WriteString("\n// Generated by gpu/webgpu/butteraugli/blur.go: the bindings, the accessors and the head of cols.\n")
+	b.WriteString("@group(0) @binding(0) var<uniform> P: Params;\n@group(0) @binding(1) var<uniform> K: Kernel;\n")
+	src := make([]string, s.planes())
+	for i := range src {
+		src[i] = fmt.Sprintf("t%d", i)
+	}
+	for i, p := range append(src, s.rw...) {
+		access := "read"
+		if i >= len(src) {
+			access = "read_write"
+		}
+		fmt.Fprintf(&b, "@group(0) @binding(%d) var<storage, %s> %s: array<LT>;\n", 2+i, access, p)
+	}
+	// The _s accesses name col4_rd even where the step reads no plane:
+	// then it reads the first, and nothing calls it.
+	read := func(p string) string { return "return " + p + "[j];" }
+	bfCol4Switch(&b, "fn col4_src(q: u32, j: u32) -> LT", src, read)
+	bfCol4Switch(&b, "fn col4_rd(q: u32, j: u32) -> LT", s.rw[:max(s.rd, 1)], read)
+	bfCol4Switch(&b, "fn col4_wr(q: u32, j: u32, v: LT)", s.rw, func(p string) string { return p + "[j] = v;" })
+	b.WriteString("\n@compute @workgroup_size(CTX, CTY, 1)\n" +
+		"fn cols(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>) {\n" +
+		"  let w = P.width;\n" +
+		"  let x = wid.x * CTX * 4u + 4u * lid.x;\n" +
+		"  let y = wid.y * CTY + lid.y;\n" +
+		"  let live = x < w && y < P.height;\n")
+	for i, v := range s.blurred {
+		if i > 0 {
+			b.WriteString("  workgroupBarrier();\n")
+		}
+		fmt.Fprintf(&b, "  let %s = col4_plane(%du, wid, lid, live);\n", v, i)
+	}
+	b.WriteString("  if (!live) {\n    return;\n  }\n")
+	return b.String()
+}
+
+// bfCol4Switch writes function sig, which does stmt(plane) for plane
+// number q of planes: a switch with a case for each but the last (the
+// default), or the statement alone for a single plane.
+func bfCol4Switch(b *strings.Builder, sig string, planes []string, stmt func(string) string) {
+	fmt.Fprintf(b, "\n%s {\n", sig)
+	if len(planes) == 1 {
+		fmt.Fprintf(b, "  %s\n}\n", stmt(planes[0]))
+		return
+	}
+	b.WriteString("  switch q {\n")
+	for i, p := range planes {
+		c := fmt.Sprintf("case %du", i)
+		if i == len(planes)-1 {
+			c = "default"
+		}
+		fmt.Fprintf(b, "    %s: {\n      %s\n    }\n", c, stmt(p))
+	}
+	b.WriteString("  }\n}\n")
 }
 
 // encodeBlur records blur b of level lv with kernel uniform kern: each

@@ -6,20 +6,21 @@ import (
 	"testing"
 )
 
-// Rounding bounds of the HF, UHF and masking blurs
-// (TestButteraugliBlurVariants). Their row planes are held to the exact
-// FIR within lfbound_test.go's bounds, like LF's. Their column kernels end
-// in pointwise steps that branch (remove_range, amplify_range,
+// Rounding bounds of the blurs' planes (TestButteraugliLFVariants,
+// TestButteraugliBlurVariants). Their row planes are held to the exact
+// FIR within firbound_test.go's bounds. Their column kernels end in
+// pointwise steps that may branch (remove_range, amplify_range,
 // maximum_clamp) and divide, so the exact column blur b ± E (the FIR of
-// the run's own row planes and its bound) is carried through each step in
-// interval arithmetic: every function the steps apply is monotone, so the
-// image of an interval is the interval of its ends' images, and each
-// operation that rounds widens its interval by k·u of its largest
-// magnitude (k = 1 for add, sub and mul, 5 for a division: 2.5 ulp; 4 for
-// maximum_clamp's three roundings). A fused a*b+c lies inside the
-// interval of the unfused one (it drops the product's rounding), so the
-// intervals hold whatever a driver contracts. The endpoints are float64,
-// exact to ~1e-16 relative, far inside the widening.
+// the run's own row planes and its bound: each pass is held to its own
+// rounding) is carried through each step in interval arithmetic: every
+// function the steps apply is monotone, so the image of an interval is
+// the interval of its ends' images, and each operation that rounds widens
+// its interval by k·u of its largest magnitude (k = 1 for add, sub and
+// mul, 5 for a division: 2.5 ulp; 4 for maximum_clamp's three roundings).
+// A fused a*b+c lies inside the interval of the unfused one (it drops the
+// product's rounding), so the intervals hold whatever a driver contracts.
+// The endpoints are float64, exact to ~1e-16 relative, far inside the
+// widening.
 
 // bfIv is a closed interval of reals.
 type bfIv struct{ lo, hi float64 }
@@ -46,59 +47,25 @@ func (a bfIv) sqr() bfIv {
 // div is a/b for b > 0.
 func (a bfIv) div(b bfIv) bfIv { return a.mul(bfIv{1 / b.hi, 1 / b.lo}) }
 
-// mono is f of the interval for f nondecreasing.
-func (a bfIv) mono(f func(float64) float64) bfIv { return bfIv{f(a.lo), f(a.hi)} }
+// mono is f(w, ·) of the interval for f nondecreasing in its second
+// argument.
+func (a bfIv) mono(f func(w, x float64) float64, w float64) bfIv { return bfIv{f(w, a.lo), f(w, a.hi)} }
 
 // round widens a by k roundings of its largest magnitude.
 func (a bfIv) round(k float64) bfIv {
-	m := k * bfLFU * max(math.Abs(a.lo), math.Abs(a.hi))
+	m := k * bfU * max(math.Abs(a.lo), math.Abs(a.hi))
 	return bfIv{a.lo - m, a.hi + m}
 }
 
 // has reports whether v lies in a (NaN does not).
 func (a bfIv) has(v float32) bool { return float64(v) >= a.lo && float64(v) <= a.hi }
 
-// The pointwise steps' functions on reals (butteraugli_common.wgsl), each
-// nondecreasing, and in f32 with the product and sum of maximum_clamp
-// evaluated by mad.
-func bfRemoveRange(w float64) func(float64) float64 {
-	return func(x float64) float64 {
-		switch {
-		case x > w:
-			return x - w
-		case x < -w:
-			return x + w
-		}
-		return 0
-	}
-}
-
-func bfAmplifyRange(w float64) func(float64) float64 {
-	return func(x float64) float64 {
-		switch {
-		case x > w:
-			return x + w
-		case x < -w:
-			return x - w
-		}
-		return 2 * x
-	}
-}
-
-func bfMaximumClamp(m float64) func(float64) float64 {
-	c := float64(bfTables.MaxclampMul)
-	return func(v float64) float64 {
-		switch {
-		case v >= m:
-			return (v-m)*c + m
-		case v < -m:
-			return (v+m)*c - m
-		}
-		return v
-	}
-}
-
-func bfRemoveRange32(w, x float32) float32 {
+// The pointwise steps' functions (butteraugli_common.wgsl), each
+// nondecreasing in its second argument: remove_range and amplify_range,
+// exact in either precision (float64 on the intervals' ends, float32 in
+// the emulation); maximum_clamp on reals, and in f32 with its product and
+// sum evaluated by mad.
+func bfRemoveRange[F float32 | float64](w, x F) F {
 	switch {
 	case x > w:
 		return x - w
@@ -108,7 +75,7 @@ func bfRemoveRange32(w, x float32) float32 {
 	return 0
 }
 
-func bfAmplifyRange32(w, x float32) float32 {
+func bfAmplifyRange[F float32 | float64](w, x F) F {
 	switch {
 	case x > w:
 		return x + w
@@ -116,6 +83,17 @@ func bfAmplifyRange32(w, x float32) float32 {
 		return x - w
 	}
 	return x + x
+}
+
+func bfMaximumClamp(m, v float64) float64 {
+	c := float64(bfTables.MaxclampMul)
+	switch {
+	case v >= m:
+		return (v-m)*c + m
+	case v < -m:
+		return (v+m)*c - m
+	}
+	return v
 }
 
 func bfMaximumClamp32(m, v float32, mad func(a, b, c float32) float32) float32 {
@@ -134,14 +112,11 @@ func f32(v float64) float64 { return float64(float32(v)) }
 // bfTestStage is a blur stage as the tests run it: the row kernel on the
 // first src input planes, then the column kernel, which blurs the row
 // planes, rewrites the first rw input planes and writes outs planes more
-// (encodeDecompose's bindings).
+// (encodeDecompose's bindings, bfStage's planes).
 type bfTestStage struct {
-	name          string
-	stage         bfStage
-	kern          int // its uniform: butteraugliRef.kern[kern]
-	src, rw, outs int
-	planes        []string // the checked planes: rows, then rw, then outs
-	blur          func(k *bfKernels) *bfBlur
+	name   string
+	stage  bfStage
+	planes []string // the checked planes: rows, then rw, then outs
 	// point is the pointwise step of one pixel in intervals: x the rw
 	// planes' values before it, b the column blurs; rw planes, then outs.
 	point func(x []float64, b []bfIv) []bfIv
@@ -149,59 +124,75 @@ type bfTestStage struct {
 	emul func(x, b []float32, mad func(a, b, c float32) float32) []float32
 }
 
-// bfTestStages are the HF, UHF and masking blurs (butteraugli_col_mf,
-// _uhf and _plain.wgsl and their vec4 versions).
-var bfTestStages = []bfTestStage{
-	{
-		name: "HF/MF", stage: bfStageHF, kern: 2, src: 3, rw: 2, outs: 3,
+func (st bfTestStage) src() int  { return st.stage.planes() }
+func (st bfTestStage) rw() int   { return st.stage.rd }
+func (st bfTestStage) outs() int { return len(st.stage.rw) - st.stage.rd }
+
+// The test stages: the LF, HF, UHF and masking blurs (butteraugli_col_lf,
+// _mf, _uhf and _plain.wgsl and their vec4 versions).
+var (
+	bfTestLF = bfTestStage{
+		name: "LF", stage: bfStageLF,
+		planes: []string{"rows X", "rows Y", "rows B", "X-LF", "Y-LF", "B-LF", "LF X", "LF Y", "LF B"},
+		point: func(x []float64, b []bfIv) []bfIv {
+			return []bfIv{bfPt(x[0]).sub(b[0]).round(1), bfPt(x[1]).sub(b[1]).round(1), bfPt(x[2]).sub(b[2]).round(1),
+				b[0].mul(bfPt(f32(33.832837186260))).round(1), b[1].mul(bfPt(f32(14.458268100570))).round(1),
+				bfPt(f32(-0.362267051518)).mul(b[1]).round(1).add(b[2]).round(1).mul(bfPt(f32(49.87984651440))).round(1)}
+		},
+		emul: func(x, b []float32, mad func(a, b, c float32) float32) []float32 {
+			return []float32{float32(x[0] - b[0]), float32(x[1] - b[1]), float32(x[2] - b[2]),
+				float32(b[0] * 33.832837186260), float32(b[1] * 14.458268100570),
+				float32(mad(-0.362267051518, b[1], b[2]) * 49.87984651440)}
+		},
+	}
+	bfTestHF = bfTestStage{
+		name: "HF/MF", stage: bfStageHF,
 		planes: []string{"rows X", "rows Y", "rows B", "HF X", "HF Y", "MF X", "MF Y", "MF B"},
-		blur:   func(k *bfKernels) *bfBlur { return &k.hf },
 		point: func(x []float64, b []bfIv) []bfIv {
 			hx := bfPt(x[0]).sub(b[0]).round(1)
 			hy := bfPt(x[1]).sub(b[1]).round(1)
 			d := hy.sqr().round(1).add(bfPt(46)).round(1)
 			s := bfPt(46).div(d).round(5).mul(bfPt(float64(bfTables.SuppressOMS))).round(1).
 				add(bfPt(f32(0.653020556257))).round(1)
-			return []bfIv{s.mul(hx).round(1), hy, b[0].mono(bfRemoveRange(f32(0.29))).round(1),
-				b[1].mono(bfAmplifyRange(f32(0.1))).round(1), b[2]}
+			return []bfIv{s.mul(hx).round(1), hy, b[0].mono(bfRemoveRange, f32(0.29)).round(1),
+				b[1].mono(bfAmplifyRange, f32(0.1)).round(1), b[2]}
 		},
 		emul: func(x, b []float32, mad func(a, b, c float32) float32) []float32 {
 			hx, hy := float32(x[0]-b[0]), float32(x[1]-b[1])
 			q := float32(46 / mad(hy, hy, 46))
 			s := mad(q, bfTables.SuppressOMS, float32(0.653020556257))
-			return []float32{float32(s * hx), hy, bfRemoveRange32(0.29, b[0]), bfAmplifyRange32(0.1, b[1]), b[2]}
+			return []float32{float32(s * hx), hy, bfRemoveRange(0.29, b[0]), bfAmplifyRange(0.1, b[1]), b[2]}
 		},
-	},
-	{
-		name: "UHF", stage: bfStageUHF, kern: 3, src: 2, rw: 2, outs: 2,
+	}
+	bfTestUHF = bfTestStage{
+		name: "UHF", stage: bfStageUHF,
 		planes: []string{"rows X", "rows Y", "UHF X", "UHF Y", "HF X", "HF Y"},
-		blur:   func(k *bfKernels) *bfBlur { return &k.uhf },
 		point: func(x []float64, b []bfIv) []bfIv {
 			ux := bfPt(x[0]).sub(b[0]).round(1)
-			hv := b[1].mono(bfMaximumClamp(f32(28.4691806922))).round(4)
-			uv := bfPt(x[1]).sub(hv).round(1).mono(bfMaximumClamp(f32(5.19175294647))).round(4)
-			return []bfIv{ux.mono(bfRemoveRange(f32(0.04))).round(1), uv.mul(bfPt(f32(2.69313763794))).round(1),
-				b[0].mono(bfRemoveRange(f32(1.5))).round(1),
-				hv.mul(bfPt(f32(2.155))).round(1).mono(bfAmplifyRange(f32(0.132))).round(1)}
+			hv := b[1].mono(bfMaximumClamp, f32(28.4691806922)).round(4)
+			uv := bfPt(x[1]).sub(hv).round(1).mono(bfMaximumClamp, f32(5.19175294647)).round(4)
+			return []bfIv{ux.mono(bfRemoveRange, f32(0.04)).round(1), uv.mul(bfPt(f32(2.69313763794))).round(1),
+				b[0].mono(bfRemoveRange, f32(1.5)).round(1),
+				hv.mul(bfPt(f32(2.155))).round(1).mono(bfAmplifyRange, f32(0.132)).round(1)}
 		},
 		emul: func(x, b []float32, mad func(a, b, c float32) float32) []float32 {
 			hv := bfMaximumClamp32(28.4691806922, b[1], mad)
 			uv := bfMaximumClamp32(5.19175294647, float32(x[1]-hv), mad)
-			return []float32{bfRemoveRange32(0.04, float32(x[0]-b[0])), float32(uv * 2.69313763794),
-				bfRemoveRange32(1.5, b[0]), bfAmplifyRange32(0.132, float32(hv*2.155))}
+			return []float32{bfRemoveRange(0.04, float32(x[0]-b[0])), float32(uv * 2.69313763794),
+				bfRemoveRange(1.5, b[0]), bfAmplifyRange(0.132, float32(hv*2.155))}
 		},
-	},
-	{
-		name: "mask", stage: bfStageMask, kern: 4, src: 1, rw: 0, outs: 1,
+	}
+	bfTestMask = bfTestStage{
+		name: "mask", stage: bfStageMask,
 		planes: []string{"rows", "mask"},
-		blur:   func(k *bfKernels) *bfBlur { return &k.mask },
 		point:  func(x []float64, b []bfIv) []bfIv { return []bfIv{b[0]} },
 		emul:   func(x, b []float32, mad func(a, b, c float32) float32) []float32 { return []float32{b[0]} },
-	},
-}
+	}
+	bfTestStages = []bfTestStage{bfTestLF, bfTestHF, bfTestUHF, bfTestMask}
+)
 
 // bfStageCheck compares the planes of one run of stage st with kernel k
-// on the planes in (w×h, st.src of them) with the exact values: the row
+// on the planes in (w×h, st.src() of them) with the exact values: the row
 // planes with the FIR of in, the rest with st.point around the column FIR
 // of the run's own row planes. It returns a line for each plane with
 // values outside their bound (NaN included) and the largest ratio of a
@@ -213,16 +204,16 @@ func bfStageCheck(st bfTestStage, k bfKernel, w, h int, in, out [][]float32) (ba
 	for p := range ivs {
 		ivs[p] = make([]bfIv, n)
 	}
-	cols := make([][2][]float64, st.src)
-	for c := 0; c < st.src; c++ {
+	cols := make([][2][]float64, st.src())
+	for c := 0; c < st.src(); c++ {
 		v, e := bfFIRExact(k, in[c], w, h, true)
 		for i := range v {
 			ivs[c][i] = bfIv{v[i] - e[i], v[i] + e[i]}
 		}
 		cols[c][0], cols[c][1] = bfFIRExact(k, out[c], w, h, false)
 	}
-	x := make([]float64, st.rw)
-	b := make([]bfIv, st.src)
+	x := make([]float64, st.rw())
+	b := make([]bfIv, st.src())
 	for i := 0; i < n; i++ {
 		for c := range x {
 			x[c] = float64(in[c][i])
@@ -231,7 +222,7 @@ func bfStageCheck(st bfTestStage, k bfKernel, w, h int, in, out [][]float32) (ba
 			b[c] = bfIv{cols[c][0][i] - cols[c][1][i], cols[c][0][i] + cols[c][1][i]}
 		}
 		for p, iv := range st.point(x, b) {
-			ivs[st.src+p][i] = iv
+			ivs[st.src()+p][i] = iv
 		}
 	}
 	for p := range out {
@@ -265,11 +256,11 @@ func bfStageCheck(st bfTestStage, k bfKernel, w, h int, in, out [][]float32) (ba
 func bfStageEmulate(st bfTestStage, k bfKernel, in [][]float32, w, h int, fused bool) [][]float32 {
 	mad := bfMad(fused)
 	n := w * h
-	out := make([][]float32, st.src+st.rw+st.outs)
+	out := make([][]float32, st.src()+st.rw()+st.outs())
 	for p := range out {
 		out[p] = make([]float32, n)
 	}
-	for c := 0; c < st.src; c++ {
+	for c := 0; c < st.src(); c++ {
 		src := in[c]
 		for y := 0; y < h; y++ {
 			for x := 0; x < w; x++ {
@@ -277,7 +268,7 @@ func bfStageEmulate(st bfTestStage, k bfKernel, in [][]float32, w, h int, fused 
 			}
 		}
 	}
-	xs, b := make([]float32, st.rw), make([]float32, st.src)
+	xs, b := make([]float32, st.rw()), make([]float32, st.src())
 	for y := 0; y < h; y++ {
 		for x := 0; x < w; x++ {
 			i := y*w + x
@@ -289,7 +280,7 @@ func bfStageEmulate(st bfTestStage, k bfKernel, in [][]float32, w, h int, fused 
 				xs[c] = in[c][i]
 			}
 			for p, v := range st.emul(xs, b, mad) {
-				out[st.src+p][i] = v
+				out[st.src()+p][i] = v
 			}
 		}
 	}
@@ -305,7 +296,7 @@ func TestButteraugliBlurBound(t *testing.T) {
 		k := st.stage.kern
 		for i, sz := range [][2]int{{5, 7}, {9, 13}, {67, 41}, {40, 70}} {
 			w, h := sz[0], sz[1]
-			in := bfLFPlanes(w, h, int64(300+i))
+			in := bfTestPlanes(w, h, int64(300+i))
 			plain := bfStageEmulate(st, k, in[:], w, h, false)
 			fused := bfStageEmulate(st, k, in[:], w, h, true)
 			moved := 0

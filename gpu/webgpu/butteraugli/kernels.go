@@ -2,7 +2,6 @@ package butteraugli
 
 import (
 	"fmt"
-	"os"
 
 	"github.com/zenmetrics-go/zenmetrics/gpu/webgpu"
 )
@@ -62,20 +61,14 @@ var bfForceMalta16 bool
 // (k.malta16 says which).
 func kernels(g *webgpu.GPU) (*bfKernels, error) {
 	malta16 := bfForceMalta16 || uint64(bfMaltaBytes) > uint64(g.Limits().MaxComputeWorkgroupStorageSize)
-	lf, blur := bfLFVariant(), bfBlurVariant()
+	lf, blur := bfLFKnob.variant(), bfBlurKnob.variant()
 	name := "butteraugli/lf=" + lf + "/blur=" + blur
 	if malta16 {
 		name += "/malta16"
 	}
 	return webgpu.Compiled(g, name, func(g *webgpu.GPU) (*bfKernels, error) {
-		// Measurement knobs: say what an A/B run measured (an unknown
-		// value runs the default).
-		if bfLFEnv() != "" && bfLFForce == "" {
-			fmt.Fprintf(os.Stderr, "zenmetrics: butteraugli LF pair %s (%s=%s)\n", lf, bfLFMode, bfLFEnv())
-		}
-		if bfBlurEnv() != "" && bfBlurForce == "" {
-			fmt.Fprintf(os.Stderr, "zenmetrics: butteraugli HF, UHF and masking blurs %s (%s=%s)\n", blur, bfBlurMode, bfBlurEnv())
-		}
+		bfLFKnob.report("LF pair", lf)
+		bfBlurKnob.report("HF, UHF and masking blurs", blur)
 		return compileButteraugli(g, malta16, lf, blur)
 	})
 }

@@ -1,9 +1,6 @@
 package butteraugli
 
 import (
-	"os"
-	"sync"
-
 	"github.com/zenmetrics-go/zenmetrics/gpu/webgpu"
 )
 
@@ -50,36 +47,7 @@ import (
 // Robustness clamps every workgroup-array index Tint emits: a vec4 word
 // costs one clamp for four samples, and a constant offset lets the
 // driver fold the address arithmetic where no clamp sits in between.
-const bfLFMode = "ZENMETRICS_BA_LF"
-
-// bfLFEnv is ZENMETRICS_BA_LF, read once.
-var bfLFEnv = sync.OnceValue(func() string { return os.Getenv(bfLFMode) })
-
-// bfLFForce, set by tests, overrides the environment for kernels compiled
-// from now on.
-var bfLFForce string
-
-// The LF pair versions: the default and the ZENMETRICS_BA_LF name.
-const (
-	bfLFDefault = "new"
-	bfLFOld     = "old"
-)
-
-// bfLFName is the version ZENMETRICS_BA_LF value v names.
-func bfLFName(v string) string {
-	if v == bfLFOld {
-		return v
-	}
-	return bfLFDefault
-}
-
-// bfLFVariant is the version to compile: the forced or configured one.
-func bfLFVariant() string {
-	if bfLFForce != "" {
-		return bfLFName(bfLFForce)
-	}
-	return bfLFName(bfLFEnv())
-}
+var bfLFKnob = newBFKnob("ZENMETRICS_BA_LF")
 
 // bfLF is a compiled LF pair (blur.go) and the version it is.
 type bfLF struct {
@@ -87,12 +55,13 @@ type bfLF struct {
 	bfBlur
 }
 
-// lfKernels returns version v (bfLFVariant's form) of the LF pair and the
-// kernels that fill it in (compiled with the others, side by side); base
-// is the prelude and the common declarations, fir butteraugli_fir.wgsl.
+// lfKernels returns version v (bfKnob.variant's form) of the LF pair and
+// the kernels that fill it in (compiled with the others, side by side);
+// base is the prelude and the common declarations, fir
+// butteraugli_fir.wgsl.
 func lfKernels(v, base, fir string) (*bfLF, []webgpu.Kernel, error) {
 	lf := &bfLF{variant: v}
-	ks, err := blurKernels(&lf.bfBlur, bfStageLF, v == bfLFOld, base, fir)
+	ks, err := blurKernels(&lf.bfBlur, bfStageLF, v == bfVersionOld, base, fir)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -161,16 +161,16 @@ func headRun(t *testing.T, r *butteraugliRef, dist *zenmetrics.Image, li int, op
 func TestButteraugliHeadWindows(t *testing.T) {
 	dev := gputest.Device(t)
 	sentinel := float32(math.Float32frombits(0x7fc0dead)) // a NaN no kernel writes
-	defer func() { bfLFForce = "" }()
+	defer func() { bfLFKnob.force = "" }()
 	// Both LF row kernels (the vec4 default, on planes of f32 and, at
 	// 136×45 whose levels are multiples of 4 wide, of vec4; and old's),
 	// at sizes whose levels end inside a 16-row block.
 	for _, c := range []struct {
 		lf string
 		sz [2]int
-	}{{bfLFDefault, [2]int{45, 77}}, {bfLFDefault, [2]int{130, 41}}, {bfLFDefault, [2]int{136, 45}}, {bfLFOld, [2]int{45, 77}}, {bfLFOld, [2]int{130, 41}}} {
+	}{{bfVersionNew, [2]int{45, 77}}, {bfVersionNew, [2]int{130, 41}}, {bfVersionNew, [2]int{136, 45}}, {bfVersionOld, [2]int{45, 77}}, {bfVersionOld, [2]int{130, 41}}} {
 		sz := c.sz
-		bfLFForce = c.lf
+		bfLFKnob.force = c.lf
 		ref, dist := metrictest.Synthetic(sz[0], sz[1], int64(sz[0]), zenmetrics.RGB8)
 		r, err := prepareButteraugli(context.Background(), dev, ref, zenmetrics.Options{})
 		if err != nil {
