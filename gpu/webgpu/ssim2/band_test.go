@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	zenmetrics "github.com/zenmetrics-go/zenmetrics"
-	"github.com/zenmetrics-go/zenmetrics/gpu/webgpu"
 	"github.com/zenmetrics-go/zenmetrics/internal/metrictest"
 )
 
@@ -25,21 +24,7 @@ import (
 func TestSSIM2RowBands(t *testing.T) {
 	b := ssim2Backend(t)
 	ctx := context.Background()
-	setBand := func(rows int) int {
-		var old int
-		err := b.Device().Do(ctx, func(g *webgpu.GPU) error {
-			k, err := kernels(g)
-			if err != nil {
-				return err
-			}
-			old, k.band = k.band, rows
-			return nil
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return old
-	}
+	setBand := func(rows int) int { return setVBand(t, b, rows) }
 	defer setBand(setBand(0))
 	defer func(on bool) { ssim2KeepBlurs = on }(ssim2KeepBlurs)
 	score := func(rows int, keep bool, ref, d *zenmetrics.Image) float64 {

@@ -134,41 +134,37 @@ func scoreAndPlanes(t *testing.T, b *webgpu.Backend, ref, warm, dist *zenmetrics
 	return scorePlanes{score: s.Value, planes: readPlanes(t, sr)}
 }
 
-// setHBlur4t swaps the device's hblur4t pipeline (nil: hblur4 takes the
-// widths % 4 == 0) and returns the one it replaced.
-func setHBlur4t(t *testing.T, b *webgpu.Backend, pl *webgpu.Pipeline) *webgpu.Pipeline {
+// withKernels runs f on the device's compiled kernels (device thread):
+// tests swap a pipeline or a tuning value there for the references
+// prepared after it.
+func withKernels(t *testing.T, b *webgpu.Backend, f func(k *ssim2Kernels)) {
 	t.Helper()
-	var old *webgpu.Pipeline
 	err := b.Device().Do(context.Background(), func(g *webgpu.GPU) error {
 		k, err := kernels(g)
 		if err != nil {
 			return err
 		}
-		old, k.hblur4t = k.hblur4t, pl
+		f(k)
 		return nil
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
+}
+
+// setHBlur4t swaps the device's hblur4t pipeline (nil: hblur4 takes the
+// widths % 4 == 0) and returns the one it replaced.
+func setHBlur4t(t *testing.T, b *webgpu.Backend, pl *webgpu.Pipeline) (old *webgpu.Pipeline) {
+	t.Helper()
+	withKernels(t, b, func(k *ssim2Kernels) { old, k.hblur4t = k.hblur4t, pl })
 	return old
 }
 
 // setVBand sets the device's vmaps row-band height (0: one band; a
 // reference prepared after it uses it) and returns the one it replaced.
-func setVBand(t *testing.T, b *webgpu.Backend, rows int) int {
+func setVBand(t *testing.T, b *webgpu.Backend, rows int) (old int) {
 	t.Helper()
-	var old int
-	err := b.Device().Do(context.Background(), func(g *webgpu.GPU) error {
-		k, err := kernels(g)
-		if err != nil {
-			return err
-		}
-		old, k.band = k.band, rows
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	withKernels(t, b, func(k *ssim2Kernels) { old, k.band = k.band, rows })
 	return old
 }
 

@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	zenmetrics "github.com/zenmetrics-go/zenmetrics"
-	"github.com/zenmetrics-go/zenmetrics/gpu/webgpu"
 	"github.com/zenmetrics-go/zenmetrics/internal/metrictest"
 )
 
@@ -23,21 +22,7 @@ func TestSSIM2PyramidLayoutsBitIdentical(t *testing.T) {
 	ctx := context.Background()
 	defer func() { forcePyrBuffers = 0 }()
 	// Row bands on (vstate and banded vmaps in the job tables too).
-	setBand := func(rows int) int {
-		var old int
-		err := b.Device().Do(ctx, func(g *webgpu.GPU) error {
-			k, err := kernels(g)
-			if err != nil {
-				return err
-			}
-			old, k.band = k.band, rows
-			return nil
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return old
-	}
+	setBand := func(rows int) int { return setVBand(t, b, rows) }
 	const band = 240
 	defer setBand(setBand(band))
 	cases := []struct {
