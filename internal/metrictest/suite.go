@@ -384,12 +384,14 @@ func freshCases() []freshCase {
 	out = append(out, freshCase{"rgba8_ref_rgb8_dist", r, d3}, freshCase{"rgb8_ref_rgba8_dist", r3, d})
 	// A padded stride.
 	ps, pd := SyntheticPair(33, 17, 11)
-	out = append(out, freshCase{"rgb8_padded_stride", padStride(ps, 5), padStride(pd, 3)})
+	out = append(out, freshCase{"rgb8_padded_stride", PadStride(ps, 5), PadStride(pd, 3)})
 	return out
 }
 
-// padStride copies im into a buffer whose rows are extra bytes longer.
-func padStride(im *zenmetrics.Image, extra int) *zenmetrics.Image {
+// PadStride copies im into a buffer whose rows are extra bytes longer,
+// the extra bytes 0xA5: garbage a backend must not read (tests of strided
+// inputs and of uploads cut at row boundaries).
+func PadStride(im *zenmetrics.Image, extra int) *zenmetrics.Image {
 	stride := im.Width*im.Format.BytesPerPixel() + extra
 	out := &zenmetrics.Image{Width: im.Width, Height: im.Height, Format: im.Format, Stride: stride,
 		Pix: make([]byte, stride*im.Height)}

@@ -46,21 +46,6 @@ func plainScore(t *testing.T, dev *webgpu.Device, ref, dist *zenmetrics.Image, o
 	return bfScoreGPU(t, dev, ref, dist, opt)
 }
 
-// padStride is im with rows stride+pad bytes apart (pad bytes 0xA5, which
-// the GPU must not read).
-func padStride(im *zenmetrics.Image, pad int) *zenmetrics.Image {
-	out := *im
-	out.Stride = im.Stride + pad
-	out.Pix = make([]byte, out.Stride*im.Height)
-	for i := range out.Pix {
-		out.Pix[i] = 0xA5
-	}
-	for y := 0; y < im.Height; y++ {
-		copy(out.Pix[y*out.Stride:], im.Pix[y*im.Stride:y*im.Stride+im.Width*im.Format.BytesPerPixel()])
-	}
-	return &out
-}
-
 // TestButteraugliPipelinedMatchesPlain scores odd-sized images on the
 // pipelined path, unbanded and in 2, 3 and 4 row bands (the last band
 // uneven; odd heights put the half level's odd last row in the last
@@ -89,7 +74,7 @@ func TestButteraugliPipelinedMatchesPlain(t *testing.T) {
 		_, d16 := metrictest.Synthetic(tc.w, tc.h, int64(tc.h)+2, zenmetrics.RGB16)
 		_, dg := metrictest.Synthetic(tc.w, tc.h, int64(tc.h)+3, zenmetrics.Gray8)
 		_, da := metrictest.Synthetic(tc.w, tc.h, int64(tc.h)+4, zenmetrics.RGBA8)
-		for i, d := range []*zenmetrics.Image{d8, d16, padStride(d8, 13), dg, da, d8, ref} {
+		for i, d := range []*zenmetrics.Image{d8, d16, metrictest.PadStride(d8, 13), dg, da, d8, ref} {
 			name := fmt.Sprintf("%dx%d bands=%q #%d %v stride %d", tc.w, tc.h, tc.bands, i, d.Format, d.Stride)
 			if want := tc.wantBands; d.Format.HasAlpha() {
 				want = 1
@@ -164,7 +149,7 @@ func TestButteraugliPipelinedConcurrent(t *testing.T) {
 		dists := []*zenmetrics.Image{d0, d1}
 		for _, p := range tc.pads {
 			if tc.align == 256 {
-				dists = append(dists, padStride(d0, p)) // bands on multiples of 256 rows: any stride
+				dists = append(dists, metrictest.PadStride(d0, p)) // bands on multiples of 256 rows: any stride
 			} else {
 				dists = append(dists, alignedStride(d0, tc.align, p))
 			}

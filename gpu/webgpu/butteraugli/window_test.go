@@ -266,7 +266,7 @@ func alignedStride(im *zenmetrics.Image, align, extra int) *zenmetrics.Image {
 	for m > 1 && align%2 == 0 {
 		m, align = m/2, align/2
 	}
-	return padStride(im, (m-im.Stride%m)%m+extra*m)
+	return metrictest.PadStride(im, (m-im.Stride%m)%m+extra*m)
 }
 
 // TestButteraugliBandWork scores banded images whose band edges fall

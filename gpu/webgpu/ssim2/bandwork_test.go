@@ -219,7 +219,7 @@ func TestSSIM2BandWorkPlanes(t *testing.T) {
 			_, d0 := metrictest.Synthetic(c.w, c.h, int64(300+i), c.df)
 			_, warm := metrictest.Synthetic(c.w, c.h, int64(400+i), c.df)
 			if c.pad > 0 {
-				d0, warm = padded(d0, c.pad), padded(warm, c.pad)
+				d0, warm = metrictest.PadStride(d0, c.pad), metrictest.PadStride(warm, c.pad)
 			}
 			ssim2BandsEnv = "off"
 			want := scoreAndPlanes(t, b, ref, warm, d0, func(r *ssim2Ref) {

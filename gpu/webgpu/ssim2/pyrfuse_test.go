@@ -128,7 +128,7 @@ func TestSSIM2PyramidFusedExact(t *testing.T) {
 				ref, d0 = metrictest.Synthetic(c.w, c.h, int64(900+i), c.f)
 			}
 			if c.pad > 0 {
-				ref, d0 = padded(ref, c.pad), padded(d0, c.pad)
+				ref, d0 = metrictest.PadStride(ref, c.pad), metrictest.PadStride(d0, c.pad)
 			}
 			dists := []*zenmetrics.Image{d0, ref}
 			nbs := []int{1}

@@ -15,21 +15,6 @@ import (
 	"github.com/zenmetrics-go/zenmetrics/internal/metrictest"
 )
 
-// padded is im with every row stride+pad bytes apart (pad bytes of 0xA5:
-// the GPU must not read them).
-func padded(im *zenmetrics.Image, pad int) *zenmetrics.Image {
-	out := *im
-	out.Stride = im.Stride + pad
-	out.Pix = make([]byte, out.Stride*im.Height)
-	for i := range out.Pix {
-		out.Pix[i] = 0xA5
-	}
-	for y := 0; y < im.Height; y++ {
-		copy(out.Pix[y*out.Stride:], im.Pix[y*im.Stride:y*im.Stride+im.Width*im.Format.BytesPerPixel()])
-	}
-	return &out
-}
-
 // serialScores scores dists on a fresh reference on the serial path (one
 // command buffer, no staging ring, no bands).
 func serialScores(t *testing.T, b *webgpu.Backend, ref *zenmetrics.Image, dists []*zenmetrics.Image) []float64 {
@@ -116,7 +101,7 @@ func bandedUpload(t *testing.T, b *webgpu.Backend, tc bandedCase, want int) {
 	_, d1 := metrictest.Synthetic(tc.w, tc.h, 78, tc.f)
 	dists := []*zenmetrics.Image{d0, d1}
 	if tc.pad > 0 {
-		dists = append(dists, padded(d0, tc.pad))
+		dists = append(dists, metrictest.PadStride(d0, tc.pad))
 	}
 	serial := serialScores(t, b, ref, dists)
 	ssim2BandsEnv = tc.bands
@@ -171,7 +156,7 @@ func bandedConcurrent(t *testing.T, b *webgpu.Backend) {
 	ctx := context.Background()
 	ref, d0 := metrictest.Synthetic(452, 801, 91, zenmetrics.RGB8)
 	_, d1 := metrictest.Synthetic(452, 801, 92, zenmetrics.RGB8)
-	dists := []*zenmetrics.Image{d0, padded(d1, 4), d1, padded(d0, 64)}
+	dists := []*zenmetrics.Image{d0, metrictest.PadStride(d1, 4), d1, metrictest.PadStride(d0, 64)}
 	want := serialScores(t, b, ref, dists)
 	// 3 bands for every image: the stride changes the raw size, not the
 	// count.
