@@ -168,7 +168,7 @@ func (r *butteraugliRef) submitPiped(ctx context.Context, dist *zenmetrics.Image
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.released {
-		r.discardLater(c)
+		upband.DiscardLater(r.dev, c, discardCmd)
 		return false, zenmetrics.ErrReleased
 	}
 	used, submitted, done := false, false, false

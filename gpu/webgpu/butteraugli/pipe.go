@@ -159,11 +159,7 @@ type bfCmd struct {
 }
 
 // bfRecorded is recordAsync's answer.
-type bfRecorded struct {
-	c    *bfCmd
-	took time.Duration
-	err  error
-}
+type bfRecorded = upband.Recorded[*bfCmd]
 
 // errStale is the answer for commands recorded against an upload buffer
 // that another score has since replaced.
@@ -222,38 +218,14 @@ func (r *butteraugliRef) record(g *webgpu.GPU, dist *zenmetrics.Image, slots []*
 // recordAsync records on the device thread while the caller fills; the
 // answer comes on the channel.
 func (r *butteraugliRef) recordAsync(ctx context.Context, dist *zenmetrics.Image, slots []*webgpu.StagingSlot, n int) <-chan bfRecorded {
-	out := make(chan bfRecorded, 1)
-	go func() {
-		var res bfRecorded
-		var c *bfCmd // device thread only, until Do has returned nil
-		res.err = r.dev.Do(ctx, func(g *webgpu.GPU) error {
-			t := time.Now()
-			var err error
-			c, err = r.record(g, dist, slots, n, n-1)
-			res.took = time.Since(t)
-			return err
-		})
-		if res.err != nil {
-			r.discardLater(&c)
-		} else {
-			res.c = c
-		}
-		out <- res
-	}()
-	return out
+	return upband.RecordAsync(ctx, r.dev, func(g *webgpu.GPU) (*bfCmd, error) {
+		return r.record(g, dist, slots, n, n-1)
+	}, discardCmd)
 }
 
-// discardLater drops *c (when not nil) on the device thread, after any
-// call still running there (Do returns early on a cancelled context).
-func (r *butteraugliRef) discardLater(c **bfCmd) {
-	_ = r.dev.Do(context.Background(), func(*webgpu.GPU) error {
-		if *c != nil {
-			(*c).e.Discard()
-			*c = nil
-		}
-		return nil
-	})
-}
+// discardCmd drops a recorded score that will not be submitted (device
+// thread).
+func discardCmd(c *bfCmd) { c.e.Discard() }
 
 // scorePipelined is scoreWindow's pipelined path for whole images
 // (r.mu not held).
@@ -322,12 +294,12 @@ func (r *butteraugliRef) scorePipelined(ctx context.Context, dist *zenmetrics.Im
 	if rec != nil {
 		t := time.Now()
 		res := <-rec
-		c = res.c
-		ph.Record, ph.RecWait = res.took, ph.RecWait+time.Since(t)
+		c = res.C
+		ph.Record, ph.RecWait = res.Took, ph.RecWait+time.Since(t)
 		if err == nil {
-			err = res.err
+			err = res.Err
 		} else if c != nil {
-			r.discardLater(&c)
+			upband.DiscardLater(r.dev, &c, discardCmd)
 		}
 	}
 	if err != nil {

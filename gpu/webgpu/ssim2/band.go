@@ -453,10 +453,10 @@ func (r *ssim2Ref) scoreBanded(ctx context.Context, dist *zenmetrics.Image) (flo
 	if rec != nil {
 		t := time.Now()
 		res := <-rec
-		c = res.c
-		ph.Record, ph.RecWait = res.took, ph.RecWait+time.Since(t)
-		if res.err != nil {
-			return 0, res.err
+		c = res.C
+		ph.Record, ph.RecWait = res.Took, ph.RecWait+time.Since(t)
+		if res.Err != nil {
+			return 0, res.Err
 		}
 	}
 	if ssim2BandHook != nil {
@@ -486,45 +486,21 @@ func (r *ssim2Ref) scoreBanded(ctx context.Context, dist *zenmetrics.Image) (flo
 // device thread while the caller fills the last band (recordAsync's
 // counterpart).
 func (r *ssim2Ref) recordFinalAsync(ctx context.Context, dist *zenmetrics.Image, key ssim2BandKey, slots []*webgpu.StagingSlot) <-chan recorded {
-	out := make(chan recorded, 1)
-	go func() {
-		var res recorded
-		var c *scoreCmd
-		res.err = r.dev.Do(ctx, func(g *webgpu.GPU) error {
-			t := time.Now()
-			var err error
-			c, err = r.recordBandedFinal(g, dist, key, slots, false)
-			res.took = time.Since(t)
-			return err
-		})
-		if res.err != nil {
-			r.discardLater(&c)
-		} else {
-			res.c = c
-		}
-		out <- res
-	}()
-	return out
+	return upband.RecordAsync(ctx, r.dev, func(g *webgpu.GPU) (*scoreCmd, error) {
+		return r.recordBandedFinal(g, dist, key, slots, false)
+	}, discardCmd)
 }
 
 // dropRecorded waits for a record in flight and drops it.
 func (r *ssim2Ref) dropRecorded(rec <-chan recorded) {
-	if res := <-rec; res.c != nil {
-		r.discardLater(&res.c)
+	if res := <-rec; res.C != nil {
+		upband.DiscardLater(r.dev, &res.C, discardCmd)
 	}
 }
 
-// discardLater drops *c (when not nil) on the device thread, after any
-// call still running there (Do returns early on a cancelled context).
-func (r *ssim2Ref) discardLater(c **scoreCmd) {
-	_ = r.dev.Do(context.Background(), func(*webgpu.GPU) error {
-		if *c != nil {
-			(*c).e.Discard()
-			*c = nil
-		}
-		return nil
-	})
-}
+// discardCmd drops a recorded score that will not be submitted (device
+// thread).
+func discardCmd(c *scoreCmd) { c.e.Discard() }
 
 // submitBandedFinal submits a banded score's final command buffer c (nil:
 // record it now) under r.mu and returns its read-back and whether its
@@ -537,7 +513,7 @@ func (r *ssim2Ref) submitBandedFinal(ctx context.Context, dist *zenmetrics.Image
 	defer r.mu.Unlock()
 	if r.released {
 		if c != nil {
-			r.discardLater(&c)
+			upband.DiscardLater(r.dev, &c, discardCmd)
 		}
 		return nil, false, zenmetrics.ErrReleased
 	}

@@ -105,8 +105,8 @@ func (r *ssim2Ref) scorePipelined(ctx context.Context, dist *zenmetrics.Image) (
 	if rec != nil {
 		t := time.Now()
 		res := <-rec
-		c, err = res.c, res.err
-		ph.Record, ph.RecWait = res.took, time.Since(t)
+		c, err = res.C, res.Err
+		ph.Record, ph.RecWait = res.Took, time.Since(t)
 		if err != nil {
 			r.putSlot(&r.pipe, st)
 			return 0, err
@@ -140,11 +140,7 @@ func (r *ssim2Ref) scorePipelined(ctx context.Context, dist *zenmetrics.Image) (
 
 // recorded is recordAsync's answer: the recorded score and how long the
 // device thread took to record it.
-type recorded struct {
-	c    *scoreCmd
-	took time.Duration
-	err  error
-}
+type recorded = upband.Recorded[*scoreCmd]
 
 // recordAsync records a pipelined score of dist on the device thread
 // while the caller goes on (filling pre's slot); the answer comes on the
@@ -152,33 +148,9 @@ type recorded struct {
 // state and the upload buffer, which only the device thread changes, and
 // submit sees when a later score replaced that buffer (errStale).
 func (r *ssim2Ref) recordAsync(ctx context.Context, dist *zenmetrics.Image, pre *filled) <-chan recorded {
-	out := make(chan recorded, 1)
-	go func() {
-		var res recorded
-		var c *scoreCmd // device thread only, until Do has returned nil
-		res.err = r.dev.Do(ctx, func(g *webgpu.GPU) error {
-			t := time.Now()
-			var err error
-			c, err = r.record(g, dist, false, pre)
-			res.took = time.Since(t)
-			return err
-		})
-		if res.err != nil {
-			// Do may have returned before its call ended (a cancelled
-			// context): drop whatever it recorded, on the device thread
-			// after it.
-			_ = r.dev.Do(context.Background(), func(*webgpu.GPU) error {
-				if c != nil {
-					c.e.Discard()
-				}
-				return nil
-			})
-		} else {
-			res.c = c
-		}
-		out <- res
-	}()
-	return out
+	return upband.RecordAsync(ctx, r.dev, func(g *webgpu.GPU) (*scoreCmd, error) {
+		return r.record(g, dist, false, pre)
+	}, discardCmd)
 }
 
 // submitLocked submits a recorded score c (nil: record it now) under r.mu
