@@ -88,6 +88,7 @@ func ssim2Fill(mem, pix []byte, need, size int64) time.Duration {
 type ssim2Phases struct {
 	upband.Phases
 	legacy bool
+	Ahead  bool // the score submitted commands recorded ahead (prerec.go)
 }
 
 func (p *ssim2Phases) print(w, h int) {
@@ -97,6 +98,9 @@ func (p *ssim2Phases) print(w, h int) {
 	name := "ssim2"
 	if p.legacy {
 		name = "ssim2-legacy"
+	}
+	if p.Ahead {
+		name += "-ahead"
 	}
 	p.Print(name, w, h)
 }

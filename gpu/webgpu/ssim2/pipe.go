@@ -95,13 +95,20 @@ func (r *ssim2Ref) scorePipelined(ctx context.Context, dist *zenmetrics.Image) (
 	}
 	ph.Take = time.Since(ph.T0)
 	pre := &filled{slot: st}
+	var c *scoreCmd
+	if ssim2Prerec {
+		var stale *scoreCmd
+		if c, stale = r.claimNext(st, dist, need); stale != nil {
+			upband.DiscardLater(r.dev, &stale, discardCmd)
+		}
+		ph.Ahead = c != nil
+	}
 	var rec <-chan recorded
-	if ssim2Overlap {
+	if c == nil && ssim2Overlap {
 		rec = r.recordAsync(ctx, dist, pre)
 	}
 	pre.fill = ssim2Fill(st.Mem, dist.Pix, need, size)
 	ph.Fill = pre.fill
-	var c *scoreCmd
 	if rec != nil {
 		t := time.Now()
 		res := <-rec
@@ -130,7 +137,11 @@ func (r *ssim2Ref) scorePipelined(ctx context.Context, dist *zenmetrics.Image) (
 	}
 	ph.Wait = time.Since(t2)
 	t3 := time.Now()
-	r.putSlot(&r.pipe, st)
+	if ssim2Prerec && ssim2RemapLater {
+		r.putSlotNext(st, dist)
+	} else {
+		r.putSlot(&r.pipe, st)
+	}
 	ph.Finish = time.Since(t3)
 	if err != nil {
 		return 0, err
@@ -310,7 +321,7 @@ func (r *ssim2Ref) record(g *webgpu.GPU, dist *zenmetrics.Image, timed bool, pre
 		e.Discard()
 		return nil, err
 	}
-	c := &scoreCmd{e: e, raw: r.up.Raw, need: need, lay: ssim2Layout{format: dist.Format, stride: dist.Stride, blend: dist.Format.HasAlpha()}}
+	c := &scoreCmd{e: e, raw: r.up.Raw, need: need, lay: layoutOf(dist)}
 	for _, p := range r.passes {
 		r.encodeChain(e, k, p, false, timed)
 	}

@@ -321,6 +321,7 @@ type ssim2Ref struct {
 	mu       sync.Mutex
 	released bool
 	pipe     webgpu.StagingRing // staging buffers of pipelined scores (pipe.go)
+	next     nextCmds           // scores recorded ahead, per slot (prerec.go)
 	pending  *webgpu.Readback   // a pipelined run's read-back, handed to its caller
 	// Banded pipelined scores (band.go): a staging ring per band, the
 	// band layouts made so far (by band count and band work), and seq,
@@ -914,6 +915,7 @@ func (r *ssim2Ref) Release() {
 	for i := range r.bandRings {
 		bufs = append(bufs, r.bandRings[i].Close(r.dev)...)
 	}
+	r.dropNext()
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.free(bufs...)

@@ -152,8 +152,11 @@ type Phases struct {
 	Finish                   time.Duration
 	Record, RecWait          time.Duration
 	Queue, Slice             time.Duration
-	Bands                    int
-	Early                    time.Duration
+	// Ready is when the first wait saw the GPU done, from its start (0:
+	// it did not).
+	Ready time.Duration
+	Bands int
+	Early time.Duration
 	// TakeMaps counts a banded score's takes whose slot had to be mapped
 	// there (StagingRing.Maps; concurrent callers of one ring may blur
 	// it): the rest of Take waited for a slot to come back.
@@ -168,9 +171,9 @@ func (p *Phases) Print(name string, w, h int) {
 	if p.Bands > 1 {
 		band = fmt.Sprintf(" bands %d early %.0f takemaps %d", p.Bands, us(p.Early), p.TakeMaps)
 	}
-	fmt.Fprintf(os.Stderr, "%s %dx%d: take %.0f fill %.0f rec-wait %.0f submit %.0f wait %.0f finish %.0f total %.0f us (record %.0f queue %.0f slice %.0f%s)\n", name, w, h,
+	fmt.Fprintf(os.Stderr, "%s %dx%d: take %.0f fill %.0f rec-wait %.0f submit %.0f wait %.0f finish %.0f total %.0f us (record %.0f queue %.0f slice %.0f ready %.0f%s)\n", name, w, h,
 		us(p.Take), us(p.Fill), us(p.RecWait), us(p.Submit), us(p.Wait), us(p.Finish), us(time.Since(p.T0)),
-		us(p.Record), us(p.Queue), us(p.Slice), band)
+		us(p.Record), us(p.Queue), us(p.Slice), us(p.Ready), band)
 }
 
 // FirstSlice is the first wait of a score just submitted, in the same
@@ -178,7 +181,8 @@ func (p *Phases) Print(name string, w, h int) {
 // in the wait's first call anyway): it waits up to slice for rb and, if
 // the GPU is done by then, calls read (which reads rb and any other
 // read-back of the score) and reports true. It books the time since t0
-// (the submit) as Queue and its own as Slice. Device thread.
+// (the submit) as Queue, its own as Slice and, when it saw the GPU done,
+// that moment (from the start of the wait) as Ready. Device thread.
 func (p *Phases) FirstSlice(t0 time.Time, rb *webgpu.Readback, slice time.Duration, read func() error) (bool, error) {
 	t := time.Now()
 	p.Queue = t.Sub(t0)
@@ -187,6 +191,7 @@ func (p *Phases) FirstSlice(t0 time.Time, rb *webgpu.Readback, slice time.Durati
 	if err != nil || !ready {
 		return false, err
 	}
+	p.Ready = time.Since(t)
 	return true, read()
 }
 
