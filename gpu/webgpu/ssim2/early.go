@@ -69,40 +69,38 @@ func (g *fillGate) wait() bool {
 }
 
 // scoreEarly is scorePipelined for a score whose commands c were recorded
-// ahead, alone on its device: the slot is filled on a goroutine of its
-// own while this one makes the submit call at once, its device-thread
-// part waiting for the gate. (The call is this goroutine's, not a helper
-// goroutine's: the answer then wakes the caller directly; relayed through
-// a second goroutine it cost a second hand-off, ~40 µs, in session 11's
-// call 4.)
+// ahead, alone on its device: its submit call is queued first, then the
+// slot is filled and the gate opened.
 func (r *ssim2Ref) scoreEarly(ctx context.Context, dist *zenmetrics.Image, st *webgpu.StagingSlot, c *scoreCmd, pre *filled,
 	need, size int64, host []float32, ph *ssim2Phases) (float64, error) {
 	ssim2EarlyCount.Add(1)
-	ph.early = true
 	gate := &fillGate{}
-	done := make(chan struct{})
-	var fillEnd time.Time
+	type submitted struct {
+		rb   *webgpu.Readback
+		read bool
+		err  error
+	}
+	out := make(chan submitted, 1)
 	go func() {
-		defer close(done)
-		filledOK := false
-		defer func() {
-			// Should the fill panic, the device thread must not spin on.
-			if !filledOK {
-				gate.state.Store(2)
-			}
-		}()
-		pre.fill = ssim2Fill(st.Mem, dist.Pix, need, size)
-		ph.Fill = pre.fill
-		fillEnd = time.Now()
-		filledOK = true
-		gate.state.Store(1)
+		r.seq.Lock()
+		rb, read, err := r.submitLocked(ctx, dist, c, pre, host, ph, gate)
+		r.seq.Unlock()
+		out <- submitted{rb, read, err}
 	}()
-	r.seq.Lock()
-	rb, read, err := r.submitLocked(ctx, dist, c, pre, host, ph, gate)
-	r.seq.Unlock()
-	// The slot is written until the fill ends, whatever the submit call
-	// did (it may have returned early, on ctx).
-	<-done
-	ph.Submit = time.Since(fillEnd)
-	return r.endPipelined(ctx, dist, st, rb, read, host, ph, err)
+	filledOK := false
+	defer func() {
+		// Should the fill panic, the device thread must not spin on.
+		if !filledOK {
+			gate.state.Store(2)
+		}
+	}()
+	pre.fill = ssim2Fill(st.Mem, dist.Pix, need, size)
+	ph.Fill = pre.fill
+	filledOK = true
+	gate.state.Store(1)
+	t1 := time.Now()
+	res := <-out
+	ph.Submit = time.Since(t1)
+	ph.early = true
+	return r.endPipelined(ctx, dist, st, res.rb, res.read, host, ph, res.err)
 }
