@@ -230,9 +230,6 @@ func discardCmd(c *bfCmd) { c.e.Discard() }
 // scorePipelined is scoreWindow's pipelined path for whole images
 // (r.mu not held).
 func (r *butteraugliRef) scorePipelined(ctx context.Context, dist *zenmetrics.Image) (bfSums, error) {
-	// Counted so that an SSIMULACRA2 score on the same device does not
-	// hold the device thread while this one may need it (upband.Alone).
-	defer upband.Enter(r.dev)()
 	ph := upband.Phases{T0: time.Now()}
 	defer func() {
 		if bfTrace {

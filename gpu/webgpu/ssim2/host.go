@@ -89,7 +89,6 @@ type ssim2Phases struct {
 	upband.Phases
 	legacy bool
 	Ahead  bool // the score submitted commands recorded ahead (prerec.go)
-	early  bool // and its submit call was queued before the fill (early.go)
 }
 
 func (p *ssim2Phases) print(w, h int) {
@@ -102,9 +101,6 @@ func (p *ssim2Phases) print(w, h int) {
 	}
 	if p.Ahead {
 		name += "-ahead"
-	}
-	if p.early {
-		name += "-early"
 	}
 	p.Print(name, w, h)
 }

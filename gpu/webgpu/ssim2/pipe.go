@@ -82,7 +82,6 @@ func (r *ssim2Ref) pipelined(dist *zenmetrics.Image) bool {
 // slot is mapped again for the next score after this one has returned
 // (ssim2RemapLater). Large images upload in row bands (band.go).
 func (r *ssim2Ref) scorePipelined(ctx context.Context, dist *zenmetrics.Image) (float64, error) {
-	defer upband.Enter(r.dev)()
 	if r.banded(dist) {
 		return r.scoreBanded(ctx, dist)
 	}
@@ -104,10 +103,6 @@ func (r *ssim2Ref) scorePipelined(ctx context.Context, dist *zenmetrics.Image) (
 		}
 		ph.Ahead = c != nil
 	}
-	host := make([]float32, len(r.sumsHost))
-	if c != nil && r.earlyOK() {
-		return r.scoreEarly(ctx, dist, st, c, pre, need, size, host, &ph)
-	}
 	var rec <-chan recorded
 	if c == nil && ssim2Overlap {
 		rec = r.recordAsync(ctx, dist, pre)
@@ -126,17 +121,10 @@ func (r *ssim2Ref) scorePipelined(ctx context.Context, dist *zenmetrics.Image) (
 	}
 	t1 := time.Now()
 	r.seq.Lock()
-	rb, read, err := r.submitLocked(ctx, dist, c, pre, host, &ph, nil)
+	host := make([]float32, len(r.sumsHost))
+	rb, read, err := r.submitLocked(ctx, dist, c, pre, host, &ph)
 	r.seq.Unlock()
 	ph.Submit = time.Since(t1)
-	return r.endPipelined(ctx, dist, st, rb, read, host, &ph, err)
-}
-
-// endPipelined is the rest of an unbanded pipelined score after its
-// submit call (its result rb, read, err): the wait for the sums, and the
-// slot's put-back.
-func (r *ssim2Ref) endPipelined(ctx context.Context, dist *zenmetrics.Image, st *webgpu.StagingSlot, rb *webgpu.Readback, read bool,
-	host []float32, ph *ssim2Phases, err error) (float64, error) {
 	if err != nil {
 		// The slot may still be mapped (nothing submitted) or not: putSlot
 		// maps it again either way (waiting for the GPU if it must).
@@ -179,9 +167,8 @@ func (r *ssim2Ref) recordAsync(ctx context.Context, dist *zenmetrics.Image, pre 
 // submitLocked submits a recorded score c (nil: record it now) under r.mu
 // and returns its read-back, and whether its sums are already in host
 // (firstSlice). A stale record is recorded again. The slot's bytes are in
-// place (pre.fill is set), or, with a gate (early.go), will be when the
-// gate opens: the device-thread call waits for it first.
-func (r *ssim2Ref) submitLocked(ctx context.Context, dist *zenmetrics.Image, c *scoreCmd, pre *filled, host []float32, ph *ssim2Phases, gate *fillGate) (*webgpu.Readback, bool, error) {
+// place (pre.fill is set).
+func (r *ssim2Ref) submitLocked(ctx context.Context, dist *zenmetrics.Image, c *scoreCmd, pre *filled, host []float32, ph *ssim2Phases) (*webgpu.Readback, bool, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.released {
@@ -194,9 +181,6 @@ func (r *ssim2Ref) submitLocked(ctx context.Context, dist *zenmetrics.Image, c *
 	used, read := false, false
 	err := r.dev.Do(ctx, func(g *webgpu.GPU) error {
 		defer g.NoteHeld()
-		if !gate.wait() {
-			return errFillAborted
-		}
 		used = true
 		t := time.Now()
 		if c != nil {

@@ -16,7 +16,6 @@ import (
 	"runtime"
 	"strconv"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/zenmetrics-go/zenmetrics/gpu/webgpu"
@@ -225,28 +224,3 @@ func AwaitSlices(ctx context.Context, dev *webgpu.Device, rb *webgpu.Readback, s
 	}
 	return err
 }
-
-// inflight counts, per device, the pipelined scores in progress (Enter).
-var inflight sync.Map // *webgpu.Device → *atomic.Int32
-
-func inflightOf(dev *webgpu.Device) *atomic.Int32 {
-	if v, ok := inflight.Load(dev); ok {
-		return v.(*atomic.Int32)
-	}
-	v, _ := inflight.LoadOrStore(dev, new(atomic.Int32))
-	return v.(*atomic.Int32)
-}
-
-// Enter counts a pipelined score in progress on dev (every metric's) until
-// the returned leave is called. Alone tells a score whether it is the only
-// one: only then may it hold the device thread while its caller works
-// (nobody else needs it meanwhile).
-func Enter(dev *webgpu.Device) (leave func()) {
-	c := inflightOf(dev)
-	c.Add(1)
-	return func() { c.Add(-1) }
-}
-
-// Alone reports whether at most one pipelined score (the caller's) is in
-// progress on dev.
-func Alone(dev *webgpu.Device) bool { return inflightOf(dev).Load() <= 1 }
