@@ -94,6 +94,13 @@ func (g *GPU) run(ctx context.Context, fn func(*GPU) error) (err error) {
 	return g.d.takeUncaptured()
 }
 
+// popScopeMode is how popScope asks for its callback: AllowSpontaneous
+// lets Dawn answer inside PopErrorScope (the scope's errors are known by
+// then), which saves a WaitAny per scope, three per Device.Do; where the
+// callback has not fired when PopErrorScope returns, popScope waits for
+// it as before.
+var popScopeMode = wgpu.CallbackModeAllowSpontaneous
+
 // popScope pops one error scope and types its error.
 func (g *GPU) popScope(op string, requested int64) error {
 	var (
@@ -101,11 +108,14 @@ func (g *GPU) popScope(op string, requested int64) error {
 		typ    wgpu.ErrorType
 		msg    string
 	)
-	f := g.d.dev.PopErrorScope(wgpu.CallbackModeWaitAnyOnly, func(s wgpu.PopErrorScopeStatus, t wgpu.ErrorType, m string) {
-		status, typ, msg = s, t, m
+	fired := false
+	f := g.d.dev.PopErrorScope(popScopeMode, func(s wgpu.PopErrorScopeStatus, t wgpu.ErrorType, m string) {
+		status, typ, msg, fired = s, t, m, true
 	})
-	if err := waitFuture(g.d.inst, f, "popErrorScope"); err != nil {
-		return err
+	if !fired {
+		if err := waitFuture(g.d.inst, f, "popErrorScope"); err != nil {
+			return err
+		}
 	}
 	if status != wgpu.PopErrorScopeStatusSuccess {
 		if lost := g.d.lostErr(); lost != nil {

@@ -36,7 +36,7 @@ var (
 
 // device returns one device shared by the tests. Without a runtime the test
 // is skipped, except under CI=true where that is a failure.
-func device(t *testing.T) *Device {
+func device(t testing.TB) *Device {
 	t.Helper()
 	sharedOnce.Do(func() { shared, sharedErr = Open(context.Background(), nil) })
 	if sharedErr != nil {
@@ -45,7 +45,7 @@ func device(t *testing.T) *Device {
 	return shared
 }
 
-func noRuntime(t *testing.T, err error) {
+func noRuntime(t testing.TB, err error) {
 	t.Helper()
 	var le *wgpu.LoadError
 	var ne *NoAdapterError

@@ -1,0 +1,66 @@
+package webgpu
+
+import (
+	"context"
+	"testing"
+
+	"github.com/zenmetrics-go/zenmetrics/gpu/wgpu"
+)
+
+// BenchmarkDoRoundTrip is one empty Device.Do: the two goroutine hand-offs
+// to and from the device thread plus Do's error scopes and ProcessEvents.
+// BenchmarkDoScopes is that bookkeeping alone (on the device thread, no
+// hand-off), so their difference is the hand-offs' cost. Session 11 put
+// ~60–80 µs of a 1 MP SSIMULACRA2 score's submit call outside its own
+// work on the H200; these two say which part of it is which.
+func BenchmarkDoRoundTrip(b *testing.B) {
+	d := device(b)
+	ctx := context.Background()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if err := d.Do(ctx, func(*GPU) error { return nil }); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkDoScopes(b *testing.B) {
+	d := device(b)
+	err := d.Do(context.Background(), func(g *GPU) error {
+		b.ResetTimer()
+		for i := 0; i < b.N; i++ {
+			dev := g.d.dev
+			dev.PushErrorScope(wgpu.ErrorFilterInternal)
+			dev.PushErrorScope(wgpu.ErrorFilterOutOfMemory)
+			dev.PushErrorScope(wgpu.ErrorFilterValidation)
+			for j := 0; j < 3; j++ {
+				if err := g.popScope("bench", 0); err != nil {
+					return err
+				}
+			}
+			g.d.inst.ProcessEvents()
+		}
+		b.StopTimer()
+		return nil
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+}
+
+// BenchmarkProcessEvents is Do's closing ProcessEvents alone (device
+// thread).
+func BenchmarkProcessEvents(b *testing.B) {
+	d := device(b)
+	err := d.Do(context.Background(), func(g *GPU) error {
+		b.ResetTimer()
+		for i := 0; i < b.N; i++ {
+			g.d.inst.ProcessEvents()
+		}
+		b.StopTimer()
+		return nil
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+}
