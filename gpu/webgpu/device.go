@@ -25,10 +25,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"runtime"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/zenmetrics-go/zenmetrics/gpu/wgpu"
@@ -54,7 +52,6 @@ type Device struct {
 	uncapt []error // uncaptured errors not yet reported
 
 	// owned by the device thread
-	linger  time.Duration // set by a call (GPU.Linger): poll for the next one this long
 	inst    wgpu.Instance
 	adapter wgpu.Adapter
 	dev     wgpu.Device
@@ -109,9 +106,6 @@ func (d *Device) loop(opts *Options, initErr chan<- error) {
 	}
 	initErr <- nil
 	for {
-		if d.linger > 0 && d.poll(d.linger) {
-			continue
-		}
 		select {
 		case f := <-d.reqs:
 			f()
@@ -120,50 +114,6 @@ func (d *Device) loop(opts *Options, initErr chan<- error) {
 			return
 		}
 	}
-}
-
-// poll runs the next call if one arrives within t, looking for it without
-// parking the device thread (device thread). A parked device thread is
-// woken through the scheduler, a futex wake of its OS thread (~30 µs on
-// the H200's virtual machine); a polling one takes the call at once.
-func (d *Device) poll(t time.Duration) bool {
-	d.linger = 0
-	for t0 := time.Now(); time.Since(t0) < t; {
-		select {
-		case f := <-d.reqs:
-			lingerHits.Add(1)
-			f()
-			return true
-		default:
-		}
-	}
-	return false
-}
-
-// lingerMinProcs is the fewest cores (GOMAXPROCS) GPU.Linger polls with:
-// on fewer, the device thread would take a core its callers need (tests
-// lower it). lingerHits counts calls taken while polling (tests).
-var (
-	lingerMinProcs = 4
-	lingerHits     atomic.Int64
-)
-
-// lingerOff turns GPU.Linger off (ZENMETRICS_WEBGPU_LINGER=0, for
-// measurements).
-var lingerOff = os.Getenv("ZENMETRICS_WEBGPU_LINGER") == "0"
-
-// Linger asks the device thread to poll for the next call for up to t
-// after the current one, instead of parking at once (device thread; the
-// longest request of the call counts). A caller whose next call follows
-// within tens of microseconds (a score's wait right after its submit, the
-// next score's submit right after a fill) saves the wake-up. The device
-// thread spins meanwhile, so only on machines with lingerMinProcs cores
-// or more.
-func (g *GPU) Linger(t time.Duration) {
-	if lingerOff || runtime.GOMAXPROCS(0) < lingerMinProcs {
-		return
-	}
-	g.d.linger = max(g.d.linger, t)
 }
 
 func (d *Device) init(opts *Options) error {

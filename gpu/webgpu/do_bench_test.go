@@ -10,9 +10,10 @@ import (
 // BenchmarkDoRoundTrip is one empty Device.Do: the two goroutine hand-offs
 // to and from the device thread plus Do's error scopes and ProcessEvents.
 // BenchmarkDoScopes is that bookkeeping alone (on the device thread, no
-// hand-off), so their difference is the hand-offs' cost. Session 11 put
-// ~60–80 µs of a 1 MP SSIMULACRA2 score's submit call outside its own
-// work on the H200; these two say which part of it is which.
+// hand-off), so their difference is the hand-offs' cost. On the H200
+// (session 11, after the bookkeeping was made cheaper): round trip 33.8
+// µs, bookkeeping 8.1 µs, ProcessEvents 0.6 µs; on this 2-core lavapipe
+// machine the bookkeeping went from 15 to 7 µs.
 func BenchmarkDoRoundTrip(b *testing.B) {
 	d := device(b)
 	ctx := context.Background()

@@ -181,12 +181,6 @@ func (r *ssim2Ref) submitLocked(ctx context.Context, dist *zenmetrics.Image, c *
 	used, read := false, false
 	err := r.dev.Do(ctx, func(g *webgpu.GPU) error {
 		defer g.NoteHeld()
-		defer func() {
-			if !read {
-				// The caller's wait call follows at once.
-				g.Linger(ssim2Linger)
-			}
-		}()
 		used = true
 		t := time.Now()
 		if c != nil {

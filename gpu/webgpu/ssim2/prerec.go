@@ -5,7 +5,6 @@ import (
 	"os"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	zenmetrics "github.com/zenmetrics-go/zenmetrics"
 	"github.com/zenmetrics-go/zenmetrics/gpu/webgpu"
@@ -53,16 +52,6 @@ import (
 
 // ssim2Prerec turns the pre-recorded next score on.
 var ssim2Prerec = os.Getenv("ZENMETRICS_SSIM2_PREREC") != "0"
-
-// How long the device thread polls for the next call after an unbanded
-// score's submit call that did not see the GPU done (its wait call
-// follows) and after the put-back that recorded ahead (the next score's
-// submit follows a fill later), instead of parking (webgpu.GPU.Linger:
-// ZENMETRICS_WEBGPU_LINGER=0 turns it off).
-const (
-	ssim2Linger     = 100 * time.Microsecond
-	ssim2NextLinger = 250 * time.Microsecond
-)
 
 // ssim2AheadHits and ssim2AheadStale count the scores that submitted
 // commands recorded ahead, and those that found them recorded for another
@@ -115,9 +104,6 @@ func (r *ssim2Ref) putSlotNext(st *webgpu.StagingSlot, dist *zenmetrics.Image) {
 			if err != nil {
 				return nil // the next score records its own
 			}
-			// A caller scoring in a loop submits the next score one
-			// fill later (~120 µs at 1 MP on the H200).
-			g.Linger(ssim2NextLinger)
 			r.next.mu.Lock()
 			if r.next.m == nil {
 				r.next.m = make(map[*webgpu.StagingSlot]*scoreCmd)
