@@ -18,14 +18,13 @@ import (
 // device-thread calls while its caller waited: the record (overlapped
 // with the fill, but its answer came 1–50 µs after it), the submit with a
 // first 250 µs wait slice that the GPU never beat (its work ended ~323 µs
-// after Queue.Submit returned), and
-// a second wait for the rest; the remap of its staging slot, a fourth
-// call after it returned, sat in the device thread's queue in front of
-// the next score's record. Each call is two goroutine hand-offs to and
-// from the OS-locked device thread, and the device thread's own time
-// doubled from one process to the next (record 24 against 55 µs, the
-// submit 23 against 49): the fast processes scored in 0.55 ms, the slow
-// ones in 0.68.
+// after Queue.Submit returned), and a second wait for the rest; the remap
+// of its staging slot, a fourth call after it returned, sat in the device
+// thread's queue in front of the next score's record. Each call is two
+// goroutine hand-offs to and from the OS-locked device thread (an empty
+// Device.Do: 33.8 µs), and the device thread's own time doubled from one
+// process to the next (record 24 against 55 µs, the submit 23 against
+// 49): the fast processes scored in 0.55 ms, the slow ones in 0.68.
 //
 // So the put-back (after the score has returned) maps the slot again and
 // records the next score's commands for that slot in the same
@@ -36,9 +35,10 @@ import (
 // (0.60 the median process) against 0.58–0.71 (0.62) recording at fill
 // time; the rec-wait (0–54 µs) is gone.
 //
-// The same trace (and session 11's calls 2 and 3, BENCHMARKS.md) measured
-// three ways to wait for the GPU that did not help, so the wait stays
-// session 10's (a 250 µs first slice in the submit call, then slices):
+// Session 11 also measured ways to wait for the GPU and to hand calls
+// over that did not help, so the rest stays session 10's (a 250 µs first
+// slice in the submit call, then slices); BENCHMARKS.md has the early
+// submit and the device thread polling for its next call too:
 //   - one first slice long enough for the GPU (2 ms) when the score is
 //     alone on its device: a WaitAny that blocks until the GPU is done
 //     returned ~100 µs after it (1 MP 0.63–0.83 ms against 0.59–0.64),
@@ -97,6 +97,7 @@ func (r *ssim2Ref) putSlotNext(st *webgpu.StagingSlot, dist *zenmetrics.Image) {
 	meta := &zenmetrics.Image{Width: dist.Width, Height: dist.Height, Format: dist.Format, Stride: dist.Stride}
 	go func() {
 		_ = r.dev.Do(context.Background(), func(g *webgpu.GPU) error {
+			defer g.NoteHeld() // the record takes a read-back buffer
 			if err := st.Remap(g); err != nil {
 				return err
 			}
