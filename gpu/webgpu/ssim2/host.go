@@ -88,7 +88,7 @@ func ssim2Fill(mem, pix []byte, need, size int64) time.Duration {
 type ssim2Phases struct {
 	upband.Phases
 	legacy bool
-	Ahead  bool // the score submitted commands recorded ahead (prerec.go)
+	ahead  bool // the score submitted commands recorded ahead (prerec.go)
 }
 
 func (p *ssim2Phases) print(w, h int) {
@@ -99,7 +99,7 @@ func (p *ssim2Phases) print(w, h int) {
 	if p.legacy {
 		name = "ssim2-legacy"
 	}
-	if p.Ahead {
+	if p.ahead {
 		name += "-ahead"
 	}
 	p.Print(name, w, h)

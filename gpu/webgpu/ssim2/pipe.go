@@ -101,7 +101,7 @@ func (r *ssim2Ref) scorePipelined(ctx context.Context, dist *zenmetrics.Image) (
 		if c, stale = r.claimNext(st, dist, need); stale != nil {
 			upband.DiscardLater(r.dev, &stale, discardCmd)
 		}
-		ph.Ahead = c != nil
+		ph.ahead = c != nil
 	}
 	var rec <-chan recorded
 	if c == nil && ssim2Overlap {
