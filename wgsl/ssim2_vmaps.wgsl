@@ -26,6 +26,10 @@
 // the 5·VX threads evaluate the SSIM error and the two edge maps of the
 // VX × R pixels of the chunk (thread (cx, q) takes rows q, q + 5, ...; R is
 // a multiple of 5) and add the six terms to their own compensated sums.
+// A thread's R/5 pixels are one straight-line block (pixels outside the
+// window, the band or the width add an exact 0 instead of being skipped by
+// a branch), so their dependency chains interleave: with one or two warps
+// per scheduler, instruction latency costs as much as memory latency.
 //
 // Why generated: the pass is bound by memory latency, not bandwidth (one
 // recursion per column and quantity walks all rows). Its inputs are kept in
@@ -783,58 +787,42 @@ fn vmaps(@builtin(local_invocation_id) lid: vec3<u32>,
     let i1_3 = img1[ii3];
     let i2_3 = img2[ii3];
     workgroupBarrier();
-    {
-      let r = q + 0u;
-      let n = y0 + i32(r);
-      if (inside && n >= wlo && n < whi) {
-        let v = terms(r, i1_0, i2_0, cx);
-        a0 = acc_add(a0, v.d);
-        a1 = acc_add(a1, v.d4);
-        a2 = acc_add(a2, v.art);
-        a3 = acc_add(a3, v.art4);
-        a4 = acc_add(a4, v.det);
-        a5 = acc_add(a5, v.det4);
-      }
-    }
-    {
-      let r = q + 5u;
-      let n = y0 + i32(r);
-      if (inside && n >= wlo && n < whi) {
-        let v = terms(r, i1_1, i2_1, cx);
-        a0 = acc_add(a0, v.d);
-        a1 = acc_add(a1, v.d4);
-        a2 = acc_add(a2, v.art);
-        a3 = acc_add(a3, v.art4);
-        a4 = acc_add(a4, v.det);
-        a5 = acc_add(a5, v.det4);
-      }
-    }
-    {
-      let r = q + 10u;
-      let n = y0 + i32(r);
-      if (inside && n >= wlo && n < whi) {
-        let v = terms(r, i1_2, i2_2, cx);
-        a0 = acc_add(a0, v.d);
-        a1 = acc_add(a1, v.d4);
-        a2 = acc_add(a2, v.art);
-        a3 = acc_add(a3, v.art4);
-        a4 = acc_add(a4, v.det);
-        a5 = acc_add(a5, v.det4);
-      }
-    }
-    {
-      let r = q + 15u;
-      let n = y0 + i32(r);
-      if (inside && n >= wlo && n < whi) {
-        let v = terms(r, i1_3, i2_3, cx);
-        a0 = acc_add(a0, v.d);
-        a1 = acc_add(a1, v.d4);
-        a2 = acc_add(a2, v.art);
-        a3 = acc_add(a3, v.art4);
-        a4 = acc_add(a4, v.det);
-        a5 = acc_add(a5, v.det4);
-      }
-    }
+    let n0 = y0 + i32(q + 0u);
+    let ok0 = inside && n0 >= wlo && n0 < bhi;
+    let v0 = terms(q + 0u, i1_0, i2_0, cx);
+    let n1 = y0 + i32(q + 5u);
+    let ok1 = inside && n1 >= wlo && n1 < bhi;
+    let v1 = terms(q + 5u, i1_1, i2_1, cx);
+    let n2 = y0 + i32(q + 10u);
+    let ok2 = inside && n2 >= wlo && n2 < bhi;
+    let v2 = terms(q + 10u, i1_2, i2_2, cx);
+    let n3 = y0 + i32(q + 15u);
+    let ok3 = inside && n3 >= wlo && n3 < bhi;
+    let v3 = terms(q + 15u, i1_3, i2_3, cx);
+    a0 = acc_add(a0, select(0.0, v0.d, ok0));
+    a1 = acc_add(a1, select(0.0, v0.d4, ok0));
+    a2 = acc_add(a2, select(0.0, v0.art, ok0));
+    a3 = acc_add(a3, select(0.0, v0.art4, ok0));
+    a4 = acc_add(a4, select(0.0, v0.det, ok0));
+    a5 = acc_add(a5, select(0.0, v0.det4, ok0));
+    a0 = acc_add(a0, select(0.0, v1.d, ok1));
+    a1 = acc_add(a1, select(0.0, v1.d4, ok1));
+    a2 = acc_add(a2, select(0.0, v1.art, ok1));
+    a3 = acc_add(a3, select(0.0, v1.art4, ok1));
+    a4 = acc_add(a4, select(0.0, v1.det, ok1));
+    a5 = acc_add(a5, select(0.0, v1.det4, ok1));
+    a0 = acc_add(a0, select(0.0, v2.d, ok2));
+    a1 = acc_add(a1, select(0.0, v2.d4, ok2));
+    a2 = acc_add(a2, select(0.0, v2.art, ok2));
+    a3 = acc_add(a3, select(0.0, v2.art4, ok2));
+    a4 = acc_add(a4, select(0.0, v2.det, ok2));
+    a5 = acc_add(a5, select(0.0, v2.det4, ok2));
+    a0 = acc_add(a0, select(0.0, v3.d, ok3));
+    a1 = acc_add(a1, select(0.0, v3.d4, ok3));
+    a2 = acc_add(a2, select(0.0, v3.art, ok3));
+    a3 = acc_add(a3, select(0.0, v3.art4, ok3));
+    a4 = acc_add(a4, select(0.0, v3.det, ok3));
+    a5 = acc_add(a5, select(0.0, v3.det4, ok3));
     workgroupBarrier();
   }
   // One sum per workgroup and term: the 5·VX threads' compensated sums
