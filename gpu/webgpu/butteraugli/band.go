@@ -203,7 +203,7 @@ func (r *butteraugliRef) submitPiped(ctx context.Context, dist *zenmetrics.Image
 		}
 		submitted = true
 		var err error
-		done, err = ph.FirstSlice(t, (*c).rb, bfWaitSlice, read)
+		done, err = ph.FirstSlice(t, (*c).rb, bfWaitSlice, 0, read)
 		return err
 	})
 	if err != nil {

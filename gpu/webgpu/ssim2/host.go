@@ -2,6 +2,8 @@ package ssim2
 
 import (
 	"os"
+	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/zenmetrics-go/zenmetrics/gpu/webgpu/internal/upband"
@@ -51,6 +53,27 @@ var ssim2Wait = map[string]int{"poll": ssim2WaitPoll, "block": ssim2WaitBlock}[o
 
 // ssim2WaitSlice is the longest one device-thread call waits for the GPU.
 const ssim2WaitSlice = 250 * time.Microsecond
+
+// ssim2TailSpin is how long the first wait slice of a score goes on
+// polling after its timed wait when the score is the only pipelined one in
+// flight (ssim2InFlight): at 1 MP on the H200 the GPU is done ~285 µs
+// after the submit, just past the slice, and the wait's second
+// device-thread call cost two hand-offs. Session 12 (H200, processes
+// alternated): per-process medians 0.51–0.52 ms with it against 0.53–0.59
+// without in one call, equal (0.50–0.56 / 0.50–0.58) in another.
+// ZENMETRICS_SSIM2_TAILSPIN (µs) sets it for A/B measurements; 0 turns it
+// off.
+var ssim2TailSpin = func() time.Duration {
+	if v, err := strconv.Atoi(os.Getenv("ZENMETRICS_SSIM2_TAILSPIN")); err == nil && v >= 0 {
+		return time.Duration(v) * time.Microsecond
+	}
+	return 120 * time.Microsecond
+}()
+
+// ssim2InFlight counts the pipelined scores between their submit and their
+// read-back, over every reference of the process: with another score in
+// flight the GPU is busy with it and the device thread is better let go.
+var ssim2InFlight atomic.Int32
 
 // ssim2Overlap records a pipelined score's command buffer on the device
 // thread while the caller fills the staging slot, instead of after

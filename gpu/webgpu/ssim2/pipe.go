@@ -120,6 +120,8 @@ func (r *ssim2Ref) scorePipelined(ctx context.Context, dist *zenmetrics.Image) (
 		}
 	}
 	t1 := time.Now()
+	ssim2InFlight.Add(1)
+	defer ssim2InFlight.Add(-1)
 	r.seq.Lock()
 	host := make([]float32, len(r.sumsHost))
 	rb, read, err := r.submitLocked(ctx, dist, c, pre, host, &ph)
@@ -239,7 +241,11 @@ func (ph *ssim2Phases) firstSlice(t0 time.Time, rb *webgpu.Readback, host []floa
 		ph.Queue = time.Since(t0)
 		return false, nil
 	}
-	return ph.FirstSlice(t0, rb, ssim2WaitSlice, func() error { return webgpu.ReadSlice(rb, host) })
+	spin := time.Duration(0)
+	if ssim2InFlight.Load() == 1 {
+		spin = ssim2TailSpin
+	}
+	return ph.FirstSlice(t0, rb, ssim2WaitSlice, spin, func() error { return webgpu.ReadSlice(rb, host) })
 }
 
 // awaitSums waits for rb and reads it into host; whatever happens rb is

@@ -3,6 +3,7 @@ package upband
 import (
 	"bytes"
 	"testing"
+	"time"
 )
 
 // The band plan: counts by bytes and by the switch, capped by the rows
@@ -51,6 +52,63 @@ func TestFill(t *testing.T) {
 		Fill(mem, pix, int64(len(pix)), int64(len(mem)), chunk)
 		if !bytes.Equal(mem[:len(pix)], pix) || !bytes.Equal(mem[len(pix):], []byte{0, 0, 0}) {
 			t.Errorf("chunk %d: wrong bytes", chunk)
+		}
+	}
+}
+
+// TestFirstSliceSpin: after the timed slice, a spin polls (with no
+// timeout) until the GPU is done, then reads once; without a spin the
+// slice's one wait is all; a spin that never sees the GPU done gives up
+// after its time.
+func TestFirstSliceSpin(t *testing.T) {
+	slice := 50 * time.Microsecond
+	for _, c := range []struct {
+		name      string
+		spin      time.Duration
+		readyAt   int // the poll that first reports done (1 = the slice's); 0: never
+		wantDone  bool
+		wantPolls int // 0: at least 2, count not fixed (time-bounded)
+	}{
+		{"no spin, done in the slice", 0, 1, true, 1},
+		{"no spin, not done", 0, 3, false, 1},
+		{"spin, done on the third poll", time.Second, 3, true, 3},
+		{"spin, never done", 2 * time.Millisecond, 0, false, 0},
+	} {
+		polls, reads := 0, 0
+		var timeouts []time.Duration
+		poll := func(d time.Duration) (bool, error) {
+			polls++
+			timeouts = append(timeouts, d)
+			return c.readyAt > 0 && polls >= c.readyAt, nil
+		}
+		var p Phases
+		start := time.Now()
+		done, err := p.firstSlice(start, poll, slice, c.spin, func() error { reads++; return nil })
+		took := time.Since(start)
+		if err != nil || done != c.wantDone {
+			t.Errorf("%s: done %v, err %v; want done %v", c.name, done, err, c.wantDone)
+		}
+		if want := 0; c.wantDone {
+			want = 1
+			if reads != want {
+				t.Errorf("%s: %d reads, want %d", c.name, reads, want)
+			}
+		} else if reads != 0 {
+			t.Errorf("%s: %d reads, want none", c.name, reads)
+		}
+		switch {
+		case c.wantPolls > 0 && polls != c.wantPolls:
+			t.Errorf("%s: %d polls, want %d", c.name, polls, c.wantPolls)
+		case c.wantPolls == 0 && (polls < 2 || took < c.spin):
+			t.Errorf("%s: %d polls in %v, want polling for the whole %v spin", c.name, polls, took, c.spin)
+		}
+		if timeouts[0] != slice {
+			t.Errorf("%s: first poll waits %v, want the slice %v", c.name, timeouts[0], slice)
+		}
+		for i, d := range timeouts[1:] {
+			if d != 0 {
+				t.Errorf("%s: poll %d waits %v, want 0 (a spin does not block)", c.name, i+2, d)
+			}
 		}
 	}
 }
