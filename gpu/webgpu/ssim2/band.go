@@ -410,6 +410,8 @@ func (r *ssim2Ref) scoreBanded(ctx context.Context, dist *zenmetrics.Image) (flo
 	n := ssim2BandCount(dist.Height, need, work)
 	key := ssim2BandKey{n: n, work: work}
 	ph.Bands, ph.legacy = n, !work
+	ssim2InFlight.Add(1) // a banded score keeps its slices (no tail spin) but counts
+	defer ssim2InFlight.Add(-1)
 	var slots []*webgpu.StagingSlot
 	defer func() {
 		for b, st := range slots {

@@ -70,9 +70,11 @@ var ssim2TailSpin = func() time.Duration {
 	return 120 * time.Microsecond
 }()
 
-// ssim2InFlight counts the pipelined scores between their submit and their
-// read-back, over every reference of the process: with another score in
-// flight the GPU is busy with it and the device thread is better let go.
+// ssim2InFlight counts the pipelined scores, banded or not, from their
+// submit to their read-back, over every reference of the process: with
+// another score in flight the GPU is busy with it and the device thread is
+// better let go. Banded scores never spin (their GPU tail after the last
+// band is longer than the spin).
 var ssim2InFlight atomic.Int32
 
 // ssim2Overlap records a pipelined score's command buffer on the device

@@ -242,7 +242,7 @@ func (ph *ssim2Phases) firstSlice(t0 time.Time, rb *webgpu.Readback, host []floa
 		return false, nil
 	}
 	spin := time.Duration(0)
-	if ssim2InFlight.Load() == 1 {
+	if ph.Bands <= 1 && ssim2InFlight.Load() == 1 {
 		spin = ssim2TailSpin
 	}
 	return ph.FirstSlice(t0, rb, ssim2WaitSlice, spin, func() error { return webgpu.ReadSlice(rb, host) })
